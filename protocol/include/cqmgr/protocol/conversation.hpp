@@ -1,0 +1,61 @@
+// One client connection to a Postfix service socket (`private/smtp`,
+// `private/rewrite`, `private/bounce`, ...) that exchanges attribute lists.
+// Every operation has a deadline; when it passes, the socket is cancelled and
+// the operation fails with a "timeout" error.  Nothing here blocks the loop.
+#pragma once
+
+#include "cqmgr/protocol/asio.hpp"
+#include "cqmgr/protocol/attr.hpp"
+
+#include <memory>
+#include <string>
+
+namespace cqmgr::protocol {
+
+class Conversation : public std::enable_shared_from_this<Conversation> {
+  public:
+    using Duration = std::chrono::steady_clock::duration;
+
+    // Creates an unconnected conversation; always hold it in a shared_ptr.
+    static std::shared_ptr<Conversation> create(asio::any_io_executor ex);
+
+    // Connects to the UNIX-domain stream socket at `path` (relative to the
+    // queue directory, which is our working directory).
+    awaitable<bool> connect(const std::string& path, Duration timeout);
+
+    // Reads one complete attribute list.  Returns false on EOF, I/O error,
+    // timeout or malformed input; error() then says which.
+    awaitable<bool> read_list(AttrList& out, Duration timeout);
+
+    // Writes all of `bytes`.
+    awaitable<bool> write(std::string bytes, Duration timeout);
+
+    // Closes the socket (idempotent).
+    void close();
+
+    bool is_open() const { return socket_.is_open(); }
+    // True when the socket is readable now: for an idle conversation that
+    // means the server closed it or sent something we did not ask for.
+    bool readable_now();
+    const std::string& error() const { return error_; }
+    // True when the last failure was EOF before any byte of a list.
+    bool clean_eof() const { return clean_eof_; }
+
+  private:
+    explicit Conversation(asio::any_io_executor ex) : socket_(ex), timer_(ex) {}
+
+    // Arms the deadline timer for one operation.
+    void arm(Duration timeout);
+    // Disarms it; returns true if it had already fired.
+    bool disarm();
+
+    asio::local::stream_protocol::socket socket_;
+    asio::steady_timer timer_;
+    bool timed_out_ = false;
+    AttrParser parser_;
+    std::string pending_; // bytes read but not yet parsed
+    std::string error_;
+    bool clean_eof_ = false;
+};
+
+} // namespace cqmgr::protocol

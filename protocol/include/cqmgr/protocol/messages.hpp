@@ -1,0 +1,170 @@
+// The requests and replies qmgr exchanges with Postfix's daemons, as plain
+// structs with encode/decode functions.  No I/O here: see async_conversation.hpp.
+#pragma once
+
+#include "cqmgr/protocol/attr.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cqmgr::protocol {
+
+// Protocol names the servers announce right after accept().
+inline constexpr std::string_view delivery_protocol = "delivery_request_protocol";
+inline constexpr std::string_view rewrite_protocol = "trivial_rewrite_protocol";
+inline constexpr std::string_view status_protocol = "delivery_status_protocol";
+
+// Checks a server announcement list: exactly `protocol=<name>`.
+bool is_announcement(const AttrList& list, std::string_view name);
+
+// Delivery request flag bits (the `flags` attribute).
+namespace del_flag {
+inline constexpr int success = 0x0001;
+inline constexpr int bounce = 0x0002;
+inline constexpr int deflt = success | bounce;
+inline constexpr int mta_vrfy = 0x0100;
+inline constexpr int usr_vrfy = 0x0200;
+inline constexpr int record = 0x0400;
+inline constexpr int conn_load = 0x0800;
+inline constexpr int conn_store = 0x1000;
+inline constexpr int rec_dly_sent = 0x2000;
+inline constexpr int trace_mask = 0x2700;
+} // namespace del_flag
+
+// A struct timeval as Postfix's MSG_STATS stores it.
+struct TimeVal {
+    int64_t sec = 0;
+    int64_t usec = 0;
+};
+
+// The 88-byte MSG_STATS block (x86_64 layout) sent as the `time` attribute.
+struct MsgStats {
+    TimeVal incoming_arrival;
+    TimeVal active_arrival;
+    TimeVal agent_handoff;
+    TimeVal conn_setup_done;
+    TimeVal deliver_done;
+    int32_t reuse_count = 0;
+
+    // Returns the raw native-order bytes, exactly 88 long.
+    std::string to_bytes() const;
+};
+
+// One recipient of a delivery request (rcpt_print's five attributes).
+struct RequestRecipient {
+    std::string original_recipient;
+    std::string recipient;
+    int64_t offset = 0;
+    std::string dsn_orig_rcpt;
+    int notify_flags = 0;
+};
+
+// Everything in a delivery request, in wire order.
+struct DeliveryRequest {
+    int flags = del_flag::deflt;
+    std::string queue_name = "active";
+    std::string queue_id;
+    int64_t data_offset = 0;
+    int64_t data_size = 0;
+    std::string nexthop;
+    std::string encoding;
+    int smtputf8 = 0;
+    std::string sender;
+    std::string envelope_id;
+    int ret_flags = 0;
+    MsgStats stats;
+    std::string log_client_name, log_client_address, log_client_port, log_protocol_name,
+        log_helo_name;
+    std::string sasl_method, sasl_username, sasl_sender;
+    std::string log_ident;
+    std::string rewrite_context = "local";
+    std::vector<RequestRecipient> recipients;
+
+    // Encodes the 23-attribute list followed by one list per recipient.
+    std::string encode() const;
+};
+
+// A hop status as dsn_print sends it.
+struct HopStatus {
+    std::string status, diag_type, diag_text, mta_type, mta_mname, action, reason;
+};
+
+// The agent's final reply.
+struct DeliveryReply {
+    HopStatus hop;
+    int status = 0; // 0 = all recipients finished, nonzero = try again
+};
+
+// Decodes a delivery reply list strictly: the seven DSN fields then `status`.
+std::optional<DeliveryReply> decode_delivery_reply(const AttrList& list, std::string* error);
+
+// trivial-rewrite resolve request (`request=resolve|verify`).
+std::string encode_resolve_request(std::string_view request_class, std::string_view sender,
+                                   std::string_view address);
+
+namespace resolve_flag {
+inline constexpr int final_ = 0x0001;
+inline constexpr int routed = 0x0002;
+inline constexpr int error = 0x0004;
+inline constexpr int fail = 0x0008;
+inline constexpr int class_local = 0x0100;
+inline constexpr int class_alias = 0x0200;
+inline constexpr int class_virtual = 0x0400;
+inline constexpr int class_relay = 0x0800;
+inline constexpr int class_default = 0x1000;
+} // namespace resolve_flag
+
+struct ResolveReply {
+    int server_flags = 0;
+    std::string transport;
+    std::string nexthop;
+    std::string recipient;
+    int flags = 0;
+};
+
+// Decodes a resolve reply strictly: flags, transport, nexthop, recipient, flags.
+std::optional<ResolveReply> decode_resolve_reply(const AttrList& list, std::string* error);
+
+// bounce/defer/trace requests (nrequest values).
+namespace bounce_cmd {
+inline constexpr int append = 0;
+inline constexpr int flush = 1;
+inline constexpr int warn = 2;
+inline constexpr int verp = 3;
+inline constexpr int one = 4;
+inline constexpr int trace = 5;
+} // namespace bounce_cmd
+
+namespace bounce_flag {
+inline constexpr int none = 0;
+inline constexpr int clean = 1;
+inline constexpr int delrcpt = 2;
+} // namespace bounce_flag
+
+// The asynchronous flush/warn/trace request qmgr sends at the end of a message.
+struct NoticeRequest {
+    int nrequest = bounce_cmd::flush;
+    int flags = 0;
+    std::string queue_name = "active";
+    std::string queue_id;
+    std::string encoding;
+    int smtputf8 = 0;
+    std::string sender;
+    std::string envelope_id;
+    int ret_flags = 0;
+    std::optional<std::string> verp_delimiters; // only for the _verp variants
+
+    std::string encode() const;
+};
+
+// Decodes the bounce server's one-attribute reply (`status`).
+std::optional<int> decode_status_reply(const AttrList& list, std::string* error);
+
+// master(8) status channel: 12 bytes, {int pid; unsigned gen; int avail}.
+inline constexpr int master_stat_taken = 0;
+inline constexpr int master_stat_avail = 1;
+std::string encode_master_status(int pid, unsigned generation, int avail);
+
+} // namespace cqmgr::protocol
