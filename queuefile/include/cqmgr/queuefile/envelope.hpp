@@ -1,0 +1,90 @@
+// Reading a message's envelope the way qmgr does: the non-recipient records
+// once, the recipients in batches.  A batch stops after `limit` recipients and
+// remembers where to resume, so a message with a huge recipient list never has
+// to be held in memory at once.
+#pragma once
+
+#include "cqmgr/queuefile/record.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cqmgr::queuefile {
+
+// SIZE record field 4 bits.
+namespace read_flag {
+inline constexpr int mixed_rcpt_other = 0x01;
+inline constexpr int dsn_notify_mask = 0x1e;
+inline constexpr int user_mask = 0x1f;
+} // namespace read_flag
+
+// DSN NOTIFY bits as stored in notify_flags.
+namespace dsn_notify {
+inline constexpr int never = 1, success = 2, failure = 4, delay = 8;
+} // namespace dsn_notify
+
+struct Recipient {
+    int64_t offset = 0; // file offset of the R record's type byte
+    std::string address;
+    std::string orig_rcpt;
+    std::string dsn_orcpt;
+    int notify_flags = 0;
+};
+
+struct Envelope {
+    // SIZE record.
+    int64_t data_size = 0;
+    int64_t data_offset = 0;
+    int rcpt_unread = 0;
+    int rflags = read_flag::mixed_rcpt_other;
+    int64_t cont_length = 0;
+    int smtputf8 = 0;
+
+    int64_t arrival_sec = 0, arrival_usec = 0;
+    int64_t create_time = 0;
+    std::optional<std::string> sender;
+    std::optional<std::string> filter;   // L: transport[:nexthop]
+    std::optional<std::string> inspect;  // I
+    std::optional<std::string> redirect; // >
+    std::optional<std::string> verp_delims;
+    std::string dsn_envid;
+    int dsn_ret = 0;
+    std::string encoding;
+    std::string client_name, client_addr, client_port, client_proto, client_helo;
+    std::string sasl_method, sasl_username, sasl_sender;
+    std::string log_ident;
+    std::string rewrite_context = "local";
+    int tflags = 0;
+    int64_t tflags_offset = 0;
+    int64_t warn_offset = 0;
+    int64_t warn_time = 0;
+
+    bool seen_all_non_rcpt = false;
+    // Where the next recipient batch starts; 0 when none was left unread.
+    int64_t rcpt_offset = 0;
+    // The current batch.
+    std::vector<Recipient> recipients;
+    // Complaints that do not make the file corrupt, worded as stock qmgr logs
+    // them (without the "ID: " prefix); the caller logs them as warnings.
+    std::vector<std::string> warnings;
+};
+
+struct ReadResult {
+    bool ok = false;
+    // When !ok: the reason, worded as stock qmgr's warning without "ID: "
+    // (e.g. "message rejected: missing end record").
+    std::string error;
+    // True when the sender record was seen (stock logs "from=" even then).
+    bool sender_seen = false;
+};
+
+// Reads the next batch of at most `limit` recipients (limit >= 1) from the
+// open queue file `fd` into `env`.  The first call (env.rcpt_offset == 0 and
+// nothing read yet) also reads every non-recipient record; later calls resume
+// at env.rcpt_offset.  `trace_flag_mask` keeps only the trace bits of
+// trace_flags (0x2700 in Postfix 3.7).
+ReadResult read_envelope(int fd, Envelope& env, int limit);
+
+} // namespace cqmgr::queuefile

@@ -1,0 +1,126 @@
+#include "cqmgr/queuefile/queue_layout.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <dirent.h>
+#include <memory>
+#include <unistd.h>
+
+namespace cqmgr::queuefile {
+
+bool queue_id_ok(std::string_view id) {
+    if (id.empty() || id.size() > 255) return false;
+    for (char c : id) {
+        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                  c == '_';
+        if (!ok) return false;
+    }
+    return true;
+}
+
+namespace {
+constexpr std::string_view safe_alphabet = "0123456789BCDFGHJKLMNPQRSTVWXYZbcdfghjklmnpqrstvwxyz";
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+} // namespace
+
+std::string queue_hash_key(std::string_view id) {
+    // A long ID has its last 'z' at index >= 10; the 4 characters before it
+    // are the microseconds in base 52.
+    auto z = id.rfind('z');
+    if (z == std::string_view::npos || z < 10) return std::string(id);
+    unsigned long usec = 0;
+    for (size_t i = z - 4; i < z; ++i) {
+        auto v = safe_alphabet.find(id[i]);
+        if (v == std::string_view::npos) {
+            usec = 0;
+            break;
+        }
+        usec = usec * 52 + v;
+    }
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%05lX", usec);
+    return buf;
+}
+
+QueueLayout::QueueLayout(std::string_view names, int depth) : depth_(depth < 1 ? 1 : depth) {
+    size_t i = 0;
+    while (i < names.size()) {
+        while (i < names.size() && (names[i] == ',' || std::isspace(static_cast<unsigned char>(names[i])))) ++i;
+        size_t j = i;
+        while (j < names.size() && names[j] != ',' && !std::isspace(static_cast<unsigned char>(names[j]))) ++j;
+        if (j > i) hashed_.push_back(lower(names.substr(i, j - i)));
+        i = j;
+    }
+}
+
+bool QueueLayout::hashed(std::string_view queue) const {
+    auto q = lower(queue);
+    return std::find(hashed_.begin(), hashed_.end(), q) != hashed_.end();
+}
+
+std::string QueueLayout::path(std::string_view queue, std::string_view id) const {
+    std::string p(queue);
+    p += '/';
+    if (hashed(queue)) {
+        std::string key = queue_hash_key(id);
+        for (int i = 0; i < depth_; ++i) {
+            p += i < static_cast<int>(key.size()) ? key[i] : '_';
+            p += '/';
+        }
+    }
+    p += id;
+    return p;
+}
+
+int QueueLayout::move(std::string_view from, std::string_view to, std::string_view id) const {
+    std::string src = path(from, id), dst = path(to, id);
+    if (::rename(src.c_str(), dst.c_str()) == 0) return 0;
+    int err = errno;
+    if (err == ENOENT && ::access(src.c_str(), F_OK) == 0) {
+        // The source exists, so a hash directory of the target is missing.
+        std::string dir;
+        size_t pos = 0;
+        while ((pos = dst.find('/', pos + 1)) != std::string::npos) {
+            dir = dst.substr(0, pos);
+            if (::mkdir(dir.c_str(), 0700) < 0 && errno != EEXIST) return errno;
+        }
+        if (::rename(src.c_str(), dst.c_str()) == 0) return 0;
+        err = errno;
+    }
+    // Postfix's sane_rename: a vanished source with an existing target is success.
+    if (err == ENOENT && ::access(src.c_str(), F_OK) != 0 && ::access(dst.c_str(), F_OK) == 0)
+        return 0;
+    return err;
+}
+
+namespace {
+void scan_into(const std::string& dir, std::vector<std::string>& out, int depth) {
+    std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+    if (!d) return;
+    while (dirent* e = ::readdir(d.get())) {
+        std::string_view name = e->d_name;
+        if (name == "." || name == "..") continue;
+        if (name.size() == 1 && depth < 16) {
+            scan_into(dir + "/" + std::string(name), out, depth + 1);
+            continue;
+        }
+        if (queue_id_ok(name)) out.emplace_back(name);
+    }
+}
+} // namespace
+
+std::vector<std::string> scan_queue(const std::string& queue) {
+    std::vector<std::string> out;
+    scan_into(queue, out, 0);
+    return out;
+}
+
+} // namespace cqmgr::queuefile
