@@ -18,6 +18,16 @@ bool is_name_char(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
 }
 
+// Given text starting with '{', returns the index of its matching '}'.
+size_t matching_brace(std::string_view s) {
+    int level = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '{') ++level;
+        else if (s[i] == '}' && --level == 0) return i;
+    }
+    return std::string_view::npos;
+}
+
 std::string lower(std::string_view s) {
     std::string out(s);
     for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -153,11 +163,28 @@ std::string MainCf::expand_depth(std::string_view text, int depth) const {
             if (rest.empty()) {
                 out += value;
             } else if (rest.front() == '?' || rest.front() == ':') {
-                bool want_nonempty = rest.front() == '?';
-                std::string_view alt = trim(rest.substr(1));
-                if (alt.size() >= 2 && alt.front() == '{' && alt.back() == '}')
-                    alt = trim(alt.substr(1, alt.size() - 2));
-                if (want_nonempty == !value.empty()) out += expand_depth(alt, depth + 1);
+                // ${name?value}, ${name:value}, the braced forms, and the
+                // if-then-else form ${name?{then}:{else}}.
+                bool when_set = rest.front() == '?';
+                std::string_view body = trim(rest.substr(1));
+                std::string_view first = body, second;
+                bool has_else = false;
+                if (!body.empty() && body.front() == '{') {
+                    size_t close_at = matching_brace(body);
+                    if (close_at != std::string_view::npos) {
+                        first = body.substr(1, close_at - 1);
+                        std::string_view tail = trim(body.substr(close_at + 1));
+                        if (when_set && !tail.empty() && tail.front() == ':') {
+                            tail = trim(tail.substr(1));
+                            if (tail.size() >= 2 && tail.front() == '{' && tail.back() == '}')
+                                tail = tail.substr(1, tail.size() - 2);
+                            second = tail;
+                            has_else = true;
+                        }
+                    }
+                }
+                if (when_set == !value.empty()) out += expand_depth(trim(first), depth + 1);
+                else if (has_else) out += expand_depth(trim(second), depth + 1);
             } else {
                 warn("unsupported macro syntax: \"" + std::string(inner) + "\"");
             }

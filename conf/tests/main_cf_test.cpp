@@ -32,6 +32,10 @@ TEST(MainCf, Expansion) {
     EXPECT_EQ(cf.str("y"), "setwas empty");
     EXPECT_EQ(cf.str("fast_flush_domains"), "");
     EXPECT_EQ(cf.str("loop"), ""); // warns, does not hang
+    cf.set_default("syslog_name", "${multi_instance_name?{$multi_instance_name}:{postfix}}");
+    EXPECT_EQ(cf.str("syslog_name"), "postfix");
+    cf.set("multi_instance_name", "postfix-out");
+    EXPECT_EQ(cf.str("syslog_name"), "postfix-out");
 }
 
 TEST(MainCf, TypedValuesFallBackWithWarning) {

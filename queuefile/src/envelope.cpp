@@ -303,6 +303,8 @@ ReadResult read_envelope(int fd, Envelope& env, int limit) {
             if (!env.sender) {
                 env.sender = std::string(start);
                 result.sender_seen = true;
+                result.opened_size = env.cont_length;
+                result.opened_nrcpt = env.rcpt_unread;
             }
             break;
         case rec::dsn_envid:

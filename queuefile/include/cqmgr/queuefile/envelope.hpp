@@ -76,8 +76,12 @@ struct ReadResult {
     // When !ok: the reason, worded as stock qmgr's warning without "ID: "
     // (e.g. "message rejected: missing end record").
     std::string error;
-    // True when the sender record was seen (stock logs "from=" even then).
+    // True when the sender record was seen (stock logs "from=" even then),
+    // with the size and recipient count as they stood at that moment: those
+    // are what the "from=<...>, size=N, nrcpt=N (queue active)" line shows.
     bool sender_seen = false;
+    int64_t opened_size = 0;
+    int opened_nrcpt = 0;
 };
 
 // Reads the next batch of at most `limit` recipients (limit >= 1) from the

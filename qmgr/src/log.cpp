@@ -1,0 +1,99 @@
+#include "log.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <syslog.h>
+#include <unistd.h>
+
+namespace cqmgr::log {
+
+namespace {
+Options g_opt;
+int g_fd = -1;        // postlogd datagram socket
+bool g_syslog = false;
+
+int facility_code(const std::string& name) {
+    struct {
+        const char* name;
+        int code;
+    } table[] = {{"mail", LOG_MAIL},     {"daemon", LOG_DAEMON}, {"user", LOG_USER},
+                 {"local0", LOG_LOCAL0}, {"local1", LOG_LOCAL1}, {"local2", LOG_LOCAL2},
+                 {"local3", LOG_LOCAL3}, {"local4", LOG_LOCAL4}, {"local5", LOG_LOCAL5},
+                 {"local6", LOG_LOCAL6}, {"local7", LOG_LOCAL7}};
+    for (auto& e : table)
+        if (name == e.name) return e.code;
+    return LOG_MAIL;
+}
+
+// Sends one message; `severity` is "" for info, else "warning" etc.
+void emit(int priority, std::string_view severity, std::string_view text) {
+    std::string body;
+    if (!severity.empty()) {
+        body += severity;
+        body += ": ";
+    }
+    body.append(text.substr(0, 2000));
+    if (g_fd >= 0) {
+        char stamp[64];
+        time_t now = ::time(nullptr);
+        struct tm tm;
+        ::localtime_r(&now, &tm);
+        ::strftime(stamp, sizeof stamp, "%b %d %H:%M:%S ", &tm);
+        std::string line = stamp + g_opt.hostname + " " + g_opt.tag + "[" +
+                           std::to_string(::getpid()) + "]: " + body;
+        if (::send(g_fd, line.data(), line.size(), 0) >= 0) return;
+    }
+    if (g_syslog) {
+        ::syslog(priority, "%s", body.c_str());
+        return;
+    }
+    std::fprintf(stderr, "%s[%d]: %s\n", g_opt.tag.c_str(), ::getpid(), body.c_str());
+}
+} // namespace
+
+void init(const Options& opt) {
+    g_opt = opt;
+    if (!opt.postlog_path.empty()) {
+        g_fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        sockaddr_un sun{};
+        sun.sun_family = AF_UNIX;
+        if (g_fd >= 0 && opt.postlog_path.size() < sizeof(sun.sun_path)) {
+            opt.postlog_path.copy(sun.sun_path, sizeof(sun.sun_path) - 1);
+            if (::connect(g_fd, reinterpret_cast<sockaddr*>(&sun), sizeof sun) < 0) {
+                std::fprintf(stderr, "%s: cannot connect to postlog socket %s\n",
+                             opt.tag.c_str(), opt.postlog_path.c_str());
+                ::close(g_fd);
+                g_fd = -1;
+            }
+        }
+    } else {
+        ::openlog(g_opt.tag.c_str(), LOG_PID | LOG_NDELAY, facility_code(opt.facility));
+        g_syslog = true;
+    }
+}
+
+int verbose() { return g_opt.verbose; }
+
+void info(std::string_view text) { emit(LOG_INFO, "", text); }
+void warn(std::string_view text) { emit(LOG_WARNING, "warning", text); }
+void error(std::string_view text) { emit(LOG_ERR, "error", text); }
+
+void fatal(std::string_view text) {
+    emit(LOG_CRIT, "fatal", text);
+    std::exit(1);
+}
+
+void panic(std::string_view text) {
+    emit(LOG_CRIT, "panic", text);
+    std::abort();
+}
+
+void debug(std::string_view text) {
+    if (g_opt.verbose) emit(LOG_INFO, "", text);
+}
+
+} // namespace cqmgr::log

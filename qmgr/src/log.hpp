@@ -1,0 +1,35 @@
+// Logging as Postfix daemons do it: to postlogd over its datagram socket when
+// maillog_file is set, else to syslog, under the tag `<syslog_name>/qmgr`, so
+// that log analysers keep matching "postfix/qmgr[PID]".
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace cqmgr::log {
+
+struct Options {
+    std::string tag = "postfix/qmgr";
+    std::string postlog_path; // empty: use syslog
+    std::string hostname = "localhost";
+    std::string facility = "mail";
+    int verbose = 0;
+};
+
+// Opens the log channel (before any chroot or privilege drop).
+void init(const Options& opt);
+
+int verbose();
+
+// Writes one line at the given severity.
+void info(std::string_view text);
+void warn(std::string_view text);
+void error(std::string_view text);
+// Logs and exits with status 1.
+[[noreturn]] void fatal(std::string_view text);
+// A broken invariant: logs and aborts so that a core dump shows where.
+[[noreturn]] void panic(std::string_view text);
+// Logs only when -v was given.
+void debug(std::string_view text);
+
+} // namespace cqmgr::log

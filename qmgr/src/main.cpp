@@ -1,0 +1,110 @@
+// cqmgr: a drop-in queue manager for Postfix.  master(8) runs it from the
+// `qmgr` line of master.cf, e.g.  qmgr unix n - n 300 1 cqmgr
+//
+// Start-up follows the stock trigger server: read main.cf (from MAIL_CONFIG
+// or /etc/postfix), apply -o overrides, open logging, chdir to the queue
+// directory, drop privileges with -u, then serve triggers forever.
+#include "cqmgr/conf/command_line.hpp"
+#include "cqmgr/conf/main_cf.hpp"
+#include "log.hpp"
+#include "master_link.hpp"
+#include "queue_manager.hpp"
+#include "settings.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <unistd.h>
+
+using namespace cqmgr;
+
+namespace {
+
+// Switches to mail_owner's uid, gid and supplementary groups.
+void drop_privileges(const std::string& owner) {
+    passwd* pw = ::getpwnam(owner.c_str());
+    if (!pw) log::fatal("unknown mail_owner user: " + owner);
+    if (::setgid(pw->pw_gid) < 0) log::fatal(std::string("setgid: ") + std::strerror(errno));
+    if (::getuid() == 0 && ::initgroups(owner.c_str(), pw->pw_gid) < 0)
+        log::fatal(std::string("initgroups: ") + std::strerror(errno));
+    if (::setuid(pw->pw_uid) < 0) log::fatal(std::string("setuid: ") + std::strerror(errno));
+}
+
+// The first label of a host name, as postlogd records show it.
+std::string short_host(const std::string& host) { return host.substr(0, host.find('.')); }
+
+} // namespace
+
+int main(int argc, char** argv) {
+    ::signal(SIGPIPE, SIG_IGN);
+
+    std::string err;
+    auto cl = conf::parse_command_line(argc, argv, err);
+    if (!cl) {
+        std::fprintf(stderr, "cqmgr: fatal: %s\n", err.c_str());
+        return 1;
+    }
+
+    std::vector<std::string> early_warnings;
+    conf::MainCf cf([&](const std::string& w) { early_warnings.push_back(w); });
+    qmgr::register_defaults(cf);
+    std::string config_dir = cl->config_dir.value_or("");
+    if (config_dir.empty()) {
+        const char* env = std::getenv("MAIL_CONFIG");
+        config_dir = env && *env ? env : "/etc/postfix";
+    }
+    if (!cf.load_dir(config_dir)) {
+        std::fprintf(stderr, "cqmgr: fatal: %s\n", cf.error().c_str());
+        return 1;
+    }
+    for (auto& [name, value] : cl->overrides) cf.set(name, value);
+
+    // Log under "<syslog_name>/<service>", i.e. postfix/qmgr, like stock.
+    log::Options lo;
+    lo.tag = cf.str("syslog_name") + "/" + cl->service_name;
+    lo.verbose = cl->verbose;
+    lo.facility = cf.str("syslog_facility");
+    if (!cf.str("maillog_file").empty()) {
+        const char* svc = std::getenv("POSTLOG_SERVICE");
+        lo.postlog_path = svc && *svc ? svc
+                                      : cf.str("queue_directory") + "/public/" +
+                                            cf.str("postlog_service_name");
+        const char* host = std::getenv("POSTLOG_HOSTNAME");
+        lo.hostname = short_host(host && *host ? host : cf.str("myhostname"));
+    }
+    log::init(lo);
+    for (auto& w : early_warnings) log::warn(w);
+
+    if (!cl->single_process && !cl->stdin_mode)
+        log::fatal("service " + cl->service_name + " requires a process limit of 1");
+
+    auto settings = qmgr::Settings::load(cf);
+    if (::chdir(settings.queue_directory.c_str()) < 0)
+        log::fatal("chdir " + settings.queue_directory + ": " + std::strerror(errno));
+    if (cl->chroot && ::chroot(".") < 0) log::fatal(std::string("chroot: ") + std::strerror(errno));
+    if (cl->unprivileged) drop_privileges(settings.mail_owner);
+
+    asio::io_context io(1);
+    auto stop = [&io] {
+        // Master went away or is reloading: stop at once, like stock
+        // (messages in active are picked up by the next queue manager).
+        io.stop();
+        std::exit(0);
+    };
+    std::unique_ptr<qmgr::QueueManager> qm;
+    qmgr::MasterLink master(
+        io, cl->transport, [&qm](std::string_view bytes) { qm->on_trigger(bytes); }, stop);
+    qm = std::make_unique<qmgr::QueueManager>(io, cf, settings, master);
+    if (!master.start()) log::debug("no master descriptors: running stand-alone");
+
+    asio::signal_set signals(io, SIGTERM, SIGINT);
+    signals.async_wait([&](const error_code& ec, int) {
+        if (!ec) stop();
+    });
+
+    qm->start();
+    io.run();
+    return 0;
+}

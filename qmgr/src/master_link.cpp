@@ -1,0 +1,140 @@
+#include "master_link.hpp"
+
+#include "cqmgr/protocol/messages.hpp"
+#include "log.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+namespace cqmgr::qmgr {
+
+namespace {
+constexpr int flow_read_fd = 3;
+constexpr int flow_write_fd = 4;
+constexpr int status_fd = 5;
+constexpr int listen_fd = 6;
+constexpr size_t trigger_buf_size = 1024;
+constexpr auto trigger_read_timeout = std::chrono::seconds(10);
+
+bool fd_open(int fd) { return ::fcntl(fd, F_GETFD) >= 0; }
+} // namespace
+
+MasterLink::MasterLink(asio::io_context& io, std::string transport, TriggerHandler on_trigger,
+                       std::function<void()> on_master_gone)
+    : io_(io), transport_(std::move(transport)), on_trigger_(std::move(on_trigger)),
+      on_master_gone_(std::move(on_master_gone)) {}
+
+bool MasterLink::start() {
+    if (!fd_open(status_fd) || !fd_open(listen_fd)) return false;
+    for (int fd = flow_read_fd; fd <= listen_fd; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    if (const char* g = std::getenv("GENERATION")) generation_ = std::strtoul(g, nullptr, 8);
+    active_ = true;
+
+    status_ = std::make_unique<asio::posix::stream_descriptor>(io_, ::dup(status_fd));
+    do_watch_status();
+
+    if (transport_ == "fifo") {
+        fifo_ = std::make_unique<asio::posix::stream_descriptor>(io_, ::dup(listen_fd));
+        do_read_fifo();
+    } else if (transport_ == "unix") {
+        acceptor_ = std::make_unique<asio::local::stream_protocol::acceptor>(
+            io_, asio::local::stream_protocol(), ::dup(listen_fd));
+        acceptor_->non_blocking(true);
+        do_accept();
+    } else {
+        log::fatal("unsupported service type: " + transport_ + " (expected unix or fifo)");
+    }
+    return true;
+}
+
+void MasterLink::do_watch_status() {
+    // Master never writes to us; readability means it closed its end.
+    status_->async_wait(asio::posix::stream_descriptor::wait_read, [this](const error_code& ec) {
+        if (ec == asio::error::operation_aborted) return;
+        log::debug("master status channel readable: master has gone away");
+        on_master_gone_();
+    });
+}
+
+void MasterLink::send_status(int avail) {
+    auto rec = protocol::encode_master_status(::getpid(), generation_, avail);
+    ssize_t n = ::write(status_fd, rec.data(), rec.size());
+    if (n != static_cast<ssize_t>(rec.size())) {
+        // Master has gone; stock servers exit(0) quietly here.
+        on_master_gone_();
+    }
+}
+
+void MasterLink::do_accept() {
+    acceptor_->async_accept([this](const error_code& ec, asio::local::stream_protocol::socket conn) {
+        if (ec == asio::error::operation_aborted) return;
+        if (!ec) on_accept(std::move(conn));
+        else if (ec != asio::error::would_block && ec != asio::error::try_again)
+            log::warn("accept trigger connection: " + ec.message());
+        do_accept();
+    });
+}
+
+void MasterLink::on_accept(asio::local::stream_protocol::socket conn) {
+    // One read of at most 1024 bytes, within 10 s; then close.  The TAKEN /
+    // AVAIL pair brackets the work, as for any Postfix trigger server.
+    struct Pending {
+        asio::local::stream_protocol::socket sock;
+        asio::steady_timer timer;
+        std::array<char, trigger_buf_size> buf{};
+    };
+    auto p = std::make_shared<Pending>(Pending{std::move(conn), asio::steady_timer(io_), {}});
+    send_status(protocol::master_stat_taken);
+    p->timer.expires_after(trigger_read_timeout);
+    p->timer.async_wait([p](const error_code& ec) {
+        if (!ec) {
+            error_code ignored;
+            p->sock.close(ignored);
+        }
+    });
+    p->sock.async_read_some(asio::buffer(p->buf), [this, p](const error_code& ec, size_t n) {
+        p->timer.cancel();
+        if (!ec && n > 0) on_trigger_(std::string_view(p->buf.data(), n));
+        error_code ignored;
+        p->sock.close(ignored);
+        send_status(protocol::master_stat_avail);
+    });
+}
+
+void MasterLink::do_read_fifo() {
+    fifo_->async_read_some(asio::buffer(fifo_buf_), [this](const error_code& ec, size_t n) {
+        if (ec == asio::error::operation_aborted) return;
+        if (!ec && n > 0) {
+            send_status(protocol::master_stat_taken);
+            on_trigger_(std::string_view(fifo_buf_.data(), n));
+            send_status(protocol::master_stat_avail);
+        } else if (ec && ec != asio::error::eof) {
+            log::warn("read trigger fifo: " + ec.message());
+        }
+        do_read_fifo();
+    });
+}
+
+void MasterLink::feed_tokens(int process_limit, bool fed_incoming, bool incoming_scan_running) {
+    if (!active_) return;
+    int count = 0;
+    if (::ioctl(flow_read_fd, FIONREAD, &count) < 0) return;
+    if (count < process_limit) {
+        int want = fed_incoming ? 1 : (incoming_scan_running ? 0 : process_limit - count);
+        if (want > 0) {
+            std::string zeros(static_cast<size_t>(want), '\0');
+            ssize_t n = ::write(flow_write_fd, zeros.data(), zeros.size());
+            (void)n; // a full pipe just means cleanup has tokens enough
+        }
+    } else if (count > process_limit) {
+        std::string sink(static_cast<size_t>(count - process_limit), '\0');
+        ssize_t n = ::read(flow_read_fd, sink.data(), sink.size());
+        (void)n;
+    }
+}
+
+} // namespace cqmgr::qmgr

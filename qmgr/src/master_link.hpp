@@ -1,0 +1,57 @@
+// The queue manager's side of master(8)'s child conventions:
+//   fd 3/4  in-flow token pipe (read end / write end), shared with cleanup;
+//   fd 5    status channel: 12-byte TAKEN/AVAIL records around each trigger,
+//           and EOF there means master has gone away (or is reloading);
+//   fd 6    the listen socket (unix) or FIFO on which triggers arrive.
+// Triggers are single bytes (I, D, A, F, W); everything else is ignored.
+#pragma once
+
+#include "cqmgr/protocol/asio.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace cqmgr::qmgr {
+
+class MasterLink {
+  public:
+    using TriggerHandler = std::function<void(std::string_view bytes)>;
+
+    // `transport` is the -t value ("unix" or "fifo").
+    MasterLink(asio::io_context& io, std::string transport, TriggerHandler on_trigger,
+               std::function<void()> on_master_gone);
+
+    // Starts watching fd 5 and the listen socket.  Returns false when master's
+    // descriptors are absent (we were started by hand): then it stays inactive.
+    bool start();
+
+    // Tops up cleanup's in-flow tokens after a pass of the main loop (§7.7).
+    // `fed_incoming`: this pass moved a message from incoming;
+    // `incoming_scan_running`: the incoming scan is not finished.
+    void feed_tokens(int process_limit, bool fed_incoming, bool incoming_scan_running);
+
+    bool active() const { return active_; }
+
+  private:
+    void do_watch_status();
+    void do_accept();
+    void on_accept(asio::local::stream_protocol::socket conn);
+    void do_read_fifo();
+    // Writes one status record; exits quietly if master cannot take it.
+    void send_status(int avail);
+
+    asio::io_context& io_;
+    std::string transport_;
+    TriggerHandler on_trigger_;
+    std::function<void()> on_master_gone_;
+    bool active_ = false;
+    unsigned generation_ = 0;
+    std::unique_ptr<asio::posix::stream_descriptor> status_;
+    std::unique_ptr<asio::local::stream_protocol::acceptor> acceptor_;
+    std::unique_ptr<asio::posix::stream_descriptor> fifo_;
+    std::array<char, 1024> fifo_buf_{};
+    char status_buf_ = 0;
+};
+
+} // namespace cqmgr::qmgr

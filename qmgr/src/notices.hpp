@@ -1,0 +1,19 @@
+// The end-of-message requests to the bounce(8) daemon under its three names:
+// bounce flush, defer flush (expiry), delay warning, and trace flush.  Each is
+// one connection, one request, one `status` reply, like Postfix's abounce.
+#pragma once
+
+#include "cqmgr/protocol/conversation.hpp"
+#include "cqmgr/protocol/messages.hpp"
+
+#include <string>
+
+namespace cqmgr::qmgr {
+
+// Sends `req` to `private/<service>` and returns the server's status, or -1
+// on any failure.  A failure is logged as "ID: status=deferred (<what>
+// failed)" unless the request has the CLEAN flag; <what> is named after the
+// command as stock's abounce names it.
+awaitable<int> send_notice(std::string service, protocol::NoticeRequest req);
+
+} // namespace cqmgr::qmgr

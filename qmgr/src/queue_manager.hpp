@@ -1,0 +1,84 @@
+// The queue manager proper: scans incoming and deferred, moves files into the
+// active queue, reads and resolves their envelopes, hands recipients to the
+// dispatcher, and when a message's last entry is done, finishes it exactly as
+// stock qmgr does (bounce flush, expiry, delay warning, trace flush, then
+// removal or deferral with a backoff time).
+#pragma once
+
+#include "cqmgr/conf/main_cf.hpp"
+#include "cqmgr/queuefile/queue_layout.hpp"
+#include "dispatcher.hpp"
+#include "master_link.hpp"
+#include "message.hpp"
+#include "resolver.hpp"
+#include "settings.hpp"
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+namespace cqmgr::qmgr {
+
+// Scan request flags (trigger letters A and F).
+namespace scan_flag {
+inline constexpr int all = 1;   // ignore the not-before time (mtime)
+inline constexpr int flush = 2; // ignore defer_transports
+} // namespace scan_flag
+
+// One pass over a queue directory, restartable.
+struct Scan {
+    std::string queue;
+    std::deque<std::string> ids = {}; // names left to look at in this pass
+    bool running = false;
+    bool restart = false; // another pass was asked for while this one ran
+    int flags = 0;        // flags of the running pass
+    int next_flags = 0;   // flags for the next pass
+};
+
+class QueueManager {
+  public:
+    QueueManager(asio::io_context& io, const conf::MainCf& cf, const Settings& settings,
+                 MasterLink& master);
+
+    // Moves leftovers from `active` back to `incoming`, starts both scans and
+    // the periodic deferred scan.
+    void start();
+    // Handles the bytes of one trigger request.
+    void on_trigger(std::string_view bytes);
+
+  private:
+    void request_scan(Scan& s, int flags);
+    // Feeds messages from the scans into the active queue, one per loop pass.
+    void schedule_feed();
+    void feed();
+    // Returns the next ready queue ID of `s`, or "" when the pass is over.
+    std::string next_from_scan(Scan& s);
+    void arm_deferred_timer();
+
+    awaitable<void> activate(std::string id, std::string from_queue, int scan_flags);
+    awaitable<void> assign_recipients(Message& m, int scan_flags);
+    void on_entry_done(Message& m);
+    awaitable<void> finish(Message* m);
+    // Renames active/ID to corrupt/ID, logging as stock does.
+    void save_corrupt(const std::string& id);
+    void remove_message(Message* m);
+    int64_t now() const;
+
+    asio::io_context& io_;
+    const conf::MainCf& cf_;
+    const Settings& settings_;
+    MasterLink& master_;
+    queuefile::QueueLayout layout_;
+    Resolver resolver_;
+    Dispatcher dispatcher_;
+    Scan incoming_{.queue = "incoming"};
+    Scan deferred_{.queue = "deferred"};
+    bool feed_posted_ = false;
+    bool feed_toggle_ = false;
+    bool flush_mode_ = false; // an F trigger is in effect for defer_transports
+    asio::steady_timer deferred_timer_;
+    std::unordered_map<std::string, std::unique_ptr<Message>> messages_;
+};
+
+} // namespace cqmgr::qmgr

@@ -1,0 +1,46 @@
+// Client of trivial-rewrite's resolve service (`private/rewrite`).  One
+// long-lived connection shared by all messages; requests are serialised on
+// it.  Any failure is logged, the connection is dropped, and the request is
+// retried after a second: a resolver outage delays mail, it never loses it.
+#pragma once
+
+#include "cqmgr/protocol/conversation.hpp"
+#include "cqmgr/protocol/messages.hpp"
+
+#include <deque>
+#include <string>
+#include <unordered_map>
+
+namespace cqmgr::qmgr {
+
+class Resolver {
+  public:
+    Resolver(asio::any_io_executor ex, std::string service, std::chrono::seconds ipc_timeout);
+
+    // Resolves `address` for `sender`; `request_class` is "resolve" or
+    // "verify".  Never fails: it retries until trivial-rewrite answers.
+    awaitable<protocol::ResolveReply> resolve(std::string request_class, std::string sender,
+                                              std::string address);
+
+  private:
+    // One attempt; false on any failure (already logged).
+    awaitable<bool> try_resolve(const std::string& request, protocol::ResolveReply& out);
+    void release_turn();
+
+    asio::any_io_executor ex_;
+    std::string path_;
+    std::chrono::seconds ipc_timeout_;
+    std::shared_ptr<protocol::Conversation> conv_;
+    Clock::time_point conn_born_{};
+    Clock::time_point conn_used_{};
+    bool busy_ = false;
+    std::deque<asio::steady_timer*> waiters_;
+
+    struct Cached {
+        protocol::ResolveReply reply;
+        Clock::time_point when;
+    };
+    std::unordered_map<std::string, Cached> cache_;
+};
+
+} // namespace cqmgr::qmgr

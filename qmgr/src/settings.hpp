@@ -1,0 +1,66 @@
+// Every main.cf parameter the queue manager uses, read once at start-up with
+// Postfix 3.7's names and defaults, plus the per-transport overrides
+// (`<transport>_destination_concurrency_limit` and friends), read lazily the
+// first time a transport is seen.
+#pragma once
+
+#include "cqmgr/conf/main_cf.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cqmgr::qmgr {
+
+struct TransportSettings {
+    int64_t dest_concurrency_limit = 20;
+    int64_t dest_recipient_limit = 50;
+    int64_t initial_concurrency = 5;
+    int64_t failed_cohort_limit = 1;
+    int64_t dest_rate_delay = 0;
+    int64_t transport_rate_delay = 0;
+};
+
+struct Settings {
+    std::string config_dir;
+    std::string queue_directory;
+    std::string mail_owner;
+    std::string syslog_name;
+    std::string myhostname;
+    std::string hash_queue_names;
+    int64_t hash_queue_depth = 1;
+
+    int64_t in_flow_delay = 1;
+    int64_t default_process_limit = 100;
+    int64_t queue_run_delay = 300;
+    int64_t minimal_backoff_time = 300;
+    int64_t maximal_backoff_time = 4000;
+    int64_t maximal_queue_lifetime = 5 * 86400;
+    int64_t bounce_queue_lifetime = 5 * 86400;
+    int64_t transport_retry_time = 60;
+    int64_t qmgr_ipc_timeout = 60;
+    int64_t daemon_timeout = 18000;
+    int64_t message_active_limit = 20000;
+    int64_t message_recipient_limit = 20000;
+
+    std::string rewrite_service_name = "rewrite";
+    std::string bounce_service_name = "bounce";
+    std::string defer_service_name = "defer";
+    std::string trace_service_name = "trace";
+    std::string default_filter_nexthop;
+    std::string double_bounce_sender = "double-bounce";
+    std::vector<std::string> defer_transports;
+    bool disable_verp_bounces = false;
+    bool confirm_delay_cleared = false;
+
+    // Reads everything from `cf`; bad values warn and fall back.
+    static Settings load(const conf::MainCf& cf);
+
+    // Per-transport values with the default_* fallback (and local's own defaults).
+    TransportSettings for_transport(const conf::MainCf& cf, const std::string& transport) const;
+};
+
+// Registers Postfix 3.7's built-in defaults that other defaults refer to.
+void register_defaults(conf::MainCf& cf);
+
+} // namespace cqmgr::qmgr
