@@ -230,6 +230,9 @@ awaitable<void> QueueManager::activate(std::string id, std::string from_queue, i
         co_return;
     }
     if (m.unthrottle) ::fchmod(fd, st.st_mode & 07777 & ~unthrottle);
+    // After a delay warning went out, optionally confirm the final delivery.
+    if (settings_.confirm_delay_cleared && m.env.warn_time < 0)
+        m.env.tflags |= protocol::del_flag::rec_dly_sent;
 
     // A fresh attempt starts with a fresh defer log, except for a message
     // that is being force-expired with reasons already on file: that log is

@@ -1,0 +1,219 @@
+// compat-run: runs a scenario against stock qmgr(8), cqmgr, or both, checks
+// the expectations, compares the two outcomes, and prints a summary.
+#include "error.hpp"
+#include "outcome.hpp"
+#include "process.hpp"
+#include "runner.hpp"
+#include "scenario.hpp"
+#include "signals.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace compat;
+
+namespace {
+
+struct Cli {
+    std::string mode = "both";
+    std::string cqmgr;
+    bool keep = false;
+    bool verbose = false;
+    std::string scenario;
+};
+
+// Prints the usage text.
+void usage(std::ostream& out) {
+    out << "usage: compat-run [--qmgr stock|cqmgr|both] [--cqmgr PATH] [--keep] [--verbose] "
+           "SCENARIO.toml\n"
+           "  --qmgr MODE   run with stock qmgr, with cqmgr, or both and compare (default: both)\n"
+           "  --cqmgr PATH  the cqmgr binary (default: ../qmgr/cqmgr next to compat-run)\n"
+           "  --keep        keep the instance directories (they are always kept on failure)\n"
+           "  --verbose     show commands, progress, and all normalized qmgr/recipient lines\n";
+}
+
+// Parses argv; throws Error with the offending argument.
+Cli parse_cli(int argc, char** argv) {
+    Cli c;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto value = [&](const std::string& opt) -> std::string {
+            if (i + 1 >= argc)
+                throw Error("expected a value after " + opt + ", found the end of the arguments");
+            return argv[++i];
+        };
+        if (a == "--qmgr") {
+            c.mode = value(a);
+            if (c.mode != "stock" && c.mode != "cqmgr" && c.mode != "both")
+                throw Error("--qmgr: expected stock, cqmgr or both, found '" + c.mode + "'");
+        } else if (a.rfind("--qmgr=", 0) == 0) {
+            c.mode = a.substr(7);
+            if (c.mode != "stock" && c.mode != "cqmgr" && c.mode != "both")
+                throw Error("--qmgr: expected stock, cqmgr or both, found '" + c.mode + "'");
+        } else if (a == "--cqmgr") {
+            c.cqmgr = value(a);
+        } else if (a.rfind("--cqmgr=", 0) == 0) {
+            c.cqmgr = a.substr(8);
+        } else if (a == "--keep") {
+            c.keep = true;
+        } else if (a == "--verbose" || a == "-v") {
+            c.verbose = true;
+        } else if (a == "--help" || a == "-h") {
+            usage(std::cout);
+            std::exit(0);
+        } else if (!a.empty() && a[0] == '-') {
+            throw Error("unknown option '" + a + "'");
+        } else if (c.scenario.empty()) {
+            c.scenario = a;
+        } else {
+            throw Error("expected one scenario file, found a second one: '" + a + "'");
+        }
+    }
+    if (c.scenario.empty()) throw Error("expected a scenario file argument, found none");
+    return c;
+}
+
+// Absolute path of the cqmgr binary: --cqmgr, or ../qmgr/cqmgr relative to this program.
+std::string resolve_cqmgr(const std::string& given, bool required) {
+    std::error_code ec;
+    fs::path p = given;
+    if (p.empty()) {
+        fs::path self = fs::read_symlink("/proc/self/exe", ec);
+        if (ec) throw Error("cannot locate compat-run itself: " + ec.message());
+        p = self.parent_path().parent_path() / "qmgr" / "cqmgr";
+        if (!fs::exists(p, ec)) {
+            if (required)
+                throw Error("expected cqmgr at " + p.string() + " (or a --cqmgr PATH), found none");
+            return "";
+        }
+    }
+    fs::path abs = fs::canonical(p, ec);
+    if (ec) {
+        if (required)
+            throw Error("--cqmgr: expected an existing file at " + p.string() + ", found " +
+                        ec.message());
+        return "";
+    }
+    return abs.string();
+}
+
+// Shortens a message to one line for the final verdict.
+std::string first_line(const std::string& s) {
+    size_t nl = s.find('\n');
+    return nl == std::string::npos ? s : s.substr(0, nl) + " ...";
+}
+
+} // namespace
+
+// Runs the requested variants, prints the summary and the verdict.
+int main(int argc, char** argv) {
+    Cli cli;
+    Scenario sc;
+    try {
+        install_signal_handlers();
+        become_child_subreaper();
+        cli = parse_cli(argc, argv);
+    } catch (const Error& e) {
+        std::cerr << "compat-run: " << e.what() << "\n";
+        usage(std::cerr);
+        return 2;
+    }
+    try {
+        if (geteuid() != 0)
+            throw Error(
+                "expected to run as root (master(8), postdrop and local(8) need it), found uid " +
+                std::to_string(geteuid()));
+        sc = load_scenario(cli.scenario);
+    } catch (const Error& e) {
+        std::cerr << "compat-run: " << e.what() << "\n";
+        return 2;
+    }
+
+    std::vector<QmgrKind> kinds;
+    if (cli.mode != "cqmgr") kinds.push_back(QmgrKind::Stock);
+    if (cli.mode != "stock") kinds.push_back(QmgrKind::Cqmgr);
+    RunOptions opts;
+    opts.verbose = cli.verbose;
+    std::vector<std::string> reasons;
+    try {
+        opts.cqmgr_path = resolve_cqmgr(cli.cqmgr, cli.mode != "stock");
+    } catch (const Error& e) {
+        std::cerr << "compat-run: " << e.what() << "\n";
+        std::cout << "compat " << sc.name << ": FAIL: " << e.what() << "\n";
+        return 1;
+    }
+
+    std::cout << "compat " << sc.name << (sc.description.empty() ? "" : ": " + sc.description)
+              << "\n"
+              << "  scenario " << cli.scenario << ", timeout " << sc.timeout << " s per run\n";
+    std::vector<RunResult> runs;
+    try {
+        for (size_t i = 0; i < kinds.size(); ++i) {
+            std::cout << "--- run " << i + 1 << "/" << kinds.size() << ": "
+                      << qmgr_kind_name(kinds[i]) << " qmgr";
+            if (kinds[i] == QmgrKind::Cqmgr) std::cout << " (" << opts.cqmgr_path << ")";
+            std::cout << " ---\n" << std::flush;
+            runs.push_back(run_once(sc, kinds[i], opts));
+            RunResult& r = runs.back();
+            std::cout << "  instance " << r.dir->path() << "\n";
+            print_outcome(std::cout, r.outcome, cli.verbose);
+            if (r.failures.empty()) {
+                std::cout << "  expectations: all met\n";
+            } else {
+                for (const auto& f : r.failures)
+                    std::cout << "  FAIL: " << f << "\n";
+                reasons.push_back(std::string(qmgr_kind_name(r.kind)) + ": " +
+                                  first_line(r.failures.front()) +
+                                  (r.failures.size() > 1
+                                       ? " (+" + std::to_string(r.failures.size() - 1) + " more)"
+                                       : ""));
+            }
+            std::cout << std::flush;
+        }
+        if (runs.size() == 2) {
+            std::cout << "--- stock vs cqmgr ---\n";
+            auto diffs = compare_outcomes(runs[0].outcome, "stock", runs[1].outcome, "cqmgr",
+                                          sc.ignore_qmgr_warnings);
+            if (diffs.empty()) {
+                std::cout
+                    << "  outcomes agree (recipients, notifications, queue, qmgr log lines)\n";
+            } else {
+                for (const auto& d : diffs)
+                    std::cout << "  DIFF: " << d << "\n";
+                reasons.push_back("stock and cqmgr outcomes differ (" +
+                                  std::to_string(diffs.size()) +
+                                  " difference lines, first: " + diffs.front() + ")");
+            }
+        }
+    } catch (const Interrupted&) {
+        std::cout << "compat " << sc.name << ": FAIL: interrupted by signal " << received_signal()
+                  << "\n";
+        for (auto& r : runs)
+            std::cout << "  instance dir kept: " << r.dir->path() << "\n";
+        return 128 + received_signal();
+    }
+
+    bool pass = reasons.empty();
+    for (auto& r : runs) {
+        bool remove = pass && !cli.keep;
+        r.dir->remove_on_exit(remove);
+        if (!remove)
+            std::cout << "  kept " << qmgr_kind_name(r.kind) << " instance dir: " << r.dir->path()
+                      << "\n";
+    }
+    if (pass) {
+        std::cout << "compat " << sc.name << ": PASS\n";
+        return 0;
+    }
+    std::cout << "compat " << sc.name << ": FAIL: ";
+    for (size_t i = 0; i < reasons.size(); ++i)
+        std::cout << (i ? "; " : "") << reasons[i];
+    std::cout << "\n";
+    return 1;
+}

@@ -1,0 +1,357 @@
+#include "outcome.hpp"
+
+#include "error.hpp"
+#include "fsutil.hpp"
+#include "maillog.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <iomanip>
+#include <set>
+#include <sstream>
+
+namespace compat {
+namespace {
+
+// True for lines logged by the queue manager (stock or cqmgr).
+bool is_qmgr(const LogLine& l) {
+    return l.service == "qmgr" || l.service == "cqmgr";
+}
+
+// Removes ", key=value" (or a leading "key=value, ") fields from a log text.
+std::string strip_field(std::string s, const std::string& key) {
+    for (;;) {
+        std::string pat = key + "=";
+        size_t p = s.find(pat);
+        while (p != std::string::npos && p > 0 && s[p - 1] != ' ')
+            p = s.find(pat, p + 1);
+        if (p == std::string::npos) return s;
+        size_t end = s.find(", ", p);
+        size_t start = p;
+        if (end != std::string::npos) {
+            end += 2;
+        } else {
+            end = s.size();
+            if (start >= 2 && s.compare(start - 2, 2, ", ") == 0) start -= 2;
+        }
+        s.erase(start, end - start);
+    }
+}
+
+// Replaces "size=<digits>" with "size=N".
+std::string mask_sizes(std::string s) {
+    size_t p = 0;
+    while ((p = s.find("size=", p)) != std::string::npos) {
+        size_t q = p + 5;
+        size_t e = q;
+        while (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e])))
+            ++e;
+        if (e > q) s.replace(q, e - q, "N");
+        p = q;
+    }
+    return s;
+}
+
+// Prints at most `limit` differences between two multisets.
+void diff_multisets(const Multiset& a, const std::string& a_name, const Multiset& b,
+                    const std::string& b_name, const std::string& what,
+                    std::vector<std::string>& out, const std::string& unit = "x",
+                    std::size_t limit = 15) {
+    std::set<std::string> keys;
+    for (const auto& [k, v] : a)
+        keys.insert(k);
+    for (const auto& [k, v] : b)
+        keys.insert(k);
+    std::vector<std::string> diffs;
+    for (const auto& k : keys) {
+        int na = a.count(k) ? a.at(k) : 0;
+        int nb = b.count(k) ? b.at(k) : 0;
+        if (na == nb) continue;
+        diffs.push_back(what + " `" + k + "`: " + a_name + " " + std::to_string(na) + unit + ", " +
+                        b_name + " " + std::to_string(nb) + unit);
+    }
+    for (std::size_t i = 0; i < diffs.size() && i < limit; ++i)
+        out.push_back(diffs[i]);
+    if (diffs.size() > limit)
+        out.push_back(what + ": ... and " + std::to_string(diffs.size() - limit) +
+                      " more differences");
+}
+
+// Sum of a multiset's multiplicities (the number of elements).
+int total(const Multiset& m) {
+    int n = 0;
+    for (const auto& [k, v] : m)
+        n += v;
+    return n;
+}
+
+} // namespace
+
+// Collects the substitutions from the run's variables.
+Normalizer::Normalizer(const Vars& vars) {
+    for (const auto& [name, value] : vars.values()) {
+        if (name == "dir")
+            dir_ = value;
+        else if (name == "smtpd" || name.rfind("sink.", 0) == 0)
+            ports_[value] = "${" + name + "}";
+    }
+}
+
+// Undoes ${dir} and port expansion: ":<port>" -> ":${sink.NAME}".
+std::string Normalizer::unexpand(const std::string& text) const {
+    std::string s = text;
+    if (!dir_.empty()) {
+        size_t p = 0;
+        while ((p = s.find(dir_, p)) != std::string::npos) {
+            s.replace(p, dir_.size(), "${dir}");
+            p += 6;
+        }
+    }
+    std::string out;
+    size_t i = 0;
+    while (i < s.size()) {
+        if (s[i] == ':' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
+            size_t e = i + 1;
+            while (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e])))
+                ++e;
+            auto it = ports_.find(s.substr(i + 1, e - i - 1));
+            if (it != ports_.end()) {
+                out += ':' + it->second;
+                i = e;
+                continue;
+            }
+        }
+        out += s[i++];
+    }
+    return out;
+}
+
+// Full normalization for log templates.
+std::string Normalizer::apply(const std::string& text) const {
+    std::string s = unexpand(text);
+    // Queue IDs anywhere in the text, as whole alphanumeric tokens.
+    std::string out;
+    size_t i = 0;
+    while (i < s.size()) {
+        if (std::isalnum(static_cast<unsigned char>(s[i]))) {
+            size_t e = i;
+            while (e < s.size() && std::isalnum(static_cast<unsigned char>(s[e])))
+                ++e;
+            std::string tok = s.substr(i, e - i);
+            out += ids_.count(tok) ? "ID" : tok;
+            i = e;
+        } else {
+            out += s[i++];
+        }
+    }
+    out = mask_sizes(out);
+    out = strip_field(out, "delays");
+    out = strip_field(out, "delay");
+    return out;
+}
+
+// Fatal errors, panics and crashed daemons are always worth reporting.
+bool is_problem_line(const std::string& program, const std::string& text) {
+    if (text.rfind("fatal:", 0) == 0 || text.rfind("panic:", 0) == 0) return true;
+    bool master = program.size() >= 6 && program.compare(program.size() - 6, 6, "master") == 0;
+    if (master && (text.find("bad command startup") != std::string::npos ||
+                   text.find("killed by signal") != std::string::npos))
+        return true;
+    return false;
+}
+
+// Walks all lines twice: first to learn the queue IDs, then to classify.
+Outcome collect_outcome(const std::vector<std::string>& maillog_lines, const Vars& vars,
+                        const std::vector<std::string>& sink_names, QueueCounts queue) {
+    Outcome o;
+    o.collected = true;
+    o.queue = std::move(queue);
+    o.log_lines = maillog_lines.size();
+    Normalizer norm(vars);
+    std::vector<LogLine> parsed;
+    parsed.reserve(maillog_lines.size());
+    for (const auto& raw : maillog_lines) {
+        auto l = parse_log_line(raw);
+        if (!l) continue;
+        if (!l->queue_id.empty()) norm.add_queue_id(l->queue_id);
+        parsed.push_back(std::move(*l));
+    }
+    std::map<std::string, std::string> sink_suffix; // ":${sink.a}" -> "a"
+    for (const auto& n : sink_names)
+        sink_suffix[":${sink." + n + "}"] = n;
+
+    for (const auto& l : parsed) {
+        if (is_problem_line(l.program, l.text)) o.problems.push_back(l.raw);
+        if (!l.queue_id.empty()) {
+            if (auto d = parse_delivery(l.text)) {
+                o.statuses[d->status]++;
+                std::string relay = norm.unexpand(d->relay);
+                std::string key = "to=<" + d->to + ">";
+                if (!d->orig_to.empty()) key += " orig_to=<" + d->orig_to + ">";
+                key += " status=" + d->status + " dsn=" + d->dsn + " relay=" + relay;
+                o.recipients[key]++;
+                if (d->status == "sent") {
+                    for (const auto& [suffix, name] : sink_suffix)
+                        if (relay.size() >= suffix.size() &&
+                            relay.compare(relay.size() - suffix.size(), suffix.size(), suffix) == 0)
+                            o.per_sink[name]++;
+                }
+            }
+            if (l.service == "bounce") {
+                size_t p = l.text.find(" notification: ");
+                if (p != std::string::npos) o.notifications[l.text.substr(0, p + 13)]++;
+            }
+        }
+        if (is_qmgr(l)) {
+            if (l.text.find("status=expired") != std::string::npos &&
+                l.text.rfind("from=<", 0) == 0)
+                o.statuses["expired"]++;
+            std::string tmpl = (l.queue_id.empty() ? "" : "ID: ") + norm.apply(l.text);
+            if (l.text.rfind("warning:", 0) == 0)
+                o.qmgr_warnings[tmpl]++;
+            else
+                o.qmgr_lines[tmpl]++;
+        }
+    }
+    return o;
+}
+
+// Checks every expectation the scenario states and reports each miss.
+std::vector<std::string> check_expectations(const Expect& e, const Outcome& o, const Vars& vars) {
+    std::vector<std::string> f;
+    auto count_of = [&o](const std::string& s) {
+        return o.statuses.count(s) ? o.statuses.at(s) : 0;
+    };
+    auto check = [&](const char* what, const std::optional<int>& want) {
+        if (want && count_of(what) != *want)
+            f.push_back(std::string("expected ") + what + "=" + std::to_string(*want) +
+                        " (maillog status=" + what + "), found " + std::to_string(count_of(what)));
+    };
+    check("sent", e.sent);
+    check("deferred", e.deferred);
+    check("bounced", e.bounced);
+    check("expired", e.expired);
+    if (e.queue_empty) {
+        std::string left;
+        for (const auto& [q, n] : o.queue)
+            if (n != 0) left += (left.empty() ? "" : ", ") + q + " " + std::to_string(n);
+        if (*e.queue_empty && !left.empty()) f.push_back("expected an empty queue, found " + left);
+        if (!*e.queue_empty && left.empty())
+            f.push_back("expected a non-empty queue, found it empty");
+    }
+    for (const auto& [name, want] : e.per_sink) {
+        int got = o.per_sink.count(name) ? o.per_sink.at(name) : 0;
+        if (got != want)
+            f.push_back("expected sink '" + name + "' to receive " + std::to_string(want) +
+                        " recipients (status=sent via its port), found " + std::to_string(got));
+    }
+    for (const auto& [kind, want] : e.notifications) {
+        int got = o.notifications.count(kind) ? o.notifications.at(kind) : 0;
+        if (got != want)
+            f.push_back("expected " + std::to_string(want) + " \"" + kind +
+                        "\" bounce log lines, found " + std::to_string(got));
+    }
+    for (const auto& m : e.mailbox) {
+        std::string path = vars.expand(m.path, "expect.mailbox.path");
+        std::string text;
+        bool exists = false;
+        try {
+            exists = read_file_if_exists(path, text);
+        } catch (const Error& err) {
+            f.push_back("expected to read mailbox " + path + ", found error: " + err.what());
+            continue;
+        }
+        if (!exists) {
+            f.push_back("expected mailbox " + path + " to exist, found none");
+            continue;
+        }
+        for (const auto& c : m.contains) {
+            std::string want = vars.expand(c, "expect.mailbox.contains");
+            if (text.find(want) == std::string::npos)
+                f.push_back("expected mailbox " + path + " to contain \"" + want +
+                            "\", found it absent (" + std::to_string(text.size()) + " bytes)");
+        }
+        if (m.messages) {
+            int n = 0;
+            for (const auto& line : split_lines(text))
+                if (line.rfind("From ", 0) == 0) ++n;
+            if (n != *m.messages)
+                f.push_back("expected " + std::to_string(*m.messages) + " messages in mailbox " +
+                            path + ", found " + std::to_string(n));
+        }
+    }
+    if (!o.problems.empty())
+        f.push_back("expected no fatal/panic/crash lines in the maillog, found " +
+                    std::to_string(o.problems.size()) + ", first: " + o.problems.front());
+    return f;
+}
+
+// Lists every difference that matters between two runs.
+std::vector<std::string> compare_outcomes(const Outcome& a, const std::string& an, const Outcome& b,
+                                          const std::string& bn, bool ignore_qmgr_warnings) {
+    std::vector<std::string> out;
+    if (!a.collected || !b.collected) {
+        out.push_back("cannot compare: " + std::string(!a.collected ? an : bn) +
+                      " produced no outcome");
+        return out;
+    }
+    diff_multisets(a.recipients, an, b.recipients, bn, "recipient", out);
+    diff_multisets(a.notifications, an, b.notifications, bn, "notification", out);
+    Multiset qa, qb;
+    for (const auto& [k, v] : a.queue)
+        qa[k] = static_cast<int>(v);
+    for (const auto& [k, v] : b.queue)
+        qb[k] = static_cast<int>(v);
+    diff_multisets(qa, an, qb, bn, "queue files in", out, " files");
+    diff_multisets(a.qmgr_lines, an, b.qmgr_lines, bn, "qmgr line", out);
+    if (!ignore_qmgr_warnings)
+        diff_multisets(a.qmgr_warnings, an, b.qmgr_warnings, bn, "qmgr warning", out);
+    return out;
+}
+
+// Human-readable summary of one run.
+void print_outcome(std::ostream& out, const Outcome& o, bool verbose) {
+    auto count_of = [&o](const char* s) { return o.statuses.count(s) ? o.statuses.at(s) : 0; };
+    out << "  delivered " << count_of("sent") << ", deferred " << count_of("deferred")
+        << ", bounced " << count_of("bounced") << ", expired " << count_of("expired");
+    for (const auto& [k, v] : o.statuses)
+        if (k != "sent" && k != "deferred" && k != "bounced" && k != "expired")
+            out << ", " << k << " " << v;
+    out << "\n";
+    out << std::fixed << std::setprecision(2);
+    if (o.outcome_seconds >= 0)
+        out << "  outcome reached " << o.outcome_seconds
+            << " s after the first injection (injection took " << o.injection_seconds << " s)\n";
+    else
+        out << "  outcome NOT reached (injection took " << o.injection_seconds << " s)\n";
+    if (!o.per_sink.empty()) {
+        out << "  per sink:";
+        for (const auto& [k, v] : o.per_sink)
+            out << ' ' << k << '=' << v;
+        out << "\n";
+    }
+    out << "  notifications:";
+    if (o.notifications.empty()) out << " none";
+    for (const auto& [k, v] : o.notifications)
+        out << " \"" << k << "\" " << v << ';';
+    out << "\n  queue left:";
+    bool first = true;
+    for (const auto& q : reported_queues()) {
+        out << (first ? " " : ", ") << q << ' ' << (o.queue.count(q) ? o.queue.at(q) : 0);
+        first = false;
+    }
+    out << "\n  maillog: " << o.log_lines << " lines, qmgr " << total(o.qmgr_lines) << " lines ("
+        << o.qmgr_lines.size() << " distinct), qmgr warnings " << total(o.qmgr_warnings) << "\n";
+    if (verbose) {
+        for (const auto& [k, v] : o.qmgr_lines)
+            out << "    " << std::setw(5) << v << "x " << k << "\n";
+        for (const auto& [k, v] : o.qmgr_warnings)
+            out << "    " << std::setw(5) << v << "x " << k << "\n";
+        for (const auto& [k, v] : o.recipients)
+            out << "    " << std::setw(5) << v << "x " << k << "\n";
+    }
+    for (const auto& p : o.problems)
+        out << "  problem: " << p << "\n";
+}
+
+} // namespace compat

@@ -1,0 +1,230 @@
+#include "runner.hpp"
+
+#include "error.hpp"
+#include "inject.hpp"
+#include "maillog.hpp"
+#include "net.hpp"
+#include "signals.hpp"
+#include "sink.hpp"
+
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+namespace compat {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Seconds elapsed since t0.
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// What the wait loop watches; the outcome is "reached" when this stops changing.
+struct Snapshot {
+    std::size_t log_bytes = 0;
+    QueueCounts queue;
+    bool operator==(const Snapshot&) const = default;
+};
+
+// Running counters from the maillog while waiting.
+struct Progress {
+    std::map<std::string, int> statuses;
+    std::vector<std::string> problems;
+    std::string startup_failure; // first "bad command startup" line, if any
+};
+
+// Updates the counters from newly appended maillog lines.
+void account(Progress& p, const std::vector<std::string>& lines) {
+    for (const auto& raw : lines) {
+        auto l = parse_log_line(raw);
+        if (!l) continue;
+        if (!l->queue_id.empty())
+            if (auto d = parse_delivery(l->text)) p.statuses[d->status]++;
+        if ((l->service == "qmgr" || l->service == "cqmgr") && l->text.rfind("from=<", 0) == 0 &&
+            l->text.find("status=expired") != std::string::npos)
+            p.statuses["expired"]++;
+        if (is_problem_line(l->program, l->text)) {
+            p.problems.push_back(raw);
+            if (raw.find("bad command startup") != std::string::npos && p.startup_failure.empty())
+                p.startup_failure = raw;
+        }
+    }
+}
+
+// Lists what is still missing for the outcome, or "" when everything is there.
+std::string missing(const Expect& e, const Progress& p, const QueueCounts& q) {
+    std::string out;
+    auto add = [&out](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
+    auto have = [&p](const char* s) { return p.statuses.count(s) ? p.statuses.at(s) : 0; };
+    auto need = [&](const char* what, const std::optional<int>& want) {
+        if (want && have(what) < *want)
+            add(std::string(what) + "=" + std::to_string(*want) + " (found " +
+                std::to_string(have(what)) + ")");
+    };
+    need("sent", e.sent);
+    need("deferred", e.deferred);
+    need("bounced", e.bounced);
+    need("expired", e.expired);
+    for (const char* d : {"incoming", "active", "maildrop"})
+        if (q.at(d) != 0)
+            add(std::string(d) + " empty (found " + std::to_string(q.at(d)) + " files)");
+    return out;
+}
+
+// Polls maillog and queue every 100 ms until the expected counts are reached,
+// incoming/active/maildrop are empty, and nothing has changed for `settle`
+// seconds. Returns the time (since t0) at which the final state first appeared,
+// or throws Error on timeout or when the instance broke.
+double wait_for_outcome(const Scenario& sc, Instance& inst, Clock::time_point t0, bool verbose) {
+    MaillogTail tail(inst.maillog_path());
+    Progress progress;
+    auto deadline = t0 + std::chrono::seconds(sc.timeout);
+    Snapshot last;
+    bool have_last = false;
+    Clock::time_point stable_since = Clock::now();
+    auto next_report = Clock::now() + std::chrono::seconds(1);
+    for (;;) {
+        check_interrupted();
+        account(progress, tail.read_new_lines());
+        Snapshot now{tail.offset(), inst.queue_counts()};
+        auto tnow = Clock::now();
+        if (!have_last || !(now == last)) {
+            last = now;
+            have_last = true;
+            stable_since = tnow;
+        }
+        std::string want = missing(sc.expect, progress, now.queue);
+        if (want.empty() && tnow - stable_since >= std::chrono::duration<double>(sc.settle))
+            return std::chrono::duration<double>(stable_since - t0).count();
+        if (!progress.startup_failure.empty())
+            throw Error("a Postfix service failed at startup (master throttles it), so the outcome "
+                        "cannot be reached: " +
+                        progress.startup_failure);
+        if (!inst.master_alive())
+            throw Error("expected master (pid " + std::to_string(inst.master_pid()) +
+                        ") to keep running, found it gone; maillog tail:\n" + inst.maillog_tail());
+        if (tnow >= deadline) {
+            if (want.empty()) {
+                std::ostringstream o;
+                o << "no change for " << sc.settle << " s (the maillog or queue kept changing)";
+                want = o.str();
+            }
+            throw Error("timed out after " + std::to_string(sc.timeout) +
+                        " s waiting for: " + want);
+        }
+        if (verbose && tnow >= next_report) {
+            next_report = tnow + std::chrono::seconds(1);
+            std::cout << "  t=" << std::fixed << std::setprecision(1) << seconds_since(t0) << "s";
+            for (const auto& [k, v] : progress.statuses)
+                std::cout << ' ' << k << '=' << v;
+            for (const auto& [k, v] : now.queue)
+                std::cout << ' ' << k << ':' << v;
+            std::cout << "\n" << std::flush;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+}
+
+// The part of a run that owns processes; everything is torn down on return or throw.
+void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, RunResult& res) {
+    const std::string& dir = res.dir->path();
+    auto ports = allocate_ports(1 + sc.sinks.size());
+    Vars vars;
+    vars.set("dir", dir);
+    vars.set("smtpd", std::to_string(ports[0]));
+    for (size_t i = 0; i < sc.sinks.size(); ++i) {
+        vars.set("sink." + sc.sinks[i].name, std::to_string(ports[i + 1]));
+        vars.set("sinkdir." + sc.sinks[i].name, dir + "/sinks/" + sc.sinks[i].name);
+    }
+
+    InstanceConfig cfg;
+    cfg.qmgr = kind;
+    cfg.cqmgr_path = opts.cqmgr_path;
+    cfg.smtpd_port = ports[0];
+    for (const auto& [k, v] : sc.main_cf)
+        cfg.main_cf.emplace_back(k, vars.expand(v, "main_cf." + k));
+    for (const auto& line : sc.master_cf)
+        cfg.master_cf.push_back(vars.expand(line, "master_cf"));
+    // Safety net: master exits by itself if this harness is killed outright.
+    cfg.master_exit_after = sc.timeout + 60;
+
+    UserIds postfix = lookup_user("postfix");
+    std::vector<std::unique_ptr<Sink>> sinks; // declared before the instance: torn down after it
+    if (!sc.sinks.empty()) make_dir(dir + "/sinks", 0755, 0, 0);
+    for (size_t i = 0; i < sc.sinks.size(); ++i) {
+        const auto& spec = sc.sinks[i];
+        sinks.push_back(std::make_unique<Sink>(spec, ports[i + 1],
+                                               dir + "/sink-" + spec.name + ".log",
+                                               dir + "/sinks/" + spec.name, postfix));
+        std::vector<std::string> args;
+        for (const auto& a : spec.args)
+            args.push_back(vars.expand(a, "sink." + spec.name + ".args"));
+        sinks.back()->start(args);
+        if (opts.verbose)
+            std::cout << "  sink " << spec.name << " listening on 127.0.0.1:" << ports[i + 1]
+                      << "\n";
+    }
+
+    Instance inst(dir);
+    inst.create(cfg);
+    inst.start();
+    if (opts.verbose)
+        std::cout << "  master pid " << inst.master_pid() << ", smtpd on 127.0.0.1:" << ports[0]
+                  << "\n"
+                  << std::flush;
+
+    std::vector<std::string> sink_names;
+    for (const auto& s : sc.sinks)
+        sink_names.push_back(s.name);
+
+    auto t0 = Clock::now();
+    auto deadline = t0 + std::chrono::seconds(sc.timeout);
+    try {
+        for (size_t i = 0; i < sc.injects.size(); ++i)
+            run_injection(sc.injects[i], i, vars, inst, ports[0], deadline, opts.verbose);
+        res.outcome.injection_seconds = seconds_since(t0);
+        res.outcome.outcome_seconds = wait_for_outcome(sc, inst, t0, opts.verbose);
+    } catch (const Interrupted&) {
+        throw;
+    } catch (const Error& e) {
+        if (res.outcome.injection_seconds == 0) res.outcome.injection_seconds = seconds_since(t0);
+        res.failures.push_back(e.what());
+    }
+    // Collect whatever state there is, also after a timeout (for the summary and the comparison).
+    double inj = res.outcome.injection_seconds, reached = res.outcome.outcome_seconds;
+    std::string log;
+    read_file_if_exists(inst.maillog_path(), log);
+    res.outcome = collect_outcome(split_lines(log), vars, sink_names, inst.queue_counts());
+    res.outcome.injection_seconds = inj;
+    res.outcome.outcome_seconds = reached;
+
+    inst.stop();
+    for (auto& s : sinks)
+        s->stop();
+
+    for (auto& f : check_expectations(sc.expect, res.outcome, vars))
+        res.failures.push_back(std::move(f));
+}
+
+} // namespace
+
+// Creates the temp dir and converts set-up errors into failures.
+RunResult run_once(const Scenario& sc, QmgrKind kind, const RunOptions& opts) {
+    RunResult res;
+    res.kind = kind;
+    res.dir = std::make_unique<TempDir>("/tmp/cqmgr-compat-");
+    try {
+        run_instance(sc, kind, opts, res);
+    } catch (const Interrupted&) {
+        std::cerr << "compat-run: interrupted; instance dir kept: " << res.dir->path() << "\n";
+        throw;
+    } catch (const Error& e) {
+        res.failures.push_back(std::string("set-up: ") + e.what());
+    }
+    return res;
+}
+
+} // namespace compat

@@ -1,0 +1,32 @@
+// One run of a scenario against one qmgr: set up instance and sinks, inject,
+// wait for the outcome, collect it, tear everything down.
+#pragma once
+
+#include "fsutil.hpp"
+#include "instance.hpp"
+#include "outcome.hpp"
+#include "scenario.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace compat {
+
+struct RunOptions {
+    std::string cqmgr_path; // absolute; empty if unknown
+    bool verbose = false;
+};
+
+struct RunResult {
+    QmgrKind kind = QmgrKind::Stock;
+    std::unique_ptr<TempDir> dir; // kept or removed by the caller's decision
+    Outcome outcome;
+    std::vector<std::string> failures; // unmet expectations, timeouts, set-up errors
+};
+
+// Runs the scenario once; never throws Error (it becomes a failure), but
+// rethrows Interrupted after tearing down.
+RunResult run_once(const Scenario& scenario, QmgrKind kind, const RunOptions& opts);
+
+} // namespace compat

@@ -1,0 +1,387 @@
+#include "scenario.hpp"
+
+#include "error.hpp"
+#include "fsutil.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+#include <toml++/toml.h>
+
+namespace compat {
+namespace {
+
+// Names a TOML node type in words for "expected X, found Y" messages.
+std::string type_name(const toml::node& n) {
+    switch (n.type()) {
+    case toml::node_type::string:
+        return "a string";
+    case toml::node_type::integer:
+        return "an integer";
+    case toml::node_type::floating_point:
+        return "a float";
+    case toml::node_type::boolean:
+        return "a boolean";
+    case toml::node_type::array:
+        return "an array";
+    case toml::node_type::table:
+        return "a table";
+    case toml::node_type::date:
+        return "a date";
+    case toml::node_type::time:
+        return "a time";
+    case toml::node_type::date_time:
+        return "a date-time";
+    default:
+        return "nothing";
+    }
+}
+
+// Reads one TOML table with typed getters, remembering the keys it was asked
+// about so that unknown (misspelt) keys can be reported.
+class TableReader {
+  public:
+    TableReader(const toml::table& t, std::string where, std::string source)
+        : t_(t), where_(std::move(where)), source_(std::move(source)) {}
+
+    // Location prefix for a node: "file:line: [where] key".
+    std::string at(const std::string& key, const toml::node* n) const {
+        std::ostringstream o;
+        o << source_;
+        if (n != nullptr && n->source().begin.line != 0) o << ':' << n->source().begin.line;
+        o << ": " << where_ << (where_.empty() ? "" : ".") << key;
+        return o.str();
+    }
+
+    // Throws "expected <what>, found <type>" for a key.
+    [[noreturn]] void fail(const std::string& key, const toml::node* n,
+                           const std::string& expected) const {
+        throw Error(at(key, n) + ": expected " + expected + ", found " +
+                    (n ? type_name(*n) : "nothing"));
+    }
+
+    // Looks up a key and marks it as known.
+    const toml::node* get(const std::string& key) {
+        seen_.insert(key);
+        return t_.get(key);
+    }
+
+    // A string value, if present.
+    std::optional<std::string> str(const std::string& key) {
+        const toml::node* n = get(key);
+        if (n == nullptr) return std::nullopt;
+        if (!n->is_string()) fail(key, n, "a string");
+        return n->as_string()->get();
+    }
+
+    // An integer value within [min, max], if present.
+    std::optional<long long> integer(const std::string& key, long long min, long long max) {
+        const toml::node* n = get(key);
+        if (n == nullptr) return std::nullopt;
+        if (!n->is_integer()) fail(key, n, "an integer");
+        long long v = n->as_integer()->get();
+        if (v < min || v > max)
+            throw Error(at(key, n) + ": expected an integer in [" + std::to_string(min) + ", " +
+                        std::to_string(max) + "], found " + std::to_string(v));
+        return v;
+    }
+
+    // An integer or float value within [min, max], if present.
+    std::optional<double> number(const std::string& key, double min, double max) {
+        const toml::node* n = get(key);
+        if (n == nullptr) return std::nullopt;
+        double v = 0;
+        if (n->is_integer())
+            v = static_cast<double>(n->as_integer()->get());
+        else if (n->is_floating_point())
+            v = n->as_floating_point()->get();
+        else
+            fail(key, n, "a number");
+        if (!(v >= min && v <= max))
+            throw Error(at(key, n) + ": expected a number in [" + std::to_string(min) + ", " +
+                        std::to_string(max) + "], found " + std::to_string(v));
+        return v;
+    }
+
+    // A boolean value, if present.
+    std::optional<bool> boolean(const std::string& key) {
+        const toml::node* n = get(key);
+        if (n == nullptr) return std::nullopt;
+        if (!n->is_boolean()) fail(key, n, "a boolean");
+        return n->as_boolean()->get();
+    }
+
+    // A string or an array of strings.
+    std::optional<std::vector<std::string>> strings(const std::string& key) {
+        const toml::node* n = get(key);
+        if (n == nullptr) return std::nullopt;
+        std::vector<std::string> out;
+        if (n->is_string()) {
+            out.push_back(n->as_string()->get());
+            return out;
+        }
+        if (!n->is_array()) fail(key, n, "a string or an array of strings");
+        for (const auto& e : *n->as_array()) {
+            if (!e.is_string()) fail(key, &e, "an array of strings only");
+            out.push_back(e.as_string()->get());
+        }
+        return out;
+    }
+
+    // A sub-table, if present.
+    const toml::table* table(const std::string& key) {
+        const toml::node* n = get(key);
+        if (n == nullptr) return nullptr;
+        if (!n->is_table()) fail(key, n, "a table");
+        return n->as_table();
+    }
+
+    // An array (including arrays of tables), if present.
+    const toml::array* array(const std::string& key) {
+        const toml::node* n = get(key);
+        if (n == nullptr) return nullptr;
+        if (!n->is_array()) fail(key, n, "an array");
+        return n->as_array();
+    }
+
+    // Throws for the first key that no getter asked about.
+    void reject_unknown() const {
+        for (const auto& [k, v] : t_) {
+            std::string key(k.str());
+            if (seen_.count(key)) continue;
+            std::string known;
+            for (const auto& s : seen_)
+                known += (known.empty() ? "" : ", ") + s;
+            throw Error(at(key, &v) + ": unknown key (expected one of: " + known + ")");
+        }
+    }
+
+  private:
+    const toml::table& t_;
+    std::string where_;
+    std::string source_;
+    std::set<std::string> seen_;
+};
+
+// Converts a main_cf value (string, integer, boolean) to main.cf text.
+std::string main_cf_value(const toml::node& n, const std::string& where) {
+    if (n.is_string()) return n.as_string()->get();
+    if (n.is_integer()) return std::to_string(n.as_integer()->get());
+    if (n.is_boolean()) return n.as_boolean()->get() ? "yes" : "no";
+    throw Error(where + ": expected a string, integer or boolean, found " + type_name(n));
+}
+
+// Reads one [[sink]] entry.
+SinkSpec parse_sink(const toml::table& t, const std::string& where, const std::string& source) {
+    TableReader r(t, where, source);
+    SinkSpec s;
+    s.name = r.str("name").value_or("");
+    if (s.name.empty() ||
+        s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos)
+        throw Error(r.at("name", t.get("name")) +
+                    ": expected a non-empty name of [a-z0-9_-], found '" + s.name + "'");
+    s.args = r.strings("args").value_or(std::vector<std::string>{});
+    s.backlog = static_cast<int>(r.integer("backlog", 1, 65535).value_or(100));
+    r.reject_unknown();
+    return s;
+}
+
+// Reads one [[inject]] entry and checks the method-specific fields.
+InjectSpec parse_inject(const toml::table& t, const std::string& where, const std::string& source) {
+    TableReader r(t, where, source);
+    InjectSpec in;
+    in.method = r.str("method").value_or("");
+    if (in.method != "smtp-source" && in.method != "smtp" && in.method != "sendmail")
+        throw Error(r.at("method", t.get("method")) +
+                    ": expected \"smtp-source\", \"smtp\" or \"sendmail\", found \"" + in.method +
+                    "\"");
+    if (auto v = r.str("from")) in.from = *v;
+    in.to = r.strings("to").value_or(std::vector<std::string>{});
+    if (in.to.empty())
+        throw Error(r.at("to", t.get("to")) + ": expected at least one recipient, found none");
+    in.args = r.strings("args").value_or(std::vector<std::string>{});
+    in.delay_before = r.number("delay_before", 0, 3600).value_or(0);
+    if (in.method == "smtp-source") {
+        if (in.to.size() != 1)
+            throw Error(r.at("to", t.get("to")) +
+                        ": smtp-source takes exactly one recipient, found " +
+                        std::to_string(in.to.size()));
+        in.messages = static_cast<int>(r.integer("messages", 1, 1000000).value_or(1));
+        in.sessions = static_cast<int>(r.integer("sessions", 1, 1000).value_or(1));
+        in.recipients = static_cast<int>(r.integer("recipients", 1, 100000).value_or(1));
+        if (auto v = r.integer("size", 0, 100000000)) in.size = static_cast<int>(*v);
+        in.subject = r.str("subject");
+    } else {
+        in.subject = r.str("subject");
+        if (auto v = r.str("body")) in.body = *v;
+        in.count = static_cast<int>(r.integer("count", 1, 1000000).value_or(1));
+        in.headers = r.strings("headers").value_or(std::vector<std::string>{});
+    }
+    r.reject_unknown();
+    return in;
+}
+
+// Reads one mailbox expectation.
+MailboxExpect parse_mailbox(const toml::table& t, const std::string& where,
+                            const std::string& source) {
+    TableReader r(t, where, source);
+    MailboxExpect m;
+    m.path = r.str("path").value_or("");
+    if (m.path.empty())
+        throw Error(r.at("path", nullptr) + ": expected a mailbox path, found none");
+    m.contains = r.strings("contains").value_or(std::vector<std::string>{});
+    if (auto v = r.integer("messages", 0, 10000000)) m.messages = static_cast<int>(*v);
+    r.reject_unknown();
+    return m;
+}
+
+// Reads a table of name -> non-negative integer.
+std::map<std::string, int> parse_counts(const toml::table& t, const std::string& where,
+                                        const std::string& source) {
+    TableReader r(t, where, source);
+    std::map<std::string, int> out;
+    for (const auto& [k, v] : t) {
+        std::string key(k.str());
+        out[key] = static_cast<int>(r.integer(key, 0, 100000000).value());
+    }
+    return out;
+}
+
+// Reads [expect].
+Expect parse_expect(const toml::table& t, const std::string& source) {
+    TableReader r(t, "expect", source);
+    Expect e;
+    auto count = [&r](const char* key) -> std::optional<int> {
+        if (auto v = r.integer(key, 0, 100000000)) return static_cast<int>(*v);
+        return std::nullopt;
+    };
+    e.sent = count("sent");
+    e.deferred = count("deferred");
+    e.bounced = count("bounced");
+    e.expired = count("expired");
+    e.queue_empty = r.boolean("queue_empty");
+    if (const auto* ps = r.table("per_sink"))
+        e.per_sink = parse_counts(*ps, "expect.per_sink", source);
+    if (const auto* nt = r.table("notifications"))
+        e.notifications = parse_counts(*nt, "expect.notifications", source);
+    if (const auto* mb = r.array("mailbox")) {
+        int i = 0;
+        for (const auto& n : *mb) {
+            std::string where = "expect.mailbox[" + std::to_string(i++) + "]";
+            if (!n.is_table())
+                throw Error(source + ": " + where + ": expected a table, found " + type_name(n));
+            e.mailbox.push_back(parse_mailbox(*n.as_table(), where, source));
+        }
+    }
+    r.reject_unknown();
+    return e;
+}
+
+} // namespace
+
+// Parses the whole scenario and cross-checks sink references.
+Scenario parse_scenario(std::string_view text, const std::string& source) {
+    toml::table root;
+    try {
+        root = toml::parse(text, source);
+    } catch (const toml::parse_error& e) {
+        std::ostringstream o;
+        o << source << ':' << e.source().begin.line << ':' << e.source().begin.column
+          << ": invalid TOML: " << e.description();
+        throw Error(o.str());
+    }
+    TableReader r(root, "", source);
+    Scenario s;
+    s.file = source;
+    s.name = r.str("name").value_or("");
+    if (s.name.empty()) throw Error(source + ": expected a top-level name = \"...\", found none");
+    s.description = r.str("description").value_or("");
+    s.timeout = static_cast<int>(r.integer("timeout", 1, 3600).value_or(60));
+    s.settle = r.number("settle", 0, 60).value_or(1.0);
+    s.ignore_qmgr_warnings = r.boolean("ignore_qmgr_warnings").value_or(false);
+    if (const auto* mc = r.table("main_cf")) {
+        for (const auto& [k, v] : *mc)
+            s.main_cf.emplace_back(std::string(k.str()),
+                                   main_cf_value(v, source + ": main_cf." + std::string(k.str())));
+    }
+    s.master_cf = r.strings("master_cf").value_or(std::vector<std::string>{});
+    if (const auto* sinks = r.array("sink")) {
+        int i = 0;
+        for (const auto& n : *sinks) {
+            std::string where = "sink[" + std::to_string(i++) + "]";
+            if (!n.is_table())
+                throw Error(source + ": " + where + ": expected a table, found " + type_name(n));
+            SinkSpec sink = parse_sink(*n.as_table(), where, source);
+            for (const auto& other : s.sinks)
+                if (other.name == sink.name)
+                    throw Error(source + ": " + where + ": expected unique sink names, found '" +
+                                sink.name + "' twice");
+            s.sinks.push_back(std::move(sink));
+        }
+    }
+    if (const auto* injects = r.array("inject")) {
+        int i = 0;
+        for (const auto& n : *injects) {
+            std::string where = "inject[" + std::to_string(i++) + "]";
+            if (!n.is_table())
+                throw Error(source + ": " + where + ": expected a table, found " + type_name(n));
+            s.injects.push_back(parse_inject(*n.as_table(), where, source));
+        }
+    }
+    if (s.injects.empty())
+        throw Error(source + ": expected at least one [[inject]] step, found none");
+    if (const auto* ex = r.table("expect")) s.expect = parse_expect(*ex, source);
+    for (const auto& [name, n] : s.expect.per_sink) {
+        (void)n;
+        bool known = std::any_of(s.sinks.begin(), s.sinks.end(),
+                                 [&](const SinkSpec& k) { return k.name == name; });
+        if (!known)
+            throw Error(source + ": expect.per_sink." + name +
+                        ": expected the name of a [[sink]], found none");
+    }
+    r.reject_unknown();
+    return s;
+}
+
+// Loads a scenario from disk.
+Scenario load_scenario(const std::string& path) {
+    return parse_scenario(read_file(path), path);
+}
+
+// Expands the harness's own ${...} variables and leaves Postfix's alone.
+std::string Vars::expand(const std::string& text, const std::string& context) const {
+    std::string out;
+    size_t i = 0;
+    while (i < text.size()) {
+        size_t start = text.find("${", i);
+        if (start == std::string::npos) {
+            out.append(text, i, std::string::npos);
+            break;
+        }
+        size_t end = text.find('}', start + 2);
+        if (end == std::string::npos) {
+            out.append(text, i, std::string::npos);
+            break;
+        }
+        out.append(text, i, start - i);
+        std::string name = text.substr(start + 2, end - start - 2);
+        auto it = values_.find(name);
+        if (it != values_.end()) {
+            out += it->second;
+        } else if (name.rfind("sink.", 0) == 0 || name.rfind("sinkdir.", 0) == 0 || name == "dir" ||
+                   name == "smtpd") {
+            std::string known;
+            for (const auto& [k, v] : values_)
+                known += (known.empty() ? "" : ", ") + std::string("${") + k + "}";
+            throw Error(context + ": unknown variable ${" + name + "} (expected one of: " + known +
+                        ")");
+        } else {
+            out.append(text, start, end - start + 1); // Postfix's ${name}: keep
+        }
+        i = end + 1;
+    }
+    return out;
+}
+
+} // namespace compat
