@@ -1,0 +1,163 @@
+// The scheduler core: Rak's preemptive job scheduler, per-transport
+// recipient pools and the Postfix 2.5 concurrency feedback with dead-
+// destination detection.  It does no I/O and reads no clock: the daemon (or a
+// test) tells it the time, feeds it recipients, asks it which transport needs
+// a delivery agent and which entry to hand to an agent, and reports outcomes.
+// Broken invariants panic.
+#pragma once
+
+#include "cqmgr/core/structures.hpp"
+
+#include <functional>
+#include <map>
+#include <string>
+
+namespace cqmgr::core {
+
+// What the scheduler needs from its driver.
+class Driver {
+  public:
+    virtual ~Driver() = default;
+    // Read more recipients of `m` (at most `limit`), resolve and assign()
+    // them, then call refill_done().  May complete later (asynchronously).
+    virtual void refill(Message& m, int limit) = 0;
+    // Every entry of `m` is finished: time for the end-of-message work.
+    virtual void message_done(Message& m) = 0;
+    // Entries that cannot go to the retry transport (it is dead itself, or
+    // they were already there): the driver defers these recipients itself.
+    virtual void defer_recipients(Message& m, const std::vector<queuefile::Recipient>& rcpts,
+                                  const Dsn& dsn) = 0;
+    // Scheduling state changed in a way that may allow new deliveries.
+    virtual void wakeup() {}
+};
+
+// The result of one delivery request, as the agent (or its failure) gave it.
+struct DeliveryResult {
+    bool crash = false; // no valid reply: I/O error, garbage, timeout
+    int status = 0;     // agent status: 0 = all recipients finished
+    Dsn hop;            // hop status; empty status = none
+};
+
+class Scheduler {
+  public:
+    using TransportConfigFn = std::function<TransportConfig(const std::string&)>;
+
+    Scheduler(SchedulerConfig cfg, TransportConfigFn transport_cfg, Driver& driver);
+    ~Scheduler();
+    Scheduler(const Scheduler&) = delete;
+    Scheduler& operator=(const Scheduler&) = delete;
+
+    // ---- time ----
+    // Sets the current time (seconds) and runs timers that are due.
+    void set_time(int64_t now);
+    int64_t now() const { return now_; }
+    // When the next timer is due, if any.
+    std::optional<int64_t> next_timer() const;
+
+    // ---- messages and recipients ----
+    // Enters a message into the active queue (its enqueue time is now).
+    void message_add(Message& m);
+    // How many recipients to read in the first batch of a new message.
+    int first_batch_limit(const Message& m) const;
+    // Finds or creates a transport.
+    Transport& transport(const std::string& name);
+    // The queue for a recipient: `name` on `t`, or, when `t` or that queue is
+    // dead, the retry transport's queue named after the reason.
+    Queue& queue_for(Transport& t, const std::string& name, const std::string& nexthop);
+    // Adds one recipient of `m` for queue `q`.
+    void assign(Message& m, Queue& q, queuefile::Recipient r);
+    // After a batch was read and assigned: `has_unread` and `rcpt_unread`
+    // describe what is left in the file.
+    void batch_done(Message& m, bool has_unread, int rcpt_unread);
+    // Forgets a message whose entries are all done (after message_done).
+    void message_free(Message& m);
+
+    // ---- selection ----
+    // A transport that needs one more delivery agent connection, or nullptr.
+    // The transport's pending count goes up; call connection_ready() or
+    // connection_failed() later.
+    Transport* select_transport();
+    void connection_ready(Transport& t);
+    // A connection (or the agent's announcement) failed: the transport is
+    // declared dead and its waiting entries go to the retry transport.
+    void connection_failed(Transport& t, const Dsn& dsn);
+    // The next entry to hand to an agent of `t`, or nullptr (close it).
+    Entry* select_entry(Transport& t);
+    // Reports the outcome of a selected entry and frees it.
+    void delivery_done(Entry* e, const DeliveryResult& r);
+    // Gives a selected entry back without an attempt (e.g. the request could
+    // not even be written): it goes back to its queue's todo list.
+    void entry_unselect(Entry* e);
+
+    // ---- administration ----
+    // Revives every dead transport and queue at once (postqueue -f's F).
+    void flush_dead();
+    // Declares transport `t` dead for transport_retry_time.
+    void transport_dead(Transport& t, const Dsn& dsn);
+
+    // ---- inspection ----
+    int recipient_count() const { return recipient_count_; }
+    int queue_count() const { return queue_count_; }
+    const std::map<std::string, std::unique_ptr<Transport>>& transports() const {
+        return transports_;
+    }
+    // Checks every invariant and panics on the first broken one (tests).
+    void check_invariants() const;
+
+  private:
+    friend struct SchedulerAccess;
+
+    // entry.cpp
+    Entry* entry_create(Peer& p, Message& m);
+    void entry_select(Entry* e);
+    enum class Which { todo, busy };
+    void entry_done(Entry* e, Which which);
+    // peer.cpp
+    Peer& peer_obtain(Job& j, Queue& q);
+    Peer* peer_select(Job& j);
+    void peer_free(Peer& p);
+    // job.cpp
+    Job& job_obtain(Message& m, Transport& t);
+    void job_link(Job& j);
+    void job_unlink(Job& j);
+    void job_retire(Job& j);
+    void job_free(Job& j);
+    void job_move_limits(Job& j);
+    void job_parent_gone(Job& j, Job* parent);
+    void job_pop(Job& j);
+    void job_count_slots(Job& j);
+    Job* job_candidate(Job& current);
+    Job* job_preempt(Job& current);
+    Peer* job_peer_select(Job& j);
+    void job_blocker_update(Queue& q);
+    // queue.cpp
+    Queue& queue_create(Transport& t, const std::string& name, const std::string& nexthop);
+    void queue_done(Queue& q);
+    void queue_throttle(Queue& q, const Dsn& dsn);
+    void queue_unthrottle(Queue& q);
+    void queue_defer_todo(Queue& q, const Dsn& dsn);
+    void queue_suspend(Queue& q, int delay);
+    // timers
+    struct Timer {
+        enum class Kind { queue_revive, queue_resume, transport_revive } kind;
+        std::string transport;
+        std::string queue;
+    };
+    void timer_add(int64_t due, Timer t);
+    void timer_fire(const Timer& t, int64_t due);
+
+    SchedulerConfig cfg_;
+    TransportConfigFn transport_cfg_;
+    Driver& driver_;
+    int64_t now_ = 0;
+    int recipient_count_ = 0;
+    int queue_count_ = 0;
+    std::map<std::string, std::unique_ptr<Transport>> transports_;
+    List<Transport, &Transport::hook> transport_rr_;
+    std::multimap<int64_t, Timer> timers_;
+};
+
+// Aborts with a message: a broken scheduler invariant.
+[[noreturn]] void panic(const std::string& what);
+
+} // namespace cqmgr::core

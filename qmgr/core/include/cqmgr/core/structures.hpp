@@ -1,0 +1,187 @@
+// The scheduler's in-memory structures, in Postfix's vocabulary:
+//
+//   Message   one queue file in the active queue
+//   Transport a master.cf delivery service (smtp, local, ...)
+//   Queue     one destination (nexthop) of one transport
+//   Job       one message within one transport
+//   Peer      one message's entries for one queue (job x queue)
+//   Entry     up to <transport>_destination_recipient_limit recipients of one
+//             message for one queue: what one delivery request carries
+//
+// Lists are Boost.Intrusive lists with safe-mode hooks, so linking an object
+// twice or destroying it while linked is caught.  Ownership: the Scheduler
+// owns transports; a transport owns its queues and jobs; a job owns its
+// peers; entries are owned by the scheduler through their peer and freed
+// when done.  Messages are owned by the caller.
+#pragma once
+
+#include "cqmgr/core/feedback.hpp"
+#include "cqmgr/queuefile/envelope.hpp"
+
+#include <boost/intrusive/list.hpp>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace cqmgr::core {
+
+namespace bi = boost::intrusive;
+using Hook = bi::list_member_hook<bi::link_mode<bi::safe_link>>;
+
+template <class T, Hook T::*H>
+using List = bi::list<T, bi::member_hook<T, Hook, H>, bi::constant_time_size<true>>;
+
+struct Transport;
+struct Queue;
+struct Job;
+struct Peer;
+struct Entry;
+
+// A delivery status with which recipients are deferred (RFC 3463 + text).
+struct Dsn {
+    std::string status;
+    std::string reason;
+    bool operator==(const Dsn&) const = default;
+};
+
+// Per-transport settings (main.cf `<transport>_*` with `default_*` fallbacks).
+struct TransportConfig {
+    int dest_concurrency_limit = 20;   // 0 = no limit
+    int init_dest_concurrency = 5;
+    int dest_recipient_limit = 50;     // recipients per entry; 0 = no limit
+    int recipient_limit = 20000;       // in-core recipient pool
+    int extra_recipient_limit = 1000;  // pool extension for preempting jobs
+    int refill_limit = 100;
+    int refill_delay = 5;
+    int slot_cost = 5;
+    int slot_loan = 3;
+    int slot_discount = 50;            // percent
+    int min_slots = 3;
+    int fail_cohort_limit = 1;         // 0 = never declare a destination dead
+    Feedback pos_feedback;
+    Feedback neg_feedback;
+    int dest_rate_delay = 0;           // seconds between deliveries per queue
+};
+
+// Global settings.
+struct SchedulerConfig {
+    int message_recipient_limit = 20000; // qmgr_message_recipient_limit
+    int message_recipient_minimum = 10;  // qmgr_message_recipient_minimum
+    int minimal_backoff_time = 300;      // how long a dead queue stays dead
+    int transport_retry_time = 60;       // how long a dead transport stays dead
+    std::string retry_transport = "retry";
+};
+
+// The scheduler's view of a message.  The daemon derives its own message
+// (envelope, file state) from this.
+struct Message {
+    std::string id;
+    int64_t queued_time = 0;
+    int refcount = 0;        // entries in core
+    int flags = 0;           // nonzero: some recipient must be retried
+    int rcpt_count = 0;      // recipients in core
+    int rcpt_limit = 0;      // recipient slots lent to this message
+    int rcpt_unread = 0;     // estimate of recipients not read yet
+    bool has_unread = false; // more recipients wait in the queue file
+    bool single_rcpt = false; // VERP: one recipient per entry
+    bool refill_pending = false;
+    int64_t refill_time = 0;
+    std::vector<Job*> jobs; // one per transport; few, so a vector
+
+    virtual ~Message() = default;
+};
+
+struct Entry {
+    Message* message = nullptr;
+    Peer* peer = nullptr;
+    Queue* queue = nullptr;
+    std::vector<queuefile::Recipient> rcpts;
+    Hook queue_hook; // on queue->todo or queue->busy
+    Hook peer_hook;  // on peer->entries while in todo
+};
+
+struct Peer {
+    Job* job = nullptr;
+    Queue* queue = nullptr;
+    int refcount = 0; // entries of this peer, todo or busy
+    List<Entry, &Entry::peer_hook> entries; // todo entries
+    Hook job_hook;
+};
+
+struct Queue {
+    Transport* transport = nullptr;
+    std::string name;
+    std::string nexthop;
+    List<Entry, &Entry::queue_hook> todo;
+    List<Entry, &Entry::queue_hook> busy;
+    int window = 0; // 0 = dead ("throttled")
+    double success = 0, failure = 0, fail_cohorts = 0;
+    std::optional<Dsn> dsn; // why it is dead
+    unsigned blocker_tag = 0;
+    int64_t last_done = 0;
+    int dflags = 0;           // connection cache flags for requests
+    bool suspended = false;   // pausing for the destination rate delay
+    int64_t timer_due = 0;    // pending revive/resume timer, 0 = none
+    Hook transport_hook;      // on transport->queues_rr
+
+    bool ready() const { return window > 0 && !suspended; }
+    bool dead() const { return window == 0; }
+    int todo_count() const { return static_cast<int>(todo.size()); }
+    int busy_count() const { return static_cast<int>(busy.size()); }
+};
+
+struct Job {
+    Message* message = nullptr;
+    Transport* transport = nullptr;
+    Hook transport_hook; // scheduler's job list
+    Hook time_hook;      // job list by enqueue time
+    Hook sibling_hook;   // on stack_parent->children
+    Job* stack_parent = nullptr;
+    List<Job, &Job::sibling_hook> children;
+    int stack_level = -1; // -1: not on the job lists
+    unsigned blocker_tag = 0;
+    std::unordered_map<Queue*, std::unique_ptr<Peer>> peer_by_queue;
+    List<Peer, &Peer::job_hook> peers; // round-robin order
+    int slots_used = 0;
+    int slots_available = 0;
+    int selected_entries = 0;
+    int read_entries = 0;
+    int rcpt_count = 0;
+    int rcpt_limit = 0;
+
+    bool has_entries() const { return selected_entries < read_entries; }
+    int min_entries() const { return read_entries; }
+    int max_entries() const { return read_entries + message->rcpt_unread; }
+};
+
+struct Transport {
+    std::string name;
+    TransportConfig cfg;
+    int slot_loan_factor = 50;
+    std::unordered_map<std::string, std::unique_ptr<Queue>> queue_by_name;
+    List<Queue, &Queue::transport_hook> queues_rr;
+    std::unordered_map<Message*, std::unique_ptr<Job>> job_by_message;
+    List<Job, &Job::transport_hook> job_list;
+    List<Job, &Job::time_hook> job_bytime;
+    Job* job_current = nullptr;
+    Job* job_next_unread = nullptr;
+    Job* candidate_cache = nullptr;
+    Job* candidate_cache_current = nullptr;
+    int64_t candidate_cache_time = 0;
+    unsigned blocker_tag = 1; // odd, so a zeroed job never matches
+    int pending = 0;          // connections not yet announced by an agent
+    bool dead = false;
+    std::optional<Dsn> dsn;
+    int64_t dead_until = 0;
+    int rcpt_unused = 0;
+    int rcpt_per_stack = 0;
+    Hook hook; // on the scheduler's transport list
+
+    bool is_blocker(const Job& j) const { return j.blocker_tag == blocker_tag; }
+    void reset_candidate_cache() { candidate_cache_current = nullptr; }
+};
+
+} // namespace cqmgr::core

@@ -1,0 +1,332 @@
+// Jobs: Rak's preemptive scheduling of one transport's messages, and the
+// per-transport recipient pools.
+//
+// The scheduler's job list starts in enqueue order.  Each selected entry earns
+// its job a fraction (1/slot_cost) of a "delivery slot".  When the current job
+// has earned enough slots to cover, within the loan and discount, all the
+// entries a smaller job still needs, that job is moved in front of it on the
+// job list ("preempts" it) and the slots are spent.  Because a job spends at
+// most one slot per slot_cost entries it delivered, its delivery is stretched
+// by at most slot_cost/(slot_cost-1), however deeply preemptions nest.  The
+// stack parent/child links exist only to give slots back correctly when a
+// preempting job finishes with fewer slots than it was expected to use.
+#include "cqmgr/core/scheduler.hpp"
+
+#include <algorithm>
+
+namespace cqmgr::core {
+
+Job& Scheduler::job_obtain(Message& m, Transport& t) {
+    auto& slot = t.job_by_message[&m];
+    if (!slot) {
+        slot = std::make_unique<Job>();
+        slot->message = &m;
+        slot->transport = &t;
+        m.jobs.push_back(slot.get());
+    }
+    Job& j = *slot;
+    if (j.stack_level < 0) job_link(j);
+    // New entries change both the candidate choice and the blocker status.
+    t.reset_candidate_cache();
+    if (t.is_blocker(j)) {
+        j.blocker_tag = 0;
+        t.job_current = t.job_list.empty() ? nullptr : &t.job_list.front();
+    }
+    return j;
+}
+
+void Scheduler::job_link(Job& j) {
+    Transport& t = *j.transport;
+    Message& m = *j.message;
+    if (j.stack_level >= 0) panic("job_link: job of " + m.id + " already linked");
+
+    // Find the place by enqueue time, from the end (usually: append).  Jobs
+    // on a preemption stack (with a parent) are skipped as anchors so that
+    // the time order of level-zero jobs is kept.
+    Job* current = t.job_current;
+    auto pos = t.job_list.end();
+    while (pos != t.job_list.begin()) {
+        auto prev = std::prev(pos);
+        if (prev->stack_parent == nullptr && m.queued_time - prev->message->queued_time >= 0) break;
+        if (current == &*prev) current = nullptr;
+        pos = prev;
+    }
+    Job* unread = t.job_next_unread;
+    auto tpos = t.job_bytime.end();
+    while (tpos != t.job_bytime.begin()) {
+        auto prev = std::prev(tpos);
+        if (m.queued_time - prev->message->queued_time >= 0) break;
+        if (unread == &*prev) unread = nullptr;
+        tpos = prev;
+    }
+    j.stack_level = 0;
+    t.job_list.insert(pos, j);
+    t.job_bytime.insert(tpos, j);
+
+    // A job placed before the current job becomes current.
+    if (current == nullptr) t.job_current = &j;
+    // A job placed before the first job with unread recipients takes over
+    // that role, and the old one gives back its unused slots.
+    if (unread == nullptr) {
+        Job* old = t.job_next_unread;
+        t.job_next_unread = &j;
+        if (old) job_move_limits(*old);
+    }
+    // Take every unused slot of the pool; the surplus goes back once the
+    // message is fully read.
+    if (t.rcpt_unused > 0) {
+        j.rcpt_limit += t.rcpt_unused;
+        m.rcpt_limit += t.rcpt_unused;
+        t.rcpt_unused = 0;
+    }
+}
+
+void Scheduler::job_move_limits(Job& j) {
+    Transport& t = *j.transport;
+    Message& m = *j.message;
+    Job* next = t.job_next_unread;
+    if (&j == next) {
+        // Advance to the next job (by time) whose message still has unread
+        // recipients.  Amortised O(1): the time list never reorders.
+        next = nullptr;
+        for (auto it = std::next(t.job_bytime.iterator_to(j)); it != t.job_bytime.end(); ++it)
+            if (it->message->has_unread) {
+                next = &*it;
+                break;
+            }
+        t.job_next_unread = next;
+    }
+    int unused = std::min(j.rcpt_limit - j.rcpt_count, m.rcpt_limit - m.rcpt_count);
+    if (unused > 0) {
+        j.rcpt_limit -= unused;
+        m.rcpt_limit -= unused;
+        t.rcpt_unused += unused;
+        if (next && t.rcpt_unused > 0) {
+            next->rcpt_limit += t.rcpt_unused;
+            next->message->rcpt_limit += t.rcpt_unused;
+            t.rcpt_unused = 0;
+        }
+    }
+}
+
+void Scheduler::job_parent_gone(Job& j, Job* parent) {
+    while (!j.children.empty()) {
+        Job& child = j.children.front();
+        j.children.pop_front();
+        if (parent) parent->children.push_back(child);
+        child.stack_parent = parent;
+    }
+}
+
+void Scheduler::job_unlink(Job& j) {
+    Transport& t = *j.transport;
+    if (j.stack_level != 0) panic("job_unlink: stack level " + std::to_string(j.stack_level));
+    if (j.stack_parent) panic("job_unlink: job of " + j.message->id + " has a parent");
+    if (j.sibling_hook.is_linked()) panic("job_unlink: job of " + j.message->id + " has siblings");
+    job_parent_gone(j, nullptr);
+    auto it = t.job_list.iterator_to(j);
+    if (t.job_current == &j) t.job_current = std::next(it) == t.job_list.end() ? nullptr : &*std::next(it);
+    if (&j == t.candidate_cache || &j == t.candidate_cache_current) t.reset_candidate_cache();
+    t.job_list.erase(it);
+    t.job_bytime.erase(t.job_bytime.iterator_to(j));
+    j.stack_level = -1;
+}
+
+void Scheduler::job_retire(Job& j) {
+    // Off the job lists until it gets entries again; keeps its slot counters.
+    if (j.stack_level > 0) job_pop(j);
+    job_move_limits(j);
+    job_unlink(j);
+}
+
+void Scheduler::job_free(Job& j) {
+    Transport& t = *j.transport;
+    if (j.rcpt_count) panic("job_free: job of " + j.message->id + " still has recipients");
+    if (j.stack_level > 0) job_pop(j);
+    job_move_limits(j);
+    if (j.rcpt_limit) panic("job_free: recipient slots leak in job of " + j.message->id);
+    if (j.stack_level >= 0) job_unlink(j);
+    if (t.job_next_unread == &j) panic("job_free: freed job is the next unread job");
+    if (!j.peers.empty()) panic("job_free: job of " + j.message->id + " still has peers");
+    t.job_by_message.erase(j.message); // destroys j
+}
+
+void Scheduler::job_count_slots(Job& j) {
+    j.slots_available++;
+    j.slots_used++;
+    // A job other than the one the cache was computed for got a bit more
+    // likely to be a candidate.
+    if (&j != j.transport->candidate_cache_current) j.transport->reset_candidate_cache();
+}
+
+Job* Scheduler::job_candidate(Job& current) {
+    Transport& t = *current.transport;
+    // Negative results are cached too; the time matters only for ranking.
+    if (t.candidate_cache_current == &current &&
+        (t.candidate_cache_time == now_ || t.candidate_cache == nullptr))
+        return t.candidate_cache;
+
+    // The fewest slots `current` can ever accumulate bounds the candidates.
+    int max_slots =
+        (current.min_entries() - current.selected_entries + current.slots_available) /
+        t.cfg.slot_cost;
+    Job* best = nullptr;
+    double best_score = 0.0;
+    if (max_slots > 0) {
+        // Only jobs after `current` can qualify: none of them is a stack
+        // child of it.  Parents (jobs with children) are excluded.
+        for (auto it = std::next(t.job_list.iterator_to(current)); it != t.job_list.end(); ++it) {
+            Job& j = *it;
+            if (!j.children.empty() || t.is_blocker(j)) continue;
+            int max_total = j.max_entries();
+            int max_needed = max_total - j.selected_entries;
+            int64_t delay = now_ - j.message->queued_time + 1;
+            if (max_needed > 0 && max_needed <= max_slots) {
+                double score = static_cast<double>(delay) / max_total;
+                if (score > best_score) {
+                    best_score = score;
+                    best = &j;
+                }
+            }
+            // Level-zero jobs are in time order: no later one can beat this.
+            if (delay <= best_score && j.stack_level == 0) break;
+        }
+    }
+    t.candidate_cache = best;
+    t.candidate_cache_current = &current;
+    t.candidate_cache_time = now_;
+    return best;
+}
+
+Job* Scheduler::job_preempt(Job& current) {
+    Transport& t = *current.transport;
+    // Too small to ever earn the minimum slots, or nothing earned yet (the
+    // counter goes negative after loans).
+    if (current.slots_available <= 0 || current.max_entries() < t.cfg.min_slots * t.cfg.slot_cost)
+        return &current;
+    Job* j = job_candidate(current);
+    if (!j) return &current;
+    if (j == &current) panic("job_preempt: job preempts itself");
+    if (!j->children.empty()) panic("job_preempt: candidate is already a stack parent");
+    if (j->stack_level < 0) panic("job_preempt: candidate is not on the job list");
+
+    // Enough slots, counting the loan and the discount?  The loan only lets
+    // preemption happen earlier; the full price is paid from later slots.
+    int expected = j->max_entries() - j->selected_entries;
+    if (current.slots_available / t.cfg.slot_cost + t.cfg.slot_loan <
+        expected * t.slot_loan_factor / 100.0)
+        return &current;
+
+    if (j->stack_level > 0) job_pop(*j);
+    t.job_list.erase(t.job_list.iterator_to(*j));
+    t.job_list.insert(t.job_list.iterator_to(current), *j);
+    j->stack_parent = &current;
+    current.children.push_back(*j);
+    j->stack_level = current.stack_level + 1;
+    t.job_current = j;
+    t.reset_candidate_cache();
+
+    // Spend the slots now (one job can be preempted by several at once);
+    // slots_used of the preempting job counts the difference from the
+    // expectation, settled when it is popped.
+    current.slots_available -= expected * t.cfg.slot_cost;
+    j->slots_used = -expected;
+
+    // A preempting job with unread recipients gets part of the extra pool.
+    if (j->message->has_unread) {
+        int extra = (t.rcpt_per_stack + t.rcpt_unused + 1) / 2;
+        j->rcpt_limit += extra;
+        j->message->rcpt_limit += extra;
+        t.rcpt_unused -= extra;
+    }
+    return j;
+}
+
+void Scheduler::job_pop(Job& j) {
+    Transport& t = *j.transport;
+    if (j.stack_level <= 0) panic("job_pop: job not on a stack");
+    Job* parent = j.stack_parent;
+    // Give the parent back what was not used; only the original parent,
+    // one level up, and never its slots_used (that would shrink its bound).
+    if (parent && j.stack_level == parent->stack_level + 1)
+        parent->slots_available -= j.slots_used * t.cfg.slot_cost;
+    if (parent) {
+        parent->children.erase(parent->children.iterator_to(j));
+        j.stack_parent = nullptr;
+    }
+    job_parent_gone(j, parent);
+    j.stack_level = 0;
+    t.reset_candidate_cache();
+}
+
+Peer* Scheduler::job_peer_select(Job& j) {
+    Message& m = *j.message;
+    Transport& t = *j.transport;
+    // Ask for more recipients early when enough slots are free or enough
+    // time has passed, so slow destinations don't starve the message.
+    auto want_refill = [&](bool any_room) {
+        if (!m.has_unread || m.refcount <= 0 || m.refill_pending) return false;
+        int room = m.rcpt_limit - m.rcpt_count;
+        if (any_room) return room > 0;
+        return room >= t.cfg.refill_limit || (room > 0 && now_ - m.refill_time >= t.cfg.refill_delay);
+    };
+    auto refill = [&] {
+        m.refill_pending = true;
+        driver_.refill(m, std::min(m.rcpt_limit - m.rcpt_count, 5000));
+    };
+    if (want_refill(false)) refill();
+    if (j.has_entries())
+        if (Peer* p = peer_select(j)) return p;
+    if (want_refill(true)) refill();
+    if (j.has_entries()) return peer_select(j);
+    return nullptr;
+}
+
+Entry* Scheduler::select_entry(Transport& t) {
+    Job* job = t.job_current;
+    if (!job) return nullptr;
+    if (t.cfg.slot_cost >= 2) job = job_preempt(*job);
+    while (job) {
+        auto next_it = std::next(t.job_list.iterator_to(*job));
+        Job* next = next_it == t.job_list.end() ? nullptr : &*next_it;
+        if (t.is_blocker(*job)) {
+            job = next;
+            continue;
+        }
+        if (Peer* p = job_peer_select(*job)) {
+            Entry* e = &p->entries.front();
+            entry_select(e);
+            job_count_slots(*job);
+            t.job_current = job;
+            if (!job->has_entries() && !job->message->has_unread) job_retire(*job);
+            return e;
+        }
+        if (job->has_entries()) {
+            // Held back by destination windows: mark it and its busy queues.
+            job->blocker_tag = t.blocker_tag;
+            for (Peer& p : job->peers)
+                if (!p.entries.empty()) p.queue->blocker_tag = t.blocker_tag;
+        } else {
+            // Nothing in core for now ("stalled"): off the lists until refilled.
+            job_retire(*job);
+        }
+        job = next;
+    }
+    t.job_current = nullptr;
+    return nullptr;
+}
+
+void Scheduler::job_blocker_update(Queue& q) {
+    Transport& t = *q.transport;
+    if (q.blocker_tag != t.blocker_tag) return;
+    if (q.window > q.busy_count() && !q.todo.empty()) {
+        // Unmark every blocker of the transport at once; selection finds the
+        // real current job again.
+        t.blocker_tag += 2;
+        t.job_current = t.job_list.empty() ? nullptr : &t.job_list.front();
+        t.candidate_cache_current = nullptr;
+    }
+    if (q.window > q.busy_count() || q.dead()) q.blocker_tag = 0;
+}
+
+} // namespace cqmgr::core

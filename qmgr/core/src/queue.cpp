@@ -1,0 +1,115 @@
+// Destination queues: creation, concurrency feedback, dead destinations.
+#include "cqmgr/core/scheduler.hpp"
+
+namespace cqmgr::core {
+
+Queue& Scheduler::queue_create(Transport& t, const std::string& name, const std::string& nexthop) {
+    auto& slot = t.queue_by_name[name];
+    if (slot) panic("queue_create: duplicate queue " + t.name + "/" + name);
+    slot = std::make_unique<Queue>();
+    slot->transport = &t;
+    slot->name = name;
+    slot->nexthop = nexthop;
+    slot->window = t.cfg.init_dest_concurrency;
+    t.queues_rr.push_back(*slot);
+    queue_count_++;
+    return *slot;
+}
+
+void Scheduler::queue_done(Queue& q) {
+    if (!q.todo.empty() || !q.busy.empty()) panic("queue_done: queue " + q.name + " not empty");
+    if (!q.ready()) panic("queue_done: queue " + q.name + " not ready");
+    Transport& t = *q.transport;
+    t.queues_rr.erase(t.queues_rr.iterator_to(q));
+    queue_count_--;
+    t.queue_by_name.erase(q.name); // destroys q
+}
+
+void Scheduler::queue_unthrottle(Queue& q) {
+    Transport& t = *q.transport;
+    if (!q.ready() && !q.dead()) panic("queue_unthrottle: queue " + q.name + " is suspended");
+    q.fail_cohorts = 0;
+    if (q.dead()) {
+        // Back from the dead: the best concurrency is anyone's guess.
+        q.dsn.reset();
+        q.timer_due = 0;
+        q.window = q.busy_count() > 0 ? q.busy_count() : t.cfg.init_dest_concurrency;
+        q.success = q.failure = 0;
+        return;
+    }
+    int limit = t.cfg.dest_concurrency_limit;
+    // Grow only while the window is near what is really in use, so that
+    // negative feedback is not outrun.
+    if ((limit == 0 || limit > q.window) && q.window < q.busy_count() + t.cfg.init_dest_concurrency) {
+        double fb = t.cfg.pos_feedback.value(q.window);
+        q.success += fb;
+        while (q.success + fb / 2 >= 1) {
+            q.window += 1;
+            q.success -= 1;
+            q.failure = 0;
+        }
+        if (limit > 0 && q.window > limit) q.window = limit;
+    }
+}
+
+void Scheduler::queue_throttle(Queue& q, const Dsn& dsn) {
+    Transport& t = *q.transport;
+    if (!q.ready()) panic("queue_throttle: queue " + q.name + " not ready");
+    if (q.dsn) panic("queue_throttle: queue " + q.name + " already has a reason");
+    // A destination that fails a whole pseudo-cohort is declared dead.
+    q.fail_cohorts += 1.0 / q.window;
+    if (t.cfg.fail_cohort_limit > 0 && q.fail_cohorts >= t.cfg.fail_cohort_limit) q.window = 0;
+    if (q.ready()) {
+        double fb = t.cfg.neg_feedback.value(q.window);
+        q.failure -= fb;
+        while (q.failure - fb / 2 < 0) {
+            q.window -= 1;
+            q.success = 0;
+            q.failure += 1;
+        }
+        if (q.window < 1) q.window = 1;
+    }
+    if (q.dead()) {
+        q.dsn = dsn;
+        q.dflags = 0;
+        q.timer_due = now_ + cfg_.minimal_backoff_time;
+        timer_add(q.timer_due, Timer{Timer::Kind::queue_revive, t.name, q.name});
+    }
+}
+
+void Scheduler::queue_defer_todo(Queue& q, const Dsn& dsn) {
+    // Waiting entries go to the retry transport, which logs each recipient as
+    // deferred with the reason.  Entries already there (or when retry itself
+    // is dead) are deferred by the driver.
+    Transport& rt = transport(cfg_.retry_transport);
+    bool to_retry = q.transport != &rt && !rt.dead;
+    while (!q.todo.empty()) {
+        Entry* e = &q.todo.front();
+        Message& m = *e->message;
+        // The last entry may take a ready queue with it (entry_done frees
+        // empty ready queues), so decide now whether to look again.
+        bool last = q.todo.size() == 1;
+        std::vector<queuefile::Recipient> rcpts = e->rcpts;
+        m.refcount++; // keep the message alive while its entry moves
+        entry_done(e, Which::todo);
+        if (to_retry) {
+            std::string name = dsn.status + " " + dsn.reason;
+            Queue& rq = queue_for(rt, name, name);
+            for (auto& r : rcpts) assign(m, rq, std::move(r));
+        } else {
+            m.flags |= 1;
+            driver_.defer_recipients(m, rcpts, dsn);
+        }
+        m.refcount--;
+        if (m.refcount == 0) driver_.message_done(m);
+        if (last) break;
+    }
+}
+
+void Scheduler::queue_suspend(Queue& q, int delay) {
+    q.suspended = true;
+    q.timer_due = now_ + delay;
+    timer_add(q.timer_due, Timer{Timer::Kind::queue_resume, q.transport->name, q.name});
+}
+
+} // namespace cqmgr::core

@@ -1,0 +1,58 @@
+// A scripted driver for scheduler tests: messages are plain core::Message
+// objects, refills come from a per-message list of pending recipients.
+#pragma once
+
+#include "cqmgr/core/scheduler.hpp"
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cqmgr::core::test {
+
+struct FakeDriver : Driver {
+    Scheduler* sched = nullptr;
+    std::vector<std::string> done;     // messages finished, in order
+    std::vector<std::string> deferred; // recipients deferred by the driver
+    int wakeups = 0;
+    // Recipients not yet "read" per message, with their queue.
+    struct Pending {
+        Queue* queue;
+        queuefile::Recipient rcpt;
+    };
+    std::map<Message*, std::deque<Pending>> unread;
+    bool free_on_done = true;
+
+    void refill(Message& m, int limit) override {
+        auto& q = unread[&m];
+        int n = 0;
+        while (!q.empty() && n < limit) {
+            sched->assign(m, *q.front().queue, q.front().rcpt);
+            q.pop_front();
+            ++n;
+        }
+        sched->batch_done(m, !q.empty(), static_cast<int>(q.size()));
+    }
+    void message_done(Message& m) override {
+        done.push_back(m.id);
+        if (free_on_done) sched->message_free(m);
+    }
+    void defer_recipients(Message&, const std::vector<queuefile::Recipient>& rcpts,
+                          const Dsn&) override {
+        for (auto& r : rcpts) deferred.push_back(r.address);
+    }
+    void wakeup() override { ++wakeups; }
+};
+
+// Makes a recipient with a unique address.
+inline queuefile::Recipient rcpt(const std::string& addr) {
+    queuefile::Recipient r;
+    r.address = addr;
+    r.orig_rcpt = addr;
+    return r;
+}
+
+} // namespace cqmgr::core::test

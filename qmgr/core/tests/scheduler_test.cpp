@@ -1,0 +1,222 @@
+// Scheduler behaviour with a fake clock and a scripted driver.
+#include "fake_driver.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace cqmgr::core;
+using namespace cqmgr::core::test;
+
+namespace {
+
+struct Fixture : ::testing::Test {
+    FakeDriver drv;
+    TransportConfig tc;
+    SchedulerConfig cfg;
+    std::unique_ptr<Scheduler> s;
+    std::vector<std::unique_ptr<Message>> msgs;
+
+    void make() {
+        s = std::make_unique<Scheduler>(cfg, [this](const std::string& name) {
+            TransportConfig c = tc;
+            if (name == "retry") c.dest_concurrency_limit = 0;
+            return c;
+        }, drv);
+        drv.sched = s.get();
+        s->set_time(1000);
+    }
+    // A message with `n` recipients for `queue` on `transport`.
+    Message& message(const std::string& id, int n, const std::string& queue = "d.example",
+                     const std::string& transport = "smtp") {
+        auto m = std::make_unique<Message>();
+        m->id = id;
+        s->message_add(*m);
+        Transport& t = s->transport(transport);
+        for (int i = 0; i < n; ++i)
+            s->assign(*m, s->queue_for(t, queue, queue), rcpt(id + "-" + std::to_string(i) + "@" + queue));
+        s->batch_done(*m, false, 0);
+        msgs.push_back(std::move(m));
+        return *msgs.back();
+    }
+};
+
+} // namespace
+
+TEST_F(Fixture, DeliversAndFinishesMessage) {
+    tc.dest_recipient_limit = 2;
+    make();
+    message("A", 5);
+    s->check_invariants();
+    EXPECT_EQ(s->recipient_count(), 5);
+    Transport* t = s->select_transport();
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(t->name, "smtp");
+    s->connection_ready(*t);
+    int entries = 0;
+    while (Entry* e = s->select_entry(*t)) {
+        EXPECT_LE(e->rcpts.size(), 2u);
+        s->delivery_done(e, DeliveryResult{});
+        s->check_invariants();
+        ++entries;
+    }
+    EXPECT_EQ(entries, 3); // 2 + 2 + 1
+    ASSERT_EQ(drv.done, std::vector<std::string>{"A"});
+    EXPECT_EQ(s->recipient_count(), 0);
+    EXPECT_EQ(s->queue_count(), 0);
+}
+
+TEST_F(Fixture, PendingConnectionsAreLimitedToTwo) {
+    tc.dest_recipient_limit = 1;
+    make();
+    message("A", 10);
+    EXPECT_NE(s->select_transport(), nullptr);
+    EXPECT_NE(s->select_transport(), nullptr);
+    EXPECT_EQ(s->select_transport(), nullptr);
+}
+
+TEST_F(Fixture, WindowLimitsConcurrencyAndBlocksJob) {
+    tc.dest_recipient_limit = 1;
+    tc.init_dest_concurrency = 2;
+    tc.dest_concurrency_limit = 2;
+    make();
+    message("A", 4, "slow.example");
+    message("B", 1, "fast.example");
+    Transport& t = s->transport("smtp");
+    Entry* a1 = s->select_entry(t);
+    Entry* a2 = s->select_entry(t);
+    ASSERT_TRUE(a1 && a2);
+    EXPECT_EQ(a1->message->id, "A");
+    // slow.example is full: A is a blocker, B goes ahead.
+    Entry* b = s->select_entry(t);
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->message->id, "B");
+    EXPECT_EQ(s->select_entry(t), nullptr);
+    s->delivery_done(a1, DeliveryResult{});
+    Entry* a3 = s->select_entry(t); // unblocked
+    ASSERT_TRUE(a3);
+    EXPECT_EQ(a3->message->id, "A");
+    s->delivery_done(a2, DeliveryResult{});
+    s->delivery_done(a3, DeliveryResult{});
+    s->delivery_done(b, DeliveryResult{});
+    while (Entry* e = s->select_entry(t)) s->delivery_done(e, DeliveryResult{});
+    s->check_invariants();
+    EXPECT_EQ(drv.done.size(), 2u);
+}
+
+TEST_F(Fixture, DeadDestinationGoesToRetry) {
+    tc.dest_recipient_limit = 1;
+    tc.init_dest_concurrency = 1;
+    tc.fail_cohort_limit = 1;
+    make();
+    Message& m = message("A", 3, "down.example");
+    Transport& t = s->transport("smtp");
+    Entry* e = s->select_entry(t);
+    ASSERT_TRUE(e);
+    // One failure at window 1 is a whole failed pseudo-cohort.
+    s->delivery_done(e, DeliveryResult{false, -1, {"4.4.1", "connect refused"}});
+    EXPECT_NE(m.flags, 0);
+    s->check_invariants();
+    const auto& retry = s->transports().at("retry");
+    ASSERT_EQ(retry->queue_by_name.size(), 1u);
+    const Queue& rq = *retry->queue_by_name.begin()->second;
+    EXPECT_EQ(rq.name, "4.4.1 delivery temporarily suspended: connect refused");
+    EXPECT_EQ(rq.todo_count(), 2);
+    // New mail for the dead destination goes straight to retry.
+    Queue& q = s->queue_for(t, "down.example", "down.example");
+    EXPECT_EQ(q.transport->name, "retry");
+    // minimal_backoff_time later the destination is alive again.
+    EXPECT_EQ(s->next_timer(), 1000 + cfg.minimal_backoff_time);
+    s->set_time(1000 + cfg.minimal_backoff_time);
+    Queue& q2 = s->queue_for(t, "down.example", "down.example");
+    EXPECT_EQ(q2.transport->name, "smtp");
+}
+
+TEST_F(Fixture, NegativeFeedbackShrinksWindow) {
+    tc.dest_recipient_limit = 1;
+    tc.init_dest_concurrency = 5;
+    tc.fail_cohort_limit = 0; // never dead
+    make();
+    message("A", 10, "x.example");
+    Transport& t = s->transport("smtp");
+    std::vector<Entry*> es;
+    for (int i = 0; i < 5; ++i) es.push_back(s->select_entry(t));
+    Queue& q = *es[0]->queue;
+    EXPECT_EQ(q.window, 5);
+    // The negative hysteresis cycle starts with its step: 5 -> 3 on the first
+    // failure, then one step per failure.
+    s->delivery_done(es[0], DeliveryResult{false, -1, {"4.7.0", "421 too many"}});
+    EXPECT_EQ(q.window, 3);
+    s->delivery_done(es[1], DeliveryResult{false, -1, {"4.7.0", "421 too many"}});
+    EXPECT_EQ(q.window, 2);
+    // Success grows it again (up to busy + initial).
+    s->delivery_done(es[2], DeliveryResult{});
+    EXPECT_EQ(q.window, 3);
+    s->delivery_done(es[3], DeliveryResult{});
+    s->delivery_done(es[4], DeliveryResult{});
+    s->check_invariants();
+}
+
+TEST_F(Fixture, CrashDefersMessageAndKeepsTransportUsable) {
+    tc.dest_recipient_limit = 1;
+    tc.fail_cohort_limit = 0;
+    make();
+    Message& m = message("A", 2);
+    Transport& t = s->transport("smtp");
+    Entry* e = s->select_entry(t);
+    s->delivery_done(e, DeliveryResult{true, 0, {}});
+    EXPECT_NE(m.flags, 0);
+    EXPECT_FALSE(t.dead);
+    Entry* e2 = s->select_entry(t);
+    ASSERT_TRUE(e2);
+    s->delivery_done(e2, DeliveryResult{});
+    EXPECT_EQ(drv.done.size(), 1u);
+}
+
+TEST_F(Fixture, DeadTransportDefersEverything) {
+    tc.dest_recipient_limit = 1;
+    make();
+    message("A", 3, "a.example");
+    message("B", 2, "b.example");
+    Transport* t = s->select_transport();
+    ASSERT_TRUE(t);
+    s->connection_failed(*t, {"4.3.0", "mail transport unavailable"});
+    EXPECT_TRUE(t->dead);
+    const auto& retry = s->transports().at("retry");
+    ASSERT_EQ(retry->queue_by_name.size(), 1u);
+    EXPECT_EQ(retry->queue_by_name.begin()->second->todo_count(), 5);
+    s->check_invariants();
+    s->set_time(1000 + cfg.transport_retry_time);
+    EXPECT_FALSE(t->dead);
+}
+
+TEST_F(Fixture, RefillsFromRecipientPool) {
+    tc.dest_recipient_limit = 10;
+    tc.recipient_limit = 100; // transport pool
+    cfg.message_recipient_limit = 50;
+    cfg.message_recipient_minimum = 10;
+    make();
+    // A big message that does not fit: read the first batch only.
+    auto m = std::make_unique<Message>();
+    m->id = "BIG";
+    s->message_add(*m);
+    Transport& t = s->transport("smtp");
+    int first = s->first_batch_limit(*m);
+    EXPECT_EQ(first, 50);
+    Queue& q = s->queue_for(t, "list.example", "list.example");
+    for (int i = 0; i < 1000; ++i) {
+        if (i < first) s->assign(*m, q, rcpt("u" + std::to_string(i)));
+        else drv.unread[m.get()].push_back({&q, rcpt("u" + std::to_string(i))});
+    }
+    s->batch_done(*m, true, 1000 - first);
+    int delivered = 0, max_in_core = 0;
+    while (Entry* e = s->select_entry(t)) {
+        max_in_core = std::max(max_in_core, s->recipient_count());
+        delivered += static_cast<int>(e->rcpts.size());
+        s->delivery_done(e, DeliveryResult{});
+        s->check_invariants();
+    }
+    EXPECT_EQ(delivered, 1000);
+    // Never more in core than the transport pool plus the first batch.
+    EXPECT_LE(max_in_core, 100 + 50);
+    EXPECT_EQ(drv.done, std::vector<std::string>{"BIG"});
+    msgs.push_back(std::move(m));
+}
