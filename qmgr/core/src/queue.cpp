@@ -43,7 +43,8 @@ void Scheduler::queue_unthrottle(Queue& q) {
     if ((limit == 0 || limit > q.window) && q.window < q.busy_count() + t.cfg.init_dest_concurrency) {
         double fb = t.cfg.pos_feedback.value(q.window);
         q.success += fb;
-        while (q.success + fb / 2 >= 1) {
+        double guard = t.cfg.overshoot_guard ? fb / 2 : 0;
+        while (q.success + guard >= 1) {
             q.window += 1;
             q.success -= 1;
             q.failure = 0;
@@ -62,7 +63,8 @@ void Scheduler::queue_throttle(Queue& q, const Dsn& dsn) {
     if (q.ready()) {
         double fb = t.cfg.neg_feedback.value(q.window);
         q.failure -= fb;
-        while (q.failure - fb / 2 < 0) {
+        double guard = t.cfg.overshoot_guard ? fb / 2 : 0;
+        while (q.failure - guard < 0) {
             q.window -= 1;
             q.success = 0;
             q.failure += 1;

@@ -64,6 +64,13 @@ struct TransportConfig {
     Feedback pos_feedback;
     Feedback neg_feedback;
     int dest_rate_delay = 0;           // seconds between deliveries per queue
+    // Postfix 3.7 moves the window as soon as the accumulated feedback is
+    // within half a step of the hysteresis ("prepare for overshoot"); with
+    // constant feedback that makes the first negative step of a cycle a
+    // double step.  false gives the SCHEDULER_README pseudocode instead,
+    // which is what its published measurements describe.  Only the
+    // simulator sets it.
+    bool overshoot_guard = true;
 };
 
 // Global settings.

@@ -1,0 +1,73 @@
+// A discrete-event simulation of delivery: simulated destinations (with a
+// server concurrency limit, a per-recipient latency, failures) served by the
+// real scheduler core on a simulated clock.  Used by tests that reproduce
+// the SCHEDULER_README measurements and by tools/qmgr-sim for admins.
+#pragma once
+
+#include "cqmgr/core/scheduler.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace cqmgr::core {
+
+struct SimDestination {
+    std::string name;
+    std::string transport = "smtp";
+    int server_limit = 0;            // sessions the server accepts at once; 0 = any
+    double latency_per_rcpt = 1.0;   // seconds per recipient
+    double session_setup = 0.0;      // seconds per session before the first recipient
+    bool down = false;               // every connection fails (4.4.1)
+    double down_until = 0;           // ... until this time
+    double fail_ratio = 0.0;         // fraction of sessions that end in 4.x.x (hop failure)
+};
+
+struct SimMessage {
+    std::string id;
+    double arrival = 0;
+    // (destination name, recipient count)
+    std::vector<std::pair<std::string, int>> recipients;
+};
+
+struct SimConfig {
+    SchedulerConfig scheduler;
+    TransportConfig default_transport;
+    std::map<std::string, TransportConfig> transports;
+    std::vector<SimDestination> destinations;
+    std::vector<SimMessage> messages;
+    double end_time = 1e9;     // stop here at the latest
+    double sample_every = 1.0; // concurrency timeline resolution (seconds)
+    unsigned seed = 1;
+};
+
+struct SimDelivery {
+    double start = 0, end = 0;
+    std::string message, destination;
+    int recipients = 0;
+    bool ok = false;
+};
+
+struct SimDestinationStats {
+    int delivered = 0;      // recipients
+    int deferred = 0;       // recipients
+    double concurrency_mean = 0, concurrency_stddev = 0; // time-weighted, while busy
+    int max_concurrency = 0;
+    bool declared_dead = false;
+    std::vector<std::pair<double, int>> timeline; // (time, concurrency) samples
+};
+
+struct SimResult {
+    int delivered = 0;
+    int deferred = 0;
+    double end_time = 0;
+    std::map<std::string, double> message_done; // message -> completion time
+    std::map<std::string, SimDestinationStats> destinations;
+    std::vector<SimDelivery> deliveries;
+    int max_in_core_recipients = 0;
+};
+
+// Runs the simulation to completion (or end_time).
+SimResult simulate(const SimConfig& cfg);
+
+} // namespace cqmgr::core

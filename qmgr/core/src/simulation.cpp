@@ -1,0 +1,254 @@
+#include "cqmgr/core/simulation.hpp"
+
+#include <cmath>
+#include <deque>
+#include <memory>
+#include <queue>
+#include <random>
+
+namespace cqmgr::core {
+
+namespace {
+
+struct SimMsg : Message {
+    double arrival = 0;
+    struct Pending {
+        std::string dest;
+        queuefile::Recipient rcpt;
+    };
+    std::deque<Pending> unread;
+};
+
+struct Event {
+    double time;
+    long seq;
+    enum class Kind { arrival, session_end, tick } kind;
+    SimMsg* message = nullptr;
+    Entry* entry = nullptr;
+    bool ok = true;
+    bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+};
+
+class Sim : public Driver {
+  public:
+    explicit Sim(const SimConfig& cfg)
+        : cfg_(cfg), rng_(cfg.seed),
+          sched_(cfg.scheduler, [this](const std::string& n) {
+              auto it = cfg_.transports.find(n);
+              return it != cfg_.transports.end() ? it->second : cfg_.default_transport;
+          }, *this) {
+        for (const auto& d : cfg.destinations) dest_[d.name] = &d;
+    }
+
+    SimResult run() {
+        for (const auto& sm : cfg_.messages) {
+            auto m = std::make_unique<SimMsg>();
+            m->id = sm.id;
+            m->arrival = sm.arrival;
+            int n = 0;
+            for (const auto& [dest, count] : sm.recipients)
+                for (int i = 0; i < count; ++i) {
+                    queuefile::Recipient r;
+                    r.address = "r" + std::to_string(n++) + "@" + dest;
+                    m->unread.push_back({dest, std::move(r)});
+                }
+            push({sm.arrival, 0, Event::Kind::arrival, m.get()});
+            msgs_.push_back(std::move(m));
+        }
+        push({0, 0, Event::Kind::tick});
+        while (!events_.empty()) {
+            Event ev = events_.top();
+            events_.pop();
+            if (ev.time > cfg_.end_time) break;
+            advance(ev.time);
+            switch (ev.kind) {
+            case Event::Kind::arrival: arrive(*ev.message); break;
+            case Event::Kind::session_end: session_end(ev.entry, ev.ok); break;
+            case Event::Kind::tick:
+                sample();
+                if (!idle()) push({now_ + cfg_.sample_every, 0, Event::Kind::tick});
+                break;
+            }
+            pump();
+            // Timers (dead queues, transports) need the clock to reach them.
+            if (auto t = sched_.next_timer(); t && events_.empty())
+                push({static_cast<double>(*t), 0, Event::Kind::tick});
+        }
+        finish_stats();
+        res_.end_time = now_;
+        return std::move(res_);
+    }
+
+    // ---- Driver ----
+    void refill(Message& m, int limit) override {
+        auto& sm = static_cast<SimMsg&>(m);
+        read(sm, limit);
+    }
+    void message_done(Message& m) override {
+        res_.message_done[m.id] = now_;
+        auto& sm = static_cast<SimMsg&>(m);
+        if (!sm.unread.empty()) {
+            // Everything in core is done but the file has more: read on.
+            read(sm, sched_.first_batch_limit(sm));
+            if (sm.refcount > 0) return;
+        }
+        sched_.message_free(m);
+    }
+    void defer_recipients(Message&, const std::vector<queuefile::Recipient>& rcpts,
+                          const Dsn&) override {
+        res_.deferred += static_cast<int>(rcpts.size());
+    }
+
+  private:
+    void push(Event e) {
+        e.seq = seq_++;
+        events_.push(e);
+    }
+    void advance(double t) {
+        // Time-weighted concurrency per destination.
+        for (auto& [name, st] : active_) {
+            double dt = t - now_;
+            if (dt > 0 && st > 0) {
+                auto& acc = acc_[name];
+                acc.w += dt;
+                acc.s += dt * st;
+                acc.s2 += dt * st * st;
+            }
+        }
+        now_ = t;
+        sched_.set_time(static_cast<int64_t>(std::floor(t)));
+    }
+    // True when nothing is in flight and nothing more will arrive.
+    bool idle() const {
+        for (const auto& m : msgs_)
+            if (!m->unread.empty() || m->refcount > 0) return false;
+        return sessions_ == 0 && pending_arrivals() == 0;
+    }
+    int pending_arrivals() const {
+        int n = 0;
+        for (const auto& m : msgs_)
+            if (m->arrival > now_) ++n;
+        return n;
+    }
+    void read(SimMsg& m, int limit) {
+        int n = 0;
+        while (!m.unread.empty() && n < limit) {
+            auto p = std::move(m.unread.front());
+            m.unread.pop_front();
+            const SimDestination* d = dest_.at(p.dest);
+            Transport& t = sched_.transport(d->transport);
+            sched_.assign(m, sched_.queue_for(t, p.dest, p.dest), std::move(p.rcpt));
+            ++n;
+        }
+        sched_.batch_done(m, !m.unread.empty(), static_cast<int>(m.unread.size()));
+        res_.max_in_core_recipients = std::max(res_.max_in_core_recipients, sched_.recipient_count());
+    }
+    void arrive(SimMsg& m) {
+        sched_.message_add(m);
+        read(m, sched_.first_batch_limit(m));
+        if (m.refcount == 0) message_done(m);
+    }
+    void pump() {
+        while (Transport* t = sched_.select_transport()) {
+            sched_.connection_ready(*t);
+            Entry* e = sched_.select_entry(*t);
+            if (!e) continue;
+            start(e);
+        }
+    }
+    void start(Entry* e) {
+        const std::string& dname = e->queue->nexthop;
+        auto it = dest_.find(dname);
+        if (it == dest_.end()) {
+            // Retry transport: the error agent defers at once.
+            res_.deferred += static_cast<int>(e->rcpts.size());
+            e->message->flags |= 1;
+            sched_.delivery_done(e, DeliveryResult{false, -1, {}});
+            return;
+        }
+        const SimDestination& d = *it->second;
+        int n = static_cast<int>(e->rcpts.size());
+        if (d.down && (d.down_until == 0 || now_ < d.down_until)) {
+            fail(e, "4.4.1", "connect to " + d.name + ": Connection refused");
+            return;
+        }
+        if (d.server_limit > 0 && active_[d.name] >= d.server_limit) {
+            fail(e, "4.7.0", "host " + d.name + " said: 421 too many connections");
+            return;
+        }
+        active_[d.name]++;
+        ++sessions_;
+        auto& st = res_.destinations[d.name];
+        st.max_concurrency = std::max(st.max_concurrency, active_[d.name]);
+        bool ok = true;
+        if (d.fail_ratio > 0) ok = std::uniform_real_distribution<>(0, 1)(rng_) >= d.fail_ratio;
+        res_.deliveries.push_back({now_, now_ + d.session_setup + n * d.latency_per_rcpt,
+                                   e->message->id, d.name, n, ok});
+        push({now_ + d.session_setup + n * d.latency_per_rcpt, 0, Event::Kind::session_end,
+              nullptr, e, ok});
+    }
+    void fail(Entry* e, const std::string& status, const std::string& reason) {
+        const std::string& dname = e->queue->nexthop;
+        int n = static_cast<int>(e->rcpts.size());
+        res_.deferred += n;
+        res_.destinations[dname].deferred += n;
+        res_.deliveries.push_back({now_, now_, e->message->id, dname, n, false});
+        sched_.delivery_done(e, DeliveryResult{false, -1, {status, reason}});
+    }
+    void session_end(Entry* e, bool ok) {
+        const std::string dname = e->queue->nexthop;
+        active_[dname]--;
+        --sessions_;
+        int n = static_cast<int>(e->rcpts.size());
+        if (ok) {
+            res_.delivered += n;
+            res_.destinations[dname].delivered += n;
+            sched_.delivery_done(e, DeliveryResult{});
+        } else {
+            res_.deferred += n;
+            res_.destinations[dname].deferred += n;
+            sched_.delivery_done(e, DeliveryResult{false, -1, {"4.4.2", "lost connection"}});
+        }
+    }
+    void sample() {
+        for (const auto& d : cfg_.destinations)
+            res_.destinations[d.name].timeline.emplace_back(now_, active_[d.name]);
+    }
+    void finish_stats() {
+        for (auto& [name, st] : res_.destinations) {
+            auto& a = acc_[name];
+            if (a.w > 0) {
+                st.concurrency_mean = a.s / a.w;
+                st.concurrency_stddev = std::sqrt(std::max(0.0, a.s2 / a.w - st.concurrency_mean * st.concurrency_mean));
+            }
+        }
+        for (const auto& [tn, t] : sched_.transports())
+            for (const auto& [qn, q] : t->queue_by_name)
+                if (q->dead() && res_.destinations.count(qn)) res_.destinations[qn].declared_dead = true;
+    }
+
+    struct Acc {
+        double w = 0, s = 0, s2 = 0;
+    };
+    const SimConfig& cfg_;
+    std::mt19937 rng_;
+    Scheduler sched_;
+    std::map<std::string, const SimDestination*> dest_;
+    std::vector<std::unique_ptr<SimMsg>> msgs_;
+    std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+    long seq_ = 0;
+    double now_ = 0;
+    int sessions_ = 0;
+    std::map<std::string, int> active_;
+    std::map<std::string, Acc> acc_;
+    SimResult res_;
+};
+
+} // namespace
+
+SimResult simulate(const SimConfig& cfg) {
+    Sim sim(cfg);
+    return sim.run();
+}
+
+} // namespace cqmgr::core
