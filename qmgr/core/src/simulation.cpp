@@ -5,6 +5,7 @@
 #include <memory>
 #include <queue>
 #include <random>
+#include <unordered_map>
 
 namespace cqmgr::core {
 
@@ -49,7 +50,8 @@ class Sim : public Driver {
             for (const auto& [dest, count] : sm.recipients)
                 for (int i = 0; i < count; ++i) {
                     queuefile::Recipient r;
-                    r.address = "r" + std::to_string(n++) + "@" + dest;
+                    r.address = "r" + std::to_string(n++) + "." + sm.id + "@" + dest;
+                    finishes_[r.address] = 0;
                     m->unread.push_back({dest, std::move(r)});
                 }
             push({sm.arrival, 0, Event::Kind::arrival, m.get()});
@@ -75,6 +77,10 @@ class Sim : public Driver {
                 push({static_cast<double>(*t), 0, Event::Kind::tick});
         }
         finish_stats();
+        for (const auto& [addr, n] : finishes_) {
+            if (n == 0) res_.never_finished++;
+            if (n > 1) res_.finished_twice++;
+        }
         res_.end_time = now_;
         return std::move(res_);
     }
@@ -97,9 +103,14 @@ class Sim : public Driver {
     void defer_recipients(Message&, const std::vector<queuefile::Recipient>& rcpts,
                           const Dsn&) override {
         res_.deferred += static_cast<int>(rcpts.size());
+        tally(rcpts);
     }
 
   private:
+    // Counts one finish (delivery or deferral) for each recipient.
+    void tally(const std::vector<queuefile::Recipient>& rcpts) {
+        for (const auto& r : rcpts) finishes_[r.address]++;
+    }
     void push(Event e) {
         e.seq = seq_++;
         events_.push(e);
@@ -153,6 +164,7 @@ class Sim : public Driver {
             sched_.connection_ready(*t);
             Entry* e = sched_.select_entry(*t);
             if (!e) continue;
+            res_.selections[t->name].push_back(e->message->id);
             start(e);
         }
     }
@@ -162,6 +174,7 @@ class Sim : public Driver {
         if (it == dest_.end()) {
             // Retry transport: the error agent defers at once.
             res_.deferred += static_cast<int>(e->rcpts.size());
+            tally(e->rcpts);
             e->message->flags |= 1;
             sched_.delivery_done(e, DeliveryResult{false, -1, {}});
             return;
@@ -192,6 +205,7 @@ class Sim : public Driver {
         int n = static_cast<int>(e->rcpts.size());
         res_.deferred += n;
         res_.destinations[dname].deferred += n;
+        tally(e->rcpts);
         res_.deliveries.push_back({now_, now_, e->message->id, dname, n, false});
         sched_.delivery_done(e, DeliveryResult{false, -1, {status, reason}});
     }
@@ -200,6 +214,7 @@ class Sim : public Driver {
         active_[dname]--;
         --sessions_;
         int n = static_cast<int>(e->rcpts.size());
+        tally(e->rcpts);
         if (ok) {
             res_.delivered += n;
             res_.destinations[dname].delivered += n;
@@ -241,6 +256,7 @@ class Sim : public Driver {
     int sessions_ = 0;
     std::map<std::string, int> active_;
     std::map<std::string, Acc> acc_;
+    std::unordered_map<std::string, int> finishes_;
     SimResult res_;
 };
 

@@ -65,6 +65,11 @@ struct SimResult {
     std::map<std::string, SimDestinationStats> destinations;
     std::vector<SimDelivery> deliveries;
     int max_in_core_recipients = 0;
+    // Recipients finished (delivered or deferred) other than exactly once.
+    int never_finished = 0;
+    int finished_twice = 0;
+    // Selections per transport, in order, as message ids (for fairness checks).
+    std::map<std::string, std::vector<std::string>> selections;
 };
 
 // Runs the simulation to completion (or end_time).
