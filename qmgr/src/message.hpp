@@ -1,8 +1,9 @@
-// A message in the active queue: its envelope, when it became active, how
-// many of its entries are still out, and whether any recipient must be tried
-// again (the "flags" that decide between removal and the deferred queue).
+// A message in the active queue: the scheduler's view (core::Message) plus
+// what the daemon keeps: the envelope, when it became active, and the state
+// of its recipient reading.
 #pragma once
 
+#include "cqmgr/core/structures.hpp"
 #include "cqmgr/protocol/messages.hpp"
 #include "cqmgr/queuefile/envelope.hpp"
 
@@ -10,18 +11,15 @@
 
 namespace cqmgr::qmgr {
 
-struct Message {
-    std::string id;
+struct Message : core::Message {
     queuefile::Envelope env;
     protocol::TimeVal active_arrival;
-    // Entries (and recipients still being resolved) not yet finished.
-    int refcount = 0;
-    // Nonzero when some recipient needs another attempt.
-    int flags = 0;
     bool force_expire = false; // g+x on the queue file (postsuper -e)
     bool unthrottle = false;   // g+r on the queue file (postqueue -i)
-    bool from_incoming = false;
-    bool resolving = true;     // recipients are still being resolved
+    int scan_flags = 0;        // flags of the scan that brought it in
+    bool reading = false;      // a recipient batch is being read and resolved
+    bool finishing = false;    // the end-of-message work is under way
+    int io_pending = 0;        // driver-side deferral records still being written
 };
 
 } // namespace cqmgr::qmgr

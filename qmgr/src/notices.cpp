@@ -9,11 +9,12 @@ namespace {
 constexpr auto notice_timeout = std::chrono::seconds(1000);
 } // namespace
 
-awaitable<int> send_notice(std::string service, protocol::NoticeRequest req) {
+namespace {
+// One request/reply exchange with a delivery status service; -1 on failure.
+awaitable<int> status_exchange(const std::string& service, std::string request, std::string& why) {
     auto ex = co_await asio::this_coro::executor;
     auto conv = protocol::Conversation::create(ex);
     int status = -1;
-    std::string why;
     protocol::AttrList list;
     if (!co_await conv->connect("private/" + service, notice_timeout)) {
         why = "connect to private/" + service + ": " + conv->error();
@@ -21,7 +22,7 @@ awaitable<int> send_notice(std::string service, protocol::NoticeRequest req) {
         why = "private/" + service + ": " + conv->error();
     } else if (!protocol::is_announcement(list, protocol::status_protocol)) {
         why = "private/" + service + ": unexpected announcement";
-    } else if (!co_await conv->write(req.encode(), notice_timeout)) {
+    } else if (!co_await conv->write(std::move(request), notice_timeout)) {
         why = "write to private/" + service + ": " + conv->error();
     } else if (!co_await conv->read_list(list, notice_timeout)) {
         why = "private/" + service + ": " + conv->error();
@@ -32,6 +33,38 @@ awaitable<int> send_notice(std::string service, protocol::NoticeRequest req) {
         else why = "private/" + service + ": malformed reply: " + err;
     }
     conv->close();
+    co_return status;
+}
+} // namespace
+
+awaitable<int> send_deferral(std::string service, std::string queue_id, int tflags,
+                             queuefile::Recipient rcpt, std::string status, std::string reason) {
+    protocol::AttrWriter w;
+    w.num("nrequest", protocol::bounce_cmd::append)
+        .num("flags", tflags)
+        .str("queue_id", queue_id)
+        .str("original_recipient", rcpt.orig_rcpt)
+        .str("recipient", rcpt.address)
+        .lnum("offset", rcpt.offset)
+        .str("dsn_orig_rcpt", rcpt.dsn_orcpt)
+        .num("notify_flags", rcpt.notify_flags)
+        .str("status", status)
+        .str("diag_type", "")
+        .str("diag_text", "")
+        .str("mta_type", "")
+        .str("mta_mname", "")
+        .str("action", "delayed")
+        .str("reason", reason)
+        .end();
+    std::string why;
+    int st = co_await status_exchange(service, w.take(), why);
+    if (!why.empty()) log::warn(why);
+    co_return st;
+}
+
+awaitable<int> send_notice(std::string service, protocol::NoticeRequest req) {
+    std::string why;
+    int status = co_await status_exchange(service, req.encode(), why);
     if (!why.empty()) log::warn(why);
     if (status != 0 && !(req.flags & protocol::bounce_flag::clean)) {
         using namespace protocol::bounce_cmd;

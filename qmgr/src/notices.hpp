@@ -5,6 +5,7 @@
 
 #include "cqmgr/protocol/conversation.hpp"
 #include "cqmgr/protocol/messages.hpp"
+#include "cqmgr/queuefile/envelope.hpp"
 
 #include <string>
 
@@ -15,5 +16,10 @@ namespace cqmgr::qmgr {
 // failed)" unless the request has the CLEAN flag; <what> is named after the
 // command as stock's abounce names it.
 awaitable<int> send_notice(std::string service, protocol::NoticeRequest req);
+
+// Appends one deferred recipient to the defer log through `private/<service>`
+// (the per-recipient append of stock's defer_append).  Returns the status.
+awaitable<int> send_deferral(std::string service, std::string queue_id, int tflags,
+                             queuefile::Recipient rcpt, std::string status, std::string reason);
 
 } // namespace cqmgr::qmgr

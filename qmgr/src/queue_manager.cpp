@@ -2,6 +2,7 @@
 
 #include "cqmgr/queuefile/envelope.hpp"
 #include "log.hpp"
+#include "delays.hpp"
 #include "notices.hpp"
 
 #include <algorithm>
@@ -50,8 +51,11 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf, const S
       layout_(settings.hash_queue_names, static_cast<int>(settings.hash_queue_depth)),
       resolver_(io.get_executor(), settings.rewrite_service_name,
                 std::chrono::seconds(settings.qmgr_ipc_timeout)),
-      dispatcher_(io, cf, settings, [this](Message& m) { on_entry_done(m); }),
-      deferred_timer_(io) {}
+      sched_(settings.scheduler(),
+             [this](const std::string& t) { return settings_.for_transport(cf_, t); }, *this),
+      delivery_(io, settings, sched_), sched_timer_(io), deferred_timer_(io) {
+    sched_.set_time(::time(nullptr));
+}
 
 int64_t QueueManager::now() const { return ::time(nullptr); }
 
@@ -85,7 +89,8 @@ void QueueManager::on_trigger(std::string_view bytes) {
         case 'A': mods |= scan_flag::all; break;
         case 'F':
             mods |= scan_flag::flush;
-            dispatcher_.flush_dead();
+            sched_.set_time(now());
+            sched_.flush_dead();
             break;
         case 'I':
         case 'W': scan_incoming = true; break;
@@ -203,23 +208,20 @@ awaitable<void> QueueManager::activate(std::string id, std::string from_queue, i
     auto msg = std::make_unique<Message>();
     Message& m = *msg;
     m.id = id;
-    m.from_incoming = from_queue == "incoming";
     m.force_expire = st.st_mode & expire;
     m.unthrottle = st.st_mode & unthrottle;
+    m.scan_flags = scan_flags;
+    sched_.set_time(now());
+    sched_.message_add(m);
 
-    // Interim: read every recipient now.  Recipient pools with refills
-    // driven by the scheduler come with the scheduler core (issue #6).
-    auto r = queuefile::read_envelope(fd, m.env, read_batch);
-    auto opened = r;
-    std::vector<queuefile::Recipient> all = std::move(m.env.recipients);
-    while (r.ok && m.env.rcpt_offset) {
-        r = queuefile::read_envelope(fd, m.env, read_batch);
-        for (auto& x : m.env.recipients) all.push_back(std::move(x));
-    }
-    if (opened.sender_seen)
-        log::info(id + ": from=<" + *m.env.sender + ">, size=" + std::to_string(opened.opened_size) +
-                  ", nrcpt=" + std::to_string(opened.opened_nrcpt) + " (queue active)");
+    // The first pass reads every non-recipient record and the first batch
+    // of recipients, sized by how full the active queue is.
+    auto r = queuefile::read_envelope(fd, m.env, sched_.first_batch_limit(m));
+    if (r.sender_seen)
+        log::info(id + ": from=<" + *m.env.sender + ">, size=" + std::to_string(r.opened_size) +
+                  ", nrcpt=" + std::to_string(r.opened_nrcpt) + " (queue active)");
     for (const auto& w : m.env.warnings) log::warn(id + ": " + w);
+    m.env.warnings.clear();
     if (!r.ok) {
         // Stock words this one without the queue ID.
         if (r.error.rfind("Unexpected record type", 0) == 0) log::warn(r.error);
@@ -233,6 +235,7 @@ awaitable<void> QueueManager::activate(std::string id, std::string from_queue, i
     // After a delay warning went out, optionally confirm the final delivery.
     if (settings_.confirm_delay_cleared && m.env.warn_time < 0)
         m.env.tflags |= protocol::del_flag::rec_dly_sent;
+    m.single_rcpt = m.env.verp_delims.has_value();
 
     // A fresh attempt starts with a fresh defer log, except for a message
     // that is being force-expired with reasons already on file: that log is
@@ -247,32 +250,72 @@ awaitable<void> QueueManager::activate(std::string id, std::string from_queue, i
     timeval tv;
     ::gettimeofday(&tv, nullptr);
     m.active_arrival = {tv.tv_sec, tv.tv_usec};
-    m.env.recipients = std::move(all);
     messages_[id] = std::move(msg);
     if (keep_deflog) {
         m.flags = 1;
-        m.resolving = false;
-        asio::co_spawn(io_, finish(&m), asio::detached);
+        m.env.rcpt_offset = 0;
+        m.env.recipients.clear();
+        co_await finish(&m);
         co_return;
     }
-    co_await assign_recipients(m, scan_flags);
+    m.reading = true;
+    co_await assign_recipients(m, std::move(m.env.recipients));
 }
 
-awaitable<void> QueueManager::assign_recipients(Message& m, int scan_flags) {
+awaitable<bool> QueueManager::read_batch(Message& m, int limit, int fd) {
+    bool own = fd < 0;
+    std::string path = layout_.path("active", m.id);
+    if (own) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        log::warn(m.id + ": open " + path + ": " + std::strerror(errno));
+        m.env.rcpt_offset = 0;
+        co_return false;
+    }
+    auto r = queuefile::read_envelope(fd, m.env, limit);
+    if (own) ::close(fd);
+    for (const auto& w : m.env.warnings) log::warn(m.id + ": " + w);
+    m.env.warnings.clear();
+    if (!r.ok) {
+        // The file changed under us; leave the rest for the next attempt.
+        log::warn(m.id + ": " + r.error);
+        m.env.rcpt_offset = 0;
+        m.flags |= 1;
+        co_return false;
+    }
+    co_await assign_recipients(m, std::move(m.env.recipients));
+    co_return true;
+}
+
+void QueueManager::refill(core::Message& cm, int limit) {
+    auto& m = static_cast<Message&>(cm);
+    if (m.reading || m.finishing || m.env.rcpt_offset == 0) {
+        sched_.batch_done(m, m.env.rcpt_offset != 0, m.env.rcpt_unread);
+        return;
+    }
+    m.reading = true;
+    asio::co_spawn(io_, [this, &m, limit]() -> awaitable<void> {
+        co_await read_batch(m, limit);
+    }, asio::detached);
+}
+
+awaitable<void> QueueManager::assign_recipients(Message& m, std::vector<queuefile::Recipient> rcpts) {
     using namespace protocol::resolve_flag;
     const auto& env = m.env;
-    m.resolving = true;
     bool trace_only = env.tflags & 0x300;
     std::string request_class = (env.tflags & protocol::del_flag::mta_vrfy) ? "verify" : "resolve";
-    auto recipients = std::move(m.env.recipients);
-    m.env.recipients.clear();
-    if (env.redirect && !recipients.empty()) {
-        recipients.resize(1);
-        recipients[0].address = *env.redirect;
+    if (env.redirect && !rcpts.empty()) {
+        rcpts.resize(1);
+        rcpts[0].address = *env.redirect;
+        m.env.rcpt_offset = 0; // a redirected message has one recipient
     }
-    for (auto& rcpt : recipients) {
+    struct Target {
+        std::string transport, queue, nexthop;
+        queuefile::Recipient rcpt;
+    };
+    std::vector<Target> targets;
+    targets.reserve(rcpts.size());
+    for (auto& rcpt : rcpts) {
         std::string transport, nexthop;
-        int rflags = 0;
         if (env.filter && !trace_only && !env.redirect) {
             auto colon = env.filter->find(':');
             transport = env.filter->substr(0, colon);
@@ -285,17 +328,14 @@ awaitable<void> QueueManager::assign_recipients(Message& m, int scan_flags) {
             if (nexthop.empty()) nexthop = settings_.myhostname;
         } else {
             auto reply = co_await resolver_.resolve(request_class, *env.sender, rcpt.address);
-            rflags = reply.flags;
             transport = reply.transport;
             nexthop = reply.nexthop;
-            if (rflags & fail) {
+            if (reply.flags & fail) {
                 transport = "retry";
                 nexthop = "4.3.0 address resolver failure";
-                rflags = 0;
-            } else if (rflags & error) {
+            } else if (reply.flags & error) {
                 transport = "error";
                 nexthop = "5.1.3 bad address syntax";
-                rflags = 0;
             }
             if (reply.recipient != rcpt.address) rcpt.address = reply.recipient;
         }
@@ -307,43 +347,89 @@ awaitable<void> QueueManager::assign_recipients(Message& m, int scan_flags) {
             transport = "retry";
             nexthop = "4.7.0 message is administratively expired";
         }
-        if (transport != "retry" && transport != "error" && !(scan_flags & scan_flag::flush) &&
+        if (transport != "retry" && transport != "error" && !(m.scan_flags & scan_flag::flush) &&
             !m.unthrottle &&
             std::find(settings_.defer_transports.begin(), settings_.defer_transports.end(),
                       transport) != settings_.defer_transports.end()) {
             transport = "retry";
             nexthop = "4.3.2 deferred transport";
         }
-
-        Transport& t = dispatcher_.transport(transport);
-        Queue* q;
-        if (t.dead) {
-            q = &dispatcher_.retry_queue(t.dead_dsn);
-        } else {
-            std::string qname = lower(nexthop);
-            if (t.settings.dest_recipient_limit == 1 && transport != "error" && transport != "retry") {
-                // Per-recipient queues: localpart@nexthop.
-                std::string local = rcpt.address.substr(0, rcpt.address.rfind('@'));
-                std::string delims = cf_.str("recipient_delimiter");
-                if (!delims.empty() && local != "postmaster" && local != "MAILER-DAEMON" &&
-                    local != settings_.double_bounce_sender) {
-                    auto cut = local.find_first_of(delims);
-                    if (cut != std::string::npos && cut > 0) local.resize(cut);
-                }
-                qname = lower(local + "@" + nexthop);
+        std::string qname = lower(nexthop);
+        if (transport != "error" && transport != "retry" &&
+            sched_.transport(transport).cfg.dest_recipient_limit == 1) {
+            // Per-recipient queues: localpart@nexthop.
+            std::string local = rcpt.address.substr(0, rcpt.address.rfind('@'));
+            std::string delims = cf_.str("recipient_delimiter");
+            if (!delims.empty() && local != "postmaster" && local != "MAILER-DAEMON" &&
+                local != settings_.double_bounce_sender) {
+                auto cut = local.find_first_of(delims);
+                if (cut != std::string::npos && cut > 0) local.resize(cut);
             }
-            q = &dispatcher_.queue(t, qname, nexthop);
-            if (q->dead) q = &dispatcher_.retry_queue(q->dead_dsn);
+            qname = lower(local + "@" + nexthop);
         }
-        dispatcher_.add_recipient(m, *q, rcpt);
-        dispatcher_.pump();
+        targets.push_back({std::move(transport), std::move(qname), std::move(nexthop), std::move(rcpt)});
     }
-    m.resolving = false;
-    if (m.refcount == 0) co_await finish(&m);
+    // Assign the whole batch at once, against the scheduler's state now.
+    sched_.set_time(now());
+    for (auto& tg : targets) {
+        core::Transport& t = sched_.transport(tg.transport);
+        sched_.assign(m, sched_.queue_for(t, tg.queue, tg.nexthop), std::move(tg.rcpt));
+    }
+    m.reading = false;
+    sched_.batch_done(m, m.env.rcpt_offset != 0, m.env.rcpt_unread);
+    delivery_.pump();
+    maybe_finish(m);
 }
 
-void QueueManager::on_entry_done(Message& m) {
-    if (m.refcount == 0 && !m.resolving) asio::co_spawn(io_, finish(&m), asio::detached);
+void QueueManager::message_done(core::Message& cm) { maybe_finish(static_cast<Message&>(cm)); }
+
+void QueueManager::maybe_finish(Message& m) {
+    if (m.refcount == 0 && !m.reading && !m.finishing && m.io_pending == 0) {
+        m.finishing = true;
+        asio::co_spawn(io_, finish(&m), asio::detached);
+    }
+}
+
+void QueueManager::wakeup() {
+    delivery_.pump();
+    arm_scheduler_timer();
+}
+
+void QueueManager::arm_scheduler_timer() {
+    auto due = sched_.next_timer();
+    if (!due || (sched_timer_due_ != 0 && sched_timer_due_ <= *due)) return;
+    sched_timer_due_ = *due;
+    sched_timer_.expires_after(std::chrono::seconds(std::max<int64_t>(*due - now(), 0)));
+    sched_timer_.async_wait([this](const error_code& ec) {
+        if (ec) return;
+        sched_timer_due_ = 0;
+        sched_.set_time(now());
+        delivery_.pump();
+        arm_scheduler_timer();
+    });
+}
+
+void QueueManager::defer_recipients(core::Message& cm, const std::vector<queuefile::Recipient>& rcpts,
+                                    const core::Dsn& dsn) {
+    auto& m = static_cast<Message&>(cm);
+    m.flags |= 1;
+    for (const auto& r : rcpts) {
+        m.io_pending++;
+        asio::co_spawn(io_, append_deferral(&m, r, dsn), asio::detached);
+    }
+}
+
+awaitable<void> QueueManager::append_deferral(Message* m, queuefile::Recipient r, core::Dsn dsn) {
+    // The retry transport cannot take these: record the deferral ourselves,
+    // as stock's defer_append does (log line, then the defer log).
+    if (dsn.status.empty() || dsn.status[0] != '4') dsn.status = "4.0.0";
+    log::info(m->id + ": to=<" + r.address + ">" +
+              (!r.orig_rcpt.empty() && r.orig_rcpt != r.address ? ", orig_to=<" + r.orig_rcpt + ">" : "") +
+              ", relay=none, " + delay_text(m->env.arrival_sec, m->env.arrival_usec, m->active_arrival) +
+              ", dsn=" + dsn.status + ", status=deferred (" + dsn.reason + ")");
+    co_await send_deferral(settings_.defer_service_name, m->id, m->env.tflags, r, dsn.status, dsn.reason);
+    m->io_pending--;
+    maybe_finish(*m);
 }
 
 awaitable<void> QueueManager::finish(Message* m) {
@@ -369,34 +455,46 @@ awaitable<void> QueueManager::finish(Message* m) {
         }
         return n;
     };
+    std::string path = layout_.path("active", id);
 
-    // 1. Recipients that bounced: have the bounce service send the notice.
-    std::string bouncelog = layout_.path("bounce", id);
-    struct stat st;
-    if (::stat(bouncelog.c_str(), &st) == 0) {
-        if (st.st_size == 0) {
-            if (::unlink(bouncelog.c_str()) < 0 && errno != ENOENT)
-                log::warn("remove " + bouncelog + ": " + std::strerror(errno));
-        } else {
-            m->flags |= co_await send_notice(settings_.bounce_service_name,
-                                             with_verp(notice(protocol::bounce_cmd::flush, 0)));
+    for (;;) {
+        // 1. Recipients that bounced: have the bounce service send the notice.
+        std::string bouncelog = layout_.path("bounce", id);
+        struct stat st;
+        if (::stat(bouncelog.c_str(), &st) == 0) {
+            if (st.st_size == 0) {
+                if (::unlink(bouncelog.c_str()) < 0 && errno != ENOENT)
+                    log::warn("remove " + bouncelog + ": " + std::strerror(errno));
+            } else {
+                m->flags |= co_await send_notice(settings_.bounce_service_name,
+                                                 with_verp(notice(protocol::bounce_cmd::flush, 0)));
+            }
+        }
+        // 2. An agent that found the file corrupt took away its ready bits.
+        if (m->flags && !open_ok(path)) {
+            save_corrupt(id);
+            remove_message(m);
+            co_return;
+        }
+        // 3. More recipients in the file: read the next batch first.
+        if (m->env.rcpt_offset == 0) break;
+        m->reading = true;
+        sched_.set_time(now());
+        co_await read_batch(*m, sched_.first_batch_limit(*m));
+        if (m->refcount > 0 || m->io_pending > 0) {
+            // They are on their way; the last one brings us back here.
+            m->finishing = false;
+            maybe_finish(*m);
+            co_return;
         }
     }
 
-    // 2. An agent that found the file corrupt took away its ready bits.
-    std::string path = layout_.path("active", id);
-    if (m->flags && !open_ok(path)) {
-        save_corrupt(id);
-        remove_message(m);
-        co_return;
-    }
-
-    // 3. Trace reports: sendmail -v / -bv, and DSN SUCCESS notices.
+    // 4. Trace reports: sendmail -v / -bv, and DSN SUCCESS notices.
     using namespace protocol::del_flag;
     if ((env.tflags & (usr_vrfy | record | rec_dly_sent)) ||
         (env.rflags & (queuefile::dsn_notify::success << 1))) {
-        auto n = notice(protocol::bounce_cmd::trace, env.tflags);
-        int status = co_await send_notice(settings_.trace_service_name, n);
+        int status = co_await send_notice(settings_.trace_service_name,
+                                          notice(protocol::bounce_cmd::trace, env.tflags));
         if (status == 0 && env.tflags == record && env.tflags_offset > 0) {
             int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
             if (fd >= 0) {
@@ -408,7 +506,7 @@ awaitable<void> QueueManager::finish(Message* m) {
         m->flags |= status;
     }
 
-    // 4. Still undelivered: expire, or warn about the delay.
+    // 5. Still undelivered: expire, or warn about the delay.
     if (m->flags) {
         int64_t t = now();
         int64_t life = env.sender->empty() ? settings_.bounce_queue_lifetime
@@ -435,7 +533,7 @@ awaitable<void> QueueManager::finish(Message* m) {
         }
     }
 
-    // 5. Final disposition.
+    // 6. Final disposition.
     if (m->flags) {
         int64_t t = now();
         int64_t delay = env.create_time > 0 ? t - env.create_time : settings_.minimal_backoff_time;
@@ -452,7 +550,9 @@ awaitable<void> QueueManager::finish(Message* m) {
 }
 
 void QueueManager::remove_message(Message* m) {
-    messages_.erase(m->id);
+    sched_.message_free(*m);
+    std::string id = m->id;
+    messages_.erase(id); // destroys *m
     schedule_feed();
 }
 

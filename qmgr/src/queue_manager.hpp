@@ -7,7 +7,8 @@
 
 #include "cqmgr/conf/main_cf.hpp"
 #include "cqmgr/queuefile/queue_layout.hpp"
-#include "dispatcher.hpp"
+#include "cqmgr/core/scheduler.hpp"
+#include "delivery.hpp"
 #include "master_link.hpp"
 #include "message.hpp"
 #include "resolver.hpp"
@@ -36,7 +37,7 @@ struct Scan {
     int next_flags = 0;   // flags for the next pass
 };
 
-class QueueManager {
+class QueueManager : public core::Driver {
   public:
     QueueManager(asio::io_context& io, const conf::MainCf& cf, const Settings& settings,
                  MasterLink& master);
@@ -56,10 +57,24 @@ class QueueManager {
     std::string next_from_scan(Scan& s);
     void arm_deferred_timer();
 
+    // core::Driver
+    void refill(core::Message& m, int limit) override;
+    void message_done(core::Message& m) override;
+    void defer_recipients(core::Message& m, const std::vector<queuefile::Recipient>& rcpts,
+                          const core::Dsn& dsn) override;
+    void wakeup() override;
+
     awaitable<void> activate(std::string id, std::string from_queue, int scan_flags);
-    awaitable<void> assign_recipients(Message& m, int scan_flags);
-    void on_entry_done(Message& m);
+    // Reads the next batch of at most `limit` recipients (reopening the file
+    // unless `fd` is given), resolves it and hands it to the scheduler.
+    awaitable<bool> read_batch(Message& m, int limit, int fd = -1);
+    // Resolves `rcpts` and assigns them to queues, all at once at the end.
+    awaitable<void> assign_recipients(Message& m, std::vector<queuefile::Recipient> rcpts);
+    // Starts the end-of-message work unless something is still in flight.
+    void maybe_finish(Message& m);
     awaitable<void> finish(Message* m);
+    awaitable<void> append_deferral(Message* m, queuefile::Recipient r, core::Dsn dsn);
+    void arm_scheduler_timer();
     // Renames active/ID to corrupt/ID, logging as stock does.
     void save_corrupt(const std::string& id);
     void remove_message(Message* m);
@@ -71,7 +86,10 @@ class QueueManager {
     MasterLink& master_;
     queuefile::QueueLayout layout_;
     Resolver resolver_;
-    Dispatcher dispatcher_;
+    core::Scheduler sched_;
+    Delivery delivery_;
+    asio::steady_timer sched_timer_;
+    int64_t sched_timer_due_ = 0;
     Scan incoming_{.queue = "incoming"};
     Scan deferred_{.queue = "deferred"};
     bool feed_posted_ = false;

@@ -45,6 +45,7 @@ Settings Settings::load(const conf::MainCf& cf) {
     s.daemon_timeout = cf.time("daemon_timeout", "18000s", 's', 1);
     s.message_active_limit = cf.integer("qmgr_message_active_limit", 20000, 1);
     s.message_recipient_limit = cf.integer("qmgr_message_recipient_limit", 20000, 1);
+    s.message_recipient_minimum = cf.integer("qmgr_message_recipient_minimum", 10, 1);
     if (s.message_recipient_limit < s.message_active_limit) {
         log::warn("qmgr_message_recipient_limit is smaller than qmgr_message_active_limit - "
                   "adjusting qmgr_message_recipient_limit");
@@ -62,41 +63,72 @@ Settings Settings::load(const conf::MainCf& cf) {
     return s;
 }
 
-TransportSettings Settings::for_transport(const conf::MainCf& cf, const std::string& t) const {
-    // A transport-specific value wins; otherwise the default_* value; `local`
-    // has its own registered defaults (concurrency 2, one recipient).
+core::SchedulerConfig Settings::scheduler() const {
+    core::SchedulerConfig c;
+    c.message_recipient_limit = static_cast<int>(message_recipient_limit);
+    c.message_recipient_minimum = static_cast<int>(message_recipient_minimum);
+    c.minimal_backoff_time = static_cast<int>(minimal_backoff_time);
+    c.transport_retry_time = static_cast<int>(transport_retry_time);
+    return c;
+}
+
+core::TransportConfig Settings::for_transport(const conf::MainCf& cf, const std::string& t) const {
+    // The transport-specific name wins when set; its fallback is the global
+    // default_* parameter (for local: local_destination_* with 2 and 1).
     auto pick_int = [&](const std::string& suffix, const std::string& fallback, int64_t def,
-                        int64_t min) {
+                        int64_t min, int64_t max = INT32_MAX) {
+        int64_t base = cf.integer(fallback, def, min, max);
         std::string name = t + suffix;
-        if (cf.raw(name)) return cf.integer(name, cf.integer(fallback, def, min), min);
-        return cf.integer(fallback, def, min);
+        if (name != fallback && cf.raw(name)) return static_cast<int>(cf.integer(name, base, min, max));
+        return static_cast<int>(base);
     };
-    auto pick_time = [&](const std::string& suffix, const std::string& fallback) {
+    auto pick_time = [&](const std::string& suffix, const std::string& fallback, const char* def,
+                         int64_t min) {
+        int64_t base = cf.time(fallback, def, 's', min);
         std::string name = t + suffix;
-        int64_t def = cf.time(fallback, "0s");
-        if (cf.raw(name)) return cf.time(name, std::to_string(def) + "s");
-        return def;
+        if (cf.raw(name)) return static_cast<int>(cf.time(name, std::to_string(base) + "s", 's', min));
+        return static_cast<int>(base);
+    };
+    auto pick_feedback = [&](const std::string& suffix, const std::string& fallback) {
+        std::string name = t + suffix;
+        bool own = cf.raw(name).has_value();
+        std::string value = own ? cf.str(name) : (cf.raw(fallback) ? cf.str(fallback) : "1");
+        // Postfix 3.7 has no sqrt_concurrency form; it warns and uses 1.
+        auto fb = core::parse_feedback(value, false);
+        if (!fb) {
+            log::warn((own ? name : fallback) + ": ignoring malformed or unreasonable feedback: " + value);
+            return core::Feedback{};
+        }
+        return *fb;
     };
     bool is_local = t == "local";
-    TransportSettings ts;
-    ts.dest_concurrency_limit = pick_int("_destination_concurrency_limit",
-                                         is_local ? "local_destination_concurrency_limit"
-                                                  : "default_destination_concurrency_limit",
-                                         is_local ? 2 : 20, 0);
-    ts.dest_recipient_limit = pick_int("_destination_recipient_limit",
-                                       is_local ? "local_destination_recipient_limit"
-                                                : "default_destination_recipient_limit",
-                                       is_local ? 1 : 50, 0);
-    ts.initial_concurrency =
+    core::TransportConfig c;
+    c.dest_concurrency_limit = pick_int("_destination_concurrency_limit",
+                                        is_local ? "local_destination_concurrency_limit"
+                                                 : "default_destination_concurrency_limit",
+                                        is_local ? 2 : 20, 0);
+    c.dest_recipient_limit = pick_int("_destination_recipient_limit",
+                                      is_local ? "local_destination_recipient_limit"
+                                               : "default_destination_recipient_limit",
+                                      is_local ? 1 : 50, 0);
+    c.init_dest_concurrency =
         pick_int("_initial_destination_concurrency", "initial_destination_concurrency", 5, 1);
-    ts.failed_cohort_limit = pick_int("_destination_concurrency_failed_cohort_limit",
-                                      "default_destination_concurrency_failed_cohort_limit", 1, 0);
-    ts.dest_rate_delay = pick_time("_destination_rate_delay", "default_destination_rate_delay");
-    ts.transport_rate_delay = pick_time("_transport_rate_delay", "default_transport_rate_delay");
-    if (ts.dest_rate_delay > 0) ts.dest_concurrency_limit = 1;
-    if (ts.dest_concurrency_limit > 0 && ts.initial_concurrency > ts.dest_concurrency_limit)
-        ts.initial_concurrency = ts.dest_concurrency_limit;
-    return ts;
+    c.fail_cohort_limit = pick_int("_destination_concurrency_failed_cohort_limit",
+                                   "default_destination_concurrency_failed_cohort_limit", 1, 0);
+    c.pos_feedback = pick_feedback("_destination_concurrency_positive_feedback",
+                                   "default_destination_concurrency_positive_feedback");
+    c.neg_feedback = pick_feedback("_destination_concurrency_negative_feedback",
+                                   "default_destination_concurrency_negative_feedback");
+    c.dest_rate_delay = pick_time("_destination_rate_delay", "default_destination_rate_delay", "0s", 0);
+    c.recipient_limit = pick_int("_recipient_limit", "default_recipient_limit", 20000, 0);
+    c.extra_recipient_limit = pick_int("_extra_recipient_limit", "default_extra_recipient_limit", 1000, 0);
+    c.refill_limit = pick_int("_recipient_refill_limit", "default_recipient_refill_limit", 100, 1);
+    c.refill_delay = pick_time("_recipient_refill_delay", "default_recipient_refill_delay", "5s", 1);
+    c.slot_cost = pick_int("_delivery_slot_cost", "default_delivery_slot_cost", 5, 0);
+    c.slot_loan = pick_int("_delivery_slot_loan", "default_delivery_slot_loan", 3, 0);
+    c.slot_discount = pick_int("_delivery_slot_discount", "default_delivery_slot_discount", 50, 0, 100);
+    c.min_slots = pick_int("_minimum_delivery_slots", "default_minimum_delivery_slots", 3, 0);
+    return c;
 }
 
 } // namespace cqmgr::qmgr

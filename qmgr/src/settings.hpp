@@ -5,6 +5,7 @@
 #pragma once
 
 #include "cqmgr/conf/main_cf.hpp"
+#include "cqmgr/core/structures.hpp"
 
 #include <cstdint>
 #include <string>
@@ -12,14 +13,6 @@
 
 namespace cqmgr::qmgr {
 
-struct TransportSettings {
-    int64_t dest_concurrency_limit = 20;
-    int64_t dest_recipient_limit = 50;
-    int64_t initial_concurrency = 5;
-    int64_t failed_cohort_limit = 1;
-    int64_t dest_rate_delay = 0;
-    int64_t transport_rate_delay = 0;
-};
 
 struct Settings {
     std::string config_dir;
@@ -42,6 +35,7 @@ struct Settings {
     int64_t daemon_timeout = 18000;
     int64_t message_active_limit = 20000;
     int64_t message_recipient_limit = 20000;
+    int64_t message_recipient_minimum = 10;
 
     std::string rewrite_service_name = "rewrite";
     std::string bounce_service_name = "bounce";
@@ -56,8 +50,12 @@ struct Settings {
     // Reads everything from `cf`; bad values warn and fall back.
     static Settings load(const conf::MainCf& cf);
 
-    // Per-transport values with the default_* fallback (and local's own defaults).
-    TransportSettings for_transport(const conf::MainCf& cf, const std::string& transport) const;
+    // Per-transport scheduler settings: `<transport>_<suffix>` when set,
+    // else the `default_*` parameter (and local's own concurrency and
+    // recipient defaults), with Postfix 3.7's defaults and bounds.
+    core::TransportConfig for_transport(const conf::MainCf& cf, const std::string& transport) const;
+    // The global scheduler settings.
+    core::SchedulerConfig scheduler() const;
 };
 
 // Registers Postfix 3.7's built-in defaults that other defaults refer to.

@@ -1,0 +1,120 @@
+#include "delivery.hpp"
+
+#include "log.hpp"
+#include "message.hpp"
+
+#include <ctime>
+
+namespace cqmgr::qmgr {
+
+Delivery::Delivery(asio::io_context& io, const Settings& settings, core::Scheduler& sched)
+    : io_(io), settings_(settings), sched_(sched) {}
+
+void Delivery::pump() {
+    if (posted_) return;
+    posted_ = true;
+    asio::post(io_, [this] {
+        posted_ = false;
+        sched_.set_time(::time(nullptr));
+        while (core::Transport* t = sched_.select_transport())
+            asio::co_spawn(io_, run_connection(t), asio::detached);
+    });
+}
+
+awaitable<void> Delivery::run_connection(core::Transport* t) {
+    auto conv = protocol::Conversation::create(io_.get_executor());
+    std::string path = "private/" + t->name;
+    auto ipc = std::chrono::seconds(settings_.qmgr_ipc_timeout);
+    auto agent_wait = std::chrono::seconds(settings_.daemon_timeout);
+    const core::Dsn unavailable{"4.3.0", "mail transport unavailable"};
+    if (!co_await conv->connect(path, ipc)) {
+        log::warn("connect to transport " + path + ": " + conv->error());
+        sched_.set_time(::time(nullptr));
+        sched_.connection_failed(*t, unavailable);
+        pump();
+        co_return;
+    }
+    protocol::AttrList ann;
+    bool ok = co_await conv->read_list(ann, agent_wait);
+    sched_.set_time(::time(nullptr));
+    if (!ok || !protocol::is_announcement(ann, protocol::delivery_protocol)) {
+        log::warn(path + " socket: " + (ok ? std::string("malformed response") : conv->error()));
+        conv->close();
+        sched_.connection_failed(*t, unavailable);
+        pump();
+        co_return;
+    }
+    sched_.connection_ready(*t);
+    core::Entry* e = sched_.select_entry(*t);
+    pump();
+    if (!e) {
+        // The work went elsewhere meanwhile; the agent just sees EOF.
+        conv->close();
+        co_return;
+    }
+    co_await deliver(conv, e);
+}
+
+awaitable<void> Delivery::deliver(std::shared_ptr<protocol::Conversation> conv, core::Entry* e) {
+    auto& m = static_cast<Message&>(*e->message);
+    const auto& env = m.env;
+    core::Queue& q = *e->queue;
+    std::string transport = q.transport->name;
+
+    protocol::DeliveryRequest req;
+    req.flags = env.tflags | q.dflags |
+                (env.inspect ? protocol::del_flag::bounce : protocol::del_flag::deflt);
+    req.queue_id = m.id;
+    req.data_offset = env.data_offset;
+    req.data_size = env.cont_length;
+    req.nexthop = q.nexthop;
+    req.encoding = env.encoding;
+    req.smtputf8 = env.smtputf8;
+    req.sender = *env.sender;
+    req.envelope_id = env.dsn_envid;
+    req.ret_flags = env.dsn_ret;
+    req.stats.incoming_arrival = {env.arrival_sec, env.arrival_usec};
+    req.stats.active_arrival = m.active_arrival;
+    req.log_client_name = env.client_name;
+    req.log_client_address = env.client_addr;
+    req.log_client_port = env.client_port;
+    req.log_protocol_name = env.client_proto;
+    req.log_helo_name = env.client_helo;
+    req.sasl_method = env.sasl_method;
+    req.sasl_username = env.sasl_username;
+    req.sasl_sender = env.sasl_sender;
+    req.log_ident = env.log_ident;
+    req.rewrite_context = env.rewrite_context;
+    for (const auto& r : e->rcpts)
+        req.recipients.push_back({r.orig_rcpt, r.address, r.offset, r.dsn_orcpt, r.notify_flags});
+
+    auto ipc = std::chrono::seconds(settings_.qmgr_ipc_timeout);
+    auto agent_wait = std::chrono::seconds(settings_.daemon_timeout);
+    core::DeliveryResult result;
+    if (!co_await conv->write(req.encode(), ipc)) {
+        log::warn("write to process (" + transport + "): " + conv->error());
+        result.crash = true;
+    } else {
+        protocol::AttrList list;
+        if (!co_await conv->read_list(list, agent_wait)) {
+            log::warn("private/" + transport + " socket: " + conv->error());
+            result.crash = true;
+        } else {
+            std::string err;
+            auto r = protocol::decode_delivery_reply(list, &err);
+            if (!r) {
+                log::warn("private/" + transport + " socket: malformed response: " + err);
+                result.crash = true;
+            } else {
+                result.status = r->status;
+                result.hop = {r->hop.status, r->hop.reason};
+            }
+        }
+    }
+    conv->close();
+    sched_.set_time(::time(nullptr));
+    sched_.delivery_done(e, result);
+    pump();
+}
+
+} // namespace cqmgr::qmgr

@@ -1,0 +1,31 @@
+// Delivery agents: opens connections to `private/<transport>` when the
+// scheduler asks for them, hands each ready agent the entry the scheduler
+// selects, and reports the agent's reply (or its failure) back.  A crashed,
+// silent or babbling agent costs only a deferral of its entry.
+#pragma once
+
+#include "cqmgr/core/scheduler.hpp"
+#include "cqmgr/protocol/conversation.hpp"
+#include "settings.hpp"
+
+namespace cqmgr::qmgr {
+
+class Delivery {
+  public:
+    Delivery(asio::io_context& io, const Settings& settings, core::Scheduler& sched);
+
+    // Starts connections for every transport that has work (coalesced: many
+    // calls in one loop pass cost one pass).
+    void pump();
+
+  private:
+    awaitable<void> run_connection(core::Transport* t);
+    awaitable<void> deliver(std::shared_ptr<protocol::Conversation> conv, core::Entry* e);
+
+    asio::io_context& io_;
+    const Settings& settings_;
+    core::Scheduler& sched_;
+    bool posted_ = false;
+};
+
+} // namespace cqmgr::qmgr
