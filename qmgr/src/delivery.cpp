@@ -1,5 +1,6 @@
 #include "delivery.hpp"
 
+#include "address.hpp"
 #include "log.hpp"
 #include "message.hpp"
 
@@ -70,7 +71,11 @@ awaitable<void> Delivery::deliver(std::shared_ptr<protocol::Conversation> conv, 
     req.nexthop = q.nexthop;
     req.encoding = env.encoding;
     req.smtputf8 = env.smtputf8;
-    req.sender = *env.sender;
+    // With VERP there is one recipient per request and the sender encodes it.
+    req.sender = env.verp_delims && !e->rcpts.empty()
+                     ? verp_sender(*env.sender, *env.verp_delims, e->rcpts[0].orig_rcpt,
+                                   e->rcpts[0].address)
+                     : *env.sender;
     req.envelope_id = env.dsn_envid;
     req.ret_flags = env.dsn_ret;
     req.stats.incoming_arrival = {env.arrival_sec, env.arrival_usec};

@@ -2,6 +2,7 @@
 
 #include "cqmgr/queuefile/envelope.hpp"
 #include "log.hpp"
+#include "address.hpp"
 #include "delays.hpp"
 #include "notices.hpp"
 
@@ -24,6 +25,15 @@ using queuefile::qmode::unthrottle;
 
 // Recipients read per pass over the file, as stock caps it.
 constexpr int read_batch = 5000;
+
+// Case-insensitive equality (ASCII).
+bool iequal(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+            return false;
+    return true;
+}
 
 std::string lower(std::string_view s) {
     std::string out(s);
@@ -58,6 +68,10 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf, const S
 }
 
 int64_t QueueManager::now() const { return ::time(nullptr); }
+
+std::string QueueManager::log_addr(std::string_view addr) const {
+    return settings_.log_internal_form ? std::string(addr) : quote_local(addr);
+}
 
 void QueueManager::start() {
     // Whatever a previous queue manager left in active goes back to incoming
@@ -218,7 +232,7 @@ awaitable<void> QueueManager::activate(std::string id, std::string from_queue, i
     // of recipients, sized by how full the active queue is.
     auto r = queuefile::read_envelope(fd, m.env, sched_.first_batch_limit(m));
     if (r.sender_seen)
-        log::info(id + ": from=<" + *m.env.sender + ">, size=" + std::to_string(r.opened_size) +
+        log::info(id + ": from=<" + log_addr(*m.env.sender) + ">, size=" + std::to_string(r.opened_size) +
                   ", nrcpt=" + std::to_string(r.opened_nrcpt) + " (queue active)");
     for (const auto& w : m.env.warnings) log::warn(id + ": " + w);
     m.env.warnings.clear();
@@ -304,9 +318,21 @@ awaitable<void> QueueManager::assign_recipients(Message& m, std::vector<queuefil
     bool trace_only = env.tflags & 0x300;
     std::string request_class = (env.tflags & protocol::del_flag::mta_vrfy) ? "verify" : "resolve";
     if (env.redirect && !rcpts.empty()) {
+        // Only the first recipient stays, redirected to the canonical form
+        // of the redirect address; no more recipients are read.
         rcpts.resize(1);
-        rcpts[0].address = *env.redirect;
-        m.env.rcpt_offset = 0; // a redirected message has one recipient
+        rcpts[0].address = unquote_local(co_await resolver_.rewrite("local", quote_local(*env.redirect)));
+        m.env.rcpt_offset = 0;
+    } else {
+        // Like stock: sort by domain, then address, so that recipients for
+        // one destination group into the same entries and repeated
+        // addresses hit the resolver cache.
+        std::stable_sort(rcpts.begin(), rcpts.end(), [](const auto& a, const auto& b) {
+            auto da = lower(a.address.substr(a.address.rfind('@') + 1));
+            auto db = lower(b.address.substr(b.address.rfind('@') + 1));
+            if (da != db) return da < db;
+            return a.address < b.address;
+        });
     }
     struct Target {
         std::string transport, queue, nexthop;
@@ -338,6 +364,12 @@ awaitable<void> QueueManager::assign_recipients(Message& m, std::vector<queuefil
                 nexthop = "5.1.3 bad address syntax";
             }
             if (reply.recipient != rcpt.address) rcpt.address = reply.recipient;
+            // Mail for the local double-bounce address is discarded here.
+            if (!(reply.flags & (fail | error)) && (reply.flags & class_local) &&
+                iequal(local_part(rcpt.address), settings_.double_bounce_sender)) {
+                discard_double_bounce(m, rcpt);
+                continue;
+            }
         }
         if (rcpt.address.empty()) {
             transport = "error";
@@ -379,6 +411,22 @@ awaitable<void> QueueManager::assign_recipients(Message& m, std::vector<queuefil
     sched_.batch_done(m, m.env.rcpt_offset != 0, m.env.rcpt_unread);
     delivery_.pump();
     maybe_finish(m);
+}
+
+void QueueManager::discard_double_bounce(Message& m, const queuefile::Recipient& r) {
+    log::info(m.id + ": to=<" + log_addr(r.address) + ">" +
+              (!r.orig_rcpt.empty() && !iequal(r.orig_rcpt, r.address)
+                   ? ", orig_to=<" + log_addr(r.orig_rcpt) + ">" : "") +
+              ", relay=none, " + delay_text(m.env.arrival_sec, m.env.arrival_usec, m.active_arrival) +
+              ", dsn=2.0.0, status=sent (undeliverable postmaster notification discarded)");
+    // Mark the recipient done in the queue file, as stock does.
+    std::string path = layout_.path("active", m.id);
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || ::pwrite(fd, "D", 1, r.offset) != 1) {
+        log::warn(m.id + ": mark recipient done: " + std::strerror(errno));
+        m.flags |= 1; // keep the message rather than lose track
+    }
+    if (fd >= 0) ::close(fd);
 }
 
 void QueueManager::message_done(core::Message& cm) { maybe_finish(static_cast<Message&>(cm)); }
@@ -423,8 +471,9 @@ awaitable<void> QueueManager::append_deferral(Message* m, queuefile::Recipient r
     // The retry transport cannot take these: record the deferral ourselves,
     // as stock's defer_append does (log line, then the defer log).
     if (dsn.status.empty() || dsn.status[0] != '4') dsn.status = "4.0.0";
-    log::info(m->id + ": to=<" + r.address + ">" +
-              (!r.orig_rcpt.empty() && r.orig_rcpt != r.address ? ", orig_to=<" + r.orig_rcpt + ">" : "") +
+    log::info(m->id + ": to=<" + log_addr(r.address) + ">" +
+              (!r.orig_rcpt.empty() && !iequal(r.orig_rcpt, r.address)
+                   ? ", orig_to=<" + log_addr(r.orig_rcpt) + ">" : "") +
               ", relay=none, " + delay_text(m->env.arrival_sec, m->env.arrival_usec, m->active_arrival) +
               ", dsn=" + dsn.status + ", status=deferred (" + dsn.reason + ")");
     co_await send_deferral(settings_.defer_service_name, m->id, m->env.tflags, r, dsn.status, dsn.reason);
@@ -512,7 +561,7 @@ awaitable<void> QueueManager::finish(Message* m) {
         int64_t life = env.sender->empty() ? settings_.bounce_queue_lifetime
                                             : settings_.maximal_queue_lifetime;
         if (m->force_expire || t >= env.create_time + life) {
-            log::info(id + ": from=<" + *env.sender + ">, status=" +
+            log::info(id + ": from=<" + log_addr(*env.sender) + ">, status=" +
                       (m->force_expire ? "force-expired" : "expired") + ", returned to sender");
             m->flags = co_await send_notice(
                 settings_.defer_service_name,

@@ -73,12 +73,16 @@ class QueueManager : public core::Driver {
     // Starts the end-of-message work unless something is still in flight.
     void maybe_finish(Message& m);
     awaitable<void> finish(Message* m);
+    // Logs and marks done a recipient that is the local double-bounce address.
+    void discard_double_bounce(Message& m, const queuefile::Recipient& r);
     awaitable<void> append_deferral(Message* m, queuefile::Recipient r, core::Dsn dsn);
     void arm_scheduler_timer();
     // Renames active/ID to corrupt/ID, logging as stock does.
     void save_corrupt(const std::string& id);
     void remove_message(Message* m);
     int64_t now() const;
+    // An address as log lines show it (info_log_address_format).
+    std::string log_addr(std::string_view addr) const;
 
     asio::io_context& io_;
     const conf::MainCf& cf_;

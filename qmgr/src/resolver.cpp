@@ -34,22 +34,20 @@ awaitable<protocol::ResolveReply> Resolver::resolve(std::string request_class, s
         if (auto it = cache_.find(key); it != cache_.end() && now - it->second.when < cache_ttl)
             co_return it->second.reply;
     }
-    while (busy_) {
-        asio::steady_timer turn(ex_, Clock::time_point::max());
-        waiters_.push_back(&turn);
-        error_code ec;
-        co_await turn.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    }
-    busy_ = true;
-    std::string request = protocol::encode_resolve_request(request_class, sender, address);
     protocol::ResolveReply reply;
-    for (;;) {
-        if (co_await try_resolve(request, reply)) break;
-        asio::steady_timer pause(ex_, std::chrono::seconds(1));
-        error_code ec;
-        co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    }
-    release_turn();
+    auto list = co_await exchange(
+        protocol::encode_resolve_request(request_class, sender, address),
+        [&](const protocol::AttrList& l) -> std::string {
+            std::string err;
+            auto r = protocol::decode_resolve_reply(l, &err);
+            if (!r) return "malformed reply: " + err;
+            // An empty answer is trivial-rewrite having trouble: ask again.
+            if (r->transport.empty()) return "empty transport in reply";
+            if (r->recipient.empty() && !address.empty()) return "empty recipient in reply";
+            reply = std::move(*r);
+            return {};
+        });
+    (void)list;
     if (!address.empty()) {
         if (cache_.size() >= cache_max) cache_.clear();
         cache_[key] = Cached{reply, Clock::now()};
@@ -57,7 +55,43 @@ awaitable<protocol::ResolveReply> Resolver::resolve(std::string request_class, s
     co_return reply;
 }
 
-awaitable<bool> Resolver::try_resolve(const std::string& request, protocol::ResolveReply& out) {
+awaitable<std::string> Resolver::rewrite(std::string rule, std::string address) {
+    protocol::AttrWriter w;
+    w.str("request", "rewrite").str("rule", rule).str("address", address).end();
+    std::string result;
+    co_await exchange(w.take(), [&](const protocol::AttrList& l) -> std::string {
+        if (!l.names_are({"flags", "address"}))
+            return "malformed reply: expected flags, address; got " + l.describe_names();
+        result = l.attrs[1].value;
+        return {};
+    });
+    co_return result;
+}
+
+awaitable<protocol::AttrList> Resolver::exchange(
+    std::string request, std::function<std::string(const protocol::AttrList&)> accept) {
+    // One request at a time on the shared connection; others wait their turn.
+    while (busy_) {
+        asio::steady_timer turn(ex_, Clock::time_point::max());
+        waiters_.push_back(&turn);
+        error_code ec;
+        co_await turn.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    busy_ = true;
+    protocol::AttrList reply;
+    for (;;) {
+        if (co_await try_exchange(request, reply, accept)) break;
+        asio::steady_timer pause(ex_, std::chrono::seconds(1));
+        error_code ec;
+        co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    release_turn();
+    co_return reply;
+}
+
+awaitable<bool> Resolver::try_exchange(
+    const std::string& request, protocol::AttrList& reply,
+    const std::function<std::string(const protocol::AttrList&)>& accept) {
     auto now = Clock::now();
     if (conv_ && (now - conn_used_ > ipc_idle || now - conn_born_ > ipc_ttl || conv_->readable_now())) {
         conv_->close();
@@ -80,19 +114,14 @@ awaitable<bool> Resolver::try_resolve(const std::string& request, protocol::Reso
         conn_born_ = Clock::now();
     }
     if (!co_await conv_->write(request, ipc_timeout_)) co_return fail(conv_->error());
-    protocol::AttrList reply;
     if (!co_await conv_->read_list(reply, ipc_timeout_)) co_return fail(conv_->error());
-    std::string err;
-    auto r = protocol::decode_resolve_reply(reply, &err);
-    if (!r) co_return fail("malformed reply: " + err);
-    if (r->transport.empty()) co_return fail("empty transport in reply");
+    if (std::string err = accept(reply); !err.empty()) co_return fail(err);
     conn_used_ = Clock::now();
-    if (r->server_flags != 0) {
-        // The server asks us to disconnect after this reply.
+    // The first attribute is the server's "disconnect after this" flag.
+    if (!reply.attrs.empty() && reply.attrs[0].name == "flags" && reply.attrs[0].value != "0") {
         conv_->close();
         conv_.reset();
     }
-    out = std::move(*r);
     co_return true;
 }
 

@@ -8,6 +8,7 @@
 #include "cqmgr/protocol/messages.hpp"
 
 #include <deque>
+#include <functional>
 #include <string>
 #include <unordered_map>
 
@@ -22,9 +23,18 @@ class Resolver {
     awaitable<protocol::ResolveReply> resolve(std::string request_class, std::string sender,
                                               std::string address);
 
+    // Rewrites `address` (external form) with `rule` ("local" or "remote"),
+    // as qmgr does for the redirect record; returns the external form.
+    awaitable<std::string> rewrite(std::string rule, std::string address);
+
   private:
+    // Sends one request and reads one reply, retrying until a reply comes
+    // that `accept` takes (it returns an error text, empty when accepted).
+    awaitable<protocol::AttrList> exchange(std::string request,
+                                           std::function<std::string(const protocol::AttrList&)> accept);
     // One attempt; false on any failure (already logged).
-    awaitable<bool> try_resolve(const std::string& request, protocol::ResolveReply& out);
+    awaitable<bool> try_exchange(const std::string& request, protocol::AttrList& reply,
+                                 const std::function<std::string(const protocol::AttrList&)>& accept);
     void release_turn();
 
     asio::any_io_executor ex_;

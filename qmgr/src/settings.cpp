@@ -60,6 +60,7 @@ Settings Settings::load(const conf::MainCf& cf) {
     s.defer_transports = cf.list("defer_transports");
     s.disable_verp_bounces = cf.boolean("disable_verp_bounces", false);
     s.confirm_delay_cleared = cf.boolean("confirm_delay_cleared", false);
+    s.log_internal_form = cf.str("info_log_address_format") == "internal";
     return s;
 }
 

@@ -46,6 +46,7 @@ struct Settings {
     std::vector<std::string> defer_transports;
     bool disable_verp_bounces = false;
     bool confirm_delay_cleared = false;
+    bool log_internal_form = false; // info_log_address_format = internal
 
     // Reads everything from `cf`; bad values warn and fall back.
     static Settings load(const conf::MainCf& cf);
