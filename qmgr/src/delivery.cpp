@@ -8,6 +8,27 @@
 
 namespace cqmgr::qmgr {
 
+namespace {
+// True for a non-empty, non-ASCII, well-formed UTF-8 string.
+bool needs_smtputf8(std::string_view s) {
+    bool ascii = true;
+    for (size_t i = 0; i < s.size();) {
+        unsigned char c = static_cast<unsigned char>(s[i]);
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        ascii = false;
+        size_t n = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        if (n == 0 || i + n > s.size() || (n == 2 && c < 0xc2)) return false;
+        for (size_t k = 1; k < n; ++k)
+            if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return false;
+        i += n;
+    }
+    return !s.empty() && !ascii;
+}
+} // namespace
+
 Delivery::Delivery(asio::io_context& io, const Settings& settings, core::Scheduler& sched)
     : io_(io), settings_(settings), sched_(sched) {}
 
@@ -46,6 +67,13 @@ awaitable<void> Delivery::run_connection(core::Transport* t) {
         co_return;
     }
     sched_.connection_ready(*t);
+    if (int delay = t->cfg.transport_rate_delay; delay > 0) {
+        // Space deliveries over this transport; it stays locked meanwhile.
+        asio::steady_timer pause(io_, std::chrono::seconds(delay));
+        error_code ec;
+        co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        sched_.set_time(::time(nullptr));
+    }
     core::Entry* e = sched_.select_entry(*t);
     pump();
     if (!e) {
@@ -90,8 +118,15 @@ awaitable<void> Delivery::deliver(std::shared_ptr<protocol::Conversation> conv, 
     req.sasl_sender = env.sasl_sender;
     req.log_ident = env.log_ident;
     req.rewrite_context = env.rewrite_context;
-    for (const auto& r : e->rcpts)
+    for (const auto& r : e->rcpts) {
         req.recipients.push_back({r.orig_rcpt, r.address, r.offset, r.dsn_orcpt, r.notify_flags});
+        // A UTF-8 recipient needs an SMTPUTF8-capable path (and so does the
+        // VERP sender that embeds it).
+        if (settings_.smtputf8_enable && needs_smtputf8(r.address)) {
+            req.smtputf8 |= 8;
+            if (env.verp_delims) req.smtputf8 |= 4;
+        }
+    }
 
     auto ipc = std::chrono::seconds(settings_.qmgr_ipc_timeout);
     auto agent_wait = std::chrono::seconds(settings_.daemon_timeout);

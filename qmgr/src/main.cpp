@@ -32,6 +32,24 @@ void drop_privileges(const std::string& owner) {
     if (::setuid(pw->pw_uid) < 0) log::fatal(std::string("setuid: ") + std::strerror(errno));
 }
 
+// Watchdog: if one pass of the event loop takes longer than
+// qmgr_daemon_timeout, the process is stuck; die so master starts a fresh one.
+void watchdog_fired(int) {
+    static const char msg[] = "cqmgr: fatal: watchdog timeout\n";
+    ssize_t n = ::write(2, msg, sizeof msg - 1);
+    (void)n;
+    ::_exit(1);
+}
+
+// Re-arms the watchdog every third of its period while the loop is alive.
+void watchdog_pet(asio::steady_timer& timer, int64_t period) {
+    ::alarm(static_cast<unsigned>(period));
+    timer.expires_after(std::chrono::seconds(std::max<int64_t>(period / 3, 1)));
+    timer.async_wait([&timer, period](const error_code& ec) {
+        if (!ec) watchdog_pet(timer, period);
+    });
+}
+
 // The first label of a host name, as postlogd records show it.
 std::string short_host(const std::string& host) { return host.substr(0, host.find('.')); }
 
@@ -103,6 +121,10 @@ int main(int argc, char** argv) {
     signals.async_wait([&](const error_code& ec, int) {
         if (!ec) stop();
     });
+
+    ::signal(SIGALRM, watchdog_fired);
+    asio::steady_timer watchdog(io);
+    watchdog_pet(watchdog, settings.daemon_watchdog);
 
     qm->start();
     io.run();

@@ -592,10 +592,19 @@ awaitable<void> QueueManager::finish(Message* m) {
         if (int err = layout_.move("active", "deferred", id); err && err != ENOENT)
             log::warn("move " + path + " to deferred: " + std::strerror(err));
     } else {
-        if (::unlink(path.c_str()) == 0) log::info(id + ": removed");
+        if (remove_queue_file(path) == 0) log::info(id + ": removed");
         else if (errno != ENOENT) log::warn("remove " + path + ": " + std::strerror(errno));
     }
     remove_message(m);
+}
+
+int QueueManager::remove_queue_file(const std::string& path) {
+    if (!settings_.dont_remove) return ::unlink(path.c_str());
+    // dont_remove = yes: keep it in saved/, adding '+' until the name is free.
+    std::string target = "saved/" + path.substr(path.rfind('/') + 1);
+    struct stat st;
+    while (::lstat(target.c_str(), &st) == 0) target += '+';
+    return ::rename(path.c_str(), target.c_str());
 }
 
 void QueueManager::remove_message(Message* m) {

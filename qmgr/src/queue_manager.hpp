@@ -80,6 +80,8 @@ class QueueManager : public core::Driver {
     // Renames active/ID to corrupt/ID, logging as stock does.
     void save_corrupt(const std::string& id);
     void remove_message(Message* m);
+    // Removes a finished queue file (or keeps it in saved/ with dont_remove).
+    int remove_queue_file(const std::string& path);
     int64_t now() const;
     // An address as log lines show it (info_log_address_format).
     std::string log_addr(std::string_view addr) const;

@@ -61,6 +61,12 @@ Settings Settings::load(const conf::MainCf& cf) {
     s.disable_verp_bounces = cf.boolean("disable_verp_bounces", false);
     s.confirm_delay_cleared = cf.boolean("confirm_delay_cleared", false);
     s.log_internal_form = cf.str("info_log_address_format") == "internal";
+    s.dont_remove = cf.boolean("dont_remove", false);
+    // Default: yes from compatibility level 1 on (Postfix 3.0 semantics).
+    std::string level = cf.str("compatibility_level");
+    bool level_default = !level.empty() && level != "0";
+    s.smtputf8_enable = cf.boolean("smtputf8_enable", level_default);
+    s.daemon_watchdog = cf.time("qmgr_daemon_timeout", "1000s", 's', 1);
     return s;
 }
 
@@ -121,6 +127,7 @@ core::TransportConfig Settings::for_transport(const conf::MainCf& cf, const std:
     c.neg_feedback = pick_feedback("_destination_concurrency_negative_feedback",
                                    "default_destination_concurrency_negative_feedback");
     c.dest_rate_delay = pick_time("_destination_rate_delay", "default_destination_rate_delay", "0s", 0);
+    c.transport_rate_delay = pick_time("_transport_rate_delay", "default_transport_rate_delay", "0s", 0);
     c.recipient_limit = pick_int("_recipient_limit", "default_recipient_limit", 20000, 0);
     c.extra_recipient_limit = pick_int("_extra_recipient_limit", "default_extra_recipient_limit", 1000, 0);
     c.refill_limit = pick_int("_recipient_refill_limit", "default_recipient_refill_limit", 100, 1);

@@ -47,6 +47,9 @@ struct Settings {
     bool disable_verp_bounces = false;
     bool confirm_delay_cleared = false;
     bool log_internal_form = false; // info_log_address_format = internal
+    bool dont_remove = false;       // keep finished files in saved/
+    bool smtputf8_enable = false;
+    int64_t daemon_watchdog = 1000; // qmgr_daemon_timeout
 
     // Reads everything from `cf`; bad values warn and fall back.
     static Settings load(const conf::MainCf& cf);

@@ -283,6 +283,13 @@ Peer* Scheduler::job_peer_select(Job& j) {
 }
 
 Entry* Scheduler::select_entry(Transport& t) {
+    Entry* e = select_entry_locked(t);
+    // Nothing to send: release the rate lock so the transport is not stalled.
+    if (!e) t.rate_locked = false;
+    return e;
+}
+
+Entry* Scheduler::select_entry_locked(Transport& t) {
     Job* job = t.job_current;
     if (!job) return nullptr;
     if (t.cfg.slot_cost >= 2) job = job_preempt(*job);

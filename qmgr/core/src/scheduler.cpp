@@ -86,6 +86,7 @@ void Scheduler::timer_fire(const Timer& t, int64_t due) {
     if (t.kind == Timer::Kind::transport_revive) {
         if (tr.dead && tr.dead_until == due) {
             tr.dead = false;
+            tr.rate_locked = false;
             tr.dsn.reset();
             driver_.wakeup();
         }
@@ -199,7 +200,7 @@ void Scheduler::message_free(Message& m) {
 Transport* Scheduler::select_transport() {
     for (auto it = transport_rr_.begin(); it != transport_rr_.end(); ++it) {
         Transport& t = *it;
-        if (t.dead || t.pending >= max_pending) continue;
+        if (t.dead || t.rate_locked || t.pending >= max_pending) continue;
         int need = t.pending + 1;
         for (Queue& q : t.queues_rr) {
             if (!q.ready()) continue;
@@ -210,6 +211,8 @@ Transport* Scheduler::select_transport() {
                     transport_rr_.splice(transport_rr_.end(), transport_rr_, transport_rr_.begin(),
                                          std::next(it));
                 t.pending++;
+                // A rate-limited transport runs one delivery at a time.
+                if (t.cfg.transport_rate_delay > 0) t.rate_locked = true;
                 return &t;
             }
         }
@@ -258,6 +261,9 @@ void Scheduler::delivery_done(Entry* e, const DeliveryResult& r) {
             }
         }
     }
+    // Stock leaves the rate lock on after a crash, which stalls the
+    // transport for good; we release it whatever the outcome.
+    t.rate_locked = false;
     if (!r.crash) {
         if (t.dead) {
             t.dead = false;
@@ -284,6 +290,7 @@ void Scheduler::entry_unselect(Entry* e) {
 
 void Scheduler::flush_dead() {
     for (Transport& t : transport_rr_) {
+        t.rate_locked = false;
         if (t.dead) {
             t.dead = false;
             t.dsn.reset();

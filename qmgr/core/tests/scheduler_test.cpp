@@ -220,3 +220,21 @@ TEST_F(Fixture, RefillsFromRecipientPool) {
     EXPECT_EQ(drv.done, std::vector<std::string>{"BIG"});
     msgs.push_back(std::move(m));
 }
+
+TEST_F(Fixture, TransportRateDelayLocksTheTransport) {
+    tc.dest_recipient_limit = 1;
+    tc.transport_rate_delay = 2;
+    make();
+    message("A", 3, "a.example");
+    message("B", 3, "b.example");
+    Transport* t = s->select_transport();
+    ASSERT_TRUE(t);
+    EXPECT_TRUE(t->rate_locked);
+    EXPECT_EQ(s->select_transport(), nullptr); // one at a time
+    s->connection_ready(*t);
+    Entry* e = s->select_entry(*t);
+    ASSERT_TRUE(e);
+    s->delivery_done(e, DeliveryResult{});
+    EXPECT_FALSE(t->rate_locked);
+    EXPECT_EQ(s->select_transport(), t);
+}

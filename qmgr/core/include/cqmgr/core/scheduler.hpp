@@ -82,6 +82,8 @@ class Scheduler {
     // declared dead and its waiting entries go to the retry transport.
     void connection_failed(Transport& t, const Dsn& dsn);
     // The next entry to hand to an agent of `t`, or nullptr (close it).
+    // With a transport rate delay, the driver waits that long after
+    // connection_ready() before asking.
     Entry* select_entry(Transport& t);
     // Reports the outcome of a selected entry and frees it.
     void delivery_done(Entry* e, const DeliveryResult& r);
@@ -129,6 +131,7 @@ class Scheduler {
     Job* job_candidate(Job& current);
     Job* job_preempt(Job& current);
     Peer* job_peer_select(Job& j);
+    Entry* select_entry_locked(Transport& t);
     void job_blocker_update(Queue& q);
     // queue.cpp
     Queue& queue_create(Transport& t, const std::string& name, const std::string& nexthop);

@@ -64,6 +64,7 @@ struct TransportConfig {
     Feedback pos_feedback;
     Feedback neg_feedback;
     int dest_rate_delay = 0;           // seconds between deliveries per queue
+    int transport_rate_delay = 0;      // seconds between deliveries per transport
     // Postfix 3.7 moves the window as soon as the accumulated feedback is
     // within half a step of the hysteresis ("prepare for overshoot"); with
     // constant feedback that makes the first negative step of a cycle a
@@ -181,6 +182,7 @@ struct Transport {
     unsigned blocker_tag = 1; // odd, so a zeroed job never matches
     int pending = 0;          // connections not yet announced by an agent
     bool dead = false;
+    bool rate_locked = false; // one delivery at a time, spaced by transport_rate_delay
     std::optional<Dsn> dsn;
     int64_t dead_until = 0;
     int rcpt_unused = 0;
