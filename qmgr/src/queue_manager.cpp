@@ -438,6 +438,8 @@ void QueueManager::maybe_finish(Message& m) {
     }
 }
 
+void QueueManager::warn(const std::string& text) { log::warn(text); }
+
 void QueueManager::wakeup() {
     delivery_.pump();
     arm_scheduler_timer();

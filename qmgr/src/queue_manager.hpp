@@ -63,6 +63,8 @@ class QueueManager : public core::Driver {
     void defer_recipients(core::Message& m, const std::vector<queuefile::Recipient>& rcpts,
                           const core::Dsn& dsn) override;
     void wakeup() override;
+    void warn(const std::string& text) override;
+    int active_messages() const override { return static_cast<int>(messages_.size()); }
 
     awaitable<void> activate(std::string id, std::string from_queue, int scan_flags);
     // Reads the next batch of at most `limit` recipients (reopening the file

@@ -67,6 +67,8 @@ Settings Settings::load(const conf::MainCf& cf) {
     bool level_default = !level.empty() && level != "0";
     s.smtputf8_enable = cf.boolean("smtputf8_enable", level_default);
     s.daemon_watchdog = cf.time("qmgr_daemon_timeout", "1000s", 's', 1);
+    s.helpful_warnings = cf.boolean("helpful_warnings", true);
+    s.clog_warn_time = cf.time("qmgr_clog_warn_time", "300s", 's', 0);
     return s;
 }
 
@@ -76,6 +78,8 @@ core::SchedulerConfig Settings::scheduler() const {
     c.message_recipient_minimum = static_cast<int>(message_recipient_minimum);
     c.minimal_backoff_time = static_cast<int>(minimal_backoff_time);
     c.transport_retry_time = static_cast<int>(transport_retry_time);
+    c.clog_warn_time = helpful_warnings ? static_cast<int>(clog_warn_time) : 0;
+    c.message_active_limit = static_cast<int>(message_active_limit);
     return c;
 }
 

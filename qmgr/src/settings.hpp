@@ -50,6 +50,8 @@ struct Settings {
     bool dont_remove = false;       // keep finished files in saved/
     bool smtputf8_enable = false;
     int64_t daemon_watchdog = 1000; // qmgr_daemon_timeout
+    bool helpful_warnings = true;
+    int64_t clog_warn_time = 300;
 
     // Reads everything from `cf`; bad values warn and fall back.
     static Settings load(const conf::MainCf& cf);

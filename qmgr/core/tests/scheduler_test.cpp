@@ -238,3 +238,35 @@ TEST_F(Fixture, TransportRateDelayLocksTheTransport) {
     EXPECT_FALSE(t->rate_locked);
     EXPECT_EQ(s->select_transport(), t);
 }
+
+namespace {
+struct WarnDriver : FakeDriver {
+    std::vector<std::string> warnings;
+    void warn(const std::string& w) override { warnings.push_back(w); }
+    int active_messages() const override { return 10; }
+};
+} // namespace
+
+TEST(Clog, WarnsOncePerIntervalWhenOneQueueHoldsAFifth) {
+    WarnDriver drv;
+    SchedulerConfig cfg;
+    cfg.message_active_limit = 10; // a fifth is 2 entries
+    cfg.clog_warn_time = 300;
+    TransportConfig tc;
+    tc.dest_recipient_limit = 1;
+    Scheduler s(cfg, [&](const std::string&) { return tc; }, drv);
+    drv.sched = &s;
+    s.set_time(1000);
+    Message m;
+    m.id = "A";
+    s.message_add(m);
+    Transport& t = s.transport("smtp");
+    for (int i = 0; i < 5; ++i) s.assign(m, s.queue_for(t, "big.example", "big.example"), rcpt("u" + std::to_string(i)));
+    ASSERT_FALSE(drv.warnings.empty());
+    EXPECT_EQ(drv.warnings[0], "mail for big.example is using up 3 of 10 active queue entries");
+    EXPECT_EQ(drv.warnings.back(), "to turn off these warnings specify: qmgr_clog_warn_time = 0");
+    size_t n = drv.warnings.size();
+    s.assign(m, s.queue_for(t, "big.example", "big.example"), rcpt("u9"));
+    EXPECT_EQ(drv.warnings.size(), n); // not again within the interval
+    drv.free_on_done = false;
+}

@@ -29,6 +29,10 @@ class Driver {
                                   const Dsn& dsn) = 0;
     // Scheduling state changed in a way that may allow new deliveries.
     virtual void wakeup() {}
+    // A warning for the administrator (logged with "warning: ").
+    virtual void warn(const std::string&) {}
+    // How many messages are in the active queue (for clog warnings).
+    virtual int active_messages() const { return 0; }
 };
 
 // The result of one delivery request, as the agent (or its failure) gave it.
@@ -114,6 +118,8 @@ class Scheduler {
     void entry_select(Entry* e);
     enum class Which { todo, busy };
     void entry_done(Entry* e, Which which);
+    void clog_check(Queue& q);
+    bool distinct_messages_more_than_one(const Queue& q) const;
     // peer.cpp
     Peer& peer_obtain(Job& j, Queue& q);
     Peer* peer_select(Job& j);

@@ -81,6 +81,9 @@ struct SchedulerConfig {
     int minimal_backoff_time = 300;      // how long a dead queue stays dead
     int transport_retry_time = 60;       // how long a dead transport stays dead
     std::string retry_transport = "retry";
+    // Clog warnings (helpful_warnings, qmgr_clog_warn_time; 0 = off).
+    int clog_warn_time = 300;
+    int message_active_limit = 20000;
 };
 
 // The scheduler's view of a message.  The daemon derives its own message
@@ -133,6 +136,7 @@ struct Queue {
     int dflags = 0;           // connection cache flags for requests
     bool suspended = false;   // pausing for the destination rate delay
     int64_t timer_due = 0;    // pending revive/resume timer, 0 = none
+    int64_t clog_time_to_warn = 0;
     Hook transport_hook;      // on transport->queues_rr
 
     bool ready() const { return window > 0 && !suspended; }
