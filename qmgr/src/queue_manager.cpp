@@ -1,6 +1,7 @@
 #include "queue_manager.hpp"
 
 #include "cqmgr/queuefile/envelope.hpp"
+#include "cqmgr/queuefile/update.hpp"
 #include "log.hpp"
 #include "address.hpp"
 #include "delays.hpp"
@@ -230,16 +231,14 @@ awaitable<void> QueueManager::activate(std::string id, std::string from_queue, i
 
     // The first pass reads every non-recipient record and the first batch
     // of recipients, sized by how full the active queue is.
-    auto r = queuefile::read_envelope(fd, m.env, sched_.first_batch_limit(m));
+    auto r = queuefile::read_envelope(fd, m.env, sched_.first_batch_limit(m), path);
     if (r.sender_seen)
         log::info(id + ": from=<" + log_addr(*m.env.sender) + ">, size=" + std::to_string(r.opened_size) +
                   ", nrcpt=" + std::to_string(r.opened_nrcpt) + " (queue active)");
     for (const auto& w : m.env.warnings) log::warn(id + ": " + w);
     m.env.warnings.clear();
     if (!r.ok) {
-        // Stock words this one without the queue ID.
-        if (r.error.rfind("Unexpected record type", 0) == 0) log::warn(r.error);
-        else log::warn(id + ": " + r.error);
+        log_read_error(id, path, r);
         ::close(fd);
         save_corrupt(id);
         forget();
@@ -285,13 +284,13 @@ awaitable<bool> QueueManager::read_batch(Message& m, int limit, int fd) {
         m.env.rcpt_offset = 0;
         co_return false;
     }
-    auto r = queuefile::read_envelope(fd, m.env, limit);
+    auto r = queuefile::read_envelope(fd, m.env, limit, path);
     if (own) ::close(fd);
     for (const auto& w : m.env.warnings) log::warn(m.id + ": " + w);
     m.env.warnings.clear();
     if (!r.ok) {
         // The file changed under us; leave the rest for the next attempt.
-        log::warn(m.id + ": " + r.error);
+        log_read_error(m.id, path, r);
         m.env.rcpt_offset = 0;
         m.flags |= 1;
         co_return false;
@@ -420,13 +419,10 @@ void QueueManager::discard_double_bounce(Message& m, const queuefile::Recipient&
               ", relay=none, " + delay_text(m.env.arrival_sec, m.env.arrival_usec, m.active_arrival) +
               ", dsn=2.0.0, status=sent (undeliverable postmaster notification discarded)");
     // Mark the recipient done in the queue file, as stock does.
-    std::string path = layout_.path("active", m.id);
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0 || ::pwrite(fd, "D", 1, r.offset) != 1) {
-        log::warn(m.id + ": mark recipient done: " + std::strerror(errno));
+    if (auto err = queuefile::mark_recipient_done(layout_.path("active", m.id), r.offset)) {
+        log::warn(m.id + ": " + err->message());
         m.flags |= 1; // keep the message rather than lose track
     }
-    if (fd >= 0) ::close(fd);
 }
 
 void QueueManager::message_done(core::Message& cm) { maybe_finish(static_cast<Message&>(cm)); }
@@ -547,12 +543,8 @@ awaitable<void> QueueManager::finish(Message* m) {
         int status = co_await send_notice(settings_.trace_service_name,
                                           notice(protocol::bounce_cmd::trace, env.tflags));
         if (status == 0 && env.tflags == record && env.tflags_offset > 0) {
-            int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-            if (fd >= 0) {
-                if (::pwrite(fd, "K", 1, env.tflags_offset) != 1)
-                    log::warn(id + ": update trace flags record: " + std::strerror(errno));
-                ::close(fd);
-            }
+            if (auto err = queuefile::kill_record(path, env.tflags_offset))
+                log::warn(id + ": " + err->message());
         }
         m->flags |= status;
     }
@@ -572,14 +564,8 @@ awaitable<void> QueueManager::finish(Message* m) {
             int status = co_await send_notice(settings_.defer_service_name,
                                               notice(protocol::bounce_cmd::warn, 0));
             if (status == 0 && env.warn_offset > 0) {
-                std::string rec = queuefile::encode_record('W', "             -1");
-                int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-                if (fd >= 0) {
-                    if (::pwrite(fd, rec.data(), rec.size(), env.warn_offset) !=
-                        static_cast<ssize_t>(rec.size()))
-                        log::warn(id + ": update warning time record: " + std::strerror(errno));
-                    ::close(fd);
-                }
+                if (auto err = queuefile::rewrite_warn_time(path, env.warn_offset))
+                    log::warn(id + ": " + err->message());
             }
         }
     }
@@ -607,6 +593,18 @@ int QueueManager::remove_queue_file(const std::string& path) {
     struct stat st;
     while (::lstat(target.c_str(), &st) == 0) target += '+';
     return ::rename(path.c_str(), target.c_str());
+}
+
+void QueueManager::log_read_error(const std::string& id, const std::string& path,
+                                  const queuefile::ReadResult& r) {
+    // Stock's record reader complains first about a damaged record, then
+    // qmgr says what it made of it; the wordings carry different prefixes.
+    if (!r.record_warning.empty()) log::warn(path + ": " + r.record_warning);
+    if (r.error.rfind("Unexpected record type", 0) == 0) log::warn(r.error);
+    else if (r.error.rfind("malformed pointer record", 0) == 0 ||
+             r.error.rfind("too many reverse jump", 0) == 0)
+        log::warn(path + ": " + r.error);
+    else log::warn(id + ": " + r.error);
 }
 
 void QueueManager::remove_message(Message* m) {

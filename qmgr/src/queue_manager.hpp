@@ -82,6 +82,8 @@ class QueueManager : public core::Driver {
     // Renames active/ID to corrupt/ID, logging as stock does.
     void save_corrupt(const std::string& id);
     void remove_message(Message* m);
+    // Logs a failed envelope read the way stock words each case.
+    void log_read_error(const std::string& id, const std::string& path, const queuefile::ReadResult& r);
     // Removes a finished queue file (or keeps it in saved/ with dont_remove).
     int remove_queue_file(const std::string& path);
     int64_t now() const;

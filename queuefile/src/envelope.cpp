@@ -1,58 +1,20 @@
 #include "cqmgr/queuefile/envelope.hpp"
 
-#include <charconv>
-#include <cstdio>
-#include <cstring>
-#include <string_view>
+#include "cqmgr/queuefile/attribute.hpp"
+#include "cqmgr/queuefile/c_parse.hpp"
+#include "cqmgr/queuefile/pointer.hpp"
+#include "cqmgr/queuefile/record_types.hpp"
+#include "cqmgr/queuefile/size_record.hpp"
+
+#include <algorithm>
+#include <limits>
 
 namespace cqmgr::queuefile {
 
 namespace {
 
-constexpr std::string_view envelope_types = "MCTcFILSDRO/WVA>K<ion";
-constexpr std::string_view extract_types = "EDRO/PreAFIL>Kon";
 constexpr int trace_flag_mask = 0x2700;
-constexpr int max_backward_jumps = 10000;
-
-// Trims leading and trailing white space.
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-}
-
-// atol()-like: optional blanks and sign, then digits; stops at the first non-digit.
-int64_t c_atol(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    bool neg = false;
-    if (!s.empty() && (s.front() == '-' || s.front() == '+')) {
-        neg = s.front() == '-';
-        s.remove_prefix(1);
-    }
-    int64_t v = 0;
-    for (char c : s) {
-        if (c < '0' || c > '9') break;
-        v = v * 10 + (c - '0');
-    }
-    return neg ? -v : v;
-}
-
-bool all_digits(std::string_view s) {
-    if (s.empty()) return false;
-    for (char c : s)
-        if (c < '0' || c > '9') return false;
-    return true;
-}
-
-// Maps attribute names that stand for record types.
-int attr_record_type(std::string_view name) {
-    if (name == "dsn_orig_rcpt") return rec::dsn_orcpt;
-    if (name == "notify_flags") return rec::dsn_notify;
-    if (name == "envelope_id") return rec::dsn_envid;
-    if (name == "ret_flags") return rec::dsn_ret;
-    if (name == "create_time") return rec::ctime;
-    return 0;
-}
+constexpr int del_req_flag_record = 0x400;
 
 // True for a valid NOTIFY mask: NEVER alone, or a subset of SUCCESS|FAILURE|DELAY.
 bool notify_ok(int n) {
@@ -60,22 +22,8 @@ bool notify_ok(int n) {
            (n != 0 && (n & ~(dsn_notify::success | dsn_notify::failure | dsn_notify::delay)) == 0);
 }
 
-// Parses the SIZE record like sscanf("%ld %ld %d %d %ld %d"); returns the field count.
-int scan_size(const std::string& s, Envelope& env) {
-    long f1 = 0, f2 = 0, f5 = 0;
-    int f3 = 0, f4 = env.rflags, f6 = 0;
-    int n = std::sscanf(s.c_str(), "%ld %ld %d %d %ld %d", &f1, &f2, &f3, &f4, &f5, &f6);
-    if (n >= 1) env.data_size = f1;
-    if (n >= 2) env.data_offset = f2;
-    if (n >= 3) env.rcpt_unread = f3;
-    if (n >= 4) env.rflags = f4;
-    if (n >= 5) env.cont_length = f5;
-    if (n >= 6) env.smtputf8 = f6;
-    return n;
-}
-
-// Checks VERP delimiters: exactly two characters from a safe set (Postfix's
-// default verp_delimiter_filter is "-=+").
+// Checks VERP delimiters as verp_delims_verify() does with Postfix's default
+// verp_delimiter_filter "-=+": exactly two characters from that set.
 bool verp_delims_ok(std::string_view d) {
     if (d.size() != 2) return false;
     for (char c : d)
@@ -83,74 +31,190 @@ bool verp_delims_ok(std::string_view d) {
     return true;
 }
 
+// The text after leading white space.
+std::string_view skip_space(std::string_view s) {
+    while (!s.empty() && c_isspace(s.front())) s.remove_prefix(1);
+    return s;
+}
+
+// "'S' (sender)" for error messages.
+std::string describe_type(int type) {
+    std::string s = "'" + escape_bytes(std::string(1, static_cast<char>(type))) + "'";
+    return s + " (" + record_type_name(type) + ")";
+}
+
+// Which fields have been set once (Postfix tests its pointers for null;
+// an empty value still counts as set).
+struct Seen {
+    bool client_name = false, client_addr = false, client_port = false, client_proto = false,
+         client_helo = false, sasl_method = false, sasl_username = false, sasl_sender = false,
+         log_ident = false, rewrite_context = false, log_client_attr = false;
+};
+
+// The reader's working state for one call.
+struct Reader {
+    Envelope& env;
+    ReadResult& result;
+    RecordStream in;
+    PointerFollower pointers;
+    Seen seen;
+
+    // Records a failure and returns rec::error.
+    int fail(std::string stock_text, FileError err) {
+        result.error = std::move(stock_text);
+        result.failure = std::move(err);
+        return rec::error;
+    }
+    // A failure of the record stream itself (short or damaged record).
+    int record_failure() {
+        const FileError& f = in.failure();
+        std::string tl = std::to_string(in.record_type());
+        switch (f.kind) {
+        case ErrorKind::length_overflow:
+            result.record_warning = "too many length bits, record type " + tl;
+            break;
+        case ErrorKind::truncated_header:
+            result.record_warning = "unexpected EOF reading length, record type " + tl;
+            break;
+        case ErrorKind::length_limit:
+            result.record_warning = "illegal length " + std::to_string(in.record_length()) +
+                                    ", record type " + tl;
+            break;
+        case ErrorKind::truncated_payload:
+            result.record_warning = "unexpected EOF in data, record type " + tl + " length " +
+                                    std::to_string(in.record_length());
+            break;
+        default:
+            result.record_warning.clear();
+        }
+        return fail("message rejected: missing end record", f);
+    }
+    // The pre-1.0 scan: count recipients and find the content from the 'M'
+    // record's payload (the offset of the extracted segment).
+    int old_style_scan();
+};
+
+int Reader::old_style_scan() {
+    const off_t orig = in.tell();
+    in.seek(0);
+    env.rcpt_unread = 0;
+    std::string buf;
+    int type = 0;
+    for (;;) {
+        off_t at = in.tell();
+        type = in.get(buf);
+        if (type == rec::ptr) {
+            FileError err;
+            if (!pointers.follow(in, buf, at, err)) return fail(err.expected, err);
+            continue;
+        }
+        if (type == rec::error) return record_failure();
+        if (type <= 0 || type == rec::end) break;
+        if (type == rec::dtxt) continue;
+        if (type == rec::done || type == rec::rcpt || type == rec::drcp) {
+            env.rcpt_unread++;
+            continue;
+        }
+        if (type == rec::mesg && env.data_offset == 0) {
+            env.data_offset = in.tell();
+            int64_t extra = c_atol(c_string(buf));
+            if (extra <= env.data_offset)
+                return fail("message rejected: bad extra offset " + std::string(c_string(buf)),
+                            FileError{ErrorKind::old_style_scan, in.path(), at,
+                                      "a pre-1.0 message content record holding the offset of "
+                                      "the extracted segment, beyond " +
+                                          std::to_string(env.data_offset),
+                                      "\"" + escape_bytes(buf) + "\""});
+            in.seek(static_cast<off_t>(extra));
+            env.data_size = extra - env.data_offset;
+        }
+    }
+    if (env.data_offset == 0 || type != rec::end)
+        return fail("message rejected: envelope records out of order",
+                    FileError{ErrorKind::old_style_scan, in.path(), in.record_start(),
+                              "a pre-1.0 file with a message content record and an end record",
+                              env.data_offset == 0 ? "no message content record" : "no end record"});
+    in.seek(orig);
+    return 0;
+}
+
 } // namespace
 
-ReadResult read_envelope(int fd, Envelope& env, int limit) {
+ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path) {
     ReadResult result;
-    RecordStream in(fd);
+    Reader r{env, result, RecordStream(fd, std::string(path)), {}, {}};
+    RecordStream& in = r.in;
     std::string buf;
     const int64_t save_offset = env.rcpt_offset;
     const int save_unread = env.rcpt_unread;
-    const bool first_pass = save_offset == 0;
-    if (first_pass) env.rewrite_context.clear();
-    bool have_log_client_attr = false;
     std::optional<std::string> orig_rcpt, dsn_orcpt;
     int notify = 0;
-    int backward_jumps = 0;
     int type = 0;
-    std::string fail;
 
     if (limit < 1) limit = 1;
     env.recipients.clear();
-    if (!first_pass) {
-        if (!in.seek(env.rcpt_offset)) {
-            result.error = in.error();
-            return result;
-        }
+    // One allocation for a typical batch; bigger limits grow as needed.
+    env.recipients.reserve(static_cast<size_t>(std::min(limit, 8192)));
+    r.pointers.restore(env.pointer_last_target, env.pointer_reverse_jumps);
+    if (save_offset != 0) {
+        in.seek(static_cast<off_t>(env.rcpt_offset));
         env.rcpt_offset = 0;
     }
 
     for (;;) {
-        std::string_view expected = envelope_types;
+        bool want_xtra = false;
         off_t curr = in.tell();
         if (curr == env.data_offset && curr > 0) {
             // Skip the message content; the extracted segment must follow.
-            curr += env.data_size;
+            if (env.data_size > std::numeric_limits<int64_t>::max() - curr) {
+                type = r.fail("message rejected: cannot seek past the message content",
+                              FileError{ErrorKind::bad_seek, in.path(), curr,
+                                        "a content size that keeps the offset of the extracted "
+                                        "segment within range",
+                                        "content size " + std::to_string(env.data_size)});
+                break;
+            }
+            curr += static_cast<off_t>(env.data_size);
             in.seek(curr);
-            expected = "X";
+            want_xtra = true;
         }
         type = in.get(buf);
         if (type == rec::ptr) {
-            int64_t target = c_atol(buf);
-            std::string_view digits = trim(buf);
-            if (digits.empty() || !all_digits(digits) || target < 0) {
-                fail = "bad pointer record \"" + buf + "\" at offset " + std::to_string(curr);
-                type = rec::error;
+            FileError err;
+            if (!r.pointers.follow(in, buf, curr, err)) {
+                std::string stock = err.kind == ErrorKind::pointer_loop
+                                        ? "too many reverse jump records"
+                                        : "malformed pointer record value: " +
+                                              std::string(skip_space(c_string(buf)).substr(0, 100));
+                type = r.fail(stock, err);
                 break;
             }
-            if (target == 0) continue; // padding
-            if (target < curr && ++backward_jumps > max_backward_jumps) {
-                fail = "too many backward pointer jumps";
-                type = rec::error;
-                break;
-            }
-            in.seek(target);
             continue;
         }
-        if (type < 0) {
-            fail = "message rejected: missing end record";
-            if (!in.error().empty()) fail += " (" + in.error() + ")";
+        if (type == rec::error) {
+            type = r.record_failure();
             break;
         }
-        bool allowed = expected == "X" ? type == rec::xtra
-                                       : (envelope_types.find(static_cast<char>(type)) !=
-                                              std::string_view::npos ||
-                                          extract_types.find(static_cast<char>(type)) !=
-                                              std::string_view::npos);
+        if (type <= 0) {
+            type = r.fail("message rejected: missing end record",
+                          FileError{ErrorKind::missing_end, in.path(), curr,
+                                    "more records up to the end record 'E'",
+                                    type == rec::eof ? "end of file"
+                                                     : "a record with type byte 0x00"});
+            break;
+        }
+        bool allowed = want_xtra ? type == rec::xtra
+                                 : type_in(type, region::envelope) || type_in(type, region::extracted);
         if (!allowed) {
-            fail = std::string("Unexpected record type '") + static_cast<char>(type) +
-                   "' at offset " + std::to_string(curr);
-            type = rec::error;
+            std::string shown(1, static_cast<char>(type));
+            type = r.fail("Unexpected record type '" + shown + "' at offset " + std::to_string(curr),
+                          FileError{ErrorKind::unexpected_record, in.path(), curr,
+                                    want_xtra ? "the extracted segment marker 'X' right after "
+                                                "the message content (SIZE record fields 1 and 2)"
+                                              : "an envelope record type (one of \"" +
+                                                    std::string(region::envelope) + "\" or \"" +
+                                                    std::string(region::extracted) + "\")",
+                                    "record type " + describe_type(type)});
             break;
         }
         if (type == rec::end) {
@@ -158,20 +222,19 @@ ReadResult read_envelope(int fd, Envelope& env, int limit) {
             break;
         }
 
-        std::string_view start = buf;
+        // Postfix handles every payload as a C string.
+        std::string_view start = c_string(buf);
         std::string_view name, value;
         if (type == rec::attr) {
-            auto eq = start.find('=');
-            name = trim(start.substr(0, eq == std::string_view::npos ? 0 : eq));
-            if (eq == std::string_view::npos || name.empty()) {
-                fail = "bad attribute record: " +
-                       std::string(eq == std::string_view::npos ? "missing '='" : "missing name") +
-                       ": " + std::string(start.substr(0, 200));
-                type = rec::error;
+            if (const char* why = split_attribute(start, name, value)) {
+                type = r.fail("bad attribute record: " + std::string(why) + ": " +
+                                  std::string(start.substr(0, 200)),
+                              FileError{ErrorKind::bad_attribute, in.path(), curr,
+                                        "a named attribute \"name=value\"",
+                                        std::string(why) + " in \"" + escape_bytes(buf) + "\""});
                 break;
             }
-            value = trim(start.substr(eq + 1));
-            if (int mapped = attr_record_type(name)) {
+            if (int mapped = attribute_record_type(name)) {
                 type = mapped;
                 start = value;
             }
@@ -195,7 +258,7 @@ ReadResult read_envelope(int fd, Envelope& env, int limit) {
                         break;
                     }
                     // Pure recipient section: go read the extracted segment.
-                    in.seek(env.data_offset);
+                    in.seek(static_cast<off_t>(env.data_offset));
                     continue;
                 }
             }
@@ -226,7 +289,7 @@ ReadResult read_envelope(int fd, Envelope& env, int limit) {
                 notify = 0;
             }
             if (env.rcpt_offset == 0) {
-                int n = all_digits(start) ? static_cast<int>(c_atol(start)) : 0;
+                int n = all_digits(start) ? c_atoi(start) : 0;
                 if (n == 0 || !notify_ok(n))
                     env.warnings.push_back("ignoring malformed DSN notify flags <" +
                                            std::string(start.substr(0, 200)) + ">");
@@ -245,46 +308,74 @@ ReadResult read_envelope(int fd, Envelope& env, int limit) {
             continue;
         }
 
-        // Non-recipient records: only examined once.
+        // Non-recipient records: only examined until all have been seen.
         if (env.seen_all_non_rcpt) continue;
         switch (type) {
-        case rec::size:
+        case rec::size: {
             if (env.data_offset == 0) {
-                int n = scan_size(buf, env);
+                SizeRecord s;
+                s.data_size = static_cast<long>(env.data_size);
+                s.data_offset = 0;
+                s.rcpt_count = env.rcpt_unread;
+                s.qmgr_flags = env.rflags;
+                s.cont_length = static_cast<long>(env.cont_length);
+                s.smtputf8 = env.smtputf8;
+                int n = parse_size_record(buf, s);
+                env.data_size = s.data_size;
+                env.data_offset = s.data_offset;
+                env.rcpt_unread = s.rcpt_count;
+                env.rflags = s.qmgr_flags;
+                env.cont_length = s.cont_length;
+                env.smtputf8 = s.smtputf8;
+                env.size_fields = n;
                 if (n >= 3) {
                     if (env.data_offset <= 0 || env.data_size <= 0) {
-                        fail = "invalid size record: " + buf.substr(0, 100);
-                        type = rec::error;
-                    } else if (env.rflags & ~read_flag::user_mask) {
-                        fail = "invalid flags in size record: " + buf.substr(0, 100);
-                        type = rec::error;
+                        type = r.fail("invalid size record: " + std::string(start.substr(0, 100)),
+                                      FileError{ErrorKind::bad_size, in.path(), curr,
+                                                "a SIZE record with positive content size "
+                                                "(field 1) and content offset (field 2)",
+                                                "\"" + escape_bytes(buf, 100) + "\""});
+                        break;
+                    }
+                    if (env.rflags & ~read_flag::user_mask) {
+                        type = r.fail("invalid flags in size record: " +
+                                          std::string(start.substr(0, 100)),
+                                      FileError{ErrorKind::bad_size_flags, in.path(), curr,
+                                                "SIZE record field 4 within 0x1F",
+                                                "\"" + escape_bytes(buf, 100) + "\""});
+                        break;
                     }
                 } else if (n == 1) {
-                    // Pre-1.0 file: the content start must be found by scanning.
-                    // Such files are older than any supported Postfix; treat as
-                    // corrupt rather than guess.
-                    fail = "message rejected: pre-1.0 size record is not supported";
-                    type = rec::error;
+                    env.data_offset = 0;
+                    if (r.old_style_scan() == rec::error) {
+                        type = rec::error;
+                        break;
+                    }
                 } else {
-                    fail = "message rejected: weird size record";
-                    type = rec::error;
+                    type = r.fail("message rejected: weird size record",
+                                  FileError{ErrorKind::weird_size, in.path(), curr,
+                                            "a SIZE record with 1 or at least 3 numbers",
+                                            "\"" + escape_bytes(buf, 100) + "\""});
+                    break;
                 }
             }
-            if (type != rec::error) {
-                if (env.cont_length == 0) env.cont_length = env.data_size;
-                else if (env.cont_length < 0) {
-                    fail = "invalid size record: " + buf.substr(0, 100);
-                    type = rec::error;
-                }
+            if (env.cont_length == 0) {
+                env.cont_length = env.data_size;
+            } else if (env.cont_length < 0) {
+                type = r.fail("invalid size record: " + std::string(start.substr(0, 100)),
+                              FileError{ErrorKind::bad_size, in.path(), curr,
+                                        "a SIZE record with a content length (field 5) >= 0",
+                                        "\"" + escape_bytes(buf, 100) + "\""});
             }
             break;
+        }
         case rec::time:
             if (env.arrival_sec == 0) {
-                long sec = 0, usec = 0;
-                if (std::sscanf(buf.c_str(), "%ld %ld", &sec, &usec) >= 1) {
-                    env.arrival_sec = sec;
-                    env.arrival_usec = usec;
-                }
+                // Seconds, then whatever number follows the leading digits.
+                env.arrival_sec = c_atol(start);
+                size_t i = 0;
+                while (i < start.size() && start[i] >= '0' && start[i] <= '9') ++i;
+                env.arrival_usec = c_atol(start.substr(i));
             }
             break;
         case rec::ctime:
@@ -311,7 +402,7 @@ ReadResult read_envelope(int fd, Envelope& env, int limit) {
             env.dsn_envid = std::string(start);
             break;
         case rec::dsn_ret: {
-            int n = all_digits(start) ? static_cast<int>(c_atol(start)) : 0;
+            int n = all_digits(start) ? c_atoi(start) : 0;
             if (n != 1 && n != 2)
                 env.warnings.push_back(
                     "ignoring malformed DSN RET flags in queue file record:" +
@@ -321,47 +412,50 @@ ReadResult read_envelope(int fd, Envelope& env, int limit) {
             break;
         }
         case rec::attr: {
-            auto first_wins = [&](std::string& field, std::string_view attr) {
-                if (field.empty()) field = std::string(value);
-                else
-                    env.warnings.push_back("ignoring multiple " + std::string(attr) +
+            Seen& s = r.seen;
+            // Sets a field the first time only; later ones are logged.
+            auto first_wins = [&](std::string& field, bool& was_seen) {
+                if (!was_seen) {
+                    field = std::string(value);
+                    was_seen = true;
+                } else {
+                    env.warnings.push_back("ignoring multiple " + std::string(name) +
                                            " attribute: " + std::string(value));
+                }
+            };
+            // Legacy client attribute: only while no log_* name was seen.
+            auto legacy = [&](std::string& field, bool& was_seen) {
+                if (!s.log_client_attr && !was_seen) {
+                    field = std::string(value);
+                    was_seen = true;
+                }
+            };
+            // Logging client attribute: last one wins.
+            auto logging = [&](std::string& field, bool& was_seen) {
+                field = std::string(value);
+                was_seen = true;
+                s.log_client_attr = true;
             };
             if (name == "encoding") env.encoding = std::string(value);
-            else if (name == "client_name") {
-                if (!have_log_client_attr && env.client_name.empty()) env.client_name = value;
-            } else if (name == "client_address") {
-                if (!have_log_client_attr && env.client_addr.empty()) env.client_addr = value;
-            } else if (name == "client_port") {
-                if (!have_log_client_attr && env.client_port.empty()) env.client_port = value;
-            } else if (name == "protocol_name") {
-                if (!have_log_client_attr && env.client_proto.empty()) env.client_proto = value;
-            } else if (name == "helo_name") {
-                if (!have_log_client_attr && env.client_helo.empty()) env.client_helo = value;
-            } else if (name == "log_client_name") {
-                env.client_name = value;
-                have_log_client_attr = true;
-            } else if (name == "log_client_address") {
-                env.client_addr = value;
-                have_log_client_attr = true;
-            } else if (name == "log_client_port") {
-                env.client_port = value;
-                have_log_client_attr = true;
-            } else if (name == "log_protocol_name") {
-                env.client_proto = value;
-                have_log_client_attr = true;
-            } else if (name == "log_helo_name") {
-                env.client_helo = value;
-                have_log_client_attr = true;
-            } else if (name == "sasl_method") first_wins(env.sasl_method, name);
-            else if (name == "sasl_username") first_wins(env.sasl_username, name);
-            else if (name == "sasl_sender") first_wins(env.sasl_sender, name);
-            else if (name == "log_ident") first_wins(env.log_ident, name);
-            else if (name == "rewrite_context") first_wins(env.rewrite_context, name);
+            else if (name == "client_name") legacy(env.client_name, s.client_name);
+            else if (name == "client_address") legacy(env.client_addr, s.client_addr);
+            else if (name == "client_port") legacy(env.client_port, s.client_port);
+            else if (name == "protocol_name") legacy(env.client_proto, s.client_proto);
+            else if (name == "helo_name") legacy(env.client_helo, s.client_helo);
+            else if (name == "log_client_name") logging(env.client_name, s.client_name);
+            else if (name == "log_client_address") logging(env.client_addr, s.client_addr);
+            else if (name == "log_client_port") logging(env.client_port, s.client_port);
+            else if (name == "log_protocol_name") logging(env.client_proto, s.client_proto);
+            else if (name == "log_helo_name") logging(env.client_helo, s.client_helo);
+            else if (name == "sasl_method") first_wins(env.sasl_method, s.sasl_method);
+            else if (name == "sasl_username") first_wins(env.sasl_username, s.sasl_username);
+            else if (name == "sasl_sender") first_wins(env.sasl_sender, s.sasl_sender);
+            else if (name == "log_ident") first_wins(env.log_ident, s.log_ident);
+            else if (name == "rewrite_context") first_wins(env.rewrite_context, s.rewrite_context);
             else if (name == "trace_flags") {
                 if (env.tflags == 0) {
-                    env.tflags = static_cast<int>(c_atol(value)) & trace_flag_mask;
-                    env.tflags_offset = env.tflags == 0x400 ? curr : 0;
+                    env.tflags = c_atoi(value) & trace_flag_mask;
+                    env.tflags_offset = env.tflags == del_req_flag_record ? curr : 0;
                 }
             }
             break;
@@ -397,21 +491,35 @@ ReadResult read_envelope(int fd, Envelope& env, int limit) {
             env.warnings.push_back("ignoring out-of-order original recipient <" +
                                    orig_rcpt->substr(0, 200) + ">");
     }
+    if (save_offset == 0 && !r.seen.rewrite_context) env.rewrite_context = "local";
     if (env.create_time == 0) env.create_time = env.arrival_sec;
-    if (env.rewrite_context.empty()) env.rewrite_context = "local";
     if (env.rcpt_unread < 0 || (env.rcpt_offset == 0 && env.rcpt_unread != 0)) {
         env.warnings.push_back("rcpt count mismatch (" + std::to_string(env.rcpt_unread) + ")");
         env.rcpt_unread = 0;
     }
 
-    if (type < 0) {
-        result.error = fail;
+    env.pointer_last_target = r.pointers.last_target();
+    env.pointer_reverse_jumps = r.pointers.reverse_jumps();
+
+    const int64_t end_at = in.record_start();
+    const std::string end_found =
+        type == rec::end ? "the end record first" : "none up to this recipient record";
+    if (type <= 0) {
+        // Already described.
     } else if (env.arrival_sec == 0) {
-        result.error = "message rejected: missing arrival time record";
+        r.fail("message rejected: missing arrival time record",
+               FileError{ErrorKind::missing_time, in.path(), end_at,
+                         "a message_arrival_time record 'T' with non-zero seconds before the end "
+                         "record",
+                         end_found});
     } else if (!env.sender) {
-        result.error = "message rejected: missing sender record";
+        r.fail("message rejected: missing sender record",
+               FileError{ErrorKind::missing_sender, in.path(), end_at,
+                         "a sender record 'S' before the end record", end_found});
     } else if (env.data_offset == 0) {
-        result.error = "message rejected: missing size record";
+        r.fail("message rejected: missing size record",
+               FileError{ErrorKind::missing_size, in.path(), end_at,
+                         "a message_size record 'C' before the end record", end_found});
     } else {
         result.ok = true;
         return result;

@@ -4,11 +4,13 @@
 // to be held in memory at once.
 #pragma once
 
+#include "cqmgr/queuefile/error.hpp"
 #include "cqmgr/queuefile/record.hpp"
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cqmgr::queuefile {
@@ -61,7 +63,17 @@ struct Envelope {
     int64_t warn_offset = 0;
     int64_t warn_time = 0;
 
+    // SIZE record field count (1: a pre-1.0 file whose content start was
+    // found by scanning; 3..6: modern).
+    int size_fields = 0;
+
     bool seen_all_non_rcpt = false;
+    // Pointer-loop guard shared by all batches of this message (Postfix
+    // keeps one counter per file): the last jump target and the number of
+    // backward jumps so far.  A pointer cycle through recipient records
+    // therefore ends in an error instead of endless batches.
+    int64_t pointer_last_target = 0;
+    int pointer_reverse_jumps = 0;
     // Where the next recipient batch starts; 0 when none was left unread.
     int64_t rcpt_offset = 0;
     // The current batch.
@@ -74,8 +86,18 @@ struct Envelope {
 struct ReadResult {
     bool ok = false;
     // When !ok: the reason, worded as stock qmgr's warning without "ID: "
-    // (e.g. "message rejected: missing end record").
+    // (e.g. "message rejected: missing end record").  Two stock wordings
+    // carry no "ID: " prefix: "Unexpected record type ..." has none at all,
+    // and the pointer errors ("malformed pointer record value: ...", "too many
+    // reverse jump records") are prefixed with the file path (active/ID).
     std::string error;
+    // When the failure is a damaged record, stock Postfix's record reader
+    // first logs its own warning, prefixed with the file path ("active/ID: ")
+    // before the "missing end record" line; this is its text, else "".
+    std::string record_warning;
+    // When !ok: the same failure, typed, with the file, the byte offset of
+    // the offending record and what was expected there.
+    std::optional<FileError> failure;
     // True when the sender record was seen (stock logs "from=" even then),
     // with the size and recipient count as they stood at that moment: those
     // are what the "from=<...>, size=N, nrcpt=N (queue active)" line shows.
@@ -85,10 +107,15 @@ struct ReadResult {
 };
 
 // Reads the next batch of at most `limit` recipients (limit >= 1) from the
-// open queue file `fd` into `env`.  The first call (env.rcpt_offset == 0 and
-// nothing read yet) also reads every non-recipient record; later calls resume
-// at env.rcpt_offset.  `trace_flag_mask` keeps only the trace bits of
-// trace_flags (0x2700 in Postfix 3.7).
-ReadResult read_envelope(int fd, Envelope& env, int limit);
+// open queue file `fd` into `env`, with stock qmgr's rules
+// (qmgr_message_read): pointers followed, content skipped via the SIZE
+// record, region rules, first/last-wins per field, DSN and original
+// recipient records attached to the next recipient.  The first call
+// (env.rcpt_offset == 0 on a fresh Envelope) also reads every non-recipient
+// record; when it returns with env.rcpt_offset != 0, more recipients remain
+// and the next call resumes there, holding only one batch in memory.
+// Only the trace bits of trace_flags are kept (0x2700 in Postfix 3.7).
+// `path` names the file in typed errors.
+ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path = {});
 
 } // namespace cqmgr::queuefile
