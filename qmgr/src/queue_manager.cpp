@@ -249,6 +249,7 @@ awaitable<void> QueueManager::activate(std::string id, std::string from_queue, i
     if (settings_.confirm_delay_cleared && m.env.warn_time < 0)
         m.env.tflags |= protocol::del_flag::rec_dly_sent;
     m.single_rcpt = m.env.verp_delims.has_value();
+    if (m.env.tflags & protocol::del_flag::mta_vrfy) verify_probes_++;
 
     // A fresh attempt starts with a fresh defer log, except for a message
     // that is being force-expired with reasons already on file: that log is
@@ -377,6 +378,11 @@ awaitable<void> QueueManager::assign_recipients(Message& m, std::vector<queuefil
         if (m.force_expire) {
             transport = "retry";
             nexthop = "4.7.0 message is administratively expired";
+        }
+        if ((env.tflags & protocol::del_flag::mta_vrfy) &&
+            verify_probes_ > settings_.verify_pending_limit) {
+            transport = "retry";
+            nexthop = "4.3.2 Too many address verification requests";
         }
         if (transport != "retry" && transport != "error" && !(m.scan_flags & scan_flag::flush) &&
             !m.unthrottle &&
@@ -608,6 +614,7 @@ void QueueManager::log_read_error(const std::string& id, const std::string& path
 }
 
 void QueueManager::remove_message(Message* m) {
+    if (m->env.tflags & protocol::del_flag::mta_vrfy) verify_probes_--;
     sched_.message_free(*m);
     std::string id = m->id;
     messages_.erase(id); // destroys *m

@@ -107,6 +107,7 @@ class QueueManager : public core::Driver {
     bool flush_mode_ = false; // an F trigger is in effect for defer_transports
     asio::steady_timer deferred_timer_;
     std::unordered_map<std::string, std::unique_ptr<Message>> messages_;
+    int verify_probes_ = 0; // messages in memory that are address probes (MTA_VRFY)
 };
 
 } // namespace cqmgr::qmgr
