@@ -1,9 +1,43 @@
 #include "cqmgr/conf/command_line.hpp"
 
-#include <charconv>
+#include <cstdlib>
 #include <string_view>
+#include <strings.h>
 
 namespace cqmgr::conf {
+
+namespace {
+// True for the white space Postfix skips around "name = value".
+bool blank(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+// Splits an -o value as Postfix does ("name = value" allowed); returns
+// Postfix's error text on failure.
+std::optional<std::string> split_override(const std::string& v, std::string& name,
+                                          std::string& value) {
+    size_t i = 0;
+    while (i < v.size() && blank(v[i]))
+        ++i;
+    if (i == v.size() || v[i] == '=') return "missing attribute name";
+    size_t ns = i;
+    while (i < v.size() && !blank(v[i]) && v[i] != '=')
+        ++i;
+    size_t ne = i;
+    while (i < v.size() && blank(v[i]))
+        ++i;
+    if (i == v.size() || v[i] != '=') return "missing '=' after attribute name";
+    ++i;
+    while (i < v.size() && blank(v[i]))
+        ++i;
+    size_t end = v.size();
+    while (end > i && blank(v[end - 1]))
+        --end;
+    name = v.substr(ns, ne - ns);
+    value = v.substr(i, end - i);
+    return std::nullopt;
+}
+} // namespace
 
 std::optional<CommandLine> parse_command_line(int argc, char** argv, std::string& error) {
     CommandLine cl;
@@ -33,19 +67,37 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, std::string
                     k = a.size();
                     return std::string(argv[++i]);
                 }
-                error = std::string("option -") + opt + " requires a value";
+                error = std::string("invalid option: ") + opt + " (it needs a value)";
                 return std::nullopt;
             };
             switch (opt) {
-            case 'l': cl.single_process = true; break;
-            case 'u': cl.unprivileged = true; break;
-            case 'c': cl.chroot = true; break;
-            case 'd': cl.debug = true; break;
-            case 'v': ++cl.verbose; break;
-            case 'S': cl.stdin_mode = true; break;
-            case 'z': break;
-            case 'D': break;
-            case 'V': break;
+            case 'l':
+                cl.single_process = true;
+                break;
+            case 'u':
+                cl.unprivileged = true;
+                break;
+            case 'c':
+                cl.chroot = true;
+                break;
+            case 'd':
+                cl.debug = true;
+                break;
+            case 'v':
+                ++cl.verbose;
+                break;
+            case 'S':
+                cl.stdin_mode = true;
+                break;
+            case 'z':
+                cl.zero_limit = true;
+                break;
+            case 'D':
+                cl.debug_me = true;
+                break;
+            case 'V':
+                cl.log_to_stderr = true;
+                break;
             case 'n': {
                 auto v = value();
                 if (!v) return std::nullopt;
@@ -56,6 +108,7 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, std::string
                 auto v = value();
                 if (!v) return std::nullopt;
                 cl.transport = *v;
+                cl.transport_given = true;
                 break;
             }
             case 'C': {
@@ -67,10 +120,9 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, std::string
             case 's': {
                 auto v = value();
                 if (!v) return std::nullopt;
-                int n = 0;
-                auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
-                if (ec != std::errc() || p != v->data() + v->size() || n < 1) {
-                    error = "invalid -s value: " + *v;
+                int n = std::atoi(v->c_str()); // as Postfix: "3x" is 3
+                if (n <= 0) {
+                    error = "invalid socket_count: " + *v;
                     return std::nullopt;
                 }
                 cl.listen_fds = n;
@@ -78,23 +130,24 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, std::string
             }
             case 'i':
             case 'm': {
-                // max_idle and max_use: qmgr forces both to 0, so ignore them.
-                if (!value()) return std::nullopt;
+                auto v = value();
+                if (!v) return std::nullopt;
+                cl.overrides.emplace_back(opt == 'i' ? "max_idle" : "max_use", *v);
                 break;
             }
             case 'o': {
                 auto v = value();
                 if (!v) return std::nullopt;
-                auto eq = v->find('=');
-                if (eq == std::string::npos || eq == 0) {
-                    error = "bad -o argument \"" + *v + "\": expected name=value";
+                std::string name, val;
+                if (auto err = split_override(*v, name, val)) {
+                    error = "invalid \"-o " + *v + "\" option value: " + *err;
                     return std::nullopt;
                 }
-                cl.overrides.emplace_back(v->substr(0, eq), v->substr(eq + 1));
+                cl.overrides.emplace_back(std::move(name), std::move(val));
                 break;
             }
             default:
-                error = std::string("invalid option -- ") + opt;
+                error = std::string("invalid option: ") + opt;
                 return std::nullopt;
             }
         }
@@ -104,6 +157,22 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, std::string
         return std::nullopt;
     }
     return cl;
+}
+
+std::optional<std::string> check_trigger_server(const CommandLine& cl) {
+    if (!cl.stdin_mode && !cl.single_process)
+        return "service " + cl.service_name + " requires a process limit of 1";
+    if (cl.stdin_mode) return std::nullopt;
+    if (!cl.transport_given) return std::string("no transport type specified");
+    for (const char* t : {"unix", "fifo", "pass"})
+        if (::strcasecmp(cl.transport.c_str(), t) == 0) return std::nullopt;
+    return "unsupported transport type: " + cl.transport;
+}
+
+std::string resolve_config_dir(const CommandLine& cl) {
+    if (cl.config_dir && !cl.config_dir->empty()) return *cl.config_dir;
+    const char* env = std::getenv("MAIL_CONFIG");
+    return env && *env ? env : "/etc/postfix";
 }
 
 } // namespace cqmgr::conf

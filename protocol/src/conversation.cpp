@@ -3,6 +3,7 @@
 #include <array>
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/un.h>
 
 namespace cqmgr::protocol {
 
@@ -12,10 +13,12 @@ std::shared_ptr<Conversation> Conversation::create(asio::any_io_executor ex) {
 
 void Conversation::arm(Duration timeout) {
     timed_out_ = false;
+    uint64_t gen = ++generation_;
     timer_.expires_after(timeout);
     // The handler keeps the conversation alive until it has run.
-    timer_.async_wait([self = shared_from_this()](const error_code& ec) {
-        if (ec) return; // cancelled: the operation finished in time
+    timer_.async_wait([self = shared_from_this(), gen](const error_code& ec) {
+        // Cancelled, or stale: the operation it guarded finished in time.
+        if (ec || gen != self->generation_) return;
         self->timed_out_ = true;
         error_code ignored;
         self->socket_.cancel(ignored);
@@ -23,12 +26,20 @@ void Conversation::arm(Duration timeout) {
 }
 
 bool Conversation::disarm() {
+    ++generation_;
     timer_.cancel();
     return timed_out_;
 }
 
 awaitable<bool> Conversation::connect(const std::string& path, Duration timeout) {
     error_code ec;
+    // sockaddr_un holds at most 107 bytes of path; Asio throws beyond that.
+    if (path.empty() || path.size() >= sizeof(sockaddr_un::sun_path)) {
+        error_ = "expected a socket path of 1 to " +
+                 std::to_string(sizeof(sockaddr_un::sun_path) - 1) + " bytes, got " +
+                 std::to_string(path.size()) + " bytes";
+        co_return false;
+    }
     arm(timeout);
     co_await socket_.async_connect(asio::local::stream_protocol::endpoint(path),
                                    asio::redirect_error(asio::use_awaitable, ec));

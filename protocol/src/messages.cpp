@@ -78,11 +78,29 @@ std::optional<DeliveryReply> decode_delivery_reply(const AttrList& list, std::st
                       a[4].value, a[5].value, a[6].value};
     auto st = parse_int(a[7].value);
     if (!st) {
-        if (error) *error = "bad status number \"" + a[7].value + "\"";
+        if (error) *error = "expected a number for the second status, got \"" + a[7].value + "\"";
         return std::nullopt;
     }
     r.status = *st;
     return r;
+}
+
+bool dsn_status_valid(std::string_view s) {
+    // One of 2/4/5, a dot, 1-3 digits, a dot, 1-3 digits, then end or space.
+    auto digits = [&s](size_t from) {
+        size_t n = 0;
+        while (from + n < s.size() && s[from + n] >= '0' && s[from + n] <= '9') ++n;
+        return n;
+    };
+    if (s.size() < 2 || (s[0] != '2' && s[0] != '4' && s[0] != '5') || s[1] != '.') return false;
+    size_t n = digits(2);
+    if (n < 1 || n > 3 || 2 + n >= s.size() || s[2 + n] != '.') return false;
+    size_t at = 3 + n;
+    n = digits(at);
+    if (n < 1 || n > 3) return false;
+    at += n;
+    return at == s.size() || s[at] == ' ' || s[at] == '\t' || s[at] == '\n' || s[at] == '\r' ||
+           s[at] == '\f' || s[at] == '\v';
 }
 
 std::string encode_resolve_request(std::string_view request_class, std::string_view sender,
@@ -103,10 +121,31 @@ std::optional<ResolveReply> decode_resolve_reply(const AttrList& list, std::stri
     auto f1 = parse_int(a[0].value);
     auto f2 = parse_int(a[4].value);
     if (!f1 || !f2) {
-        if (error) *error = "bad flags number in resolve reply";
+        if (error)
+            *error = "expected numbers for both flags, got \"" + a[0].value + "\" and \"" +
+                     a[4].value + "\"";
         return std::nullopt;
     }
     return ResolveReply{*f1, a[1].value, a[2].value, a[3].value, *f2};
+}
+
+std::string encode_rewrite_request(std::string_view rule, std::string_view address) {
+    AttrWriter w;
+    w.str("request", "rewrite").str("rule", rule).str("address", address).end();
+    return w.take();
+}
+
+std::optional<RewriteReply> decode_rewrite_reply(const AttrList& list, std::string* error) {
+    if (!list.names_are({"flags", "address"})) {
+        if (error) *error = "expected flags, address; got " + list.describe_names();
+        return std::nullopt;
+    }
+    auto f = parse_int(list.attrs[0].value);
+    if (!f) {
+        if (error) *error = "expected a number for flags, got \"" + list.attrs[0].value + "\"";
+        return std::nullopt;
+    }
+    return RewriteReply{*f, list.attrs[1].value};
 }
 
 std::string NoticeRequest::encode() const {
@@ -132,7 +171,7 @@ std::optional<int> decode_status_reply(const AttrList& list, std::string* error)
     }
     auto st = parse_int(list.attrs[0].value);
     if (!st) {
-        if (error) *error = "bad status number \"" + list.attrs[0].value + "\"";
+        if (error) *error = "expected a number for status, got \"" + list.attrs[0].value + "\"";
         return std::nullopt;
     }
     return *st;

@@ -2,7 +2,10 @@
 // stock qmgr 3.7.11 (shared/captures/deliver-ok, dead-destination,
 // deliver-5xx-bounce).
 #include "cqmgr/protocol/base64.hpp"
+#include "cqmgr/protocol/flush_client.hpp"
 #include "cqmgr/protocol/messages.hpp"
+#include "cqmgr/protocol/status_client.hpp"
+#include "cqmgr/protocol/verify_client.hpp"
 
 #include <cstring>
 #include <gtest/gtest.h>
@@ -121,4 +124,105 @@ TEST(MasterStatus, TwelveBytes) {
               ":V\0\0\x02\0\0\0\0\0\0\0"s);
     EXPECT_EQ(encode_master_status(0x563a, 2, master_stat_avail),
               ":V\0\0\x02\0\0\0\x01\0\0\0"s);
+}
+
+TEST(Append, EncodesRcptAndDsnFieldsInOrder) {
+    // Facts sheet section 6.2: nrequest=0, flags, queue_id, rcpt_print's
+    // five, dsn_print's seven.
+    AppendRequest a;
+    a.flags = 0x400;
+    a.queue_id = "9D5D6A768A3";
+    a.recipient = {"o@x", "r@x", 634, "rfc822;o@x", 2};
+    a.dsn = {"4.4.1", "", "", "", "", "delayed", "connect refused"};
+    EXPECT_EQ(a.encode(),
+              "nrequest\0" "0\0flags\0" "1024\0queue_id\0" "9D5D6A768A3\0"
+              "original_recipient\0o@x\0recipient\0r@x\0offset\0" "634\0"
+              "dsn_orig_rcpt\0rfc822;o@x\0notify_flags\0" "2\0"
+              "status\0" "4.4.1\0diag_type\0\0diag_text\0\0mta_type\0\0mta_mname\0\0"
+              "action\0delayed\0reason\0connect refused\0\0"s);
+}
+
+TEST(Append, BuildersForceStatusClassAndAction) {
+    RequestRecipient r{"", "r@x", 1, "", 0};
+    auto d = defer_append_request(0, "ID", r, {"5.1.1", "", "", "", "", "failed", "why"});
+    EXPECT_EQ(d.dsn.status, "4.0.0");
+    EXPECT_EQ(d.dsn.action, "delayed");
+    d = defer_append_request(0, "ID", r, {"4.4.1", "", "", "", "", "", "why"});
+    EXPECT_EQ(d.dsn.status, "4.4.1");
+    auto b = bounce_append_request(0, "ID", r, {"4.4.1", "", "", "", "", "", "why"});
+    EXPECT_EQ(b.dsn.status, "5.0.0");
+    EXPECT_EQ(b.dsn.action, "failed");
+    auto t = trace_append_request(0x400, "ID", r, {"2.0.0", "", "", "", "", "delivered", "ok"},
+                                  "mx[1.2.3.4]:25");
+    EXPECT_EQ(t.dsn.reason, "delivery via mx[1.2.3.4]:25: ok");
+    t = trace_append_request(0x400, "ID", r, {"2.0.0", "", "", "", "", "delivered", "ok"}, "none");
+    EXPECT_EQ(t.dsn.reason, "ok");
+}
+
+TEST(Dsn, ValidLikePostfix) {
+    EXPECT_TRUE(dsn_status_valid("4.4.1"));
+    EXPECT_TRUE(dsn_status_valid("5.123.123"));
+    EXPECT_TRUE(dsn_status_valid("2.0.0 trailing text"));
+    EXPECT_FALSE(dsn_status_valid("3.0.0"));
+    EXPECT_FALSE(dsn_status_valid("4.1234.1"));
+    EXPECT_FALSE(dsn_status_valid("4.1.1x"));
+    EXPECT_FALSE(dsn_status_valid("4..1"));
+    EXPECT_FALSE(dsn_status_valid("4.1."));
+    EXPECT_FALSE(dsn_status_valid(""));
+}
+
+TEST(Rewrite, RequestAndReply) {
+    // Facts sheet section 5.3.
+    EXPECT_EQ(encode_rewrite_request("local", "u"),
+              "request\0rewrite\0rule\0local\0address\0u\0\0"s);
+    auto l = decode_one("flags\0" "0\0address\0u@test.example\0\0"s);
+    ASSERT_TRUE(l);
+    auto r = decode_rewrite_reply(*l, nullptr);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->address, "u@test.example");
+    std::string err;
+    EXPECT_FALSE(decode_rewrite_reply(*decode_one("address\0x\0\0"s), &err));
+    EXPECT_EQ(err, "expected flags, address; got address");
+}
+
+TEST(Resolve, FlagHelpers) {
+    ResolveReply r;
+    r.flags = resolve_flag::routed | resolve_flag::class_relay;
+    EXPECT_TRUE(r.is_routed());
+    EXPECT_FALSE(r.is_final());
+    EXPECT_EQ(r.address_class(), resolve_flag::class_relay);
+    r.flags = resolve_flag::fail;
+    EXPECT_TRUE(r.is_fail());
+    EXPECT_EQ(r.address_class(), 0);
+}
+
+TEST(Verify, UpdateAndQueryRequests) {
+    // Facts sheet section 6.5.
+    EXPECT_EQ(encode_verify_update("u@x", verify_rcpt::bounce, "no such user"),
+              "request\0update\0address\0u@x\0recipient_status\0" "2\0reason\0no such user\0\0"s);
+    EXPECT_EQ(encode_verify_query("u@x"), "request\0query\0address\0u@x\0\0"s);
+}
+
+TEST(Flush, AddRequest) {
+    EXPECT_EQ(encode_flush_add("dest.example", "ABC123"),
+              "request\0add\0site\0dest.example\0queue_id\0ABC123\0\0"s);
+}
+
+TEST(Notice, TraceAndVerpVariants) {
+    NoticeRequest n;
+    n.nrequest = bounce_cmd::trace;
+    n.flags = del_flag::record;
+    n.queue_id = "ID";
+    n.sender = "s@x";
+    n.smtputf8 = 1;
+    EXPECT_EQ(n.encode(), "nrequest\0" "5\0flags\0" "1024\0queue_name\0active\0queue_id\0ID\0"
+                          "encoding\0\0smtputf8\0" "1\0sender\0s@x\0envelope_id\0\0"
+                          "ret_flags\0" "0\0\0"s);
+    n.nrequest = bounce_cmd::verp;
+    n.flags = bounce_flag::delrcpt;
+    n.verp_delimiters = "+=";
+    EXPECT_EQ(n.encode(), "nrequest\0" "3\0flags\0" "2\0queue_name\0active\0queue_id\0ID\0"
+                          "encoding\0\0smtputf8\0" "1\0sender\0s@x\0envelope_id\0\0"
+                          "ret_flags\0" "0\0verp_delimiters\0+=\0\0"s);
+    EXPECT_EQ(notice_failure_text(bounce_cmd::warn), "delay warning");
 }

@@ -5,6 +5,8 @@
 // or /etc/postfix), apply -o overrides, open logging, chdir to the queue
 // directory, drop privileges with -u, then serve triggers forever.
 #include "cqmgr/conf/command_line.hpp"
+#include "cqmgr/conf/config_error.hpp"
+#include "cqmgr/conf/param_table.hpp"
 #include "cqmgr/conf/main_cf.hpp"
 #include "log.hpp"
 #include "master_link.hpp"
@@ -65,40 +67,59 @@ int main(int argc, char** argv) {
         return 1;
     }
 
+    // Warnings raised before logging is open are held, then flushed; after
+    // that they go straight to the log.
     std::vector<std::string> early_warnings;
-    conf::MainCf cf([&](const std::string& w) { early_warnings.push_back(w); });
-    qmgr::register_defaults(cf);
-    std::string config_dir = cl->config_dir.value_or("");
-    if (config_dir.empty()) {
-        const char* env = std::getenv("MAIL_CONFIG");
-        config_dir = env && *env ? env : "/etc/postfix";
-    }
-    if (!cf.load_dir(config_dir)) {
-        std::fprintf(stderr, "cqmgr: fatal: %s\n", cf.error().c_str());
-        return 1;
-    }
-    for (auto& [name, value] : cl->overrides) cf.set(name, value);
+    bool logging_up = false;
+    conf::MainCf cf([&](const std::string& w) {
+        if (logging_up) log::warn(w);
+        else early_warnings.push_back(w);
+    });
+    // A configuration error is fatal where it is fatal for stock qmgr.
+    auto config_fatal = [&](const conf::ConfigError& e) {
+        if (logging_up) log::fatal(e.what());
+        std::fprintf(stderr, "cqmgr: fatal: %s\n", e.what());
+        std::exit(1);
+    };
+    try {
+        conf::register_defaults(cf);
+        std::string config_dir = conf::resolve_config_dir(*cl);
+        if (!cf.load_dir(config_dir)) {
+            std::fprintf(stderr, "cqmgr: fatal: %s\n", cf.error().c_str());
+            return 1;
+        }
+        for (auto& [name, value] : cl->overrides) cf.set(name, value);
+        cf.set("process_name", cl->process_name);
+        cf.set("service_name", cl->service_name);
 
-    // Log under "<syslog_name>/<service>", i.e. postfix/qmgr, like stock.
-    log::Options lo;
-    lo.tag = cf.str("syslog_name") + "/" + cl->service_name;
-    lo.verbose = cl->verbose;
-    lo.facility = cf.str("syslog_facility");
-    if (!cf.str("maillog_file").empty()) {
-        const char* svc = std::getenv("POSTLOG_SERVICE");
-        lo.postlog_path = svc && *svc ? svc
-                                      : cf.str("queue_directory") + "/public/" +
-                                            cf.str("postlog_service_name");
-        const char* host = std::getenv("POSTLOG_HOSTNAME");
-        lo.hostname = short_host(host && *host ? host : cf.str("myhostname"));
+        // Log under "<syslog_name>/<service>", i.e. postfix/qmgr, like stock.
+        log::Options lo;
+        lo.tag = cf.str("syslog_name") + "/" + cl->service_name;
+        lo.verbose = cl->verbose;
+        lo.facility = cf.str("syslog_facility");
+        if (!cf.str("maillog_file").empty()) {
+            const char* svc = std::getenv("POSTLOG_SERVICE");
+            lo.postlog_path = svc && *svc ? svc
+                                          : cf.str("queue_directory") + "/public/" +
+                                                cf.str("postlog_service_name");
+            const char* host = std::getenv("POSTLOG_HOSTNAME");
+            lo.hostname = short_host(host && *host ? host : cf.str("myhostname"));
+        }
+        log::init(lo);
+        logging_up = true;
+        for (auto& w : early_warnings) log::warn(w);
+    } catch (const conf::ConfigError& e) {
+        config_fatal(e);
     }
-    log::init(lo);
-    for (auto& w : early_warnings) log::warn(w);
 
-    if (!cl->single_process && !cl->stdin_mode)
-        log::fatal("service " + cl->service_name + " requires a process limit of 1");
+    if (auto why = conf::check_trigger_server(*cl)) log::fatal(*why);
 
-    auto settings = qmgr::Settings::load(cf);
+    qmgr::Settings settings;
+    try {
+        settings = qmgr::Settings::load(cf);
+    } catch (const conf::ConfigError& e) {
+        config_fatal(e);
+    }
     if (::chdir(settings.queue_directory.c_str()) < 0)
         log::fatal("chdir " + settings.queue_directory + ": " + std::strerror(errno));
     if (cl->chroot && ::chroot(".") < 0) log::fatal(std::string("chroot: ") + std::strerror(errno));

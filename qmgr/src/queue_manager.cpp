@@ -4,6 +4,7 @@
 #include "cqmgr/queuefile/update.hpp"
 #include "log.hpp"
 #include "address.hpp"
+#include "cqmgr/conf/config_error.hpp"
 #include "delays.hpp"
 #include "notices.hpp"
 
@@ -63,7 +64,15 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf, const S
       resolver_(io.get_executor(), settings.rewrite_service_name,
                 std::chrono::seconds(settings.qmgr_ipc_timeout)),
       sched_(settings.scheduler(),
-             [this](const std::string& t) { return settings_.for_transport(cf_, t); }, *this),
+             [this](const std::string& t) {
+                 // A bad per-transport value stops stock qmgr too.
+                 try {
+                     return settings_.for_transport(cf_, t);
+                 } catch (const conf::ConfigError& e) {
+                     log::fatal(e.what());
+                 }
+             },
+             *this),
       delivery_(io, settings, sched_), sched_timer_(io), deferred_timer_(io) {
     sched_.set_time(::time(nullptr));
 }

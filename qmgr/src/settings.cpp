@@ -6,18 +6,6 @@
 
 namespace cqmgr::qmgr {
 
-void register_defaults(conf::MainCf& cf) {
-    char host[256] = "localhost";
-    ::gethostname(host, sizeof host - 1);
-    cf.set_default("myhostname", host);
-    cf.set_default("queue_directory", "/var/spool/postfix");
-    cf.set_default("mail_owner", "postfix");
-    cf.set_default("syslog_name", "${multi_instance_name?{$multi_instance_name}:{postfix}}");
-    cf.set_default("syslog_facility", "mail");
-    cf.set_default("postlog_service_name", "postlog");
-    cf.set_default("hash_queue_names", "deferred, defer");
-    cf.set_default("double_bounce_sender", "double-bounce");
-}
 
 Settings Settings::load(const conf::MainCf& cf) {
     Settings s;
@@ -27,7 +15,7 @@ Settings Settings::load(const conf::MainCf& cf) {
     s.syslog_name = cf.str("syslog_name");
     s.myhostname = cf.str("myhostname");
     s.hash_queue_names = cf.str("hash_queue_names");
-    s.hash_queue_depth = cf.integer("hash_queue_depth", 1, 1, 16);
+    s.hash_queue_depth = cf.integer("hash_queue_depth", 1, 1);
     s.in_flow_delay = cf.time("in_flow_delay", "1s", 's', 0, 10);
     s.default_process_limit = cf.integer("default_process_limit", 100, 1);
     s.queue_run_delay = cf.time("queue_run_delay", "300s", 's', 1);
@@ -61,7 +49,7 @@ Settings Settings::load(const conf::MainCf& cf) {
     s.disable_verp_bounces = cf.boolean("disable_verp_bounces", false);
     s.confirm_delay_cleared = cf.boolean("confirm_delay_cleared", false);
     s.log_internal_form = cf.str("info_log_address_format") == "internal";
-    s.dont_remove = cf.boolean("dont_remove", false);
+    s.dont_remove = cf.integer("dont_remove", 0) != 0; // an int in Postfix
     // Default: yes from compatibility level 1 on (Postfix 3.0 semantics).
     std::string level = cf.str("compatibility_level");
     bool level_default = !level.empty() && level != "0";

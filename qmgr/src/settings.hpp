@@ -65,7 +65,5 @@ struct Settings {
     core::SchedulerConfig scheduler() const;
 };
 
-// Registers Postfix 3.7's built-in defaults that other defaults refer to.
-void register_defaults(conf::MainCf& cf);
 
 } // namespace cqmgr::qmgr

@@ -2,11 +2,13 @@
 // `private/rewrite`, `private/bounce`, ...) that exchanges attribute lists.
 // Every operation has a deadline; when it passes, the socket is cancelled and
 // the operation fails with a "timeout" error.  Nothing here blocks the loop.
+// Any failure closes the socket: a conversation is never reused after one.
 #pragma once
 
 #include "cqmgr/protocol/asio.hpp"
 #include "cqmgr/protocol/attr.hpp"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -22,6 +24,9 @@ class Conversation : public std::enable_shared_from_this<Conversation> {
     // Connects to the UNIX-domain stream socket at `path` (relative to the
     // queue directory, which is our working directory).
     awaitable<bool> connect(const std::string& path, Duration timeout);
+
+    // Replaces the decoder's bounds (before the first read).
+    void set_limits(AttrLimits limits) { parser_ = AttrParser(limits); }
 
     // Reads one complete attribute list.  Returns false on EOF, I/O error,
     // timeout or malformed input; error() then says which.
@@ -46,12 +51,15 @@ class Conversation : public std::enable_shared_from_this<Conversation> {
 
     // Arms the deadline timer for one operation.
     void arm(Duration timeout);
-    // Disarms it; returns true if it had already fired.
+    // Disarms it; returns true if it fired while the operation ran.
     bool disarm();
 
     asio::local::stream_protocol::socket socket_;
     asio::steady_timer timer_;
     bool timed_out_ = false;
+    // Bumped on every arm/disarm, so that a deadline handler that was already
+    // queued when its operation finished cannot cancel the next operation.
+    uint64_t generation_ = 0;
     AttrParser parser_;
     std::string pending_; // bytes read but not yet parsed
     std::string error_;

@@ -1,5 +1,7 @@
 // The requests and replies qmgr exchanges with Postfix's daemons, as plain
-// structs with encode/decode functions.  No I/O here: see async_conversation.hpp.
+// structs with encode/decode functions.  No I/O here: the clients
+// (delivery_client.hpp, rewrite_client.hpp, status_client.hpp,
+// verify_client.hpp, flush_client.hpp) send and receive them.
 #pragma once
 
 #include "cqmgr/protocol/attr.hpp"
@@ -15,6 +17,9 @@ namespace cqmgr::protocol {
 inline constexpr std::string_view delivery_protocol = "delivery_request_protocol";
 inline constexpr std::string_view rewrite_protocol = "trivial_rewrite_protocol";
 inline constexpr std::string_view status_protocol = "delivery_status_protocol";
+// Spelled as Postfix spells it (sic, double r).
+inline constexpr std::string_view verify_protocol = "address_verification_prrotocol";
+inline constexpr std::string_view flush_protocol = "queue_flush_protocol";
 
 // Checks a server announcement list: exactly `protocol=<name>`.
 bool is_announcement(const AttrList& list, std::string_view name);
@@ -89,7 +94,12 @@ struct DeliveryRequest {
 // A hop status as dsn_print sends it.
 struct HopStatus {
     std::string status, diag_type, diag_text, mta_type, mta_mname, action, reason;
+    bool operator==(const HopStatus&) const = default;
 };
+
+// True when `status` is an RFC 3463 code as Postfix's dsn_valid() accepts it:
+// [245].d{1,3}.d{1,3}, then the end or white space.
+bool dsn_status_valid(std::string_view status);
 
 // The agent's final reply.
 struct DeliveryReply {
@@ -116,16 +126,41 @@ inline constexpr int class_relay = 0x0800;
 inline constexpr int class_default = 0x1000;
 } // namespace resolve_flag
 
+// The resolver's answer.  The reply carries two attributes named `flags`:
+// the first is the server's connection flags (nonzero: disconnect after
+// this reply), the second the RESOLVE_FLAG_* / RESOLVE_CLASS_* bits.
 struct ResolveReply {
     int server_flags = 0;
     std::string transport;
     std::string nexthop;
     std::string recipient;
     int flags = 0;
+
+    bool is_final() const { return flags & resolve_flag::final_; }
+    bool is_routed() const { return flags & resolve_flag::routed; }
+    // Bad address syntax: qmgr delivers with error:5.1.3.
+    bool is_error() const { return flags & resolve_flag::error; }
+    // Table lookup failure: qmgr delivers with retry:4.3.0.
+    bool is_fail() const { return flags & resolve_flag::fail; }
+    // The address class bits (exactly one is set on success).
+    int address_class() const { return flags & 0x1f00; }
+    bool operator==(const ResolveReply&) const = default;
 };
 
 // Decodes a resolve reply strictly: flags, transport, nexthop, recipient, flags.
 std::optional<ResolveReply> decode_resolve_reply(const AttrList& list, std::string* error);
+
+// trivial-rewrite rewrite request: `request=rewrite`, `rule` (`local` or
+// `remote`), `address` (external, quoted form).
+std::string encode_rewrite_request(std::string_view rule, std::string_view address);
+
+struct RewriteReply {
+    int server_flags = 0;
+    std::string address;
+};
+
+// Decodes a rewrite reply strictly: flags, address.
+std::optional<RewriteReply> decode_rewrite_reply(const AttrList& list, std::string* error);
 
 // bounce/defer/trace requests (nrequest values).
 namespace bounce_cmd {

@@ -1,0 +1,127 @@
+// The typed start-up configuration of the queue manager: everything stock
+// qmgr(8) reads before it serves its first trigger (facts §9.1 and §9.3),
+// read in Postfix's order with Postfix's syntax, bounds and start-up checks,
+// so that a configuration stock qmgr refuses is refused here with the same
+// fatal text (ConfigError::postfix_text()), and one it accepts gives the
+// same values.  Per-transport values are read later: transport_params.hpp.
+#pragma once
+
+#include "cqmgr/conf/main_cf.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace cqmgr::conf {
+
+struct QmgrParams {
+    using Value = std::variant<std::string, int64_t, bool>;
+
+    // Every parameter read, by name, as Postfix typed it (times in seconds),
+    // before the adjustments below.
+    std::map<std::string, Value, std::less<>> values;
+
+    // qmgr's own parameters (§9.1).  Times are in seconds.
+    int64_t qmgr_message_active_limit = 20000;
+    int64_t qmgr_message_recipient_limit = 20000; // raised to the active limit if smaller
+    int64_t qmgr_message_recipient_minimum = 10;
+    int64_t default_recipient_limit = 20000;
+    int64_t default_extra_recipient_limit = 1000;
+    int64_t default_recipient_refill_limit = 100;
+    int64_t default_recipient_refill_delay = 5;
+    int64_t default_delivery_slot_cost = 5;
+    int64_t default_delivery_slot_loan = 3;
+    int64_t default_delivery_slot_discount = 50;
+    int64_t default_minimum_delivery_slots = 3;
+    int64_t initial_destination_concurrency = 5;
+    int64_t default_destination_concurrency_limit = 20;
+    int64_t default_destination_recipient_limit = 50;
+    int64_t local_destination_concurrency_limit = 2;
+    int64_t local_destination_recipient_limit = 1;
+    int64_t default_destination_concurrency_failed_cohort_limit = 1;
+    std::string default_destination_concurrency_positive_feedback = "1"; // parsed per transport
+    std::string default_destination_concurrency_negative_feedback = "1";
+    bool destination_concurrency_feedback_debug = false;
+    int64_t default_destination_rate_delay = 0;
+    int64_t default_transport_rate_delay = 0;
+    int64_t queue_run_delay = 300;
+    int64_t minimal_backoff_time = 300;
+    int64_t maximal_backoff_time = 4000;
+    int64_t maximal_queue_lifetime = 5 * 86400;
+    int64_t bounce_queue_lifetime = 5 * 86400; // lowered to maximal_queue_lifetime if larger
+    int64_t transport_retry_time = 60;
+    int64_t qmgr_clog_warn_time = 300;
+    int64_t qmgr_daemon_timeout = 1000;
+    int64_t qmgr_ipc_timeout = 60;
+    std::vector<std::string> defer_transports;
+    std::string default_filter_nexthop;
+    int64_t address_verify_pending_request_limit = 5000;
+    bool disable_verp_bounces = false;
+    bool confirm_delay_cleared = false;
+
+    // Global parameters that change what qmgr does (§9.3).
+    std::string config_directory;
+    std::string compatibility_level;
+    std::string queue_directory;
+    std::string daemon_directory;
+    std::string mail_owner;
+    std::string myorigin; // after reading it from a file (see Options)
+    std::vector<std::string> hash_queue_names;
+    int64_t hash_queue_depth = 1;
+    bool enable_long_queue_ids = false;
+    int64_t dont_remove = 0;
+    std::string myhostname;
+    std::string double_bounce_sender;
+    std::string recipient_delimiter;
+    bool owner_request_special = true;
+    bool smtputf8_enable = false;
+    bool helpful_warnings = true;
+    int64_t in_flow_delay = 1;
+    int64_t default_process_limit = 100;
+    int64_t daemon_timeout = 18000;
+    int64_t ipc_timeout = 60; // qmgr replaces ipc_timeout with qmgr_ipc_timeout
+    int64_t ipc_idle = 5;
+    int64_t ipc_ttl = 1000;
+    int64_t max_idle = 0; // qmgr forces 0 (after checking the configured value)
+    int64_t max_use = 0;  // qmgr forces 0 (after checking the configured value)
+    std::string rewrite_service_name;
+    std::string bounce_service_name;
+    std::string defer_service_name;
+    std::string trace_service_name;
+    std::string address_verify_service_name;
+    std::string flush_service_name;
+    std::string queue_service_name;
+    std::string relay_domains;
+    std::string fast_flush_domains;
+    bool soft_bounce = false;
+    bool address_verify_negative_cache = true;
+    int64_t delay_logging_resolution_limit = 2;
+    std::string info_log_address_format;
+    std::string syslog_name;
+    std::string syslog_facility;
+    std::string maillog_file;
+    std::string maillog_file_prefixes;
+    std::string postlog_service_name;
+    int64_t trigger_timeout = 10;
+    bool backwards_bounce_logfile_compatibility = true;
+
+    struct Options {
+        // Check mail_owner, default_privs and setgid_group against the
+        // password and group files as Postfix does (unit tests turn it off).
+        bool check_accounts = true;
+        // Debian builds Postfix with MYORIGIN_FROM_FILE: a myorigin value
+        // that starts with '/' names a file whose first line is the value.
+        bool myorigin_from_file = true;
+    };
+
+    // Reads everything from `cf` (which should have register_defaults()
+    // applied, and -o overrides set).  Throws ConfigError where stock qmgr
+    // stops; `warn` receives the warnings stock qmgr logs at start-up
+    // (limits it adjusts).
+    static QmgrParams load(const MainCf& cf, const MainCf::Warn& warn = {});
+    static QmgrParams load(const MainCf& cf, const MainCf::Warn& warn, Options options);
+};
+
+} // namespace cqmgr::conf

@@ -1,0 +1,67 @@
+// Per-transport scheduling parameters, read the first time a transport name
+// (from the resolver) is seen and cached from then on, like qmgr(8)'s
+// qmgr_transport_create(): <transport>_destination_concurrency_limit and the
+// other 15 suffixes of param_table.hpp, each falling back to its default_*
+// global when unset (`local` has its own concurrency 2 and recipient limit
+// 1).  Bad values throw ConfigError at that first use, as stock qmgr stops
+// then; a malformed feedback value only warns and uses 1, as stock does.
+#pragma once
+
+#include "cqmgr/conf/feedback.hpp"
+#include "cqmgr/conf/main_cf.hpp"
+#include "cqmgr/conf/qmgr_params.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace cqmgr::conf {
+
+struct TransportParams {
+    std::string name;
+    // Values as qmgr uses them: a destination rate delay forces the
+    // concurrency limit to 1, and the initial concurrency is capped at a
+    // non-zero concurrency limit.
+    int64_t destination_concurrency_limit = 20;
+    int64_t destination_recipient_limit = 50;
+    int64_t initial_destination_concurrency = 5;
+    int64_t transport_rate_delay = 0;   // seconds
+    int64_t destination_rate_delay = 0; // seconds
+    int64_t delivery_slot_cost = 5;
+    int64_t delivery_slot_loan = 3;
+    int64_t delivery_slot_discount = 50; // percent
+    int64_t minimum_delivery_slots = 3;
+    int64_t recipient_limit = 20000;
+    int64_t extra_recipient_limit = 1000;
+    int64_t recipient_refill_limit = 100;
+    int64_t recipient_refill_delay = 5; // seconds
+    Feedback positive_feedback;
+    Feedback negative_feedback;
+    int64_t destination_concurrency_failed_cohort_limit = 1;
+};
+
+// Reads the parameters of one transport (no caching).  `globals` supplies
+// the default_* fallbacks.
+TransportParams read_transport_params(const MainCf& cf, const QmgrParams& globals,
+                                      const std::string& transport, const MainCf::Warn& warn = {});
+
+// The lazy, caching lookup the scheduler uses.
+class TransportTable {
+  public:
+    TransportTable(const MainCf& cf, const QmgrParams& globals, MainCf::Warn warn = {});
+
+    // The parameters of `transport`, read on first use.  Throws ConfigError
+    // (and caches nothing) when a value is bad.
+    const TransportParams& get(const std::string& transport);
+
+    // Number of transports read so far.
+    size_t size() const { return cache_.size(); }
+
+  private:
+    const MainCf& cf_;
+    const QmgrParams& globals_;
+    MainCf::Warn warn_;
+    std::map<std::string, TransportParams, std::less<>> cache_;
+};
+
+} // namespace cqmgr::conf

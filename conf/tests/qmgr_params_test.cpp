@@ -1,0 +1,178 @@
+#include "cqmgr/conf/param_table.hpp"
+#include "cqmgr/conf/qmgr_params.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace cqmgr::conf;
+
+namespace {
+QmgrParams::Options no_accounts{false};
+
+// Loads `text` on top of the defaults for host "vm".
+QmgrParams load(const std::string& text, std::vector<std::string>* warnings = nullptr) {
+    MainCf cf;
+    register_defaults(cf, "vm");
+    EXPECT_TRUE(cf.load_text(text, "/etc/postfix/main.cf")) << cf.error();
+    return QmgrParams::load(
+        cf,
+        [&](const std::string& w) {
+            if (warnings) warnings->push_back(w);
+        },
+        no_accounts);
+}
+
+// The fatal text loading `text` gives ("" if it loads).
+std::string fatal(const std::string& text) {
+    try {
+        load(text);
+    } catch (const ConfigError& e) {
+        return e.postfix_text();
+    }
+    return {};
+}
+} // namespace
+
+TEST(QmgrParams, Defaults) {
+    auto q = load("");
+    EXPECT_EQ(q.qmgr_message_active_limit, 20000);
+    EXPECT_EQ(q.queue_run_delay, 300);
+    EXPECT_EQ(q.maximal_queue_lifetime, 432000);
+    EXPECT_EQ(q.bounce_queue_lifetime, 432000);
+    EXPECT_EQ(q.qmgr_daemon_timeout, 1000);
+    EXPECT_EQ(q.default_destination_concurrency_positive_feedback, "1");
+    EXPECT_EQ(q.hash_queue_names, (std::vector<std::string>{"deferred", "defer"}));
+    EXPECT_EQ(q.myhostname, "vm.localdomain");
+    EXPECT_EQ(q.syslog_name, "postfix");
+    EXPECT_EQ(q.config_directory, "/etc/postfix");
+    EXPECT_FALSE(q.smtputf8_enable);
+    EXPECT_EQ(q.fast_flush_domains, "vm.localdomain, localhost.localdomain, localhost");
+    EXPECT_EQ(q.ipc_timeout, 60); // qmgr_ipc_timeout replaces ipc_timeout
+    EXPECT_EQ(q.max_idle, 0);
+    EXPECT_EQ(std::get<int64_t>(q.values.at("max_idle")), 100);
+    EXPECT_EQ(std::get<int64_t>(q.values.at("message_size_limit")), 10240000);
+    EXPECT_TRUE(q.defer_transports.empty());
+}
+
+TEST(QmgrParams, ValuesAndUnits) {
+    auto q = load("maximal_queue_lifetime = 2\n"
+                  "bounce_queue_lifetime = 1h\n"
+                  "queue_run_delay = 2m\n"
+                  "defer_transports = smtp, relay\tlmtp\n"
+                  "compatibility_level = 3.6\n"
+                  "default_destination_concurrency_limit = -1\n"
+                  "default_delivery_slot_discount = -5\n");
+    EXPECT_EQ(q.maximal_queue_lifetime, 2 * 86400); // bare number in days
+    EXPECT_EQ(q.bounce_queue_lifetime, 3600);
+    EXPECT_EQ(q.queue_run_delay, 120);
+    EXPECT_EQ(q.defer_transports, (std::vector<std::string>{"smtp", "relay", "lmtp"}));
+    EXPECT_TRUE(q.smtputf8_enable);
+    EXPECT_EQ(q.relay_domains, "");
+    EXPECT_EQ(q.default_destination_concurrency_limit, -1); // no minimum in Postfix
+    EXPECT_EQ(q.default_delivery_slot_discount, -5);        // only the maximum is checked
+}
+
+TEST(QmgrParams, StartUpAdjustmentsWarn) {
+    std::vector<std::string> w;
+    auto q = load("qmgr_message_active_limit = 500\n"
+                  "qmgr_message_recipient_limit = 100\n"
+                  "maximal_queue_lifetime = 1d\n"
+                  "bounce_queue_lifetime = 2d\n",
+                  &w);
+    EXPECT_EQ(q.qmgr_message_recipient_limit, 500);
+    EXPECT_EQ(q.bounce_queue_lifetime, 86400);
+    ASSERT_EQ(w.size(), 2u);
+    EXPECT_EQ(w[0], "qmgr_message_recipient_limit is smaller than qmgr_message_active_limit - "
+                    "adjusting qmgr_message_recipient_limit");
+    EXPECT_EQ(w[1], "bounce_queue_lifetime is larger than maximal_queue_lifetime - adjusting "
+                    "bounce_queue_lifetime");
+}
+
+TEST(QmgrParams, BadValuesStopLikeStockQmgr) {
+    EXPECT_EQ(fatal("qmgr_message_active_limit = 12x\n"),
+              "bad numerical configuration: qmgr_message_active_limit = 12x");
+    EXPECT_EQ(fatal("qmgr_message_active_limit = 0\n"),
+              "invalid qmgr_message_active_limit parameter value 0 < 1");
+    EXPECT_EQ(fatal("default_delivery_slot_discount = 101\n"),
+              "invalid default_delivery_slot_discount parameter value 101 > 100");
+    EXPECT_EQ(fatal("queue_run_delay = 0\n"), "invalid queue_run_delay: 0 (min 1)");
+    EXPECT_EQ(fatal("maximal_queue_lifetime = 101\n"),
+              "invalid maximal_queue_lifetime: 8726400 (max 8640000)");
+    EXPECT_EQ(fatal("minimal_backoff_time = 5 m\n"),
+              "parameter minimal_backoff_time: bad time value or unit: 5 m");
+    EXPECT_EQ(fatal("disable_verp_bounces = true\n"),
+              "bad boolean configuration: disable_verp_bounces = true");
+    EXPECT_EQ(fatal("default_destination_concurrency_positive_feedback =\n"),
+              "bad string length 0 < 1: default_destination_concurrency_positive_feedback = ");
+    EXPECT_EQ(fatal("compatibility_level = 3.x\n"),
+              "malformed compatibility level syntax: \"3.x\"");
+    EXPECT_EQ(fatal("syslog_facility = mailx\n"),
+              "file /etc/postfix/main.cf: parameter syslog_facility: unrecognized value: mailx");
+    EXPECT_EQ(fatal("myhostname = bad..name\n"),
+              "file /etc/postfix/main.cf: parameter myhostname: bad parameter value: bad..name");
+    EXPECT_EQ(fatal("relayhost = VM.localdomain\n"),
+              "myhostname and relayhost parameter settings must not be identical: vm.localdomain");
+    EXPECT_EQ(fatal("myorigin = a, b\n"),
+              "myorigin parameter setting must not contain multiple values: a, b");
+    EXPECT_EQ(fatal("default_verp_delimiters = +x\n"),
+              "file /etc/postfix/main.cf: parameters default_verp_delimiters and "
+              "verp_delimiter_filter: bad second VERP delimiter character");
+    EXPECT_EQ(fatal("hash_queue_depth = 0\n"), "invalid hash_queue_depth parameter value 0 < 1");
+    EXPECT_EQ(fatal("in_flow_delay = 11\n"), "invalid in_flow_delay: 11 (max 10)");
+    EXPECT_EQ(fatal("max_use = 0\n"), "invalid max_use parameter value 0 < 1");
+    EXPECT_EQ(fatal("line_length_limit = 100\n"),
+              "invalid line_length_limit parameter value 100 < 512");
+    EXPECT_EQ(fatal("message_size_limit = 10M\n"),
+              "bad numerical configuration: message_size_limit = 10M");
+    EXPECT_EQ(fatal("queue_directory =\n"), "bad string length 0 < 1: queue_directory = ");
+    EXPECT_EQ(fatal("default_filter_nexthop = ${oops\n"),
+              "dictionary mail_dict: macro processing error");
+}
+
+TEST(QmgrParams, FirstErrorInPostfixOrderWins) {
+    // Globals are read before qmgr's tables; within qmgr, ints before times.
+    EXPECT_EQ(fatal("queue_run_delay = x\nqmgr_message_active_limit = x\nmax_use = x\n"),
+              "bad numerical configuration: max_use = x");
+    EXPECT_EQ(fatal("queue_run_delay = x\nqmgr_message_active_limit = x\n"),
+              "bad numerical configuration: qmgr_message_active_limit = x");
+}
+
+TEST(QmgrParams, ErrorsNameFileAndLine) {
+    try {
+        load("\n\nqmgr_ipc_timeout = forever\n");
+        FAIL();
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(std::string(e.what()), "/etc/postfix/main.cf, line 3: parameter "
+                                         "qmgr_ipc_timeout: bad time value or unit: forever");
+    }
+}
+
+TEST(QmgrParams, UnreadParametersDoNotMatter) {
+    // Stock qmgr never expands parameters it does not read.
+    auto q = load("smtpd_banner = ${broken\nsomething_else = 12x\n");
+    EXPECT_EQ(q.qmgr_message_active_limit, 20000);
+}
+
+TEST(QmgrParams, CommandLineOverridesWin) {
+    MainCf cf;
+    register_defaults(cf, "vm");
+    ASSERT_TRUE(cf.load_text("qmgr_ipc_timeout = 30s\n"));
+    cf.set("qmgr_ipc_timeout", "45");
+    cf.set("max_idle", "0"); // -i 0 is refused by every daemon
+    try {
+        QmgrParams::load(cf, {}, no_accounts);
+        FAIL();
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(e.postfix_text(), "invalid max_idle: 0 (min 1)");
+        EXPECT_EQ(e.where(), "command line");
+    }
+    cf.set("max_idle", "10");
+    EXPECT_EQ(QmgrParams::load(cf, {}, no_accounts).qmgr_ipc_timeout, 45);
+}
+
+TEST(QmgrParams, WorksWithoutRegisteredDefaults) {
+    MainCf cf;
+    ASSERT_TRUE(cf.load_text("queue_run_delay = 1m\n"));
+    auto q = QmgrParams::load(cf, {}, no_accounts);
+    EXPECT_EQ(q.queue_run_delay, 60);
+    EXPECT_EQ(q.maximal_backoff_time, 4000);
+}

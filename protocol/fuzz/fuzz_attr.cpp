@@ -1,0 +1,138 @@
+// libFuzzer target for the attribute decoder in all three formats.
+// Input: byte 0 picks the format (b % 3) and how the rest is cut into chunks
+// (b / 3); the rest is what a peer sends.  Besides the sanitizers it checks:
+//   * chunked decoding gives exactly the lists, status and error of decoding
+//     the same bytes in one piece;
+//   * every decoded list respects the limits (lengths, count, depth);
+//   * re-encoding a decoded list in its format decodes to the same list;
+//   * every error says what was expected;
+//   * the typed decoders accept or reject any list without crashing.
+#include "cqmgr/protocol/attr.hpp"
+#include "cqmgr/protocol/messages.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using namespace cqmgr::protocol;
+
+namespace {
+
+// Aborts with a message: a finding.
+[[noreturn]] void finding(const char* what) {
+    std::fprintf(stderr, "fuzz invariant violated: %s\n", what);
+    std::abort();
+}
+
+struct Decoded {
+    std::vector<AttrList> lists;
+    AttrParser::Status last = AttrParser::Status::need_more;
+    std::string error;
+};
+
+// Small limits, so that the fuzzer reaches them.
+AttrLimits limits() {
+    AttrLimits l;
+    l.max_name = 32;
+    l.max_value = 64;
+    l.max_attrs = 16;
+    l.max_table_entries = 8;
+    return l;
+}
+
+// Decodes `wire` cut into chunks whose sizes cycle through `pattern`
+// (0 = the whole rest at once).
+Decoded decode(AttrFormat f, std::string_view wire, const std::vector<size_t>& pattern) {
+    Decoded d;
+    AttrParser p(f, limits());
+    size_t k = 0;
+    while (!wire.empty() && d.last != AttrParser::Status::error) {
+        size_t n = pattern[k++ % pattern.size()];
+        if (n == 0 || n > wire.size()) n = wire.size();
+        std::string_view chunk = wire.substr(0, n);
+        // A chunk may hold several lists: drain it.
+        for (;;) {
+            AttrList out;
+            d.last = p.parse(chunk, out);
+            if (d.last == AttrParser::Status::list) {
+                d.lists.push_back(std::move(out));
+                if (chunk.empty()) break;
+                continue;
+            }
+            if (d.last == AttrParser::Status::error) d.error = p.error();
+            else if (!chunk.empty()) finding("need_more with input left over");
+            break;
+        }
+        wire.remove_prefix(n);
+    }
+    // After the last complete list, an empty rest is "need_more" either way.
+    if (d.last == AttrParser::Status::list) d.last = AttrParser::Status::need_more;
+    return d;
+}
+
+// Checks the limits on one list (or table), recursively.
+size_t check_limits(const std::vector<Attr>& attrs, size_t depth) {
+    const AttrLimits l = limits();
+    if (depth > l.max_depth) finding("table nested deeper than the limit");
+    if (depth > 0 && attrs.size() > l.max_table_entries) finding("table larger than the limit");
+    size_t count = 0;
+    for (const auto& a : attrs) {
+        ++count;
+        if (a.is_table) {
+            if (a.name != "{" || !a.value.empty()) finding("table attribute with a name or value");
+            count += check_limits(a.table, depth + 1);
+        } else {
+            if (a.name.empty()) finding("attribute with an empty name");
+            if (a.name.size() > l.max_name || a.value.size() > l.max_value)
+                finding("name or value longer than the limit");
+            if (!a.table.empty()) finding("plain attribute with table entries");
+        }
+    }
+    return count;
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    if (size < 1) return 0;
+    const AttrFormat f = static_cast<AttrFormat>(data[0] % 3);
+    const unsigned cut = data[0] / 3;
+    std::string_view wire(reinterpret_cast<const char*>(data) + 1, size - 1);
+
+    Decoded whole = decode(f, wire, {0});
+    std::vector<size_t> pattern = {1u + cut % 7, 1u + cut % 3, 1u + cut};
+    Decoded chunked = decode(f, wire, pattern);
+    Decoded bytewise = decode(f, wire, {1});
+    for (const Decoded* other : {&chunked, &bytewise}) {
+        if (other->lists != whole.lists) finding("chunking changed the decoded lists");
+        if (other->last != whole.last) finding("chunking changed the final status");
+        if (other->error != whole.error) finding("chunking changed the error");
+    }
+    if (whole.last == AttrParser::Status::error && whole.error.rfind("expected ", 0) != 0)
+        finding("an error that does not say what was expected");
+
+    for (const auto& list : whole.lists) {
+        if (check_limits(list.attrs, 0) > limits().max_attrs) finding("more attributes than the limit");
+        std::string again = encode_list(list, f);
+        std::string err;
+        auto round = decode_one(again, &err, f, limits());
+        if (!round) finding("a decoded list does not re-encode to a decodable list");
+        if (*round != list) finding("re-encoding changed the list");
+        // The typed decoders must cope with anything.
+        std::string why;
+        (void)decode_delivery_reply(list, &why);
+        (void)decode_resolve_reply(list, &why);
+        (void)decode_rewrite_reply(list, &why);
+        (void)decode_status_reply(list, &why);
+        (void)is_announcement(list, delivery_protocol);
+        (void)list.describe_names();
+        for (const auto& a : list.attrs) {
+            (void)parse_int(a.value);
+            (void)parse_long(a.value);
+            (void)dsn_status_valid(a.value);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,108 @@
+// Client for the delivery request exchange with a delivery agent (smtp,
+// local, virtual, pipe, discard, error/retry, ...; socket
+// private/<transport>, announcement "delivery_request_protocol").
+//
+// The exchange has two phases because stock qmgr picks the work only once
+// an agent has announced itself:
+//   AgentSession s(ex);
+//   if (!co_await s.open("private/smtp", timeouts)) -> s.failure() (unavailable)
+//   ... pick the entry ...
+//   DeliveryOutcome o = co_await s.deliver(request);   (or s.close() if no work)
+// deliver_once() does both in one call.
+//
+// Every failure maps to one of two typed outcomes, each with the hop status
+// stock qmgr would use, so the daemon never sees bytes or errno values:
+//  * unavailable: connect, announcement or request write failed.  Stock qmgr
+//    throttles the transport with "4.3.0 mail transport unavailable", puts
+//    the entry back and defers the transport's other work.
+//  * crashed: the request went out but no well-formed reply came back (EOF,
+//    I/O error, garbage, over-long data, timeout).  Stock qmgr defers the
+//    message with "4.3.0 unknown mail transport error", gives the queue
+//    negative feedback, and does not unthrottle the transport.
+#pragma once
+
+#include "cqmgr/protocol/asio.hpp"
+#include "cqmgr/protocol/conversation.hpp"
+#include "cqmgr/protocol/messages.hpp"
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace cqmgr::protocol {
+
+struct DeliveryTimeouts {
+    using Duration = std::chrono::steady_clock::duration;
+    Duration connect = std::chrono::seconds(60);     // qmgr_ipc_timeout
+    Duration announce = std::chrono::seconds(18000); // daemon_timeout
+    Duration write = std::chrono::seconds(60);       // qmgr_ipc_timeout
+    Duration reply = std::chrono::seconds(18000);    // daemon_timeout
+
+    // The stock mapping from main.cf: I/O steps use qmgr_ipc_timeout, the
+    // two waits for the agent use daemon_timeout.
+    static DeliveryTimeouts from_settings(Duration qmgr_ipc_timeout, Duration daemon_timeout) {
+        return {qmgr_ipc_timeout, daemon_timeout, qmgr_ipc_timeout, daemon_timeout};
+    }
+};
+
+struct DeliveryOutcome {
+    enum class Kind { replied, unavailable, crashed };
+    Kind kind = Kind::crashed;
+    // replied: the agent's reply.  unavailable: hop 4.3.0 "mail transport
+    // unavailable", status -1.  crashed: hop 4.3.0 "unknown mail transport
+    // error", status -1.
+    DeliveryReply reply;
+    // When not replied: the warning stock qmgr logs, e.g.
+    // "connect to transport private/smtp: Connection refused",
+    // "private/smtp socket: malformed response",
+    // "write to process (smtp): Broken pipe".
+    std::string warning;
+
+    // True when the message must be retried (anything but a zero status).
+    bool deferred() const { return kind != Kind::replied || reply.status != 0; }
+};
+
+// Names an outcome kind for logs and test messages.
+const char* kind_name(DeliveryOutcome::Kind k);
+
+class AgentSession {
+  public:
+    explicit AgentSession(asio::any_io_executor ex);
+    AgentSession(AgentSession&&) = default;
+    AgentSession& operator=(AgentSession&&) = default;
+    ~AgentSession();
+
+    // Connects to `path` and waits for the agent's announcement.  False when
+    // the agent is unavailable; failure() then holds the outcome.  As in stock
+    // qmgr, an EOF before any byte of the announcement is not yet a failure:
+    // it surfaces when deliver() writes the request.
+    awaitable<bool> open(std::string path, DeliveryTimeouts timeouts);
+
+    // Sends one request and reads the reply, then closes the connection (the
+    // agent waits for that close).  Call only after open() returned true.
+    awaitable<DeliveryOutcome> deliver(DeliveryRequest request);
+
+    // Abandons an open session without a request (the agent sees EOF and
+    // does nothing).
+    void close();
+
+    const DeliveryOutcome& failure() const { return failure_; }
+    const std::string& path() const { return path_; }
+
+  private:
+    // Fills an outcome of `kind` with the stock hop status and `warning`.
+    static DeliveryOutcome failed(DeliveryOutcome::Kind kind, std::string warning);
+
+    asio::any_io_executor ex_;
+    std::shared_ptr<Conversation> conv_;
+    std::string path_;
+    std::string transport_; // last path component, for "write to process (NAME)"
+    DeliveryTimeouts timeouts_;
+    DeliveryOutcome failure_;
+};
+
+// open() and deliver() in one call.
+awaitable<DeliveryOutcome> deliver_once(std::string path, DeliveryRequest request,
+                                        DeliveryTimeouts timeouts);
+
+} // namespace cqmgr::protocol
