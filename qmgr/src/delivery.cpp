@@ -44,24 +44,14 @@ void Delivery::pump() {
 }
 
 awaitable<void> Delivery::run_connection(core::Transport* t) {
-    auto conv = protocol::Conversation::create(io_.get_executor());
-    std::string path = "private/" + t->name;
-    auto ipc = std::chrono::seconds(settings_.qmgr_ipc_timeout);
-    auto agent_wait = std::chrono::seconds(settings_.daemon_timeout);
+    protocol::AgentSession session(io_.get_executor());
+    auto timeouts = protocol::DeliveryTimeouts::from_settings(
+        std::chrono::seconds(settings_.qmgr_ipc_timeout), std::chrono::seconds(settings_.daemon_timeout));
     const core::Dsn unavailable{"4.3.0", "mail transport unavailable"};
-    if (!co_await conv->connect(path, ipc)) {
-        log::warn("connect to transport " + path + ": " + conv->error());
-        sched_.set_time(::time(nullptr));
-        sched_.connection_failed(*t, unavailable);
-        pump();
-        co_return;
-    }
-    protocol::AttrList ann;
-    bool ok = co_await conv->read_list(ann, agent_wait);
+    bool ok = co_await session.open("private/" + t->name, timeouts);
     sched_.set_time(::time(nullptr));
-    if (!ok || !protocol::is_announcement(ann, protocol::delivery_protocol)) {
-        log::warn(path + " socket: " + (ok ? std::string("malformed response") : conv->error()));
-        conv->close();
+    if (!ok) {
+        log::warn(session.failure().warning);
         sched_.connection_failed(*t, unavailable);
         pump();
         co_return;
@@ -78,18 +68,32 @@ awaitable<void> Delivery::run_connection(core::Transport* t) {
     pump();
     if (!e) {
         // The work went elsewhere meanwhile; the agent just sees EOF.
-        conv->close();
+        session.close();
         co_return;
     }
-    co_await deliver(conv, e);
+    protocol::DeliveryOutcome out = co_await session.deliver(request_for(*e));
+    sched_.set_time(::time(nullptr));
+    using Kind = protocol::DeliveryOutcome::Kind;
+    if (out.kind != Kind::replied) log::warn(out.warning);
+    if (out.kind == Kind::unavailable) {
+        // The request never reached an agent: the entry waits again, and the
+        // transport is declared dead, which hands its waiting entries to retry.
+        sched_.entry_unselect(e);
+        sched_.transport_dead(*t, unavailable);
+    } else {
+        core::DeliveryResult result;
+        result.crash = out.kind == Kind::crashed;
+        result.status = out.reply.status;
+        result.hop = {out.reply.hop.status, out.reply.hop.reason};
+        sched_.delivery_done(e, result);
+    }
+    pump();
 }
 
-awaitable<void> Delivery::deliver(std::shared_ptr<protocol::Conversation> conv, core::Entry* e) {
-    auto& m = static_cast<Message&>(*e->message);
+protocol::DeliveryRequest Delivery::request_for(const core::Entry& e) const {
+    const auto& m = static_cast<const Message&>(*e.message);
     const auto& env = m.env;
-    core::Queue& q = *e->queue;
-    std::string transport = q.transport->name;
-
+    const core::Queue& q = *e.queue;
     protocol::DeliveryRequest req;
     req.flags = env.tflags | q.dflags |
                 (env.inspect ? protocol::del_flag::bounce : protocol::del_flag::deflt);
@@ -100,9 +104,9 @@ awaitable<void> Delivery::deliver(std::shared_ptr<protocol::Conversation> conv, 
     req.encoding = env.encoding;
     req.smtputf8 = env.smtputf8;
     // With VERP there is one recipient per request and the sender encodes it.
-    req.sender = env.verp_delims && !e->rcpts.empty()
-                     ? verp_sender(*env.sender, *env.verp_delims, e->rcpts[0].orig_rcpt,
-                                   e->rcpts[0].address)
+    req.sender = env.verp_delims && !e.rcpts.empty()
+                     ? verp_sender(*env.sender, *env.verp_delims, e.rcpts[0].orig_rcpt,
+                                   e.rcpts[0].address)
                      : *env.sender;
     req.envelope_id = env.dsn_envid;
     req.ret_flags = env.dsn_ret;
@@ -118,7 +122,7 @@ awaitable<void> Delivery::deliver(std::shared_ptr<protocol::Conversation> conv, 
     req.sasl_sender = env.sasl_sender;
     req.log_ident = env.log_ident;
     req.rewrite_context = env.rewrite_context;
-    for (const auto& r : e->rcpts) {
+    for (const auto& r : e.rcpts) {
         req.recipients.push_back({r.orig_rcpt, r.address, r.offset, r.dsn_orcpt, r.notify_flags});
         // A UTF-8 recipient needs an SMTPUTF8-capable path (and so does the
         // VERP sender that embeds it).
@@ -127,34 +131,7 @@ awaitable<void> Delivery::deliver(std::shared_ptr<protocol::Conversation> conv, 
             if (env.verp_delims) req.smtputf8 |= 4;
         }
     }
-
-    auto ipc = std::chrono::seconds(settings_.qmgr_ipc_timeout);
-    auto agent_wait = std::chrono::seconds(settings_.daemon_timeout);
-    core::DeliveryResult result;
-    if (!co_await conv->write(req.encode(), ipc)) {
-        log::warn("write to process (" + transport + "): " + conv->error());
-        result.crash = true;
-    } else {
-        protocol::AttrList list;
-        if (!co_await conv->read_list(list, agent_wait)) {
-            log::warn("private/" + transport + " socket: " + conv->error());
-            result.crash = true;
-        } else {
-            std::string err;
-            auto r = protocol::decode_delivery_reply(list, &err);
-            if (!r) {
-                log::warn("private/" + transport + " socket: malformed response: " + err);
-                result.crash = true;
-            } else {
-                result.status = r->status;
-                result.hop = {r->hop.status, r->hop.reason};
-            }
-        }
-    }
-    conv->close();
-    sched_.set_time(::time(nullptr));
-    sched_.delivery_done(e, result);
-    pump();
+    return req;
 }
 
 } // namespace cqmgr::qmgr

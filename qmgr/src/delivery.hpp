@@ -5,7 +5,7 @@
 #pragma once
 
 #include "cqmgr/core/scheduler.hpp"
-#include "cqmgr/protocol/conversation.hpp"
+#include "cqmgr/protocol/delivery_client.hpp"
 #include "settings.hpp"
 
 namespace cqmgr::qmgr {
@@ -20,7 +20,8 @@ class Delivery {
 
   private:
     awaitable<void> run_connection(core::Transport* t);
-    awaitable<void> deliver(std::shared_ptr<protocol::Conversation> conv, core::Entry* e);
+    // Builds the request for entry `e` (no bytes: the protocol client encodes).
+    protocol::DeliveryRequest request_for(const core::Entry& e) const;
 
     asio::io_context& io_;
     const Settings& settings_;

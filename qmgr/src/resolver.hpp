@@ -4,7 +4,7 @@
 // retried after a second: a resolver outage delays mail, it never loses it.
 #pragma once
 
-#include "cqmgr/protocol/conversation.hpp"
+#include "cqmgr/protocol/rewrite_client.hpp"
 #include "cqmgr/protocol/messages.hpp"
 
 #include <deque>
@@ -28,23 +28,12 @@ class Resolver {
     awaitable<std::string> rewrite(std::string rule, std::string address);
 
   private:
-    // Sends one request and reads one reply, retrying until a reply comes
-    // that `accept` takes (it returns an error text, empty when accepted).
-    awaitable<protocol::AttrList> exchange(std::string request,
-                                           std::function<std::string(const protocol::AttrList&)> accept);
-    // One attempt; false on any failure (already logged).
-    awaitable<bool> try_exchange(const std::string& request, protocol::AttrList& reply,
-                                 const std::function<std::string(const protocol::AttrList&)>& accept);
-    void release_turn();
+    // Waits a second after a failed attempt (already logged).
+    awaitable<void> pause_after(const std::string& error);
 
     asio::any_io_executor ex_;
-    std::string path_;
-    std::chrono::seconds ipc_timeout_;
-    std::shared_ptr<protocol::Conversation> conv_;
-    Clock::time_point conn_born_{};
-    Clock::time_point conn_used_{};
-    bool busy_ = false;
-    std::deque<asio::steady_timer*> waiters_;
+    std::string service_;
+    protocol::RewriteClient client_;
 
     struct Cached {
         protocol::ResolveReply reply;
