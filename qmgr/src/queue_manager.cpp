@@ -406,8 +406,13 @@ awaitable<void> QueueManager::assign_recipients(Message& m, std::vector<queuefil
             // Per-recipient queues: localpart@nexthop.
             std::string local = rcpt.address.substr(0, rcpt.address.rfind('@'));
             std::string delims = cf_.str("recipient_delimiter");
-            if (!delims.empty() && local != "postmaster" && local != "MAILER-DAEMON" &&
-                local != settings_.double_bounce_sender) {
+            // owner-list and list-request keep their '-' (owner_request_special).
+            bool owner_request = settings_.owner_request_special &&
+                                 delims.find('-') != std::string::npos &&
+                                 (local.rfind("owner-", 0) == 0 ||
+                                  (local.size() > 8 && local.compare(local.size() - 8, 8, "-request") == 0));
+            if (!delims.empty() && !owner_request && !iequal(local, "postmaster") &&
+                !iequal(local, "MAILER-DAEMON") && !iequal(local, settings_.double_bounce_sender)) {
                 auto cut = local.find_first_of(delims);
                 if (cut != std::string::npos && cut > 0) local.resize(cut);
             }

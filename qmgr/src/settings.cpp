@@ -56,6 +56,7 @@ Settings Settings::load(const conf::MainCf& cf) {
     s.smtputf8_enable = cf.boolean("smtputf8_enable", level_default);
     s.daemon_watchdog = cf.time("qmgr_daemon_timeout", "1000s", 's', 1);
     s.helpful_warnings = cf.boolean("helpful_warnings", true);
+    s.owner_request_special = cf.boolean("owner_request_special", true);
     s.verify_pending_limit = cf.integer("address_verify_pending_request_limit", 5000, 1);
     s.clog_warn_time = cf.time("qmgr_clog_warn_time", "300s", 's', 0);
     return s;

@@ -51,6 +51,7 @@ struct Settings {
     bool smtputf8_enable = false;
     int64_t daemon_watchdog = 1000; // qmgr_daemon_timeout
     bool helpful_warnings = true;
+    bool owner_request_special = true;
     int64_t verify_pending_limit = 5000; // address_verify_pending_request_limit
     int64_t clog_warn_time = 300;
 
