@@ -59,9 +59,9 @@ awaitable<bool> AgentSession::open(std::string path, DeliveryTimeouts timeouts) 
         co_return false;
     }
     if (!is_announcement(ann, delivery_protocol)) {
-        failure_ = failed(DeliveryOutcome::Kind::unavailable,
-                          path_ + " socket: malformed response: expected protocol=" +
-                              std::string(delivery_protocol) + ", got " + ann.describe_names());
+        failure_ = failed(DeliveryOutcome::Kind::unavailable, path_ + " socket: malformed response");
+        failure_.detail = "expected protocol=" + std::string(delivery_protocol) + ", got " +
+                          ann.describe_names();
         close();
         co_return false;
     }
@@ -85,13 +85,17 @@ awaitable<DeliveryOutcome> AgentSession::deliver(DeliveryRequest request) {
     } else {
         AttrList list;
         if (!co_await conv_->read_list(list, timeouts_.reply)) {
-            o = failed(DeliveryOutcome::Kind::crashed, path_ + " socket: " + conv_->error());
+            // Stock qmgr says "malformed response" for anything but a socket
+            // error at the first peek, EOF included; a timeout is fatal there,
+            // a deferral here.
+            std::string why = conv_->error() == "timeout" ? "timeout" : "malformed response";
+            o = failed(DeliveryOutcome::Kind::crashed, path_ + " socket: " + why);
         } else {
             std::string err;
             auto r = decode_delivery_reply(list, &err);
             if (!r) {
-                o = failed(DeliveryOutcome::Kind::crashed,
-                           path_ + " socket: malformed response: " + err);
+                o = failed(DeliveryOutcome::Kind::crashed, path_ + " socket: malformed response");
+                o.detail = err;
             } else {
                 o.kind = DeliveryOutcome::Kind::replied;
                 o.reply = std::move(*r);

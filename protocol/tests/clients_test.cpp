@@ -115,8 +115,8 @@ TEST(DeliveryClient, WrongAnnouncementIsUnavailable) {
     });
     auto o = fake::run(io, deliver_once(dir / "smtp", sample_request(), quick()));
     EXPECT_EQ(o.kind, Kind::unavailable);
-    EXPECT_EQ(o.warning, dir / "smtp" + " socket: malformed response: expected "
-                                        "protocol=delivery_request_protocol, got protocol");
+    EXPECT_EQ(o.warning, dir / "smtp" + " socket: malformed response");
+    EXPECT_EQ(o.detail, "expected protocol=delivery_request_protocol, got protocol");
 }
 
 TEST(DeliveryClient, ImmediateEofSurfacesAtTheWrite) {
@@ -150,25 +150,27 @@ TEST(DeliveryClient, EofBeforeReplyIsCrash) {
     EXPECT_EQ(o.reply.hop.status, "4.3.0");
     EXPECT_EQ(o.reply.hop.reason, "unknown mail transport error");
     EXPECT_EQ(o.reply.status, -1);
-    EXPECT_EQ(o.warning, dir / "smtp" + " socket: premature disconnect");
+    // Stock's wording for an agent that dies after the request.
+    EXPECT_EQ(o.warning, dir / "smtp" + " socket: malformed response");
 }
 
 TEST(DeliveryClient, GarbageReplyIsCrash) {
+    // The warning is always stock's "malformed response"; what the decoder
+    // expected is kept in `detail` when the bytes were a complete list.
     struct Case {
         std::string reply;
-        std::string warning_tail;
+        std::string detail;
     };
     const Case cases[] = {
-        {"HTTP/1.1 400 Bad Request\r\n\r\n", "premature disconnect (mid-list)"},
+        {"HTTP/1.1 400 Bad Request\r\n\r\n", ""},
         {"status\0" "0\0\0"s,
-         "malformed response: expected status, diag_type, diag_text, mta_type, mta_mname, "
-         "action, reason, status; got status"},
+         "expected status, diag_type, diag_text, mta_type, mta_mname, action, reason, status; "
+         "got status"},
         {"status\0\0diag_type\0\0diag_text\0\0mta_type\0\0mta_mname\0\0action\0\0reason\0\0"
          "status\0zero\0\0"s,
-         "malformed response: expected a number for the second status, got \"zero\""},
-        {"status\0"s + std::string(300 * 1024, 'x') + "\0"s,
-         "malformed response: expected an attribute value of at most 262144 bytes, got a longer one"},
-        {"}\0\0"s, "malformed response: expected '{' before '}', got a lone '}'"},
+         "expected a number for the second status, got \"zero\""},
+        {"status\0"s + std::string(300 * 1024, 'x') + "\0"s, ""},
+        {"}\0\0"s, ""},
     };
     for (const auto& c : cases) {
         asio::io_context io;
@@ -184,7 +186,8 @@ TEST(DeliveryClient, GarbageReplyIsCrash) {
         });
         auto o = fake::run(io, deliver_once(dir / "smtp", sample_request(), quick()));
         EXPECT_EQ(o.kind, Kind::crashed);
-        EXPECT_EQ(o.warning, dir / "smtp" + " socket: " + c.warning_tail);
+        EXPECT_EQ(o.warning, dir / "smtp" + " socket: malformed response");
+        EXPECT_EQ(o.detail, c.detail);
         EXPECT_TRUE(o.deferred());
     }
 }

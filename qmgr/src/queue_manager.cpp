@@ -600,8 +600,9 @@ awaitable<void> QueueManager::finish(Message* m) {
         if (int err = layout_.move("active", "deferred", id); err && err != ENOENT)
             log::warn("move " + path + " to deferred: " + std::strerror(err));
     } else {
+        // Stock's wording when the file went away meanwhile (postsuper).
         if (remove_queue_file(path) == 0) log::info(id + ": removed");
-        else if (errno != ENOENT) log::warn("remove " + path + ": " + std::strerror(errno));
+        else log::warn("qmgr_active_done_3_generic: remove " + id + " from active: " + std::strerror(errno));
     }
     remove_message(m);
 }
@@ -636,8 +637,11 @@ void QueueManager::remove_message(Message* m) {
 }
 
 void QueueManager::save_corrupt(const std::string& id) {
-    log::warn("saving corrupt file \"" + id + "\" from queue \"active\" to queue \"corrupt\"");
-    if (int err = layout_.move("active", "corrupt", id); err && err != ENOENT)
+    // Like stock: a file that is already gone (postsuper -h/-d) is no news.
+    int err = layout_.move("active", "corrupt", id);
+    if (err == 0)
+        log::warn("saving corrupt file \"" + id + "\" from queue \"active\" to queue \"corrupt\"");
+    else if (err != ENOENT)
         log::warn("move active/" + id + " to corrupt: " + std::strerror(err));
 }
 

@@ -15,9 +15,41 @@ Resolver::Resolver(asio::any_io_executor ex, std::string service, std::chrono::s
       client_(ex, "private/" + service,
               protocol::RewriteTimeouts{ipc_timeout, std::chrono::seconds(5), std::chrono::seconds(1000)}) {}
 
+awaitable<void> Resolver::take_turn() {
+    while (busy_) {
+        asio::steady_timer turn(ex_, Clock::time_point::max());
+        waiters_.push_back(&turn);
+        error_code ec;
+        co_await turn.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    busy_ = true;
+}
+
+void Resolver::release_turn() {
+    busy_ = false;
+    if (!waiters_.empty()) {
+        waiters_.front()->cancel();
+        waiters_.pop_front();
+    }
+}
+
 awaitable<void> Resolver::pause_after(const std::string& error) {
-    log::warn("problem talking to service " + service_ + ": " + error);
-    asio::steady_timer pause(ex_, std::chrono::seconds(1));
+    // Stock's client says "connect #N to subsystem private/rewrite: ..." and
+    // waits 10 s between connection attempts; any other trouble is "problem
+    // talking to service" and a 1 s pause.  (Stock gives up after 10 failed
+    // connects and exits; we keep trying: the mail is waiting for us.)
+    std::string prefix = "connect to private/" + service_ + ": ";
+    auto wait = std::chrono::seconds(1);
+    if (error.rfind(prefix, 0) == 0) {
+        ++connect_failures_;
+        log::warn("connect #" + std::to_string(connect_failures_) + " to subsystem private/" +
+                  service_ + ": " + error.substr(prefix.size()));
+        wait = std::chrono::seconds(10);
+    } else {
+        connect_failures_ = 0;
+        log::warn("problem talking to service " + service_ + ": " + error);
+    }
+    asio::steady_timer pause(ex_, wait);
     error_code ec;
     co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
@@ -30,9 +62,13 @@ awaitable<protocol::ResolveReply> Resolver::resolve(std::string request_class, s
             co_return it->second.reply;
     }
     // A resolver outage delays mail; it never loses it: ask until answered.
+    // One caller at a time, so an outage costs one wait, not one per caller.
+    co_await take_turn();
     for (;;) {
         auto r = co_await client_.resolve(request_class, sender, address);
         if (r.ok) {
+            connect_failures_ = 0;
+            release_turn();
             if (!address.empty()) {
                 if (cache_.size() >= cache_max) cache_.clear();
                 cache_[key] = Cached{r.reply, Clock::now()};
@@ -44,9 +80,14 @@ awaitable<protocol::ResolveReply> Resolver::resolve(std::string request_class, s
 }
 
 awaitable<std::string> Resolver::rewrite(std::string rule, std::string address) {
+    co_await take_turn();
     for (;;) {
         auto r = co_await client_.rewrite(rule, address);
-        if (r.ok) co_return r.address;
+        if (r.ok) {
+            connect_failures_ = 0;
+            release_turn();
+            co_return r.address;
+        }
         co_await pause_after(r.error);
     }
 }

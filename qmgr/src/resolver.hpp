@@ -28,12 +28,19 @@ class Resolver {
     awaitable<std::string> rewrite(std::string rule, std::string address);
 
   private:
-    // Waits a second after a failed attempt (already logged).
+    // Logs a failed attempt and waits before the next one.
     awaitable<void> pause_after(const std::string& error);
+    // Serialises callers (the protocol client serialises single requests;
+    // this serialises whole retry loops).
+    awaitable<void> take_turn();
+    void release_turn();
 
     asio::any_io_executor ex_;
     std::string service_;
     protocol::RewriteClient client_;
+    int connect_failures_ = 0; // consecutive failed connects, for "connect #N"
+    bool busy_ = false;
+    std::deque<asio::steady_timer*> waiters_;
 
     struct Cached {
         protocol::ResolveReply reply;

@@ -153,7 +153,7 @@ TEST(LiveFailure, AgentKilledMidRequest) {
     EXPECT_EQ(both.outcome.kind, Kind::crashed) << both.outcome.warning;
     EXPECT_EQ(both.outcome.reply.hop.status, "4.3.0");
     EXPECT_EQ(both.outcome.reply.hop.reason, "unknown mail transport error");
-    EXPECT_EQ(both.outcome.warning, "private/slowsmtp socket: premature disconnect");
+    EXPECT_EQ(both.outcome.warning, "private/slowsmtp socket: malformed response");
     EXPECT_TRUE(both.outcome.deferred());
 
     // The transport and the client code still work: an idle or new agent
@@ -187,10 +187,9 @@ TEST(LiveFailure, GarbageAgentsBecomeDeferrals) {
     };
     const std::vector<Case> cases = {
         {"garbage-text", after_request("500 what?\r\n"), Kind::crashed,
-         "private/garbage-text socket: premature disconnect (mid-list)"},
+         "private/garbage-text socket: malformed response"},
         {"garbage-list", after_request("status\0" "0\0\0"s), Kind::crashed,
-         "private/garbage-list socket: malformed response: expected status, diag_type, diag_text, "
-         "mta_type, mta_mname, action, reason, status; got status"},
+         "private/garbage-list socket: malformed response"},
         {"garbage-hello",
          [](fake::Socket& s) -> awaitable<void> {
              co_await fake::send(s, "protocol\0smtp\0\0"s);
@@ -199,8 +198,7 @@ TEST(LiveFailure, GarbageAgentsBecomeDeferrals) {
              co_await r.read(s, none);
          },
          Kind::unavailable,
-         "private/garbage-hello socket: malformed response: expected "
-         "protocol=delivery_request_protocol, got protocol"},
+         "private/garbage-hello socket: malformed response"},
         {"silent-close",
          [](fake::Socket& s) -> awaitable<void> {
              s.close();

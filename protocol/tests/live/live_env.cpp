@@ -237,7 +237,8 @@ struct Suite {
             sinks.push_back(std::make_unique<compat::Sink>(
                 spec, d.port, g_env.dir + "/sink-" + d.name + ".log",
                 g_env.dir + "/sinks/" + d.name, postfix));
-            sinks.back()->start(d.args);
+            sinks.back()->configure(d.args);
+            sinks.back()->start();
         }
 
         // No queue manager: the qmgr service runs this stub, which holds

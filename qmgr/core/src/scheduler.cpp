@@ -248,11 +248,13 @@ void Scheduler::delivery_done(Entry* e, const DeliveryResult& r) {
     Queue& q = *e->queue;
     Transport& t = *q.transport;
     Message& m = *e->message;
-    Dsn hop = r.hop;
-    if (r.crash) hop = Dsn{"4.3.0", "unknown mail transport error"};
+    // A crashed agent defers the message; like stock, it gives the queue no
+    // feedback either way (stock's crash status never reaches its throttle
+    // test) and it does not revive the transport.
+    const Dsn& hop = r.hop;
     if (r.crash || r.status != 0) {
         m.flags |= 1;
-        if (!hop.status.empty()) {
+        if (!r.crash && !hop.status.empty()) {
             Dsn dsn{dsn_valid(hop.status) ? hop.status : "4.0.0",
                     std::string(suspended_prefix) + (hop.reason.empty() ? "unknown error" : hop.reason)};
             if (q.ready()) {

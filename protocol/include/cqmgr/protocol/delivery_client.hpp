@@ -57,6 +57,9 @@ struct DeliveryOutcome {
     // "private/smtp socket: malformed response",
     // "write to process (smtp): Broken pipe".
     std::string warning;
+    // When the agent's bytes were not a valid reply or announcement: what
+    // the decoder expected (stock logs no detail; useful with -v).
+    std::string detail;
 
     // True when the message must be retried (anything but a zero status).
     bool deferred() const { return kind != Kind::replied || reply.status != 0; }

@@ -37,7 +37,7 @@ class Driver {
 
 // The result of one delivery request, as the agent (or its failure) gave it.
 struct DeliveryResult {
-    bool crash = false; // no valid reply: I/O error, garbage, timeout
+    bool crash = false; // no valid reply: I/O error, garbage, timeout (deferral, no feedback)
     int status = 0;     // agent status: 0 = all recipients finished
     Dsn hop;            // hop status; empty status = none
 };
