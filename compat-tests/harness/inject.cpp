@@ -15,22 +15,6 @@ namespace {
 const char* const kSmtpSource = "/usr/sbin/smtp-source";
 const char* const kSendmail = "/usr/sbin/sendmail";
 
-// Time left until the deadline, at least 1 s so the error names the step.
-std::chrono::milliseconds remaining(std::chrono::steady_clock::time_point deadline) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    return std::max(left, std::chrono::milliseconds(1000));
-}
-
-// Sleeps in small steps so that a signal interrupts promptly.
-void interruptible_sleep(double seconds) {
-    auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (std::chrono::steady_clock::now() < until) {
-        check_interrupted();
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-}
-
 // Expands every string of a list.
 std::vector<std::string> expand_all(const std::vector<std::string>& in, const Vars& vars,
                                     const std::string& ctx) {
@@ -97,7 +81,7 @@ void run_injection(const InjectSpec& spec, std::size_t index, const Vars& vars,
         o.argv.push_back("127.0.0.1:" + std::to_string(smtpd_port));
         o.output_path = log;
         if (verbose) std::cout << "  " << ctx << ": " << join_command(o.argv) << "\n" << std::flush;
-        run_command(o, remaining(deadline));
+        run_command(o, time_left(deadline));
         return;
     }
 
@@ -112,12 +96,14 @@ void run_injection(const InjectSpec& spec, std::size_t index, const Vars& vars,
             std::cout << "  " << ctx << ": SMTP to 127.0.0.1:" << smtpd_port << ", " << spec.count
                       << " message(s) x " << to.size() << " recipient(s)\n"
                       << std::flush;
-        auto io = std::chrono::duration_cast<std::chrono::seconds>(remaining(deadline));
+        auto io = std::chrono::duration_cast<std::chrono::seconds>(time_left(deadline));
         SmtpClient c(smtpd_port, std::max(io, std::chrono::seconds(1)));
         c.ehlo("client.example");
         for (int i = 1; i <= spec.count; ++i) {
             check_interrupted();
-            c.send_mail(from, to, build_message(expanded, to, i));
+            c.send_mail(from, to, build_message(expanded, to, i),
+                        vars.expand(spec.mail_params, ctx + ".mail_params"),
+                        vars.expand(spec.rcpt_params, ctx + ".rcpt_params"));
         }
         c.quit();
         return;
@@ -140,7 +126,7 @@ void run_injection(const InjectSpec& spec, std::size_t index, const Vars& vars,
         if (verbose && i == 1)
             std::cout << "  " << ctx << ": " << join_command(o.argv) << " < " << eml << "\n"
                       << std::flush;
-        run_command(o, remaining(deadline));
+        run_command(o, time_left(deadline));
     }
 }
 

@@ -23,18 +23,24 @@ namespace {
 struct Cli {
     std::string mode = "both";
     std::string cqmgr;
-    bool keep = false;
+    bool keep = false;        // keep the instance directories, always
+    bool keep_failed = false; // keep them when the scenario fails or is interrupted
     bool verbose = false;
     std::string scenario;
 };
 
 // Prints the usage text.
 void usage(std::ostream& out) {
-    out << "usage: compat-run [--qmgr stock|cqmgr|both] [--cqmgr PATH] [--keep] [--verbose] "
+    out << "usage: compat-run [--qmgr stock|cqmgr|both|stock-twice] [--cqmgr PATH] [--keep] "
+           "[--keep-failed] "
+           "[--verbose] "
            "SCENARIO.toml\n"
-           "  --qmgr MODE   run with stock qmgr, with cqmgr, or both and compare (default: both)\n"
+           "  --qmgr MODE   run with stock qmgr, with cqmgr, or both and compare (default: both);\n"
+           "                stock-twice runs stock twice and compares (is the scenario "
+           "deterministic?)\n"
            "  --cqmgr PATH  the cqmgr binary (default: ../qmgr/cqmgr next to compat-run)\n"
-           "  --keep        keep the instance directories (they are always kept on failure)\n"
+           "  --keep        keep the instance directories (default: always removed)\n"
+           "  --keep-failed keep them only when the scenario fails or is interrupted\n"
            "  --verbose     show commands, progress, and all normalized qmgr/recipient lines\n";
 }
 
@@ -50,18 +56,24 @@ Cli parse_cli(int argc, char** argv) {
         };
         if (a == "--qmgr") {
             c.mode = value(a);
-            if (c.mode != "stock" && c.mode != "cqmgr" && c.mode != "both")
-                throw Error("--qmgr: expected stock, cqmgr or both, found '" + c.mode + "'");
+            if (c.mode != "stock" && c.mode != "cqmgr" && c.mode != "both" &&
+                c.mode != "stock-twice")
+                throw Error("--qmgr: expected stock, cqmgr, both or stock-twice, found '" + c.mode +
+                            "'");
         } else if (a.rfind("--qmgr=", 0) == 0) {
             c.mode = a.substr(7);
-            if (c.mode != "stock" && c.mode != "cqmgr" && c.mode != "both")
-                throw Error("--qmgr: expected stock, cqmgr or both, found '" + c.mode + "'");
+            if (c.mode != "stock" && c.mode != "cqmgr" && c.mode != "both" &&
+                c.mode != "stock-twice")
+                throw Error("--qmgr: expected stock, cqmgr, both or stock-twice, found '" + c.mode +
+                            "'");
         } else if (a == "--cqmgr") {
             c.cqmgr = value(a);
         } else if (a.rfind("--cqmgr=", 0) == 0) {
             c.cqmgr = a.substr(8);
         } else if (a == "--keep") {
             c.keep = true;
+        } else if (a == "--keep-failed") {
+            c.keep_failed = true;
         } else if (a == "--verbose" || a == "-v") {
             c.verbose = true;
         } else if (a == "--help" || a == "-h") {
@@ -137,12 +149,17 @@ int main(int argc, char** argv) {
 
     std::vector<QmgrKind> kinds;
     if (cli.mode != "cqmgr") kinds.push_back(QmgrKind::Stock);
-    if (cli.mode != "stock") kinds.push_back(QmgrKind::Cqmgr);
+    if (cli.mode == "stock-twice")
+        kinds.push_back(QmgrKind::Stock);
+    else if (cli.mode != "stock")
+        kinds.push_back(QmgrKind::Cqmgr);
     RunOptions opts;
     opts.verbose = cli.verbose;
+    opts.keep_on_interrupt = cli.keep || cli.keep_failed;
     std::vector<std::string> reasons;
     try {
-        opts.cqmgr_path = resolve_cqmgr(cli.cqmgr, cli.mode != "stock");
+        opts.cqmgr_path =
+            resolve_cqmgr(cli.cqmgr, cli.mode != "stock" && cli.mode != "stock-twice");
     } catch (const Error& e) {
         std::cerr << "compat-run: " << e.what() << "\n";
         std::cout << "compat " << sc.name << ": FAIL: " << e.what() << "\n";
@@ -177,16 +194,20 @@ int main(int argc, char** argv) {
             std::cout << std::flush;
         }
         if (runs.size() == 2) {
-            std::cout << "--- stock vs cqmgr ---\n";
-            auto diffs = compare_outcomes(runs[0].outcome, "stock", runs[1].outcome, "cqmgr",
-                                          sc.ignore_qmgr_warnings);
+            std::string second = cli.mode == "stock-twice" ? "stock#2" : "cqmgr";
+            std::cout << "--- stock vs " << second << " ---\n";
+            CompareOptions co;
+            co.qmgr_lines = sc.compare_qmgr_lines;
+            co.qmgr_warnings = sc.compare_qmgr_warnings;
+            co.backoff_tolerance = sc.backoff_tolerance;
+            auto diffs = compare_outcomes(runs[0].outcome, "stock", runs[1].outcome, second, co);
             if (diffs.empty()) {
                 std::cout
                     << "  outcomes agree (recipients, notifications, queue, qmgr log lines)\n";
             } else {
                 for (const auto& d : diffs)
                     std::cout << "  DIFF: " << d << "\n";
-                reasons.push_back("stock and cqmgr outcomes differ (" +
+                reasons.push_back("stock and " + second + " outcomes differ (" +
                                   std::to_string(diffs.size()) +
                                   " difference lines, first: " + diffs.front() + ")");
             }
@@ -194,18 +215,30 @@ int main(int argc, char** argv) {
     } catch (const Interrupted&) {
         std::cout << "compat " << sc.name << ": FAIL: interrupted by signal " << received_signal()
                   << "\n";
-        for (auto& r : runs)
-            std::cout << "  instance dir kept: " << r.dir->path() << "\n";
+        for (auto& r : runs) {
+            r.dir->remove_on_exit(!opts.keep_on_interrupt);
+            if (opts.keep_on_interrupt)
+                std::cout << "  instance dir kept: " << r.dir->path() << "\n";
+        }
         return 128 + received_signal();
     }
 
     bool pass = reasons.empty();
     for (auto& r : runs) {
-        bool remove = pass && !cli.keep;
+        bool remove = !cli.keep && (pass || !cli.keep_failed);
         r.dir->remove_on_exit(remove);
-        if (!remove)
+        if (!remove) {
             std::cout << "  kept " << qmgr_kind_name(r.kind) << " instance dir: " << r.dir->path()
                       << "\n";
+        } else if (!pass) {
+            // The directory goes away (CI leaves nothing behind): show the end of its maillog.
+            const auto& log = r.outcome.maillog;
+            size_t from = log.size() > 30 ? log.size() - 30 : 0;
+            std::cout << "  " << qmgr_kind_name(r.kind) << " maillog, last " << log.size() - from
+                      << " of " << log.size() << " lines (rerun with --keep-failed for all):\n";
+            for (size_t i = from; i < log.size(); ++i)
+                std::cout << "    " << log[i] << "\n";
+        }
     }
     if (pass) {
         std::cout << "compat " << sc.name << ": PASS\n";

@@ -6,9 +6,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <dirent.h>
+#include <filesystem>
 #include <iomanip>
+#include <regex>
 #include <set>
 #include <sstream>
+#include <sys/stat.h>
 
 namespace compat {
 namespace {
@@ -52,6 +57,20 @@ std::string mask_sizes(std::string s) {
     return s;
 }
 
+// Replaces "at offset <digits>" with "at offset N" (record offsets depend on
+// header sizes, e.g. the client port's digit count).
+std::string mask_offsets(std::string s) {
+    size_t p = 0;
+    while ((p = s.find("at offset ", p)) != std::string::npos) {
+        size_t q = p + 10, e = q;
+        while (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e])))
+            ++e;
+        if (e > q) s.replace(q, e - q, "N");
+        p = q;
+    }
+    return s;
+}
+
 // Prints at most `limit` differences between two multisets.
 void diff_multisets(const Multiset& a, const std::string& a_name, const Multiset& b,
                     const std::string& b_name, const std::string& what,
@@ -85,7 +104,122 @@ int total(const Multiset& m) {
     return n;
 }
 
+// Reduces a multiset to a set (every multiplicity 1).
+Multiset as_set(const Multiset& m) {
+    Multiset out;
+    for (const auto& [k, v] : m)
+        if (v > 0) out[k] = 1;
+    return out;
+}
+
+// The pid in master's "process /path pid N killed by signal S" line, or -1.
+pid_t killed_pid(const std::string& text) {
+    if (text.find("killed by signal") == std::string::npos) return -1;
+    size_t p = text.find(" pid ");
+    if (p == std::string::npos) return -1;
+    return static_cast<pid_t>(std::strtol(text.c_str() + p + 5, nullptr, 10));
+}
+
+// Replaces "SIZE=<digits>" with "SIZE=N" (ESMTP MAIL parameter).
+std::string mask_esmtp_size(std::string s) {
+    size_t p = 0;
+    while ((p = s.find("SIZE=", p)) != std::string::npos) {
+        size_t q = p + 5, e = q;
+        while (e < s.size() && std::isdigit(static_cast<unsigned char>(s[e])))
+            ++e;
+        if (e > q) s.replace(q, e - q, "N");
+        p = q;
+    }
+    return s;
+}
+
+// Compact text of a sorted list of backoffs: "300 x4, 301".
+std::string backoff_text(const std::vector<long>& v) {
+    if (v.empty()) return "none";
+    std::ostringstream o;
+    for (size_t i = 0; i < v.size();) {
+        size_t j = i;
+        while (j < v.size() && v[j] == v[i])
+            ++j;
+        o << (i ? ", " : "") << v[i];
+        if (j - i > 1) o << " x" << (j - i);
+        i = j;
+    }
+    return o.str();
+}
+
 } // namespace
+
+// Names of the regular files below a directory, sorted.
+std::vector<std::string> file_names_below(const std::string& dir) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    std::filesystem::recursive_directory_iterator it(dir, ec), end;
+    if (ec) return out;
+    for (; it != end; it.increment(ec)) {
+        if (ec) {
+            ec.clear();
+            continue;
+        }
+        std::error_code sec;
+        if (it->is_regular_file(sec)) out.push_back(it->path().filename().string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// Stats every file below deferred/.
+std::vector<long> deferred_backoffs(const std::string& deferred_dir) {
+    std::vector<long> out;
+    std::error_code ec;
+    std::filesystem::recursive_directory_iterator it(deferred_dir, ec), end;
+    if (ec) return out;
+    for (; it != end; it.increment(ec)) {
+        if (ec) {
+            ec.clear();
+            continue;
+        }
+        struct stat st {};
+        if (lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        out.push_back(static_cast<long>(st.st_mtim.tv_sec - st.st_ctim.tv_sec));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// Reads the smtp-sink generated X-Mail-Args/X-Rcpt-Args headers of each dump file.
+Multiset sink_transactions(const std::string& dump_dir) {
+    Multiset out;
+    DIR* d = opendir(dump_dir.c_str());
+    if (d == nullptr) return out;
+    std::vector<std::string> names;
+    while (struct dirent* e = readdir(d)) {
+        std::string n = e->d_name;
+        if (n.rfind("tx.", 0) == 0) names.push_back(n);
+    }
+    closedir(d);
+    for (const auto& n : names) {
+        std::string text;
+        try {
+            if (!read_file_if_exists(dump_dir + "/" + n, text)) continue;
+        } catch (const Error&) {
+            continue;
+        }
+        std::string mail;
+        std::vector<std::string> rcpts;
+        for (const auto& line : split_lines(text)) {
+            if (line.rfind("X-Mail-Args: ", 0) == 0) mail = mask_esmtp_size(line.substr(13));
+            if (line.rfind("X-Rcpt-Args: ", 0) == 0) rcpts.push_back(line.substr(13));
+            if (line.rfind("Received: ", 0) == 0) break; // end of smtp-sink's own headers
+        }
+        std::sort(rcpts.begin(), rcpts.end());
+        std::string key = "MAIL " + mail + " | RCPT ";
+        for (size_t i = 0; i < rcpts.size(); ++i)
+            key += (i ? "; " : "") + rcpts[i];
+        out[key]++;
+    }
+    return out;
+}
 
 // Collects the substitutions from the run's variables.
 Normalizer::Normalizer(const Vars& vars) {
@@ -145,6 +279,7 @@ std::string Normalizer::apply(const std::string& text) const {
         }
     }
     out = mask_sizes(out);
+    out = mask_offsets(out);
     out = strip_field(out, "delays");
     out = strip_field(out, "delay");
     return out;
@@ -160,10 +295,24 @@ bool is_problem_line(const std::string& program, const std::string& text) {
     return false;
 }
 
+// "process PATH pid N killed by signal S" with N killed on purpose, or
+// "PATH: bad command startup -- throttling" for a program killed on purpose.
+bool is_expected_kill(const std::string& text, const ExpectedKills& killed) {
+    if (killed.pids.count(killed_pid(text))) return true;
+    size_t bad = text.find(": bad command startup");
+    if (bad == std::string::npos) return false;
+    std::string path = text.substr(0, bad);
+    if (path.rfind("warning: ", 0) == 0) path = path.substr(9);
+    size_t slash = path.rfind('/');
+    return killed.programs.count(slash == std::string::npos ? path : path.substr(slash + 1)) > 0;
+}
+
 // Walks all lines twice: first to learn the queue IDs, then to classify.
 Outcome collect_outcome(const std::vector<std::string>& maillog_lines, const Vars& vars,
-                        const std::vector<std::string>& sink_names, QueueCounts queue) {
+                        const std::vector<std::string>& sink_names, QueueCounts queue,
+                        const ExpectedKills& killed) {
     Outcome o;
+    o.maillog = maillog_lines;
     o.collected = true;
     o.queue = std::move(queue);
     o.log_lines = maillog_lines.size();
@@ -181,7 +330,8 @@ Outcome collect_outcome(const std::vector<std::string>& maillog_lines, const Var
         sink_suffix[":${sink." + n + "}"] = n;
 
     for (const auto& l : parsed) {
-        if (is_problem_line(l.program, l.text)) o.problems.push_back(l.raw);
+        if (is_problem_line(l.program, l.text) && !is_expected_kill(l.text, killed))
+            o.problems.push_back(l.raw);
         if (!l.queue_id.empty()) {
             if (auto d = parse_delivery(l.text)) {
                 o.statuses[d->status]++;
@@ -280,6 +430,72 @@ std::vector<std::string> check_expectations(const Expect& e, const Outcome& o, c
                             path + ", found " + std::to_string(n));
         }
     }
+    // Whatever ends up in corrupt/ must have been announced by qmgr.
+    for (const auto& id : o.corrupt_files) {
+        std::string pat = "saving corrupt file \"" + id + "\"";
+        bool named = std::any_of(o.maillog.begin(), o.maillog.end(), [&](const std::string& l) {
+            return l.find(pat) != std::string::npos;
+        });
+        if (!named)
+            f.push_back("expected a qmgr warning naming corrupt/" + id + " (" + pat +
+                        " ...), found none");
+    }
+    for (const auto& [q, want] : e.queue) {
+        auto got = o.queue.count(q) ? o.queue.at(q) : 0;
+        if (got != static_cast<std::uint64_t>(want))
+            f.push_back("expected " + std::to_string(want) + " files in " + q + "/, found " +
+                        std::to_string(got));
+    }
+    if (e.backoff) {
+        if (o.backoffs.empty())
+            f.push_back("expected deferred files with a backoff in " + e.backoff->describe() +
+                        " s, found no deferred files");
+        for (long b : o.backoffs)
+            if (!e.backoff->contains(static_cast<double>(b))) {
+                f.push_back("expected every deferred file's backoff (mtime - ctime) in " +
+                            e.backoff->describe() + " s, found " + backoff_text(o.backoffs));
+                break;
+            }
+    }
+    for (const auto& le : e.log) {
+        std::string pat = vars.expand(le.match, "expect.log.match");
+        std::regex re;
+        try {
+            re = std::regex(pat);
+        } catch (const std::regex_error& err) {
+            f.push_back("expected a valid regex in expect.log, found /" + pat + "/: " + err.what());
+            continue;
+        }
+        int n = 0;
+        for (const auto& line : o.maillog)
+            if (std::regex_search(line, re)) ++n;
+        bool ok =
+            (!le.count || n == *le.count) && (!le.min || n >= *le.min) && (!le.max || n <= *le.max);
+        if (!ok) {
+            std::string want = le.count ? std::to_string(*le.count) : std::string();
+            if (le.min)
+                want +=
+                    (want.empty() ? "" : ", ") + std::string("at least ") + std::to_string(*le.min);
+            if (le.max)
+                want +=
+                    (want.empty() ? "" : ", ") + std::string("at most ") + std::to_string(*le.max);
+            f.push_back("expected " + want + " maillog lines matching /" + pat + "/, found " +
+                        std::to_string(n));
+        }
+    }
+    for (const auto& [name, rg] : e.peak_connections) {
+        int got = o.peak_connections.count(name) ? o.peak_connections.at(name) : 0;
+        if (!rg.contains(got))
+            f.push_back("expected " + rg.describe() + " simultaneous connections to sink '" + name +
+                        "' (peak), found " + std::to_string(got));
+    }
+    for (const auto& [name, want] : e.transactions) {
+        int got = 0;
+        if (o.transactions.count(name)) got = total(o.transactions.at(name));
+        if (got != want)
+            f.push_back("expected sink '" + name + "' to capture " + std::to_string(want) +
+                        " mail transactions, found " + std::to_string(got));
+    }
     if (!o.problems.empty())
         f.push_back("expected no fatal/panic/crash lines in the maillog, found " +
                     std::to_string(o.problems.size()) + ", first: " + o.problems.front());
@@ -288,7 +504,7 @@ std::vector<std::string> check_expectations(const Expect& e, const Outcome& o, c
 
 // Lists every difference that matters between two runs.
 std::vector<std::string> compare_outcomes(const Outcome& a, const std::string& an, const Outcome& b,
-                                          const std::string& bn, bool ignore_qmgr_warnings) {
+                                          const std::string& bn, const CompareOptions& opts) {
     std::vector<std::string> out;
     if (!a.collected || !b.collected) {
         out.push_back("cannot compare: " + std::string(!a.collected ? an : bn) +
@@ -303,9 +519,39 @@ std::vector<std::string> compare_outcomes(const Outcome& a, const std::string& a
     for (const auto& [k, v] : b.queue)
         qb[k] = static_cast<int>(v);
     diff_multisets(qa, an, qb, bn, "queue files in", out, " files");
-    diff_multisets(a.qmgr_lines, an, b.qmgr_lines, bn, "qmgr line", out);
-    if (!ignore_qmgr_warnings)
+    if (opts.qmgr_lines == CompareMode::Set)
+        diff_multisets(as_set(a.qmgr_lines), an, as_set(b.qmgr_lines), bn, "qmgr line (as a set)",
+                       out);
+    else if (opts.qmgr_lines == CompareMode::Multiset)
+        diff_multisets(a.qmgr_lines, an, b.qmgr_lines, bn, "qmgr line", out);
+    if (opts.qmgr_warnings == CompareMode::Set)
+        diff_multisets(as_set(a.qmgr_warnings), an, as_set(b.qmgr_warnings), bn,
+                       "qmgr warning (as a set)", out);
+    else if (opts.qmgr_warnings == CompareMode::Multiset)
         diff_multisets(a.qmgr_warnings, an, b.qmgr_warnings, bn, "qmgr warning", out);
+    // Backoffs: same number of deferred files (checked above), each within the tolerance.
+    bool backoff_differs = a.backoffs.size() != b.backoffs.size();
+    for (size_t i = 0; !backoff_differs && i < a.backoffs.size(); ++i)
+        if (std::fabs(static_cast<double>(a.backoffs[i] - b.backoffs[i])) > opts.backoff_tolerance)
+            backoff_differs = true;
+    if (backoff_differs) {
+        std::ostringstream o;
+        o << "deferred backoffs (mtime - ctime, s, tolerance " << opts.backoff_tolerance
+          << "): " << an << " " << backoff_text(a.backoffs) << "; " << bn << " "
+          << backoff_text(b.backoffs);
+        out.push_back(o.str());
+    }
+    std::set<std::string> sinks;
+    for (const auto& [k, v] : a.transactions)
+        sinks.insert(k);
+    for (const auto& [k, v] : b.transactions)
+        sinks.insert(k);
+    for (const auto& s : sinks) {
+        Multiset none;
+        diff_multisets(a.transactions.count(s) ? a.transactions.at(s) : none, an,
+                       b.transactions.count(s) ? b.transactions.at(s) : none, bn,
+                       "sink '" + s + "' transaction", out);
+    }
     return out;
 }
 
@@ -340,7 +586,17 @@ void print_outcome(std::ostream& out, const Outcome& o, bool verbose) {
         out << (first ? " " : ", ") << q << ' ' << (o.queue.count(q) ? o.queue.at(q) : 0);
         first = false;
     }
-    out << "\n  maillog: " << o.log_lines << " lines, qmgr " << total(o.qmgr_lines) << " lines ("
+    out << "\n";
+    if (!o.backoffs.empty()) out << "  deferred backoffs (s): " << backoff_text(o.backoffs) << "\n";
+    for (const auto& [k, v] : o.transactions)
+        out << "  sink " << k << ": " << total(v) << " transactions captured\n";
+    if (!o.peak_connections.empty()) {
+        out << "  peak connections:";
+        for (const auto& [k, v] : o.peak_connections)
+            out << ' ' << k << '=' << v;
+        out << "\n";
+    }
+    out << "  maillog: " << o.log_lines << " lines, qmgr " << total(o.qmgr_lines) << " lines ("
         << o.qmgr_lines.size() << " distinct), qmgr warnings " << total(o.qmgr_warnings) << "\n";
     if (verbose) {
         for (const auto& [k, v] : o.qmgr_lines)
@@ -349,6 +605,9 @@ void print_outcome(std::ostream& out, const Outcome& o, bool verbose) {
             out << "    " << std::setw(5) << v << "x " << k << "\n";
         for (const auto& [k, v] : o.recipients)
             out << "    " << std::setw(5) << v << "x " << k << "\n";
+        for (const auto& [sink, m] : o.transactions)
+            for (const auto& [k, v] : m)
+                out << "    " << std::setw(5) << v << "x sink " << sink << ": " << k << "\n";
     }
     for (const auto& p : o.problems)
         out << "  problem: " << p << "\n";

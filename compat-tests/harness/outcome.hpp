@@ -7,7 +7,9 @@
 
 #include <map>
 #include <ostream>
+#include <set>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace compat {
@@ -17,7 +19,8 @@ using Multiset = std::map<std::string, int>;
 
 // Rewrites run-specific text so that two runs can be compared: the instance
 // directory -> ${dir}, ports -> ${smtpd}/${sink.NAME}, queue IDs -> ID,
-// size=123 -> size=N, and delay=/delays= fields removed.
+// size=123 -> size=N, "at offset 652" -> "at offset N", and delay=/delays=
+// fields removed.
 class Normalizer {
   public:
     explicit Normalizer(const Vars& vars);
@@ -41,15 +44,51 @@ struct Outcome {
     QueueCounts queue;      // files left per queue directory
     Multiset qmgr_lines;    // normalized qmgr log templates, warnings excluded
     Multiset qmgr_warnings; // normalized qmgr "warning:" templates
-    std::vector<std::string> problems; // fatal/panic lines and daemon crashes (raw)
+    std::vector<std::string> problems;            // fatal/panic lines and daemon crashes (raw)
+    std::vector<long> backoffs;                   // per deferred file: mtime - ctime (s), sorted
+    std::map<std::string, Multiset> transactions; // dump sink -> envelope of each transaction
+    std::map<std::string, int> peak_connections;  // sink -> most simultaneous connections
+    std::vector<std::string> maillog;             // raw lines, for expect.log
+    std::vector<std::string> corrupt_files;       // names of the files left in corrupt/
     std::size_t log_lines = 0;
     double injection_seconds = 0; // time spent injecting
     double outcome_seconds = -1;  // first injection -> outcome reached (-1: not reached)
 };
 
+// Processes a scenario signalled on purpose.
+struct ExpectedKills {
+    std::set<pid_t> pids;           // "process ... pid N killed by signal S" is expected
+    std::set<std::string> programs; // "PATH/NAME: bad command startup" is expected (a process
+                                    // killed before it finished a request)
+};
+
+// True if a master line about a dead child is explained by an expected kill.
+bool is_expected_kill(const std::string& text, const ExpectedKills& killed);
+
 // Builds the outcome from all maillog lines and the final queue counts.
+// master's lines about processes the scenario killed on purpose are not problems.
 Outcome collect_outcome(const std::vector<std::string>& maillog_lines, const Vars& vars,
-                        const std::vector<std::string>& sink_names, QueueCounts queue);
+                        const std::vector<std::string>& sink_names, QueueCounts queue,
+                        const ExpectedKills& killed = {});
+
+// The backoff of every file in deferred/ (recursively): mtime - ctime in whole
+// seconds. qmgr sets the mtime (not-before time) and then renames the file
+// into deferred/, which sets the ctime, so this is the retry delay it chose.
+std::vector<long> deferred_backoffs(const std::string& deferred_dir);
+
+// Names of the regular files below a directory (recursively), sorted.
+std::vector<std::string> file_names_below(const std::string& dir);
+
+// The envelopes of the transactions an smtp-sink -d captured in `dump_dir`:
+// "MAIL <args> | RCPT <args>; <args>" (RCPT arguments sorted, SIZE=N masked).
+Multiset sink_transactions(const std::string& dump_dir);
+
+// How two outcomes are compared.
+struct CompareOptions {
+    CompareMode qmgr_lines = CompareMode::Multiset;
+    CompareMode qmgr_warnings = CompareMode::Multiset;
+    double backoff_tolerance = 2; // seconds
+};
 
 // True if a raw log line reports a Postfix fatal error, panic, or daemon crash.
 bool is_problem_line(const std::string& program, const std::string& text);
@@ -61,7 +100,7 @@ std::vector<std::string> check_expectations(const Expect& expect, const Outcome&
 // Returns one message per difference between two runs' outcomes.
 std::vector<std::string> compare_outcomes(const Outcome& a, const std::string& a_name,
                                           const Outcome& b, const std::string& b_name,
-                                          bool ignore_qmgr_warnings);
+                                          const CompareOptions& opts);
 
 // Prints the readable per-run summary.
 void print_outcome(std::ostream& out, const Outcome& o, bool verbose);

@@ -3,8 +3,11 @@
 #include "error.hpp"
 #include "signals.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <map>
@@ -15,6 +18,8 @@
 #include <thread>
 #include <unistd.h>
 #include <utility>
+
+extern char** environ;
 
 namespace compat {
 namespace {
@@ -119,6 +124,22 @@ Process Process::spawn(const SpawnOptions& opts) {
     for (const auto& a : opts.argv)
         argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
+    // The child's environment: ours, with the extra entries replacing same-named ones.
+    std::vector<std::string> env_store;
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+        std::string entry = *e;
+        std::string name = entry.substr(0, entry.find('='));
+        bool replaced = false;
+        for (const auto& x : opts.env)
+            if (x.substr(0, x.find('=')) == name) replaced = true;
+        if (!replaced) env_store.push_back(std::move(entry));
+    }
+    for (const auto& x : opts.env)
+        env_store.push_back(x);
+    std::vector<char*> envp;
+    for (auto& e : env_store)
+        envp.push_back(e.data());
+    envp.push_back(nullptr);
     const char* in_path = opts.stdin_path.empty() ? "/dev/null" : opts.stdin_path.c_str();
     const char* out_path = opts.output_path.empty() ? "/dev/null" : opts.output_path.c_str();
 
@@ -157,7 +178,7 @@ Process Process::spawn(const SpawnOptions& opts) {
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         signal(SIGHUP, SIG_DFL);
-        execv(argv[0], argv.data());
+        execve(argv[0], argv.data(), envp.data());
         child_fail(rfd, 9);
     }
     if (opts.own_process_group) setpgid(pid, 0); // races with the child's own call; either wins
@@ -250,6 +271,88 @@ void run_command(const SpawnOptions& opts, std::chrono::milliseconds timeout) {
     if (!WIFEXITED(*st) || WEXITSTATUS(*st) != 0)
         throw Error("expected `" + cmd + "` to exit with status 0, found " +
                     describe_wait_status(*st) + where);
+}
+
+// Never less than a second, so that the step that runs late reports itself.
+std::chrono::milliseconds time_left(std::chrono::steady_clock::time_point deadline) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    return std::max(left, std::chrono::milliseconds(1000));
+}
+
+// Sleeps 20 ms at a time, checking for SIGINT/SIGTERM.
+void interruptible_sleep(double seconds) {
+    using Clock = std::chrono::steady_clock;
+    Clock::time_point until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                 std::chrono::duration<double>(seconds));
+    while (Clock::now() < until) {
+        check_interrupted();
+        Clock::duration left = until - Clock::now();
+        Clock::duration step = std::min<Clock::duration>(std::chrono::milliseconds(20), left);
+        if (step > Clock::duration::zero()) std::this_thread::sleep_for(step);
+    }
+}
+
+namespace {
+
+// Whole small /proc file, "" if the process went away.
+std::string read_proc(const std::string& path) {
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return "";
+    std::string out;
+    char buf[4096];
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        out.append(buf, static_cast<size_t>(n));
+    }
+    close(fd);
+    return out;
+}
+
+} // namespace
+
+// Scans /proc/*/stat for the parent pid and skips zombies.
+std::vector<ProcInfo> children_of(pid_t parent) {
+    std::vector<ProcInfo> out;
+    DIR* d = opendir("/proc");
+    if (d == nullptr) return out;
+    while (struct dirent* e = readdir(d)) {
+        char* end = nullptr;
+        long pid = std::strtol(e->d_name, &end, 10);
+        if (end == e->d_name || *end != '\0' || pid <= 0) continue;
+        std::string base = std::string("/proc/") + e->d_name;
+        std::string stat = read_proc(base + "/stat");
+        size_t rp = stat.rfind(')');
+        if (rp == std::string::npos || rp + 4 >= stat.size()) continue;
+        char state = stat[rp + 2];
+        if (state == 'Z' || state == 'X') continue;
+        long ppid = std::strtol(stat.c_str() + rp + 4, nullptr, 10);
+        if (ppid != parent) continue;
+        ProcInfo p;
+        p.pid = static_cast<pid_t>(pid);
+        p.ppid = static_cast<pid_t>(ppid);
+        std::string cmd = read_proc(base + "/cmdline");
+        size_t pos = 0;
+        while (pos < cmd.size()) {
+            size_t nul = cmd.find('\0', pos);
+            if (nul == std::string::npos) nul = cmd.size();
+            p.argv.push_back(cmd.substr(pos, nul - pos));
+            pos = nul + 1;
+        }
+        out.push_back(std::move(p));
+    }
+    closedir(d);
+    return out;
+}
+
+// basename(argv[0]).
+std::string program_name(const ProcInfo& p) {
+    if (p.argv.empty()) return "";
+    const std::string& a = p.argv[0];
+    size_t slash = a.rfind('/');
+    return slash == std::string::npos ? a : a.substr(slash + 1);
 }
 
 } // namespace compat

@@ -18,6 +18,7 @@ struct SpawnOptions {
     std::optional<gid_t> gid;
     bool own_process_group = true; // terminal ^C goes to the harness only
     bool die_with_parent = true;   // PR_SET_PDEATHSIG(SIGKILL) after the privilege drop
+    std::vector<std::string> env;  // extra "NAME=value" entries (override inherited ones)
 };
 
 class Process {
@@ -71,5 +72,25 @@ void run_command(const SpawnOptions& opts, std::chrono::milliseconds timeout);
 
 // Joins argv into one shell-like string for messages.
 std::string join_command(const std::vector<std::string>& argv);
+
+// Time left until `deadline`, but at least 1 s so that a late step still gets
+// a chance and its own error names it.
+std::chrono::milliseconds time_left(std::chrono::steady_clock::time_point deadline);
+
+// Sleeps in small steps so that SIGINT/SIGTERM interrupts promptly (throws Interrupted).
+void interruptible_sleep(double seconds);
+
+// A process as seen in /proc.
+struct ProcInfo {
+    pid_t pid = 0;
+    pid_t ppid = 0;
+    std::vector<std::string> argv; // from /proc/PID/cmdline
+};
+
+// Live (non-zombie) children of `parent`.
+std::vector<ProcInfo> children_of(pid_t parent);
+
+// The last path component of argv[0] ("" if there is no argv).
+std::string program_name(const ProcInfo& p);
 
 } // namespace compat

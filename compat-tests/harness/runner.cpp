@@ -1,14 +1,18 @@
 #include "runner.hpp"
 
+#include "actions.hpp"
 #include "error.hpp"
 #include "inject.hpp"
 #include "maillog.hpp"
 #include "net.hpp"
+#include "process.hpp"
 #include "signals.hpp"
 #include "sink.hpp"
 
+#include <csignal>
 #include <iomanip>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -37,7 +41,7 @@ struct Progress {
 };
 
 // Updates the counters from newly appended maillog lines.
-void account(Progress& p, const std::vector<std::string>& lines) {
+void account(Progress& p, const std::vector<std::string>& lines, const ExpectedKills& killed) {
     for (const auto& raw : lines) {
         auto l = parse_log_line(raw);
         if (!l) continue;
@@ -46,7 +50,7 @@ void account(Progress& p, const std::vector<std::string>& lines) {
         if ((l->service == "qmgr" || l->service == "cqmgr") && l->text.rfind("from=<", 0) == 0 &&
             l->text.find("status=expired") != std::string::npos)
             p.statuses["expired"]++;
-        if (is_problem_line(l->program, l->text)) {
+        if (is_problem_line(l->program, l->text) && !is_expected_kill(l->text, killed)) {
             p.problems.push_back(raw);
             if (raw.find("bad command startup") != std::string::npos && p.startup_failure.empty())
                 p.startup_failure = raw;
@@ -78,7 +82,8 @@ std::string missing(const Expect& e, const Progress& p, const QueueCounts& q) {
 // incoming/active/maildrop are empty, and nothing has changed for `settle`
 // seconds. Returns the time (since t0) at which the final state first appeared,
 // or throws Error on timeout or when the instance broke.
-double wait_for_outcome(const Scenario& sc, Instance& inst, Clock::time_point t0, bool verbose) {
+double wait_for_outcome(const Scenario& sc, Instance& inst, Clock::time_point t0, bool verbose,
+                        const ExpectedKills& killed) {
     MaillogTail tail(inst.maillog_path());
     Progress progress;
     auto deadline = t0 + std::chrono::seconds(sc.timeout);
@@ -88,7 +93,7 @@ double wait_for_outcome(const Scenario& sc, Instance& inst, Clock::time_point t0
     auto next_report = Clock::now() + std::chrono::seconds(1);
     for (;;) {
         check_interrupted();
-        account(progress, tail.read_new_lines());
+        account(progress, tail.read_new_lines(), killed);
         Snapshot now{tail.offset(), inst.queue_counts()};
         auto tnow = Clock::now();
         if (!have_last || !(now == last)) {
@@ -135,6 +140,8 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
     Vars vars;
     vars.set("dir", dir);
     vars.set("smtpd", std::to_string(ports[0]));
+    vars.set("conf", dir + "/conf");
+    vars.set("queue", dir + "/queue");
     for (size_t i = 0; i < sc.sinks.size(); ++i) {
         vars.set("sink." + sc.sinks[i].name, std::to_string(ports[i + 1]));
         vars.set("sinkdir." + sc.sinks[i].name, dir + "/sinks/" + sc.sinks[i].name);
@@ -162,11 +169,14 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
         std::vector<std::string> args;
         for (const auto& a : spec.args)
             args.push_back(vars.expand(a, "sink." + spec.name + ".args"));
-        sinks.back()->start(args);
+        sinks.back()->configure(args);
+        if (spec.start) sinks.back()->start();
         if (opts.verbose)
-            std::cout << "  sink " << spec.name << " listening on 127.0.0.1:" << ports[i + 1]
-                      << "\n";
+            std::cout << "  sink " << spec.name << (spec.start ? " listening" : " (down) reserved")
+                      << " on 127.0.0.1:" << ports[i + 1] << "\n";
     }
+    std::vector<std::uint16_t> sink_ports(ports.begin() + 1, ports.end());
+    ConnectionSampler sampler(sink_ports); // stopped before the sinks (declared after them)
 
     Instance inst(dir);
     inst.create(cfg);
@@ -182,11 +192,31 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
 
     auto t0 = Clock::now();
     auto deadline = t0 + std::chrono::seconds(sc.timeout);
+    ExpectedKills killed;
+    ActionContext actx{inst, vars, {}, deadline, opts.verbose, killed};
+    for (auto& s : sinks)
+        actx.sinks[s->name()] = s.get();
     try {
-        for (size_t i = 0; i < sc.injects.size(); ++i)
-            run_injection(sc.injects[i], i, vars, inst, ports[0], deadline, opts.verbose);
+        // Injections and actions in file order: action k runs once the first
+        // after_inject injections are done.
+        size_t next = 0;
+        for (size_t k = 0; k < sc.actions.size(); ++k) {
+            const auto& a = sc.actions[k];
+            for (; next < static_cast<size_t>(a.after_inject); ++next)
+                run_injection(sc.injects[next], next, vars, inst, ports[0], deadline, opts.verbose);
+            try {
+                run_action(a, k, actx);
+            } catch (const Interrupted&) {
+                throw;
+            } catch (const Error& e) {
+                throw Error(a.where + " (" + (a.kind.empty() ? "wait_for" : a.kind) +
+                            "): " + e.what());
+            }
+        }
+        for (; next < sc.injects.size(); ++next)
+            run_injection(sc.injects[next], next, vars, inst, ports[0], deadline, opts.verbose);
         res.outcome.injection_seconds = seconds_since(t0);
-        res.outcome.outcome_seconds = wait_for_outcome(sc, inst, t0, opts.verbose);
+        res.outcome.outcome_seconds = wait_for_outcome(sc, inst, t0, opts.verbose, killed);
     } catch (const Interrupted&) {
         throw;
     } catch (const Error& e) {
@@ -197,13 +227,25 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
     double inj = res.outcome.injection_seconds, reached = res.outcome.outcome_seconds;
     std::string log;
     read_file_if_exists(inst.maillog_path(), log);
-    res.outcome = collect_outcome(split_lines(log), vars, sink_names, inst.queue_counts());
+    res.outcome = collect_outcome(split_lines(log), vars, sink_names, inst.queue_counts(), killed);
     res.outcome.injection_seconds = inj;
     res.outcome.outcome_seconds = reached;
+    res.outcome.backoffs = deferred_backoffs(inst.queue_dir() + "/deferred");
+    res.outcome.corrupt_files = file_names_below(inst.queue_dir() + "/corrupt");
 
+    // A process the scenario stopped (SIGSTOP) would ignore master's SIGTERM.
+    if (inst.master_alive())
+        for (const auto& p : children_of(inst.master_pid()))
+            if (killed.pids.count(p.pid)) kill(p.pid, SIGCONT);
     inst.stop();
+    sampler.stop();
     for (auto& s : sinks)
         s->stop();
+    for (size_t i = 0; i < sinks.size(); ++i) {
+        res.outcome.peak_connections[sinks[i]->name()] = sampler.peak(i);
+        if (sinks[i]->dumps())
+            res.outcome.transactions[sinks[i]->name()] = sink_transactions(sinks[i]->dump_dir());
+    }
 
     for (auto& f : check_expectations(sc.expect, res.outcome, vars))
         res.failures.push_back(std::move(f));
@@ -219,7 +261,9 @@ RunResult run_once(const Scenario& sc, QmgrKind kind, const RunOptions& opts) {
     try {
         run_instance(sc, kind, opts, res);
     } catch (const Interrupted&) {
-        std::cerr << "compat-run: interrupted; instance dir kept: " << res.dir->path() << "\n";
+        res.dir->remove_on_exit(!opts.keep_on_interrupt);
+        if (opts.keep_on_interrupt)
+            std::cerr << "compat-run: interrupted; instance dir kept: " << res.dir->path() << "\n";
         throw;
     } catch (const Error& e) {
         res.failures.push_back(std::string("set-up: ") + e.what());

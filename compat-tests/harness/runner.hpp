@@ -16,6 +16,7 @@ namespace compat {
 struct RunOptions {
     std::string cqmgr_path; // absolute; empty if unknown
     bool verbose = false;
+    bool keep_on_interrupt = false; // keep the instance directory when interrupted
 };
 
 struct RunResult {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <set>
 #include <sstream>
 #include <toml++/toml.h>
@@ -183,6 +184,8 @@ SinkSpec parse_sink(const toml::table& t, const std::string& where, const std::s
                     ": expected a non-empty name of [a-z0-9_-], found '" + s.name + "'");
     s.args = r.strings("args").value_or(std::vector<std::string>{});
     s.backlog = static_cast<int>(r.integer("backlog", 1, 65535).value_or(100));
+    s.start = r.boolean("start").value_or(true);
+    s.dump = r.boolean("dump").value_or(false);
     r.reject_unknown();
     return s;
 }
@@ -217,6 +220,10 @@ InjectSpec parse_inject(const toml::table& t, const std::string& where, const st
         if (auto v = r.str("body")) in.body = *v;
         in.count = static_cast<int>(r.integer("count", 1, 1000000).value_or(1));
         in.headers = r.strings("headers").value_or(std::vector<std::string>{});
+        if (in.method == "smtp") {
+            in.mail_params = r.str("mail_params").value_or("");
+            in.rcpt_params = r.str("rcpt_params").value_or("");
+        }
     }
     r.reject_unknown();
     return in;
@@ -248,6 +255,52 @@ std::map<std::string, int> parse_counts(const toml::table& t, const std::string&
     return out;
 }
 
+// Reads {min = X, max = Y}.
+Range parse_range(const toml::table& t, const std::string& where, const std::string& source) {
+    TableReader r(t, where, source);
+    Range rg;
+    rg.min = r.number("min", -1e12, 1e12);
+    rg.max = r.number("max", -1e12, 1e12);
+    if (!rg.min && !rg.max)
+        throw Error(source + ": " + where + ": expected min and/or max, found neither");
+    if (rg.min && rg.max && *rg.min > *rg.max)
+        throw Error(source + ": " + where + ": expected min <= max");
+    r.reject_unknown();
+    return rg;
+}
+
+// Reads one expect.log entry.
+LogExpect parse_log_expect(const toml::table& t, const std::string& where,
+                           const std::string& source) {
+    TableReader r(t, where, source);
+    LogExpect l;
+    l.match = r.str("match").value_or("");
+    if (l.match.empty())
+        throw Error(source + ": " + where + ": expected match = \"regex\", found none");
+    auto opt = [&r](const char* k) -> std::optional<int> {
+        if (auto v = r.integer(k, 0, 100000000)) return static_cast<int>(*v);
+        return std::nullopt;
+    };
+    l.count = opt("count");
+    l.min = opt("min");
+    l.max = opt("max");
+    if (!l.count && !l.min && !l.max)
+        throw Error(source + ": " + where + ": expected count, min or max, found none");
+    r.reject_unknown();
+    return l;
+}
+
+// The queue directories expectations and waits may name.
+bool is_queue_name(const std::string& q) {
+    for (const char* n : {"maildrop", "incoming", "active", "deferred", "hold", "corrupt"})
+        if (q == n) return true;
+    return false;
+}
+
+std::string queue_names_text() {
+    return "maildrop, incoming, active, deferred, hold, corrupt";
+}
+
 // Reads [expect].
 Expect parse_expect(const toml::table& t, const std::string& source) {
     TableReader r(t, "expect", source);
@@ -274,8 +327,170 @@ Expect parse_expect(const toml::table& t, const std::string& source) {
             e.mailbox.push_back(parse_mailbox(*n.as_table(), where, source));
         }
     }
+    if (const auto* q = r.table("queue")) {
+        e.queue = parse_counts(*q, "expect.queue", source);
+        for (const auto& [name, n] : e.queue) {
+            (void)n;
+            if (!is_queue_name(name))
+                throw Error(source + ": expect.queue." + name + ": expected a queue directory (" +
+                            queue_names_text() + "), found '" + name + "'");
+        }
+    }
+    if (const auto* b = r.table("backoff")) e.backoff = parse_range(*b, "expect.backoff", source);
+    if (const auto* lg = r.array("log")) {
+        int i = 0;
+        for (const auto& n : *lg) {
+            std::string where = "expect.log[" + std::to_string(i++) + "]";
+            if (!n.is_table())
+                throw Error(source + ": " + where + ": expected a table, found " + type_name(n));
+            e.log.push_back(parse_log_expect(*n.as_table(), where, source));
+        }
+    }
+    if (const auto* pc = r.table("peak_connections")) {
+        for (const auto& [k, v] : *pc) {
+            std::string key(k.str()), where = "expect.peak_connections." + key;
+            if (v.is_integer()) {
+                Range rg;
+                rg.min = rg.max = static_cast<double>(v.as_integer()->get());
+                e.peak_connections[key] = rg;
+            } else if (v.is_table()) {
+                e.peak_connections[key] = parse_range(*v.as_table(), where, source);
+            } else {
+                throw Error(source + ": " + where + ": expected an integer or {min, max}, found " +
+                            type_name(v));
+            }
+        }
+    }
+    if (const auto* tx = r.table("transactions"))
+        e.transactions = parse_counts(*tx, "expect.transactions", source);
     r.reject_unknown();
     return e;
+}
+
+// Reads a wait_for table.
+WaitSpec parse_wait(const toml::table& t, const std::string& where, const std::string& source) {
+    TableReader r(t, where, source);
+    WaitSpec w;
+    auto log = r.str("log");
+    auto queue = r.str("queue");
+    auto sink = r.str("sink");
+    int kinds = (log ? 1 : 0) + (queue ? 1 : 0) + (sink ? 1 : 0);
+    if (kinds != 1)
+        throw Error(source + ": " + where +
+                    ": expected exactly one of log = \"regex\", queue = \"name\" or sink = "
+                    "\"name\", found " +
+                    std::to_string(kinds));
+    if (log) {
+        w.kind = WaitSpec::Kind::Log;
+        w.log = *log;
+        w.count = static_cast<int>(r.integer("count", 1, 100000000).value_or(1));
+    } else if (queue) {
+        w.kind = WaitSpec::Kind::Queue;
+        w.queue = *queue;
+        if (!is_queue_name(w.queue))
+            throw Error(r.at("queue", t.get("queue")) + ": expected a queue directory (" +
+                        queue_names_text() + "), found '" + w.queue + "'");
+        auto f = r.integer("files", 0, 100000000);
+        if (!f) throw Error(source + ": " + where + ": expected files = N with queue, found none");
+        w.files = static_cast<int>(*f);
+    } else {
+        w.kind = WaitSpec::Kind::Connections;
+        w.sink = *sink;
+        w.connections = static_cast<int>(r.integer("connections", 1, 100000).value_or(1));
+    }
+    w.timeout = r.number("timeout", 0, 3600);
+    r.reject_unknown();
+    return w;
+}
+
+// Reads one [[action]] entry: exactly one thing to do, or only a wait_for.
+ActionSpec parse_action(const toml::table& t, const std::string& where, const std::string& source,
+                        int injections) {
+    TableReader r(t, where, source);
+    ActionSpec a;
+    a.where = where;
+    a.after_inject =
+        static_cast<int>(r.integer("after_inject", 0, injections).value_or(injections));
+    a.delay_before = r.number("delay_before", 0, 3600).value_or(0);
+    if (const auto* w = r.table("wait_for"))
+        a.wait_for = parse_wait(*w, where + ".wait_for", source);
+    static const char* const kinds[] = {
+        "command",      "sleep",        "trigger",       "kill_qmgr",  "kill_process",
+        "corrupt_file", "stop_service", "start_service", "start_sink", "stop_sink"};
+    for (const char* k : kinds) {
+        if (t.get(k) == nullptr) continue;
+        if (!a.kind.empty())
+            throw Error(source + ": " + where + ": expected one action per [[action]], found " +
+                        a.kind + " and " + k);
+        a.kind = k;
+    }
+    if (a.kind.empty() && !a.wait_for)
+        throw Error(source + ": " + where +
+                    ": expected one of wait_for, command, sleep, "
+                    "trigger, kill_qmgr, kill_process, corrupt_file, stop_service, start_service, "
+                    "start_sink, stop_sink; found none");
+    if (a.kind == "command") {
+        a.command = r.strings("command").value();
+        if (a.command.empty())
+            throw Error(r.at("command", t.get("command")) + ": expected a non-empty command");
+        a.allow_failure = r.boolean("allow_failure").value_or(false);
+    } else if (a.kind == "sleep") {
+        a.sleep = r.number("sleep", 0, 3600).value();
+    } else if (a.kind == "trigger") {
+        a.trigger = r.str("trigger").value();
+        if (a.trigger.empty() || a.trigger.size() > 1000)
+            throw Error(r.at("trigger", t.get("trigger")) +
+                        ": expected 1..1000 trigger bytes (e.g. \"D\", \"AD\", \"FADI\")");
+    } else if (a.kind == "kill_qmgr") {
+        a.signal = r.str("kill_qmgr").value();
+        signal_number(a.signal, r.at("kill_qmgr", t.get("kill_qmgr")));
+    } else if (a.kind == "kill_process") {
+        const toml::table* kp = r.table("kill_process");
+        TableReader k(*kp, where + ".kill_process", source);
+        a.process = k.str("name").value_or("");
+        if (a.process.empty())
+            throw Error(source + ": " + where + ".kill_process: expected name = \"argv0\"");
+        a.signal = k.str("signal").value_or("KILL");
+        signal_number(a.signal, source + ": " + where + ".kill_process.signal");
+        a.connected_to = k.str("connected_to").value_or("");
+        k.reject_unknown();
+    } else if (a.kind == "corrupt_file") {
+        const toml::table* cf = r.table("corrupt_file");
+        TableReader k(*cf, where + ".corrupt_file", source);
+        a.from_queue = k.str("from").value_or("hold");
+        a.to_queue = k.str("to").value_or("incoming");
+        a.how = k.str("how").value_or("truncate");
+        for (const auto& q : {a.from_queue, a.to_queue})
+            if (q != "hold" && q != "incoming" && q != "maildrop")
+                throw Error(source + ": " + where +
+                            ".corrupt_file: expected from/to of hold, incoming (unhashed queues), "
+                            "found '" +
+                            q + "'");
+        if (a.how != "truncate" && a.how != "bad_record" && a.how != "no_sender")
+            throw Error(source + ": " + where +
+                        ".corrupt_file.how: expected truncate, bad_record or no_sender, found '" +
+                        a.how + "'");
+        k.reject_unknown();
+    } else if (a.kind == "stop_service" || a.kind == "start_service") {
+        a.service = r.str(a.kind).value();
+    } else if (a.kind == "start_sink" || a.kind == "stop_sink") {
+        a.sink = r.str(a.kind).value();
+    }
+    r.reject_unknown();
+    return a;
+}
+
+// Reads "multiset" / "set" / "ignore".
+CompareMode parse_compare_mode(TableReader& r, const std::string& key, CompareMode dflt,
+                               bool allow_ignore) {
+    auto v = r.str(key);
+    if (!v) return dflt;
+    if (*v == "multiset") return CompareMode::Multiset;
+    if (*v == "set") return CompareMode::Set;
+    if (*v == "ignore" && allow_ignore) return CompareMode::Ignore;
+    throw Error(r.at(key, nullptr) + ": expected \"multiset\", \"set\"" +
+                (allow_ignore ? std::string(" or \"ignore\"") : std::string()) + ", found \"" + *v +
+                "\"");
 }
 
 } // namespace
@@ -299,7 +514,14 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
     s.description = r.str("description").value_or("");
     s.timeout = static_cast<int>(r.integer("timeout", 1, 3600).value_or(60));
     s.settle = r.number("settle", 0, 60).value_or(1.0);
-    s.ignore_qmgr_warnings = r.boolean("ignore_qmgr_warnings").value_or(false);
+    s.slow = r.boolean("slow").value_or(false);
+    s.compare_qmgr_lines =
+        parse_compare_mode(r, "compare_qmgr_lines", CompareMode::Multiset, false);
+    s.compare_qmgr_warnings =
+        parse_compare_mode(r, "compare_qmgr_warnings", CompareMode::Multiset, true);
+    if (r.boolean("ignore_qmgr_warnings").value_or(false))
+        s.compare_qmgr_warnings = CompareMode::Ignore;
+    s.backoff_tolerance = r.number("backoff_tolerance", 0, 1e6).value_or(2);
     if (const auto* mc = r.table("main_cf")) {
         for (const auto& [k, v] : *mc)
             s.main_cf.emplace_back(std::string(k.str()),
@@ -329,9 +551,52 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
             s.injects.push_back(parse_inject(*n.as_table(), where, source));
         }
     }
-    if (s.injects.empty())
-        throw Error(source + ": expected at least one [[inject]] step, found none");
+    if (const auto* actions = r.array("action")) {
+        int i = 0;
+        int last_after = 0;
+        for (const auto& n : *actions) {
+            std::string where = "action[" + std::to_string(i++) + "]";
+            if (!n.is_table())
+                throw Error(source + ": " + where + ": expected a table, found " + type_name(n));
+            ActionSpec a =
+                parse_action(*n.as_table(), where, source, static_cast<int>(s.injects.size()));
+            if (a.after_inject < last_after)
+                throw Error(source + ": " + where + ": expected after_inject >= " +
+                            std::to_string(last_after) + " (actions run in file order), found " +
+                            std::to_string(a.after_inject));
+            last_after = a.after_inject;
+            s.actions.push_back(std::move(a));
+        }
+    }
+    if (s.injects.empty() && s.actions.empty())
+        throw Error(source + ": expected at least one [[inject]] or [[action]] step, found none");
     if (const auto* ex = r.table("expect")) s.expect = parse_expect(*ex, source);
+    auto sink_named = [&s](const std::string& name) {
+        return std::find_if(s.sinks.begin(), s.sinks.end(),
+                            [&](const SinkSpec& k) { return k.name == name; });
+    };
+    for (const auto& a : s.actions) {
+        std::vector<std::string> refs = {a.sink, a.connected_to};
+        if (a.wait_for && a.wait_for->kind == WaitSpec::Kind::Connections)
+            refs.push_back(a.wait_for->sink);
+        for (const auto& ref : refs)
+            if (!ref.empty() && sink_named(ref) == s.sinks.end())
+                throw Error(source + ": " + a.where + ": expected the name of a [[sink]], found '" +
+                            ref + "'");
+    }
+    for (const auto& [name, rg] : s.expect.peak_connections) {
+        (void)rg;
+        if (sink_named(name) == s.sinks.end())
+            throw Error(source + ": expect.peak_connections." + name +
+                        ": expected the name of a [[sink]], found none");
+    }
+    for (const auto& [name, n] : s.expect.transactions) {
+        (void)n;
+        auto it = sink_named(name);
+        if (it == s.sinks.end() || !it->dump)
+            throw Error(source + ": expect.transactions." + name +
+                        ": expected the name of a [[sink]] with dump = true");
+    }
     for (const auto& [name, n] : s.expect.per_sink) {
         (void)n;
         bool known = std::any_of(s.sinks.begin(), s.sinks.end(),
@@ -347,6 +612,45 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
 // Loads a scenario from disk.
 Scenario load_scenario(const std::string& path) {
     return parse_scenario(read_file(path), path);
+}
+
+// "KILL", "SIGKILL", "9" -> 9; throws naming `context` otherwise.
+int signal_number(const std::string& name, const std::string& context) {
+    static const std::map<std::string, int> names = {
+        {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"ABRT", SIGABRT},
+        {"KILL", SIGKILL}, {"USR1", SIGUSR1}, {"SEGV", SIGSEGV}, {"USR2", SIGUSR2},
+        {"TERM", SIGTERM}, {"STOP", SIGSTOP}, {"CONT", SIGCONT}};
+    std::string n = name.rfind("SIG", 0) == 0 ? name.substr(3) : name;
+    if (auto it = names.find(n); it != names.end()) return it->second;
+    if (!n.empty() && n.find_first_not_of("0123456789") == std::string::npos) {
+        int v = std::stoi(n);
+        if (v >= 1 && v < 65) return v;
+    }
+    throw Error(context +
+                ": expected a signal name (KILL, TERM, HUP, STOP, CONT, ...) or "
+                "number, found '" +
+                name + "'");
+}
+
+// "5", "[290, 310]", "[2, inf]".
+std::string Range::describe() const {
+    std::ostringstream o;
+    if (min && max && *min == *max) {
+        o << *min;
+        return o.str();
+    }
+    o << "[";
+    if (min)
+        o << *min;
+    else
+        o << "-inf";
+    o << ", ";
+    if (max)
+        o << *max;
+    else
+        o << "inf";
+    o << "]";
+    return o.str();
 }
 
 // Expands the harness's own ${...} variables and leaves Postfix's alone.
@@ -370,7 +674,7 @@ std::string Vars::expand(const std::string& text, const std::string& context) co
         if (it != values_.end()) {
             out += it->second;
         } else if (name.rfind("sink.", 0) == 0 || name.rfind("sinkdir.", 0) == 0 || name == "dir" ||
-                   name == "smtpd") {
+                   name == "smtpd" || name == "conf" || name == "queue") {
             std::string known;
             for (const auto& [k, v] : values_)
                 known += (known.empty() ? "" : ", ") + std::string("${") + k + "}";

@@ -1,6 +1,7 @@
 // Scenario files (TOML): what to set up, what to inject, what to expect.
-// Strings may use ${dir}, ${smtpd}, ${sink.NAME} (port) and ${sinkdir.NAME}
-// (a directory owned by postfix for smtp-sink dumps); they are expanded per run
+// Strings may use ${dir}, ${conf}, ${queue}, ${smtpd},
+// ${sink.NAME} (port) and ${sinkdir.NAME} (a directory owned by postfix for
+// smtp-sink dumps); they are expanded per run
 // (see Vars), because ports and directories differ between runs.
 #pragma once
 
@@ -18,6 +19,8 @@ struct SinkSpec {
     std::string name;
     std::vector<std::string> args; // extra smtp-sink arguments (before address and backlog)
     int backlog = 100;
+    bool start = true; // false: the sink starts down (an action brings it up)
+    bool dump = false; // capture every transaction (smtp-sink -d) for comparison
 };
 
 // One injection step; which fields apply depends on `method`.
@@ -35,9 +38,67 @@ struct InjectSpec {
     std::string body = "compat test message\n";
     int count = 1;                    // repeat the message this many times
     std::vector<std::string> headers; // extra header lines
+    // smtp only: ESMTP parameters appended to MAIL FROM / every RCPT TO
+    std::string mail_params; // e.g. "XVERP" or "RET=HDRS ENVID=x"
+    std::string rcpt_params; // e.g. "NOTIFY=SUCCESS"
     // all methods
     std::vector<std::string> args; // extra command-line arguments (smtp-source, sendmail)
     double delay_before = 0;       // seconds to sleep before this step
+};
+
+// What a wait_for step waits for (all bounded by the scenario timeout).
+struct WaitSpec {
+    enum class Kind { Log, Queue, Connections };
+    Kind kind = Kind::Log;
+    std::string log;               // Log: ECMAScript regex matched against whole maillog lines
+    int count = 1;                 // Log: at least this many matching lines
+    std::string queue;             // Queue: a queue directory name
+    int files = 0;                 // Queue: exactly this many files
+    std::string sink;              // Connections: a sink name
+    int connections = 1;           // Connections: at least this many established connections
+    std::optional<double> timeout; // seconds; default: until the scenario deadline
+};
+
+// One [[action]] step. It runs after the first `after_inject` injections
+// (default: all), after `delay_before` seconds and, if given, after its
+// `wait_for` condition holds; then it does its one `kind` of thing (or
+// nothing, for a pure wait).
+struct ActionSpec {
+    std::string where;     // "action[N]" for messages
+    int after_inject = -1; // resolved by the parser: 0..number of injections
+    double delay_before = 0;
+    std::optional<WaitSpec> wait_for;
+    std::string kind; // "" (wait only), command, sleep, trigger, kill_qmgr, kill_process,
+                      // corrupt_file, stop_service, start_service, start_sink, stop_sink
+    std::vector<std::string> command; // command
+    bool allow_failure = false;       // command: a non-zero exit is not an error
+    double sleep = 0;                 // sleep
+    std::string signal = "KILL";      // kill_qmgr, kill_process
+    std::string process;              // kill_process: argv[0] of master's child
+    std::string connected_to;         // kill_process: only those connected to this sink
+    std::string service;              // stop_service, start_service: master.cf service name
+    std::string sink;                 // start_sink, stop_sink
+    std::string trigger;              // trigger: bytes written to public/qmgr (e.g. "D", "AD")
+    // corrupt_file: take the first file of `from`, damage it, move it to `to`
+    std::string from_queue = "hold";
+    std::string to_queue = "incoming";
+    std::string how = "truncate"; // truncate, bad_record, no_sender
+};
+
+// A numeric range; either bound may be absent.
+struct Range {
+    std::optional<double> min;
+    std::optional<double> max;
+    bool contains(double v) const { return (!min || v >= *min) && (!max || v <= *max); }
+    std::string describe() const;
+};
+
+// Number of maillog lines matching a regex.
+struct LogExpect {
+    std::string match;        // ECMAScript regex, ${...} expanded per run
+    std::optional<int> count; // exactly
+    std::optional<int> min;   // at least
+    std::optional<int> max;   // at most
 };
 
 struct MailboxExpect {
@@ -55,7 +116,15 @@ struct Expect {
     std::map<std::string, int> per_sink;      // sink name -> status=sent lines relayed to it
     std::map<std::string, int> notifications; // e.g. "sender non-delivery notification" -> 1
     std::vector<MailboxExpect> mailbox;
+    std::map<std::string, int> queue;              // queue dir -> exact file count at the end
+    std::optional<Range> backoff;                  // seconds: mtime - ctime of every deferred file
+    std::vector<LogExpect> log;                    // maillog lines matching a regex
+    std::map<std::string, Range> peak_connections; // sink -> most simultaneous connections seen
+    std::map<std::string, int> transactions;       // dump sink -> captured mail transactions
 };
+
+// How two runs' qmgr log lines are compared.
+enum class CompareMode { Multiset, Set, Ignore };
 
 struct Scenario {
     std::string file;
@@ -63,11 +132,15 @@ struct Scenario {
     std::string description;
     int timeout = 60;    // seconds per run to reach the outcome
     double settle = 1.0; // seconds the state must stay unchanged
-    bool ignore_qmgr_warnings = false;
+    bool slow = false;   // informational: ctest label compat-slow
+    CompareMode compare_qmgr_lines = CompareMode::Multiset;
+    CompareMode compare_qmgr_warnings = CompareMode::Multiset; // ignore_qmgr_warnings = Ignore
+    double backoff_tolerance = 2; // seconds between the runs' sorted deferred backoffs
     std::vector<std::pair<std::string, std::string>> main_cf; // appended to the base main.cf
     std::vector<std::string> master_cf;                       // extra master.cf lines
     std::vector<SinkSpec> sinks;
     std::vector<InjectSpec> injects;
+    std::vector<ActionSpec> actions;
     Expect expect;
 };
 
@@ -76,6 +149,9 @@ Scenario load_scenario(const std::string& path);
 
 // Parses scenario text; `source` is used in messages and as Scenario::file.
 Scenario parse_scenario(std::string_view text, const std::string& source);
+
+// Signal name or number -> number; throws Error naming `context` otherwise.
+int signal_number(const std::string& name, const std::string& context);
 
 // Per-run variables for ${...} expansion.
 class Vars {

@@ -39,11 +39,27 @@ Sink::~Sink() {
 // Runs smtp-sink as the postfix user (dropping privileges ourselves instead of
 // using -u, so that PR_SET_PDEATHSIG survives and a killed harness leaves no
 // sink behind) and waits until its port is in LISTEN state.
-void Sink::start(const std::vector<std::string>& expanded_args) {
-    make_dir(dump_dir_, 0755, user_.uid, user_.gid);
+void Sink::configure(const std::vector<std::string>& expanded_args) {
+    if (!configured_) make_dir(dump_dir_, 0755, user_.uid, user_.gid);
+    configured_ = true;
+    args_ = expanded_args;
+    if (spec_.dump) {
+        // One file per transaction; smtp-sink appends a random hex suffix.
+        args_.push_back("-d");
+        args_.push_back(dump_dir_ + "/tx.");
+    }
+}
+
+// Starts (or restarts) the process; the port stays the same.
+void Sink::start() {
+    if (!configured_) configure({});
+    if (proc_.running())
+        throw Error("sink '" + spec_.name +
+                    "': expected it to be down before start, found it "
+                    "running");
     SpawnOptions o;
     o.argv.push_back(kSmtpSink);
-    for (const auto& a : expanded_args)
+    for (const auto& a : args_)
         o.argv.push_back(a);
     o.argv.push_back("127.0.0.1:" + std::to_string(port_));
     o.argv.push_back(std::to_string(spec_.backlog));

@@ -19,14 +19,25 @@ class Sink {
     Sink& operator=(const Sink&) = delete;
     ~Sink();
 
-    // Starts smtp-sink (args already expanded) and waits until it listens.
-    void start(const std::vector<std::string>& expanded_args);
+    // Remembers the (expanded) smtp-sink arguments and creates the dump directory.
+    void configure(const std::vector<std::string>& expanded_args);
+    // Starts smtp-sink with the configured arguments and waits until it listens.
+    void start();
+    // configure() and start() in one step.
+    void start(const std::vector<std::string>& expanded_args) {
+        configure(expanded_args);
+        start();
+    }
     // Terminates the process by pid; safe to call twice.
     void stop() noexcept;
+    // True while the smtp-sink process runs.
+    bool running() { return proc_.running(); }
 
     const std::string& name() const { return spec_.name; }
     std::uint16_t port() const { return port_; }
     const std::string& log_path() const { return log_path_; }
+    const std::string& dump_dir() const { return dump_dir_; }
+    bool dumps() const { return spec_.dump; }
 
   private:
     SinkSpec spec_;
@@ -34,6 +45,8 @@ class Sink {
     std::string log_path_;
     std::string dump_dir_;
     UserIds user_;
+    std::vector<std::string> args_;
+    bool configured_ = false;
     Process proc_;
 };
 

@@ -53,10 +53,13 @@ void SmtpClient::ehlo(const std::string& name) {
 
 // One complete transaction; the message is converted to CRLF and dot-stuffed.
 void SmtpClient::send_mail(const std::string& from, const std::vector<std::string>& to,
-                           const std::string& message) {
-    command("MAIL FROM:<" + from + ">", 2, "MAIL FROM");
+                           const std::string& message, const std::string& mail_params,
+                           const std::string& rcpt_params) {
+    std::string mp = mail_params.empty() ? "" : " " + mail_params;
+    std::string rp = rcpt_params.empty() ? "" : " " + rcpt_params;
+    command("MAIL FROM:<" + from + ">" + mp, 2, "MAIL FROM");
     for (const auto& r : to)
-        command("RCPT TO:<" + r + ">", 2, "RCPT TO:<" + r + ">");
+        command("RCPT TO:<" + r + ">" + rp, 2, "RCPT TO:<" + r + ">");
     command("DATA", 3, "DATA");
     std::string data;
     size_t pos = 0;

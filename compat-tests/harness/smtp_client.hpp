@@ -26,8 +26,10 @@ class SmtpClient {
     void ehlo(const std::string& name);
     // One mail transaction: MAIL FROM, RCPT TO for each recipient, DATA, the
     // message (dot-stuffed, CRLF line ends), ".". Every reply must be 2xx/3xx.
+    // Non-empty params are appended to MAIL FROM / each RCPT TO (ESMTP parameters).
     void send_mail(const std::string& from, const std::vector<std::string>& to,
-                   const std::string& message);
+                   const std::string& message, const std::string& mail_params = "",
+                   const std::string& rcpt_params = "");
     // QUIT (a missing 221 is not an error).
     void quit();
 

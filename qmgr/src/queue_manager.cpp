@@ -289,9 +289,18 @@ awaitable<bool> QueueManager::read_batch(Message& m, int limit, int fd) {
     bool own = fd < 0;
     std::string path = layout_.path("active", m.id);
     if (own) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // A batch that cannot be read ends the reading: the message is finished
+    // with what it has and retried later (the file keeps the rest).
+    auto give_up = [&] {
+        m.env.rcpt_offset = 0;
+        m.flags |= 1;
+        m.reading = false;
+        sched_.batch_done(m, false, 0);
+        maybe_finish(m);
+    };
     if (fd < 0) {
         log::warn(m.id + ": open " + path + ": " + std::strerror(errno));
-        m.env.rcpt_offset = 0;
+        give_up();
         co_return false;
     }
     auto r = queuefile::read_envelope(fd, m.env, limit, path);
@@ -301,8 +310,7 @@ awaitable<bool> QueueManager::read_batch(Message& m, int limit, int fd) {
     if (!r.ok) {
         // The file changed under us; leave the rest for the next attempt.
         log_read_error(m.id, path, r);
-        m.env.rcpt_offset = 0;
-        m.flags |= 1;
+        give_up();
         co_return false;
     }
     co_await assign_recipients(m, std::move(m.env.recipients));

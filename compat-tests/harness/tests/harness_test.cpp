@@ -1,4 +1,5 @@
 // Unit tests for the compat harness's parsing and normalization.
+#include "actions.hpp"
 #include "error.hpp"
 #include "maillog.hpp"
 #include "outcome.hpp"
@@ -116,11 +117,11 @@ TEST(Outcome, CollectsAndCompares) {
         }
     }
     Outcome b = collect_outcome(lines2, w, {"a"}, q);
-    EXPECT_TRUE(compare_outcomes(a, "stock", b, "cqmgr", false).empty());
+    EXPECT_TRUE(compare_outcomes(a, "stock", b, "cqmgr", CompareOptions{}).empty());
 
     b.qmgr_lines["ID: removed"]++;
     b.queue["deferred"] = 0;
-    auto diffs = compare_outcomes(a, "stock", b, "cqmgr", false);
+    auto diffs = compare_outcomes(a, "stock", b, "cqmgr", CompareOptions{});
     ASSERT_EQ(diffs.size(), 2u);
     EXPECT_NE(diffs[0].find("deferred"), std::string::npos);
     EXPECT_NE(diffs[1].find("stock 1x, cqmgr 2x"), std::string::npos);
@@ -201,4 +202,193 @@ TEST(Vars, ExpandsOwnVariablesOnly) {
     EXPECT_EQ(v.expand("${dir}/mail ${sink.a} ${recipient} $myhostname", "t"),
               "/tmp/d/mail 123 ${recipient} $myhostname");
     EXPECT_THROW(v.expand("${sink.b}", "t"), Error);
+}
+
+TEST(Scenario, ParsesActionsAndNewExpectations) {
+    Scenario s = parse_scenario(R"(
+name = "x"
+compare_qmgr_warnings = "set"
+slow = true
+[[sink]]
+name = "a"
+start = false
+dump = true
+[[inject]]
+method = "smtp"
+to = "a@b"
+rcpt_params = "NOTIFY=SUCCESS"
+mail_params = "XVERP"
+[[inject]]
+method = "sendmail"
+to = "c@d"
+[[action]]
+after_inject = 1
+wait_for = { queue = "deferred", files = 2, timeout = 5 }
+start_sink = "a"
+[[action]]
+command = ["postqueue", "-c", "${conf}", "-f"]
+[[action]]
+kill_process = { name = "smtp", signal = "TERM", connected_to = "a" }
+[[action]]
+corrupt_file = { how = "no_sender" }
+[[action]]
+trigger = "AD"
+[[action]]
+wait_for = { log = "status=sent", count = 3 }
+[expect]
+queue = { deferred = 1 }
+backoff = { min = 290, max = 310 }
+log = [ { match = "removed", min = 2 } ]
+peak_connections = { a = 1 }
+transactions = { a = 3 }
+)",
+                                "t.toml");
+    EXPECT_TRUE(s.slow);
+    EXPECT_EQ(s.compare_qmgr_warnings, CompareMode::Set);
+    EXPECT_FALSE(s.sinks[0].start);
+    EXPECT_TRUE(s.sinks[0].dump);
+    EXPECT_EQ(s.injects[0].rcpt_params, "NOTIFY=SUCCESS");
+    EXPECT_EQ(s.injects[0].mail_params, "XVERP");
+    ASSERT_EQ(s.actions.size(), 6u);
+    EXPECT_EQ(s.actions[0].after_inject, 1);
+    EXPECT_EQ(s.actions[0].kind, "start_sink");
+    ASSERT_TRUE(s.actions[0].wait_for);
+    EXPECT_EQ(s.actions[0].wait_for->kind, WaitSpec::Kind::Queue);
+    EXPECT_EQ(s.actions[0].wait_for->files, 2);
+    EXPECT_EQ(s.actions[1].after_inject, 2); // default: after all injections
+    EXPECT_EQ(s.actions[1].command.size(), 4u);
+    EXPECT_EQ(s.actions[2].signal, "TERM");
+    EXPECT_EQ(s.actions[2].connected_to, "a");
+    EXPECT_EQ(s.actions[3].how, "no_sender");
+    EXPECT_EQ(s.actions[3].from_queue, "hold");
+    EXPECT_EQ(s.actions[4].trigger, "AD");
+    EXPECT_EQ(s.actions[5].kind, "");
+    EXPECT_EQ(s.actions[5].wait_for->count, 3);
+    EXPECT_EQ(s.expect.queue.at("deferred"), 1);
+    ASSERT_TRUE(s.expect.backoff);
+    EXPECT_TRUE(s.expect.backoff->contains(300));
+    EXPECT_FALSE(s.expect.backoff->contains(311));
+    EXPECT_EQ(s.expect.log.at(0).min, 2);
+    EXPECT_TRUE(s.expect.peak_connections.at("a").contains(1));
+    EXPECT_FALSE(s.expect.peak_connections.at("a").contains(2));
+    EXPECT_EQ(s.expect.transactions.at("a"), 3);
+}
+
+TEST(Scenario, RejectsBadActions) {
+    auto msg = [](const std::string& actions) {
+        try {
+            parse_scenario("name=\"x\"\n[[sink]]\nname=\"a\"\n[[inject]]\nmethod=\"smtp\"\n"
+                           "to=\"a@b\"\n" +
+                               actions,
+                           "t.toml");
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_NE(msg("[[action]]\nsleep=1\ncommand=[\"x\"]\n").find("one action per"),
+              std::string::npos);
+    EXPECT_NE(msg("[[action]]\ndelay_before=1\n").find("expected one of"), std::string::npos);
+    EXPECT_NE(msg("[[action]]\nkill_qmgr=\"BOOM\"\n").find("signal"), std::string::npos);
+    EXPECT_NE(msg("[[action]]\nstart_sink=\"b\"\n").find("[[sink]]"), std::string::npos);
+    EXPECT_NE(msg("[[action]]\nwait_for={queue=\"nope\", files=1}\n").find("queue directory"),
+              std::string::npos);
+    EXPECT_NE(msg("[[action]]\nafter_inject=2\nsleep=1\n").find("[0, 1]"), std::string::npos);
+    EXPECT_NE(msg("[[action]]\nafter_inject=1\nsleep=1\n[[action]]\nafter_inject=0\nsleep=1\n")
+                  .find("file order"),
+              std::string::npos);
+    EXPECT_NE(msg("[[action]]\ncorrupt_file={how=\"shred\"}\n").find("truncate"),
+              std::string::npos);
+    EXPECT_NE(msg("[expect]\ntransactions={a=1}\n").find("dump = true"), std::string::npos);
+    EXPECT_EQ(msg("[[action]]\nwait_for={log=\"x\"}\n"), "no error");
+}
+
+// A minimal queue file: C T S M N X R E (R after X, as cleanup writes
+// extracted recipients), built with the one-byte length form.
+static std::string rec(char type, const std::string& payload) {
+    std::string r(1, type);
+    r += static_cast<char>(payload.size()); // all payloads here are < 128 bytes
+    return r + payload;
+}
+
+TEST(Corrupt, DamagesQueueFileBytes) {
+    std::string head = rec('T', "1700000000 0") + rec('S', "a@b.example") + rec('R', "c@d.example");
+    std::string msg = rec('M', "");
+    std::string content = rec('N', "Subject: x") + rec('N', "") + rec('N', "body line");
+    std::string tail = rec('X', "") + rec('E', "");
+    // The SIZE record is 97 bytes; data_offset is just after M.
+    long data_offset = 97 + static_cast<long>(head.size() + msg.size());
+    long data_size = static_cast<long>(content.size());
+    char size[128];
+    std::snprintf(size, sizeof size, "%15ld %15ld %15d %15d %15ld %15d", data_size, data_offset, 1,
+                  0, data_size, 0);
+    std::string file = rec('C', size) + head + msg + content + tail;
+    ASSERT_EQ(file.size(), static_cast<size_t>(data_offset + data_size) + tail.size());
+
+    std::string t = corrupt_queue_bytes(file, "truncate");
+    EXPECT_EQ(t.size(), static_cast<size_t>(data_offset + data_size / 2));
+    std::string b = corrupt_queue_bytes(file, "bad_record");
+    EXPECT_EQ(b.size(), file.size());
+    EXPECT_EQ(b[97 + rec('T', "1700000000 0").size() + rec('S', "a@b.example").size()], 'Q');
+    std::string n = corrupt_queue_bytes(file, "no_sender");
+    EXPECT_EQ(n[97 + rec('T', "1700000000 0").size()], 'K');
+    EXPECT_THROW(corrupt_queue_bytes("garbage", "truncate"), Error);
+}
+
+TEST(Outcome, KilledProcessesAreNotProblems) {
+    Vars v;
+    v.set("dir", "/tmp/d");
+    std::vector<std::string> lines = {
+        "Nov 22 02:42:50 test postfix/master[1]: warning: process /tmp/d/libexec/qmgr pid 42 "
+        "killed by signal 9",
+        "Nov 22 02:42:50 test postfix/master[1]: warning: process /tmp/d/libexec/smtp pid 43 "
+        "killed by signal 9",
+        "Nov 22 02:42:50 test postfix/qmgr[5]: warning: Unexpected record type 'Q' at offset 652",
+    };
+    ExpectedKills k;
+    k.pids = {42};
+    Outcome o = collect_outcome(lines, v, {}, {}, k);
+    ASSERT_EQ(o.problems.size(), 1u);
+    EXPECT_NE(o.problems[0].find("pid 43"), std::string::npos);
+    EXPECT_EQ(o.qmgr_warnings.count("warning: Unexpected record type 'Q' at offset N"), 1u);
+    std::string bad = "warning: /tmp/d/libexec/trivial-rewrite: bad command startup -- throttling";
+    EXPECT_FALSE(is_expected_kill(bad, k));
+    k.programs.insert("trivial-rewrite");
+    EXPECT_TRUE(is_expected_kill(bad, k));
+}
+
+TEST(Outcome, ComparesBackoffsSetsAndTransactions) {
+    Outcome a, b;
+    a.collected = b.collected = true;
+    a.backoffs = {300, 300};
+    b.backoffs = {301, 302};
+    a.qmgr_warnings["warning: x"] = 1;
+    b.qmgr_warnings["warning: x"] = 4;
+    a.transactions["s"]["MAIL <a> | RCPT <b>"] = 1;
+    b.transactions["s"]["MAIL <a> | RCPT <b>"] = 1;
+    CompareOptions co;
+    co.qmgr_warnings = CompareMode::Set;
+    EXPECT_TRUE(compare_outcomes(a, "stock", b, "cqmgr", co).empty());
+    co.qmgr_warnings = CompareMode::Multiset;
+    EXPECT_EQ(compare_outcomes(a, "stock", b, "cqmgr", co).size(), 1u);
+    co.qmgr_warnings = CompareMode::Ignore;
+    b.backoffs = {300, 303};
+    auto d = compare_outcomes(a, "stock", b, "cqmgr", co);
+    ASSERT_EQ(d.size(), 1u);
+    EXPECT_NE(d[0].find("300 x2"), std::string::npos);
+    b.backoffs = a.backoffs;
+    b.transactions["s"]["MAIL <a> | RCPT <c>"] = 1;
+    EXPECT_EQ(compare_outcomes(a, "stock", b, "cqmgr", co).size(), 1u);
+
+    Expect e;
+    Range r;
+    r.min = 299;
+    r.max = 301;
+    e.backoff = r;
+    Vars v;
+    EXPECT_TRUE(check_expectations(e, a, v).empty());
+    a.backoffs.push_back(60);
+    EXPECT_EQ(check_expectations(e, a, v).size(), 1u);
+    a.backoffs.clear();
+    EXPECT_EQ(check_expectations(e, a, v).size(), 1u); // nothing to check is a failure too
 }

@@ -274,11 +274,20 @@ Peer* Scheduler::job_peer_select(Job& j) {
         m.refill_pending = true;
         driver_.refill(m, std::min(m.rcpt_limit - m.rcpt_count, 5000));
     };
+    // Stock reads a refill synchronously, so the refilled recipients top up
+    // the entry that is about to go.  Ours arrives later; until it does, a
+    // peer's last, unfilled entry waits (the job is released in batch_done).
+    auto held_back = [&](Peer* p) {
+        if (!p || !m.refill_pending || p->entries.size() != 1) return false;
+        int limit = m.single_rcpt ? 1 : t.cfg.dest_recipient_limit;
+        return limit == 0 || static_cast<int>(p->entries.front().rcpts.size()) < limit;
+    };
     if (want_refill(false)) refill();
     if (j.has_entries())
-        if (Peer* p = peer_select(j)) return p;
+        if (Peer* p = peer_select(j); p && !held_back(p)) return p;
     if (want_refill(true)) refill();
-    if (j.has_entries()) return peer_select(j);
+    if (j.has_entries())
+        if (Peer* p = peer_select(j); p && !held_back(p)) return p;
     return nullptr;
 }
 

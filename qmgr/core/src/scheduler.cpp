@@ -185,6 +185,15 @@ void Scheduler::batch_done(Message& m, bool has_unread, int rcpt_unread) {
     // slots go back to the pools (and on to the next job with unread mail).
     if (!has_unread)
         for (Job* j : m.jobs) job_move_limits(*j);
+    // Jobs held back waiting for this batch may go now.
+    for (Job* j : m.jobs) {
+        Transport& t = *j->transport;
+        t.reset_candidate_cache();
+        if (t.is_blocker(*j)) {
+            j->blocker_tag = 0;
+            t.job_current = t.job_list.empty() ? nullptr : &t.job_list.front();
+        }
+    }
     driver_.wakeup();
 }
 

@@ -1,0 +1,48 @@
+// [[action]] steps: commands, waits, signals to the queue manager and to
+// delivery agents, damaged queue files, stopped services and sinks.
+#pragma once
+
+#include "instance.hpp"
+#include "outcome.hpp"
+#include "scenario.hpp"
+#include "sink.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <sys/types.h>
+
+namespace compat {
+
+// What an action may touch during one run.
+struct ActionContext {
+    Instance& inst;
+    const Vars& vars;
+    std::map<std::string, Sink*> sinks; // by name
+    std::chrono::steady_clock::time_point deadline;
+    bool verbose = false;
+    // Processes the scenario killed on purpose: master's "killed by signal"
+    // and "bad command startup" lines about them are not failures.
+    ExpectedKills& killed;
+};
+
+// Runs one action to completion (bounded by ctx.deadline); throws Error on failure.
+void run_action(const ActionSpec& action, std::size_t index, ActionContext& ctx);
+
+// Checks a wait_for condition once; `state` describes what was found.
+bool wait_condition_met(const WaitSpec& w, ActionContext& ctx, std::string& state);
+
+// Damages the first (by name) queue file in `from_queue` as `how` says
+// (truncate, bad_record, no_sender), leaves it owned by `owner` with mode 0700
+// and renames it into `to_queue`. Returns the queue ID. Exposed for tests.
+std::string corrupt_queue_file(const std::string& queue_dir, const std::string& from_queue,
+                               const std::string& to_queue, const std::string& how, uid_t owner,
+                               gid_t group);
+
+// Applies a corruption to queue-file bytes in memory (exposed for tests).
+// Returns the new content; throws Error if the file does not look like a queue file.
+std::string corrupt_queue_bytes(const std::string& data, const std::string& how);
+
+} // namespace compat
