@@ -177,21 +177,18 @@ std::string MainCf::str(const std::string& name, std::string_view def, int min_l
 int64_t MainCf::integer(const std::string& name, int64_t def, int64_t min, int64_t max) const {
     if (!is_known(name)) return def;
     std::string v = str(name);
-    auto n = parse_int(v);
-    if (!n) fatal(name, "bad numerical configuration: " + name + " = " + v);
-    if (min && *n < min)
-        fatal(name, "invalid " + name + " parameter value " + std::to_string(*n) + " < " +
-                        std::to_string(min));
-    if (max && *n > max)
-        fatal(name, "invalid " + name + " parameter value " + std::to_string(*n) + " > " +
-                        std::to_string(max));
-    return *n;
+    return checked_number(name, v, parse_int(v), min, max);
 }
 
 int64_t MainCf::long_integer(const std::string& name, int64_t def, int64_t min, int64_t max) const {
     if (!is_known(name)) return def;
     std::string v = str(name);
-    auto n = parse_long(v);
+    return checked_number(name, v, parse_long(v), min, max);
+}
+
+int64_t MainCf::checked_number(const std::string& name, const std::string& v,
+                               std::optional<int64_t> n, int64_t min, int64_t max) const {
+    // Postfix stops on a malformed or out-of-range number; 0 means no bound.
     if (!n) fatal(name, "bad numerical configuration: " + name + " = " + v);
     if (min && *n < min)
         fatal(name, "invalid " + name + " parameter value " + std::to_string(*n) + " < " +

@@ -97,6 +97,9 @@ class MainCf {
     const std::string& config_dir() const { return dir_; }
 
   private:
+    // Bounds-checks a parsed number (fatal when malformed or out of range).
+    int64_t checked_number(const std::string& name, const std::string& v,
+                           std::optional<int64_t> n, int64_t min, int64_t max) const;
     struct Setting {
         std::string value;
         std::string where; // "FILE, line N" or "command line"
