@@ -1,5 +1,9 @@
 #include "cqmgr/conf/logical_lines.hpp"
 
+#include <sstream>
+
+#include <fstream>
+
 namespace cqmgr::conf {
 
 bool is_postfix_space(char c) {
@@ -57,6 +61,14 @@ std::vector<LogicalLine> read_logical_lines(std::string_view text, const std::st
     }
     finish();
     return out;
+}
+
+std::optional<std::string> read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
 }
 
 } // namespace cqmgr::conf

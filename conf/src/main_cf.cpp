@@ -54,14 +54,12 @@ bool MainCf::load_dir(const std::string& dir) {
     dir_ = dir;
     values_["config_directory"] = Setting{dir, "command line"};
     std::string path = dir + "/main.cf";
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    auto text = read_file(path);
+    if (!text) {
         error_ = "open " + path + ": cannot read";
         return false;
     }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return load_text(ss.str(), path);
+    return load_text(*text, path);
 }
 
 bool MainCf::load_text(std::string_view text, const std::string& origin) {

@@ -165,14 +165,12 @@ MasterCf::MasterCf(Warn warn) : warn_(std::move(warn)) {}
 
 bool MasterCf::load_dir(const std::string& dir) {
     std::string path = dir + "/master.cf";
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    auto text = read_file(path);
+    if (!text) {
         error_ = "open " + path + ": cannot read";
         return false;
     }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return load_text(ss.str(), path);
+    return load_text(*text, path);
 }
 
 bool MasterCf::load_text(std::string_view text, const std::string& origin) {

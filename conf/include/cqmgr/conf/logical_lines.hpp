@@ -6,6 +6,8 @@
 // skipped with a warning.
 #pragma once
 
+#include <optional>
+
 #include <functional>
 #include <string>
 #include <string_view>
@@ -24,5 +26,8 @@ std::vector<LogicalLine> read_logical_lines(std::string_view text, const std::st
 
 // True for the characters Postfix's ISSPACE accepts (ASCII isspace).
 bool is_postfix_space(char c);
+
+// Reads a whole configuration file; nullopt when it cannot be read.
+std::optional<std::string> read_file(const std::string& path);
 
 } // namespace cqmgr::conf
