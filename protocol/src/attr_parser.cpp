@@ -137,6 +137,15 @@ AttrParser::Status AttrParser::end_line(AttrList& out) {
                             quoted(value_));
             value_ = std::move(*value);
         }
+        // The encoded-length check in take() allows up to two bytes more than
+        // the limit once decoded; the decoded lengths are what the limits mean.
+        if (name_.size() > limits_.max_name)
+            return fail("expected an attribute name of at most " + std::to_string(limits_.max_name) +
+                        " bytes, got " + std::to_string(name_.size()) + " once decoded");
+        if (value_.size() > limits_.max_value)
+            return fail("expected an attribute value of at most " +
+                        std::to_string(limits_.max_value) + " bytes for " + quoted(name_) + ", got " +
+                        std::to_string(value_.size()) + " once decoded");
         // A decoded name is a C string to Postfix; a NUL inside cannot be meant.
         if (name_.find('\0') != std::string::npos)
             return fail("expected an attribute name without NUL, got " + quoted(name_));

@@ -151,6 +151,20 @@ TEST(AttrFormats, LimitsApplyToDecodedLengths) {
     EXPECT_EQ(err, "expected an attribute value of at most 3 bytes, got a longer one");
 }
 
+// Found by the fuzzer: eight base64 characters fit the encoded bound for a
+// four-byte limit but decode to six bytes.
+TEST(AttrFormats, DecodedBase64BeyondTheLimitIsRejected) {
+    AttrLimits lim;
+    lim.max_value = 4;
+    lim.max_name = 4;
+    std::string err;
+    EXPECT_FALSE(decode_one("YQ==:YWJjZGVm\n\n", &err, AttrFormat::base64, lim));
+    EXPECT_EQ(err, "expected an attribute value of at most 4 bytes for \"a\", got 6 once decoded");
+    EXPECT_FALSE(decode_one("YWJjZGVm:YQ==\n\n", &err, AttrFormat::base64, lim));
+    EXPECT_EQ(err, "expected an attribute name of at most 4 bytes, got 6 once decoded");
+    EXPECT_TRUE(decode_one("YWJjZA==:YWJjZA==\n\n", &err, AttrFormat::base64, lim));
+}
+
 TEST(AttrFormats, TableEntryLimitMatchesPostfix) {
     AttrWriter w;
     std::vector<std::pair<std::string, std::string>> entries;
