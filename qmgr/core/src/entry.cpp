@@ -22,6 +22,7 @@ Entry* Scheduler::entry_create(Peer& p, Message& m) {
     p.refcount++;
     q.todo.push_back(*e);
     p.job->read_entries++;
+    index_refresh(*p.job);
     clog_check(q);
     return e;
 }
@@ -76,6 +77,7 @@ void Scheduler::entry_select(Entry* e) {
     q.busy.push_back(*e);
     p.entries.erase(p.entries.iterator_to(*e));
     p.job->selected_entries++;
+    index_refresh(*p.job);
     // Let agents reuse connections when deliveries to this destination come
     // back to back or run concurrently; stop storing them otherwise.
     bool back_to_back = q.last_done + 1 >= now_;
@@ -99,6 +101,7 @@ void Scheduler::entry_done(Entry* e, Which which) {
     } else {
         p.entries.erase(p.entries.iterator_to(*e));
         j.selected_entries++;
+        index_refresh(j);
         q.todo.erase(q.todo.iterator_to(*e));
     }
     int n = static_cast<int>(e->rcpts.size());

@@ -16,6 +16,7 @@ void Scheduler::check_invariants() const {
         if (t.pending < 0) fail(name + ": negative pending count");
         for (const Job& j : t.job_list)
             if (j.stack_level < 0) fail(name + ": linked job with negative stack level");
+        check_candidate_index(t);
         for (const auto& [m, jp] : t.job_by_message) {
             const Job& j = *jp;
             if (j.selected_entries > j.read_entries) fail(name + ": job selected more than read");
@@ -56,6 +57,48 @@ void Scheduler::check_invariants() const {
     for (const auto& [m, n] : msg_entries)
         if (m->refcount != n) fail("message " + m->id + ": refcount " + std::to_string(m->refcount) +
                                    " != entries " + std::to_string(n));
+}
+
+void Scheduler::check_candidate_index(const Transport& t) const {
+    auto fail = [&](const std::string& what) { panic("invariant: " + t.name + ": index: " + what); };
+    const CandidateIndex& ix = t.candidates;
+    // Every job, linked or not, is where its state says, and nowhere else.
+    size_t level0 = 0, sized = 0, partial = 0, stacked = 0, blockers = 0;
+    for (const auto& [m, jp] : t.job_by_message) {
+        const Job& j = *jp;
+        CandidateIndex::Membership want = CandidateIndex::wanted(t, j);
+        const std::string who = "job of " + m->id;
+        if (j.level0_hook.is_linked() != want.level0) fail(who + ": level-zero membership");
+        if (j.indexed_size != want.size || j.size_hook.is_linked() != (want.size > 0))
+            fail(who + ": size " + std::to_string(j.indexed_size) + ", want " +
+                 std::to_string(want.size));
+        if (j.partial_hook.is_linked() != want.partial) fail(who + ": partial membership");
+        if (j.stacked_hook.is_linked() != want.stacked) fail(who + ": stacked membership");
+        if (j.blocker_hook.is_linked() != want.blocker) fail(who + ": blocker membership");
+        level0 += want.level0;
+        sized += want.size > 0;
+        partial += want.partial;
+        stacked += want.stacked;
+        blockers += want.blocker;
+    }
+    if (ix.level0.size() != level0 || ix.by_size.size() != sized || ix.partial.size() != partial ||
+        ix.stacked.size() != stacked || ix.blockers.size() != blockers)
+        fail("holds jobs that are not the transport's");
+    // Position labels increase along the list.
+    const Job* prev = nullptr;
+    for (const Job& j : t.job_list) {
+        if (prev && prev->order >= j.order) fail("position labels out of order");
+        prev = &j;
+    }
+    int inversions = 0;
+    prev = nullptr;
+    for (const Job& j : ix.level0) {
+        if (prev && j.message->queued_time < prev->message->queued_time) ++inversions;
+        prev = &j;
+    }
+    if (inversions != ix.inversions)
+        fail("counts " + std::to_string(ix.inversions) + " inversions, has " +
+             std::to_string(inversions));
 }
 
 } // namespace cqmgr::core

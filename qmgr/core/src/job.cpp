@@ -28,11 +28,17 @@ Job& Scheduler::job_obtain(Message& m, Transport& t) {
     if (j.stack_level < 0) job_link(j);
     // New entries change both the candidate choice and the blocker status.
     t.reset_candidate_cache();
-    if (t.is_blocker(j)) {
-        j.blocker_tag = 0;
-        t.job_current = t.job_list.empty() ? nullptr : &t.job_list.front();
-    }
+    job_unblock(j);
     return j;
+}
+
+void Scheduler::job_unblock(Job& j) {
+    Transport& t = *j.transport;
+    if (!t.is_blocker(j)) return;
+    j.blocker_tag = 0;
+    index_refresh(j);
+    // Selection starts over from the front to find the real current job.
+    t.job_current = t.job_list.empty() ? nullptr : &t.job_list.front();
 }
 
 void Scheduler::job_link(Job& j) {
@@ -62,6 +68,8 @@ void Scheduler::job_link(Job& j) {
     j.stack_level = 0;
     t.job_list.insert(pos, j);
     t.job_bytime.insert(tpos, j);
+    job_order_assign(j);
+    index_refresh(j);
 
     // A job placed before the current job becomes current.
     if (current == nullptr) t.job_current = &j;
@@ -130,6 +138,7 @@ void Scheduler::job_unlink(Job& j) {
     t.job_list.erase(it);
     t.job_bytime.erase(t.job_bytime.iterator_to(j));
     j.stack_level = -1;
+    index_refresh(j);
 }
 
 void Scheduler::job_retire(Job& j) {
@@ -171,30 +180,48 @@ Job* Scheduler::job_candidate(Job& current) {
         (current.min_entries() - current.selected_entries + current.slots_available) /
         t.cfg.slot_cost;
     Job* best = nullptr;
-    double best_score = 0.0;
     if (max_slots > 0) {
-        // Only jobs after `current` can qualify: none of them is a stack
-        // child of it.  Parents (jobs with children) are excluded.
-        for (auto it = std::next(t.job_list.iterator_to(current)); it != t.job_list.end(); ++it) {
-            Job& j = *it;
-            if (!j.children.empty() || t.is_blocker(j)) continue;
-            int max_total = j.max_entries();
-            int max_needed = max_total - j.selected_entries;
-            int64_t delay = now_ - j.message->queued_time + 1;
-            if (max_needed > 0 && max_needed <= max_slots) {
-                double score = static_cast<double>(delay) / max_total;
-                if (score > best_score) {
-                    best_score = score;
-                    best = &j;
-                }
-            }
-            // Level-zero jobs are in time order: no later one can beat this.
-            if (delay <= best_score && j.stack_level == 0) break;
+        // The index answers in logarithmic time when it can be sure to
+        // choose exactly what the scan would; otherwise the scan does.
+        std::optional<Job*> indexed = job_candidate_indexed(current, max_slots);
+        if (indexed) {
+            t.candidates.indexed_searches++;
+            best = *indexed;
+            if (cfg_.verify_candidates && best != job_candidate_scan(current, max_slots))
+                panic("job_candidate: index and scan disagree after job of " + current.message->id);
+        } else {
+            t.candidates.scanned_searches++;
+            best = job_candidate_scan(current, max_slots);
         }
     }
     t.candidate_cache = best;
     t.candidate_cache_current = &current;
     t.candidate_cache_time = now_;
+    return best;
+}
+
+Job* Scheduler::job_candidate_scan(Job& current, int max_slots) {
+    Transport& t = *current.transport;
+    Job* best = nullptr;
+    double best_score = 0.0;
+    // Only jobs after `current` can qualify: none of them is a stack child
+    // of it.  Parents (jobs with children) are excluded.
+    for (auto it = std::next(t.job_list.iterator_to(current)); it != t.job_list.end(); ++it) {
+        Job& j = *it;
+        if (!j.children.empty() || t.is_blocker(j)) continue;
+        int max_total = j.max_entries();
+        int max_needed = max_total - j.selected_entries;
+        int64_t delay = now_ - j.message->queued_time + 1;
+        if (max_needed > 0 && max_needed <= max_slots) {
+            double score = static_cast<double>(delay) / max_total;
+            if (score > best_score) {
+                best_score = score;
+                best = &j;
+            }
+        }
+        // Level-zero jobs are in time order: no later one can beat this.
+        if (delay <= best_score && j.stack_level == 0) break;
+    }
     return best;
 }
 
@@ -218,11 +245,16 @@ Job* Scheduler::job_preempt(Job& current) {
         return &current;
 
     if (j->stack_level > 0) job_pop(*j);
+    // Out of the index while its position label changes.
+    index_forget(*j);
     t.job_list.erase(t.job_list.iterator_to(*j));
     t.job_list.insert(t.job_list.iterator_to(current), *j);
+    job_order_assign(*j);
     j->stack_parent = &current;
     current.children.push_back(*j);
     j->stack_level = current.stack_level + 1;
+    index_refresh(*j);
+    index_refresh(current);
     t.job_current = j;
     t.reset_candidate_cache();
 
@@ -256,6 +288,8 @@ void Scheduler::job_pop(Job& j) {
     }
     job_parent_gone(j, parent);
     j.stack_level = 0;
+    index_refresh(j);
+    if (parent) index_refresh(*parent);
     t.reset_candidate_cache();
 }
 
@@ -320,6 +354,7 @@ Entry* Scheduler::select_entry_locked(Transport& t) {
         if (job->has_entries()) {
             // Held back by destination windows: mark it and its busy queues.
             job->blocker_tag = t.blocker_tag;
+            index_refresh(*job);
             for (Peer& p : job->peers)
                 if (!p.entries.empty()) p.queue->blocker_tag = t.blocker_tag;
         } else {
@@ -339,6 +374,7 @@ void Scheduler::job_blocker_update(Queue& q) {
         // Unmark every blocker of the transport at once; selection finds the
         // real current job again.
         t.blocker_tag += 2;
+        index_unblock_all(t);
         t.job_current = t.job_list.empty() ? nullptr : &t.job_list.front();
         t.candidate_cache_current = nullptr;
     }

@@ -43,6 +43,7 @@ Scheduler::~Scheduler() {
     transport_rr_.clear();
     for (auto& [name, t] : transports_) {
         t->queues_rr.clear();
+        t->candidates.clear();
         t->job_list.clear();
         t->job_bytime.clear();
         for (auto& [m, j] : t->job_by_message) {
@@ -186,13 +187,11 @@ void Scheduler::batch_done(Message& m, bool has_unread, int rcpt_unread) {
     if (!has_unread)
         for (Job* j : m.jobs) job_move_limits(*j);
     // Jobs held back waiting for this batch may go now.
+    // Their maximum entry counts changed with rcpt_unread.
     for (Job* j : m.jobs) {
-        Transport& t = *j->transport;
-        t.reset_candidate_cache();
-        if (t.is_blocker(*j)) {
-            j->blocker_tag = 0;
-            t.job_current = t.job_list.empty() ? nullptr : &t.job_list.front();
-        }
+        j->transport->reset_candidate_cache();
+        index_refresh(*j);
+        job_unblock(*j);
     }
     driver_.wakeup();
 }
@@ -293,6 +292,7 @@ void Scheduler::entry_unselect(Entry* e) {
     q.todo.push_front(*e);
     p.entries.push_front(*e);
     p.job->selected_entries--;
+    index_refresh(*p.job);
     // The job may have been retired when this was its last entry.
     if (p.job->stack_level < 0) job_obtain(*e->message, *q.transport);
 }

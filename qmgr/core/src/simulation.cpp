@@ -72,6 +72,7 @@ class Sim : public Driver {
                 break;
             }
             pump();
+            if (cfg_.check_invariants) sched_.check_invariants();
             // Timers (dead queues, transports) need the clock to reach them.
             if (auto t = sched_.next_timer(); t && events_.empty())
                 push({static_cast<double>(*t), 0, Event::Kind::tick});
@@ -237,9 +238,13 @@ class Sim : public Driver {
                 st.concurrency_stddev = std::sqrt(std::max(0.0, a.s2 / a.w - st.concurrency_mean * st.concurrency_mean));
             }
         }
-        for (const auto& [tn, t] : sched_.transports())
+        for (const auto& [tn, t] : sched_.transports()) {
             for (const auto& [qn, q] : t->queue_by_name)
                 if (q->dead() && res_.destinations.count(qn)) res_.destinations[qn].declared_dead = true;
+            res_.indexed_searches += t->candidates.indexed_searches;
+            res_.scanned_searches += t->candidates.scanned_searches;
+            res_.relabels += t->candidates.relabels;
+        }
     }
 
     struct Acc {

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace cqmgr::core {
@@ -135,10 +136,22 @@ class Scheduler {
     void job_pop(Job& j);
     void job_count_slots(Job& j);
     Job* job_candidate(Job& current);
+    Job* job_candidate_scan(Job& current, int max_slots);
+    void job_unblock(Job& j);
+    // job_order.cpp
+    void job_order_assign(Job& j);
+    // candidate_index.cpp
+    void index_refresh(Job& j);
+    void index_forget(Job& j);
+    void index_apply(Job& j, const CandidateIndex::Membership& want);
+    void index_unblock_all(Transport& t);
+    std::optional<Job*> job_candidate_indexed(Job& current, int max_slots);
     Job* job_preempt(Job& current);
     Peer* job_peer_select(Job& j);
     Entry* select_entry_locked(Transport& t);
     void job_blocker_update(Queue& q);
+    // invariants.cpp
+    void check_candidate_index(const Transport& t) const;
     // queue.cpp
     Queue& queue_create(Transport& t, const std::string& name, const std::string& nexthop);
     void queue_done(Queue& q);

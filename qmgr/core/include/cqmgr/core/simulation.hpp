@@ -39,6 +39,7 @@ struct SimConfig {
     double end_time = 1e9;     // stop here at the latest
     double sample_every = 1.0; // concurrency timeline resolution (seconds)
     unsigned seed = 1;
+    bool check_invariants = false; // after every event (tests; slow)
 };
 
 struct SimDelivery {
@@ -70,6 +71,10 @@ struct SimResult {
     int finished_twice = 0;
     // Selections per transport, in order, as message ids (for fairness checks).
     std::map<std::string, std::vector<std::string>> selections;
+    // Preemption candidate searches answered by the index and by the scan.
+    long indexed_searches = 0;
+    long scanned_searches = 0;
+    long relabels = 0; // job list position labels spread again
 };
 
 // Runs the simulation to completion (or end_time).

@@ -19,11 +19,13 @@
 #include "cqmgr/queuefile/envelope.hpp"
 
 #include <boost/intrusive/list.hpp>
+#include <boost/intrusive/set.hpp>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace cqmgr::core {
@@ -33,6 +35,7 @@ using Hook = bi::list_member_hook<bi::link_mode<bi::safe_link>>;
 
 template <class T, Hook T::*H>
 using List = bi::list<T, bi::member_hook<T, Hook, H>, bi::constant_time_size<true>>;
+using SetHook = bi::set_member_hook<bi::link_mode<bi::safe_link>>;
 
 struct Transport;
 struct Queue;
@@ -84,6 +87,9 @@ struct SchedulerConfig {
     // Clog warnings (helpful_warnings, qmgr_clog_warn_time; 0 = off).
     int clog_warn_time = 300;
     int message_active_limit = 20000;
+    // Debugging: check every indexed preemption candidate search against the
+    // reference scan of the job list, and panic when they differ (tests).
+    bool verify_candidates = false;
 };
 
 // The scheduler's view of a message.  The daemon derives its own message
@@ -163,10 +169,83 @@ struct Job {
     int read_entries = 0;
     int rcpt_count = 0;
     int rcpt_limit = 0;
+    // Candidate index membership (see CandidateIndex); `order` is the job's
+    // position label on the transport's job list.
+    uint64_t order = 0;
+    int indexed_size = 0; // key in CandidateIndex::by_size, 0 = not there
+    SetHook level0_hook;
+    SetHook size_hook;
+    Hook stacked_hook; // on CandidateIndex::stacked
+    Hook partial_hook; // on CandidateIndex::partial
+    Hook blocker_hook; // on CandidateIndex::blockers
 
     bool has_entries() const { return selected_entries < read_entries; }
     int min_entries() const { return read_entries; }
     int max_entries() const { return read_entries + message->rcpt_unread; }
+};
+
+// An index of a transport's job list for the preemption candidate search,
+// kept up to date by Scheduler::index_refresh() whenever a job's stack
+// level, children, blocker mark, entry counts or list position change.  The
+// job list order is labelled by Job::order (increasing along the list), so
+// "after the current job" is a comparison.
+//
+// A job is "checked" by the search when it is on the list, childless and
+// not a blocker.  Checked level-zero jobs are in `level0`, by position; if
+// they still need entries they are also in `by_size`, by (maximum entries,
+// position), and, if some of their entries were selected already, on
+// `partial`.  Jobs on a preemption stack are on `stacked`; jobs marked as
+// blockers on `blockers`, so that unmarking all of them is cheap.
+struct CandidateIndex {
+    // Orders jobs by list position.
+    struct ByOrder {
+        bool operator()(const Job& a, const Job& b) const { return a.order < b.order; }
+        bool operator()(const Job& a, uint64_t b) const { return a.order < b; }
+        bool operator()(uint64_t a, const Job& b) const { return a < b.order; }
+    };
+    // Orders jobs by (maximum entries, list position).
+    struct BySize {
+        using Key = std::pair<int, uint64_t>;
+        static Key key(const Job& j) { return {j.indexed_size, j.order}; }
+        bool operator()(const Job& a, const Job& b) const { return key(a) < key(b); }
+        bool operator()(const Job& a, const Key& b) const { return key(a) < b; }
+        bool operator()(const Key& a, const Job& b) const { return a < key(b); }
+    };
+    bi::set<Job, bi::member_hook<Job, SetHook, &Job::level0_hook>, bi::compare<ByOrder>,
+            bi::constant_time_size<true>>
+        level0;
+    bi::set<Job, bi::member_hook<Job, SetHook, &Job::size_hook>, bi::compare<BySize>,
+            bi::constant_time_size<true>>
+        by_size;
+    List<Job, &Job::stacked_hook> stacked;
+    List<Job, &Job::partial_hook> partial;
+    List<Job, &Job::blocker_hook> blockers;
+    // Adjacent pairs in `level0` whose enqueue times decrease; the indexed
+    // search is exact only while there are none.
+    int inversions = 0;
+    // Searches answered by the index and by the reference scan.
+    long indexed_searches = 0;
+    long scanned_searches = 0;
+    long relabels = 0; // crowded position labels spread again
+
+    // Where a job belongs, from its current state.
+    struct Membership {
+        bool level0 = false;
+        int size = 0;
+        bool partial = false;
+        bool stacked = false;
+        bool blocker = false;
+    };
+    static Membership wanted(const Transport& t, const Job& j);
+
+    // Unlinks everything (the scheduler is going away).
+    void clear() {
+        level0.clear();
+        by_size.clear();
+        stacked.clear();
+        partial.clear();
+        blockers.clear();
+    }
 };
 
 struct Transport {
@@ -178,6 +257,7 @@ struct Transport {
     std::unordered_map<Message*, std::unique_ptr<Job>> job_by_message;
     List<Job, &Job::transport_hook> job_list;
     List<Job, &Job::time_hook> job_bytime;
+    CandidateIndex candidates;
     Job* job_current = nullptr;
     Job* job_next_unread = nullptr;
     Job* candidate_cache = nullptr;
