@@ -13,10 +13,10 @@
 // enqueue order, oldest first.  While that order holds, the scan's early stop
 // never skips a level-zero job that could win: after the stop, a level-zero
 // job's delay, and so its score, is at most the best score.  Stacked jobs
-// (few) are scored one by one; whether the stop would have come before one
-// of them is checked, and where it could have, or where the enqueue order
-// is broken (possible when an orphaned stack job anchors a re-linked job),
-// the index declines and the scan answers.
+// (few) are scored one by one.  When the best job is a stacked one that the
+// scan might have stopped before, or when the enqueue order is broken
+// (possible when an orphaned stack job anchors a re-linked job), the index
+// declines and the scan answers.
 #include "cqmgr/core/scheduler.hpp"
 
 namespace cqmgr::core {
@@ -126,12 +126,8 @@ std::optional<Job*> Scheduler::job_candidate_indexed(Job& current, int max_slots
     };
 
     // Stacked jobs after the current one, one by one.
-    Job* last_stacked = nullptr;
-    for (Job& j : ix.stacked) {
-        if (j.order <= after || !j.children.empty() || t.is_blocker(j) || !fits(j)) continue;
-        consider(j);
-        if (!last_stacked || j.order > last_stacked->order) last_stacked = &j;
-    }
+    for (Job& j : ix.stacked)
+        if (j.order > after && j.children.empty() && !t.is_blocker(j) && fits(j)) consider(j);
 
     auto first = ix.level0.upper_bound(after, CandidateIndex::ByOrder());
     if (first != ix.level0.end()) {
@@ -156,12 +152,15 @@ std::optional<Job*> Scheduler::job_candidate_indexed(Job& current, int max_slots
                 if (j.order > after && j.indexed_size > max_slots && fits(j)) consider(j);
     }
 
-    // The scan would stop before the last stacked candidate if the level-
-    // zero job just before it is no older than the best score so far; that
-    // is at most best_score, so this is a safe test, and the stop is
-    // monotonic along the list, so testing the last one covers all.
-    if (last_stacked) {
-        auto z = ix.level0.lower_bound(last_stacked->order, CandidateIndex::ByOrder());
+    // The scan finds the best job unless it stops before reaching it.  It
+    // cannot stop before a level-zero best job (a level-zero job after the
+    // stop scores no more than the best so far, and the first one wins ties),
+    // but it may stop before a stacked one: it does if the level-zero job
+    // just before it is no older than the best score up to there, which is
+    // at most best_score.  The stop is monotonic along the list, so that
+    // one job is the only one to test.
+    if (best && best->stack_level > 0) {
+        auto z = ix.level0.lower_bound(best->order, CandidateIndex::ByOrder());
         if (z != ix.level0.begin()) {
             const Job& prev = *std::prev(z);
             if (prev.order > after && now_ - prev.message->queued_time + 1 <= best_score)

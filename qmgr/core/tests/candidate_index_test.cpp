@@ -40,7 +40,7 @@ TEST(CandidateIndex, ChoosesWhatTheScanChoosesOnRandomWorkloads) {
     }
     // The workloads do search, and the index answers nearly all searches.
     EXPECT_GT(indexed, 1000);
-    EXPECT_LT(scanned * 20, indexed) << indexed << " indexed, " << scanned << " scanned";
+    EXPECT_LT(scanned * 100, indexed) << indexed << " indexed, " << scanned << " scanned";
 }
 
 TEST(CandidateIndex, SurvivesCrowdedPositionLabels) {

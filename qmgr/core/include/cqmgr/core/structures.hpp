@@ -35,7 +35,7 @@ using Hook = bi::list_member_hook<bi::link_mode<bi::safe_link>>;
 
 template <class T, Hook T::*H>
 using List = bi::list<T, bi::member_hook<T, Hook, H>, bi::constant_time_size<true>>;
-using SetHook = bi::set_member_hook<bi::link_mode<bi::safe_link>>;
+using SetHook = bi::set_member_hook<bi::link_mode<bi::safe_link>, bi::optimize_size<true>>;
 
 struct Transport;
 struct Queue;
