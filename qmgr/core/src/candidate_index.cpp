@@ -47,6 +47,7 @@ template <class L> void keep_on(L& list, Job& j, Hook Job::*hook, bool want) {
 
 } // namespace
 
+// Where job `j` belongs in the index, judged from its state alone.
 CandidateIndex::Membership CandidateIndex::wanted(const Transport& t, const Job& j) {
     Membership m;
     bool linked = j.stack_level >= 0;
@@ -59,14 +60,17 @@ CandidateIndex::Membership CandidateIndex::wanted(const Transport& t, const Job&
     return m;
 }
 
+// Brings job `j`'s index membership in line with its state.
 void Scheduler::index_refresh(Job& j) {
     index_apply(j, CandidateIndex::wanted(*j.transport, j));
 }
 
+// Takes job `j` out of every part of the index.
 void Scheduler::index_forget(Job& j) {
     index_apply(j, CandidateIndex::Membership{});
 }
 
+// Moves job `j` into exactly the parts of the index that `want` names.
 void Scheduler::index_apply(Job& j, const CandidateIndex::Membership& want) {
     CandidateIndex& ix = j.transport->candidates;
     if (j.level0_hook.is_linked() != want.level0) {
@@ -94,6 +98,7 @@ void Scheduler::index_apply(Job& j, const CandidateIndex::Membership& want) {
     keep_on(ix.blockers, j, &Job::blocker_hook, want.blocker);
 }
 
+// Re-indexes the jobs that were blockers before the transport's blocker tag moved on.
 void Scheduler::index_unblock_all(Transport& t) {
     // The transport's blocker tag moved on: none of these is a blocker now.
     auto& blockers = t.candidates.blockers;
@@ -104,6 +109,8 @@ void Scheduler::index_unblock_all(Transport& t) {
     }
 }
 
+// The scan's candidate, found through the index; nullopt when only the scan
+// can be sure.
 std::optional<Job*> Scheduler::job_candidate_indexed(Job& current, int max_slots) {
     Transport& t = *current.transport;
     CandidateIndex& ix = t.candidates;

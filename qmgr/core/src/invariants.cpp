@@ -59,6 +59,7 @@ void Scheduler::check_invariants() const {
                                    " != entries " + std::to_string(n));
 }
 
+// Checks transport `t`'s candidate index against its jobs and job list.
 void Scheduler::check_candidate_index(const Transport& t) const {
     auto fail = [&](const std::string& what) { panic("invariant: " + t.name + ": index: " + what); };
     const CandidateIndex& ix = t.candidates;

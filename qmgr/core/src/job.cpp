@@ -32,6 +32,7 @@ Job& Scheduler::job_obtain(Message& m, Transport& t) {
     return j;
 }
 
+// Clears job `j`'s blocker mark, if it has one.
 void Scheduler::job_unblock(Job& j) {
     Transport& t = *j.transport;
     if (!t.is_blocker(j)) return;
@@ -168,6 +169,7 @@ void Scheduler::job_count_slots(Job& j) {
     if (&j != j.transport->candidate_cache_current) j.transport->reset_candidate_cache();
 }
 
+// The job that should preempt `current`, if any (cached per current job and time).
 Job* Scheduler::job_candidate(Job& current) {
     Transport& t = *current.transport;
     // Negative results are cached too; the time matters only for ranking.
@@ -200,6 +202,7 @@ Job* Scheduler::job_candidate(Job& current) {
     return best;
 }
 
+// The reference candidate search: stock's walk of the job list after `current`.
 Job* Scheduler::job_candidate_scan(Job& current, int max_slots) {
     Transport& t = *current.transport;
     Job* best = nullptr;
@@ -244,17 +247,7 @@ Job* Scheduler::job_preempt(Job& current) {
         expected * t.slot_loan_factor / 100.0)
         return &current;
 
-    if (j->stack_level > 0) job_pop(*j);
-    // Out of the index while its position label changes.
-    index_forget(*j);
-    t.job_list.erase(t.job_list.iterator_to(*j));
-    t.job_list.insert(t.job_list.iterator_to(current), *j);
-    job_order_assign(*j);
-    j->stack_parent = &current;
-    current.children.push_back(*j);
-    j->stack_level = current.stack_level + 1;
-    index_refresh(*j);
-    index_refresh(current);
+    job_push(*j, current);
     t.job_current = j;
     t.reset_candidate_cache();
 
@@ -272,6 +265,22 @@ Job* Scheduler::job_preempt(Job& current) {
         t.rcpt_unused -= extra;
     }
     return j;
+}
+
+// Moves job `j` in front of `parent` on the job list, as its stack child.
+void Scheduler::job_push(Job& j, Job& parent) {
+    Transport& t = *j.transport;
+    if (j.stack_level > 0) job_pop(j);
+    // Out of the index while its position label changes.
+    index_forget(j);
+    t.job_list.erase(t.job_list.iterator_to(j));
+    t.job_list.insert(t.job_list.iterator_to(parent), j);
+    job_order_assign(j);
+    j.stack_parent = &parent;
+    parent.children.push_back(j);
+    j.stack_level = parent.stack_level + 1;
+    index_refresh(j);
+    index_refresh(parent);
 }
 
 void Scheduler::job_pop(Job& j) {

@@ -23,6 +23,8 @@ constexpr uint64_t append_step = uint64_t{1} << 32;
 constexpr uint64_t min_gap = uint64_t{1} << 16;
 } // namespace
 
+// Gives job `j`, just placed on its transport's job list, a label between
+// its neighbours'.
 void Scheduler::job_order_assign(Job& j) {
     Transport& t = *j.transport;
     auto& list = t.job_list;

@@ -47,6 +47,17 @@ struct FakeDriver : Driver {
     void wakeup() override { ++wakeups; }
 };
 
+// A transport with the given slot cost, one recipient per entry and no
+// concurrency limit, as the preemption examples use.
+inline TransportConfig unlimited_single_rcpt(int slot_cost) {
+    TransportConfig tc;
+    tc.slot_cost = slot_cost;
+    tc.dest_recipient_limit = 1;
+    tc.dest_concurrency_limit = 0;
+    tc.init_dest_concurrency = 100;
+    return tc;
+}
+
 // Makes a recipient with a unique address.
 inline queuefile::Recipient rcpt(const std::string& addr) {
     queuefile::Recipient r;

@@ -14,14 +14,10 @@ std::string run_sequence(int loan, int discount) {
     FakeDriver drv;
     SchedulerConfig cfg;
     Scheduler s(cfg, [&](const std::string&) {
-        TransportConfig tc;
-        tc.slot_cost = 2;
+        TransportConfig tc = unlimited_single_rcpt(2);
         tc.slot_loan = loan;
         tc.slot_discount = discount;
         tc.min_slots = 3;
-        tc.dest_recipient_limit = 1; // one recipient per entry
-        tc.dest_concurrency_limit = 0;
-        tc.init_dest_concurrency = 100;
         return tc;
     }, drv);
     drv.sched = &s;
@@ -57,14 +53,7 @@ TEST(Preemption, WithFiftyPercentDiscount) { EXPECT_EQ(run_sequence(0, 50), "112
 TEST(Preemption, DisabledBelowSlotCostTwo) {
     // With preemption off, plain FIFO.
     FakeDriver drv;
-    Scheduler s({}, [](const std::string&) {
-        TransportConfig tc;
-        tc.slot_cost = 1;
-        tc.dest_recipient_limit = 1;
-        tc.dest_concurrency_limit = 0;
-        tc.init_dest_concurrency = 100;
-        return tc;
-    }, drv);
+    Scheduler s({}, [](const std::string&) { return unlimited_single_rcpt(1); }, drv);
     drv.sched = &s;
     Transport& t = s.transport("smtp");
     std::vector<std::unique_ptr<Message>> msgs;

@@ -133,6 +133,7 @@ class Scheduler {
     void job_free(Job& j);
     void job_move_limits(Job& j);
     void job_parent_gone(Job& j, Job* parent);
+    void job_push(Job& j, Job& parent);
     void job_pop(Job& j);
     void job_count_slots(Job& j);
     Job* job_candidate(Job& current);

@@ -39,7 +39,8 @@ struct SimConfig {
     double end_time = 1e9;     // stop here at the latest
     double sample_every = 1.0; // concurrency timeline resolution (seconds)
     unsigned seed = 1;
-    bool check_invariants = false; // after every event (tests; slow)
+    // Run check_invariants() after every Nth event; 0 = never (tests; slow).
+    int check_invariants_every = 0;
 };
 
 struct SimDelivery {
