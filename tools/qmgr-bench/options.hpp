@@ -1,0 +1,27 @@
+// The command line of qmgr-bench (tools/bench).
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+struct Options {
+    int pairs = 3;
+    std::vector<std::string> workloads; // empty: all, in the default order
+    double scale = 1;
+    std::string cqmgr_path;      // empty: ../../qmgr/cqmgr next to this program
+    bool keep_failed = false;    // keep the instance directory of a failed run
+    bool shared_network = false; // do not enter a private network namespace
+    bool verbose = false;
+    bool help = false;
+};
+
+// Parses argv; throws compat::Error naming the offending argument.
+Options parse_options(int argc, char** argv);
+
+// The usage text.
+void print_usage(std::ostream& out);
+
+} // namespace bench
