@@ -12,6 +12,7 @@
 #include "workload.hpp"
 
 #include <climits>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <unistd.h>
@@ -53,7 +54,10 @@ int run_session(const Options& o) {
     RunOptions ro;
     ro.cqmgr_path = absolute(o.cqmgr_path.empty() ? default_cqmgr() : o.cqmgr_path);
     ro.keep_failed = o.keep_failed;
+    ro.keep = o.keep;
     ro.verbose = o.verbose;
+    ro.attach = o.attach;
+    if (!o.attach.empty()) std::filesystem::create_directories(o.attach_dir);
 
     auto names = o.workloads.empty() ? workload_names() : o.workloads;
     std::vector<std::unique_ptr<Workload>> workloads;
@@ -82,6 +86,8 @@ int run_session(const Options& o) {
         std::vector<RunResult> runs;
         for (int p = 1; p <= o.pairs; ++p)
             for (auto kind : {compat::QmgrKind::Stock, compat::QmgrKind::Cqmgr}) {
+                ro.attach_out = o.attach_dir + "/" + w->name() + "-" + std::to_string(p) + "-" +
+                                compat::qmgr_kind_name(kind);
                 runs.push_back(run_workload(*w, kind, ro));
                 print_run_line(std::cout, *w, p, runs.back());
                 if (!runs.back().error.empty()) ++failed;

@@ -11,6 +11,7 @@ std::vector<MetricDef> common_metrics(bool live_injection) {
     return {
         {"drain", "drain time, " + from + " to last delivery (s)", 2},
         {"cpu", "queue-manager CPU, utime+stime (s)", 2},
+        {"cpu_user", "queue-manager CPU, of that utime (s)", 2},
         {"cpu_per_rcpt", "queue-manager CPU per recipient (µs)", 1},
         {"rss", "queue-manager peak RSS, VmHWM (kB)", 0},
         {"rate", "delivered recipients per second", 0},

@@ -15,7 +15,7 @@ struct MetricDef {
     int decimals = 2;
 };
 
-// The figures every workload reports: drain, cpu, cpu_per_rcpt, rss, rate,
+// The figures every workload reports: drain, cpu, cpu_user, cpu_per_rcpt, rss, rate,
 // first. Drain time and first delivery count from the queue manager's start,
 // or with `live_injection` from the first injection.
 std::vector<MetricDef> common_metrics(bool live_injection);

@@ -59,6 +59,12 @@ Options parse_options(int argc, char** argv) {
             if (!(o.scale > 0)) throw compat::Error("--scale: expected a number > 0, found " + v);
         } else if (a == "--cqmgr") {
             o.cqmgr_path = next();
+        } else if (a == "--attach") {
+            o.attach = next();
+        } else if (a == "--attach-dir") {
+            o.attach_dir = next();
+        } else if (a == "--keep") {
+            o.keep = true;
         } else if (a == "--keep-failed") {
             o.keep_failed = true;
         } else if (a == "--shared-network") {
@@ -78,7 +84,9 @@ Options parse_options(int argc, char** argv) {
 // Options and workloads.
 void print_usage(std::ostream& out) {
     out << "usage: tools/bench [--pairs N] [--workload NAME[,NAME...]]... [--scale F]\n"
-           "                   [--cqmgr PATH] [--keep-failed] [--shared-network] [--verbose]\n"
+           "                   [--cqmgr PATH] [--keep] [--keep-failed] [--shared-network] "
+           "[--verbose]\n"
+           "                   [--attach 'CMD {pid} {out}'] [--attach-dir DIR]\n"
            "Runs each workload with stock qmgr and with cqmgr alternately (stock, cqmgr, stock,\n"
            "cqmgr, ...) in private Postfix instances and prints the medians and ratios.\n"
            "  --pairs N         stock/cqmgr pairs per workload (default 3)\n"
@@ -93,9 +101,15 @@ void print_usage(std::ostream& out) {
            "  --scale F         multiply the workload sizes by F (default 1 = the issue's sizes;\n"
            "                    0.1 for a quick run)\n"
            "  --cqmgr PATH      the cqmgr binary (default: build/qmgr/cqmgr)\n"
+           "  --keep            keep every run's instance directory (maillog, sink logs)\n"
            "  --keep-failed     keep the instance directory of a failed run\n"
            "  --shared-network  stay in this network namespace (fanout then has one nexthop)\n"
-           "  --verbose         progress and instance details\n";
+           "  --verbose         progress and instance details\n"
+           "  --attach CMD      attach CMD to each run's queue manager, which waits for it 1 s:\n"
+           "                    {pid} is its pid, {out} DIR/WORKLOAD-PAIR-KIND; SIGINT ends it\n"
+           "                    (e.g. 'strace -c -f -o {out} -p {pid}',\n"
+           "                    'perf record -g -o {out} -p {pid}')\n"
+           "  --attach-dir DIR  where {out} files go (default /tmp/qmgr-bench-attach)\n";
 }
 
 } // namespace bench

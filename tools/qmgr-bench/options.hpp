@@ -13,7 +13,10 @@ struct Options {
     double scale = 1;
     std::string cqmgr_path;      // empty: ../../qmgr/cqmgr next to this program
     bool keep_failed = false;    // keep the instance directory of a failed run
+    bool keep = false;           // keep every run's instance directory
     bool shared_network = false; // do not enter a private network namespace
+    std::string attach;          // tool to attach to each run's queue manager ({pid}, {out})
+    std::string attach_dir = "/tmp/qmgr-bench-attach"; // where {out} files go
     bool verbose = false;
     bool help = false;
 };

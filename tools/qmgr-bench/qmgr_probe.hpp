@@ -11,9 +11,10 @@ namespace bench {
 
 struct QmgrUsage {
     pid_t pid = 0;
-    double started = 0;     // boot_seconds() at which the process started (10 ms steps)
-    double cpu_seconds = 0; // utime + stime
-    long peak_rss_kb = 0;   // VmHWM
+    double started = 0;      // boot_seconds() at which the process started (10 ms steps)
+    double cpu_seconds = 0;  // utime + stime
+    double user_seconds = 0; // utime
+    long peak_rss_kb = 0;    // VmHWM
 };
 
 class QmgrProbe {

@@ -1,5 +1,6 @@
 #include "run.hpp"
 
+#include "attach.hpp"
 #include "clock.hpp"
 #include "delivery_watch.hpp"
 #include "error.hpp"
@@ -61,6 +62,12 @@ void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
 
     QmgrProbe probe(inst);
     probe.await_start(std::chrono::seconds(30));
+    std::unique_ptr<AttachedTool> tool;
+    double started = probe.usage().started;
+    if (!opts.attach.empty()) {
+        tool = std::make_unique<AttachedTool>(opts.attach, probe.usage().pid, opts.attach_out, 1);
+        started = boot_seconds(); // the time it was stopped does not count
+    }
     DeliveryWatch watch(inst.maillog_path(), w.tag());
     auto inj = w.injection(ctx);
     if ((inj != nullptr) != w.live_injection())
@@ -96,11 +103,13 @@ void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
         pause(0.01);
     }
     probe.sample();
+    if (tool) tool->stop();
     const QmgrUsage& u = probe.usage();
-    double start = inj ? inj->started : u.started;
+    double start = inj ? inj->started : started;
     double n = static_cast<double>(w.recipients());
     m["drain"] = watch.last_sent_at() - start;
     m["cpu"] = u.cpu_seconds;
+    m["cpu_user"] = u.user_seconds;
     m["cpu_per_rcpt"] = u.cpu_seconds / n * 1e6;
     m["rss"] = static_cast<double>(u.peak_rss_kb);
     m["rate"] = n / m["drain"];
@@ -111,7 +120,7 @@ void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
 
 } // namespace
 
-// A temporary directory per run, removed unless the run failed and keep_failed is set.
+// A temporary directory per run, removed unless kept (--keep, or --keep-failed on failure).
 RunResult run_workload(const Workload& w, compat::QmgrKind kind, const RunOptions& opts) {
     RunResult res;
     res.kind = kind;
@@ -119,12 +128,16 @@ RunResult run_workload(const Workload& w, compat::QmgrKind kind, const RunOption
     dir.remove_on_exit(true);
     try {
         measure(w, kind, opts, dir.path(), res.metrics);
+        if (opts.keep) {
+            dir.remove_on_exit(false);
+            std::cout << "    kept " << dir.path() << "\n";
+        }
     } catch (const compat::Interrupted&) {
         throw;
     } catch (const compat::Error& e) {
         res.metrics.clear();
         res.error = e.what();
-        if (opts.keep_failed) {
+        if (opts.keep_failed || opts.keep) {
             dir.remove_on_exit(false);
             res.error += " (instance kept in " + dir.path() + ")";
         }

@@ -13,7 +13,10 @@ namespace bench {
 struct RunOptions {
     std::string cqmgr_path;
     bool keep_failed = false; // keep the instance directory of a failed run
+    bool keep = false;        // keep it always
     bool verbose = false;
+    std::string attach;     // command to attach to the queue manager ("" for none)
+    std::string attach_out; // its {out}
 };
 
 struct RunResult {
