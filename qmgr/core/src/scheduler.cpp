@@ -87,6 +87,7 @@ void Scheduler::timer_fire(const Timer& t, int64_t due) {
         if (tr.dead && tr.dead_until == due) {
             tr.dead = false;
             tr.rate_locked = false;
+            tr.refill_wait = false;
             tr.dsn.reset();
             driver_.wakeup();
         }
@@ -189,6 +190,7 @@ void Scheduler::batch_done(Message& m, bool has_unread, int rcpt_unread) {
     for (Job* j : m.jobs) {
         Transport& t = *j->transport;
         t.reset_candidate_cache();
+        t.refill_wait = false;
         if (t.is_blocker(*j)) {
             j->blocker_tag = 0;
             t.job_current = t.job_list.empty() ? nullptr : &t.job_list.front();
@@ -209,7 +211,7 @@ void Scheduler::message_free(Message& m) {
 Transport* Scheduler::select_transport() {
     for (auto it = transport_rr_.begin(); it != transport_rr_.end(); ++it) {
         Transport& t = *it;
-        if (t.dead || t.rate_locked || t.pending >= max_pending) continue;
+        if (t.dead || t.rate_locked || t.refill_wait || t.pending >= max_pending) continue;
         int need = t.pending + 1;
         for (Queue& q : t.queues_rr) {
             if (!q.ready()) continue;

@@ -136,7 +136,9 @@ class Scheduler {
     void job_count_slots(Job& j);
     Job* job_candidate(Job& current);
     Job* job_preempt(Job& current);
-    Peer* job_peer_select(Job& j);
+    Peer* job_peer_select(Job& j, bool& held);
+    bool peer_held_back(const Peer& p) const;
+    bool queue_has_unheld_todo(const Queue& q) const;
     Entry* select_entry_locked(Transport& t);
     void job_blocker_update(Queue& q);
     // queue.cpp
