@@ -44,6 +44,38 @@ std::string build_message(const InjectSpec& spec, const std::vector<std::string>
     return m;
 }
 
+// -s sessions, -m messages, -r recipients, optional -l size and -S subject,
+// then the extra arguments and the server address.
+SpawnOptions smtp_source_options(const InjectSpec& spec, const std::string& from,
+                                 const std::string& to, const std::vector<std::string>& args,
+                                 std::uint16_t smtpd_port, const std::string& log) {
+    SpawnOptions o;
+    o.argv = {kSmtpSource,
+              "-s",
+              std::to_string(spec.sessions),
+              "-m",
+              std::to_string(spec.messages),
+              "-r",
+              std::to_string(spec.recipients),
+              "-f",
+              from,
+              "-t",
+              to};
+    if (spec.size) {
+        o.argv.push_back("-l");
+        o.argv.push_back(std::to_string(*spec.size));
+    }
+    if (spec.subject) {
+        o.argv.push_back("-S");
+        o.argv.push_back(*spec.subject);
+    }
+    for (const auto& a : args)
+        o.argv.push_back(a);
+    o.argv.push_back("127.0.0.1:" + std::to_string(smtpd_port));
+    o.output_path = log;
+    return o;
+}
+
 // Dispatches on the method.
 void run_injection(const InjectSpec& spec, std::size_t index, const Vars& vars,
                    const Instance& inst, std::uint16_t smtpd_port,
@@ -56,30 +88,9 @@ void run_injection(const InjectSpec& spec, std::size_t index, const Vars& vars,
     std::string log = inst.dir() + "/inject-" + std::to_string(index) + ".log";
 
     if (spec.method == "smtp-source") {
-        SpawnOptions o;
-        o.argv = {kSmtpSource,
-                  "-s",
-                  std::to_string(spec.sessions),
-                  "-m",
-                  std::to_string(spec.messages),
-                  "-r",
-                  std::to_string(spec.recipients),
-                  "-f",
-                  from,
-                  "-t",
-                  to.at(0)};
-        if (spec.size) {
-            o.argv.push_back("-l");
-            o.argv.push_back(std::to_string(*spec.size));
-        }
-        if (spec.subject) {
-            o.argv.push_back("-S");
-            o.argv.push_back(vars.expand(*spec.subject, ctx + ".subject"));
-        }
-        for (const auto& a : args)
-            o.argv.push_back(a);
-        o.argv.push_back("127.0.0.1:" + std::to_string(smtpd_port));
-        o.output_path = log;
+        InjectSpec expanded = spec;
+        if (spec.subject) expanded.subject = vars.expand(*spec.subject, ctx + ".subject");
+        SpawnOptions o = smtp_source_options(expanded, from, to.at(0), args, smtpd_port, log);
         if (verbose) std::cout << "  " << ctx << ": " << join_command(o.argv) << "\n" << std::flush;
         run_command(o, time_left(deadline));
         return;

@@ -94,6 +94,7 @@ std::optional<Delivery> parse_delivery(std::string_view text) {
     d.orig_to = orig;
     d.relay = field(rest, "relay");
     d.dsn = field(rest, "dsn");
+    d.delay = field(rest, "delay");
     std::string status = field(rest, "status");
     size_t sp = status.find(' ');
     d.status = sp == std::string::npos ? status : status.substr(0, sp);

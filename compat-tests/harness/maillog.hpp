@@ -32,6 +32,7 @@ struct Delivery {
     std::string relay;
     std::string dsn;
     std::string status; // sent, deferred, bounced, expired, undeliverable, ...
+    std::string delay;  // seconds from arrival to this record, as logged ("0.31"); "" if absent
 };
 
 // Parses "to=<a>, [orig_to=<b>,] relay=..., dsn=..., status=..."; nullopt if not such a line.

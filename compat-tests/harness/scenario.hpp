@@ -19,8 +19,9 @@ struct SinkSpec {
     std::string name;
     std::vector<std::string> args; // extra smtp-sink arguments (before address and backlog)
     int backlog = 100;
-    bool start = true; // false: the sink starts down (an action brings it up)
-    bool dump = false; // capture every transaction (smtp-sink -d) for comparison
+    bool start = true;              // false: the sink starts down (an action brings it up)
+    bool dump = false;              // capture every transaction (smtp-sink -d) for comparison
+    std::string host = "127.0.0.1"; // listen address (0.0.0.0 only in a private network namespace)
 };
 
 // One injection step; which fields apply depends on `method`.

@@ -61,7 +61,7 @@ void Sink::start() {
     o.argv.push_back(kSmtpSink);
     for (const auto& a : args_)
         o.argv.push_back(a);
-    o.argv.push_back("127.0.0.1:" + std::to_string(port_));
+    o.argv.push_back(spec_.host + ":" + std::to_string(port_));
     o.argv.push_back(std::to_string(spec_.backlog));
     o.output_path = log_path_;
     o.uid = user_.uid;

@@ -3,6 +3,7 @@
 #include "error.hpp"
 #include "signals.hpp"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cctype>
 #include <cerrno>
@@ -58,8 +59,15 @@ void SmtpClient::send_mail(const std::string& from, const std::vector<std::strin
     std::string mp = mail_params.empty() ? "" : " " + mail_params;
     std::string rp = rcpt_params.empty() ? "" : " " + rcpt_params;
     command("MAIL FROM:<" + from + ">" + mp, 2, "MAIL FROM");
-    for (const auto& r : to)
-        command("RCPT TO:<" + r + ">" + rp, 2, "RCPT TO:<" + r + ">");
+    for (size_t first = 0; first < to.size(); first += rcpt_window_) {
+        size_t end = std::min(to.size(), first + rcpt_window_);
+        std::string batch;
+        for (size_t i = first; i < end; ++i)
+            batch += "RCPT TO:<" + to[i] + ">" + rp + "\r\n";
+        write_all(batch);
+        for (size_t i = first; i < end; ++i)
+            expect_reply(2, "RCPT TO:<" + to[i] + ">");
+    }
     command("DATA", 3, "DATA");
     std::string data;
     size_t pos = 0;
@@ -92,6 +100,11 @@ void SmtpClient::quit() {
 // Sends one command line and checks the reply class (2 = 2xx, 3 = 3xx).
 SmtpReply SmtpClient::command(const std::string& line, int expect_class, const std::string& what) {
     write_all(line + "\r\n");
+    return expect_reply(expect_class, what);
+}
+
+// Reads the next reply and checks its class; `what` names the command in errors.
+SmtpReply SmtpClient::expect_reply(int expect_class, const std::string& what) {
     SmtpReply r = read_reply();
     if (r.code / 100 != expect_class)
         throw Error("smtp 127.0.0.1:" + std::to_string(port_) + ": expected a " +

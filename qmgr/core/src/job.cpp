@@ -302,7 +302,25 @@ void Scheduler::job_pop(Job& j) {
     t.reset_candidate_cache();
 }
 
-Peer* Scheduler::job_peer_select(Job& j) {
+// Stock reads a refill synchronously, so the refilled recipients top up the
+// entry that is about to go.  Ours arrives later; until it does, a peer's
+// last, unfilled entry waits (the job is released in batch_done).
+bool Scheduler::peer_held_back(const Peer& p) const {
+    const Message& m = *p.job->message;
+    if (!m.refill_pending || p.entries.size() != 1) return false;
+    int limit = m.single_rcpt ? 1 : p.job->transport->cfg.dest_recipient_limit;
+    return limit == 0 || static_cast<int>(p.entries.front().rcpts.size()) < limit;
+}
+
+// True if some waiting entry of `q` is not held back for a refill.
+bool Scheduler::queue_has_unheld_todo(const Queue& q) const {
+    for (const Entry& e : q.todo)
+        if (!peer_held_back(*e.peer)) return true;
+    return false;
+}
+
+// `held` is set when the peer the job would use is held back for its refill.
+Peer* Scheduler::job_peer_select(Job& j, bool& held) {
     Message& m = *j.message;
     Transport& t = *j.transport;
     // Ask for more recipients early when enough slots are free or enough
@@ -317,20 +335,19 @@ Peer* Scheduler::job_peer_select(Job& j) {
         m.refill_pending = true;
         driver_.refill(m, std::min(m.rcpt_limit - m.rcpt_count, 5000));
     };
-    // Stock reads a refill synchronously, so the refilled recipients top up
-    // the entry that is about to go.  Ours arrives later; until it does, a
-    // peer's last, unfilled entry waits (the job is released in batch_done).
-    auto held_back = [&](Peer* p) {
-        if (!p || !m.refill_pending || p->entries.size() != 1) return false;
-        int limit = m.single_rcpt ? 1 : t.cfg.dest_recipient_limit;
-        return limit == 0 || static_cast<int>(p->entries.front().rcpts.size()) < limit;
+    auto usable = [&](Peer* p) {
+        if (p && peer_held_back(*p)) {
+            held = true;
+            return false;
+        }
+        return p != nullptr;
     };
     if (want_refill(false)) refill();
     if (j.has_entries())
-        if (Peer* p = peer_select(j); p && !held_back(p)) return p;
+        if (Peer* p = peer_select(j); usable(p)) return p;
     if (want_refill(true)) refill();
     if (j.has_entries())
-        if (Peer* p = peer_select(j); p && !held_back(p)) return p;
+        if (Peer* p = peer_select(j); usable(p)) return p;
     return nullptr;
 }
 
@@ -345,6 +362,7 @@ Entry* Scheduler::select_entry_locked(Transport& t) {
     Job* job = t.job_current;
     if (!job) return nullptr;
     if (t.cfg.slot_cost >= 2) job = job_preempt(*job);
+    bool held = false;
     while (job) {
         auto next_it = std::next(t.job_list.iterator_to(*job));
         Job* next = next_it == t.job_list.end() ? nullptr : &*next_it;
@@ -352,7 +370,7 @@ Entry* Scheduler::select_entry_locked(Transport& t) {
             job = next;
             continue;
         }
-        if (Peer* p = job_peer_select(*job)) {
+        if (Peer* p = job_peer_select(*job, held)) {
             Entry* e = &p->entries.front();
             entry_select(e);
             job_count_slots(*job);
@@ -373,6 +391,9 @@ Entry* Scheduler::select_entry_locked(Transport& t) {
         job = next;
     }
     t.job_current = nullptr;
+    // Only held-back entries (and blockers) left: select_transport would
+    // find room again at once, and every connection would go unused.
+    t.refill_wait = held;
     return nullptr;
 }
 
@@ -386,6 +407,7 @@ void Scheduler::job_blocker_update(Queue& q) {
         index_unblock_all(t);
         t.job_current = t.job_list.empty() ? nullptr : &t.job_list.front();
         t.candidate_cache_current = nullptr;
+        if (t.refill_wait && queue_has_unheld_todo(q)) t.refill_wait = false;
     }
     if (q.window > q.busy_count() || q.dead()) q.blocker_tag = 0;
 }

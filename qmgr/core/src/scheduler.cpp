@@ -88,6 +88,7 @@ void Scheduler::timer_fire(const Timer& t, int64_t due) {
         if (tr.dead && tr.dead_until == due) {
             tr.dead = false;
             tr.rate_locked = false;
+            tr.refill_wait = false;
             tr.dsn.reset();
             driver_.wakeup();
         }
@@ -189,7 +190,9 @@ void Scheduler::batch_done(Message& m, bool has_unread, int rcpt_unread) {
     // Jobs held back waiting for this batch may go now.
     // Their maximum entry counts changed with rcpt_unread.
     for (Job* j : m.jobs) {
-        j->transport->reset_candidate_cache();
+        Transport& t = *j->transport;
+        t.reset_candidate_cache();
+        t.refill_wait = false;
         index_refresh(*j);
         job_unblock(*j);
     }
@@ -208,7 +211,7 @@ void Scheduler::message_free(Message& m) {
 Transport* Scheduler::select_transport() {
     for (auto it = transport_rr_.begin(); it != transport_rr_.end(); ++it) {
         Transport& t = *it;
-        if (t.dead || t.rate_locked || t.pending >= max_pending) continue;
+        if (t.dead || t.rate_locked || t.refill_wait || t.pending >= max_pending) continue;
         int need = t.pending + 1;
         for (Queue& q : t.queues_rr) {
             if (!q.ready()) continue;

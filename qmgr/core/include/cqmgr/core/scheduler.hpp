@@ -148,7 +148,9 @@ class Scheduler {
     void index_unblock_all(Transport& t);
     std::optional<Job*> job_candidate_indexed(Job& current, int max_slots);
     Job* job_preempt(Job& current);
-    Peer* job_peer_select(Job& j);
+    Peer* job_peer_select(Job& j, bool& held);
+    bool peer_held_back(const Peer& p) const;
+    bool queue_has_unheld_todo(const Queue& q) const;
     Entry* select_entry_locked(Transport& t);
     void job_blocker_update(Queue& q);
     // invariants.cpp

@@ -267,6 +267,9 @@ struct Transport {
     int pending = 0;          // connections not yet announced by an agent
     bool dead = false;
     bool rate_locked = false; // one delivery at a time, spaced by transport_rate_delay
+    // The last selection found only entries held back for a pending refill:
+    // no connection is worth opening until a refill lands or a blocker lifts.
+    bool refill_wait = false;
     std::optional<Dsn> dsn;
     int64_t dead_until = 0;
     int rcpt_unused = 0;

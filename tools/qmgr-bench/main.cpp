@@ -1,0 +1,128 @@
+// qmgr-bench (run it as tools/bench): stock qmgr(8) and cqmgr side by side on
+// the workloads of issue #8, alternated in one session, with a table of
+// medians and ratios per workload.
+#include "clock.hpp"
+#include "error.hpp"
+#include "netns.hpp"
+#include "options.hpp"
+#include "process.hpp"
+#include "run.hpp"
+#include "signals.hpp"
+#include "summary.hpp"
+#include "workload.hpp"
+
+#include <climits>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+using namespace bench;
+
+namespace {
+
+// build/qmgr/cqmgr, found from build/tools/qmgr-bench/qmgr-bench.
+std::string default_cqmgr() {
+    char buf[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) throw compat::sys_error("readlink /proc/self/exe");
+    std::string exe(buf, static_cast<size_t>(n));
+    std::string dir = exe.substr(0, exe.rfind('/'));
+    return dir + "/../../qmgr/cqmgr";
+}
+
+// An absolute path: the instances link it from their own directories.
+std::string absolute(const std::string& path) {
+    char buf[PATH_MAX];
+    if (realpath(path.c_str(), buf) == nullptr)
+        throw compat::Error("expected a cqmgr binary at " + path + ", found none");
+    return buf;
+}
+
+// The whole session; returns the exit status.
+int run_session(const Options& o) {
+    Session session;
+    session.scale = o.scale;
+    session.verbose = o.verbose;
+    if (!o.shared_network) {
+        std::string err = enter_private_network();
+        session.private_network = err.empty();
+        if (!err.empty())
+            std::cerr << "qmgr-bench: warning: no private network namespace (" << err
+                      << "); fanout's destinations will share one nexthop\n";
+    }
+    RunOptions ro;
+    ro.cqmgr_path = absolute(o.cqmgr_path.empty() ? default_cqmgr() : o.cqmgr_path);
+    ro.keep_failed = o.keep_failed;
+    ro.keep = o.keep;
+    ro.verbose = o.verbose;
+    ro.attach = o.attach;
+    if (!o.attach.empty()) std::filesystem::create_directories(o.attach_dir);
+
+    auto names = o.workloads.empty() ? workload_names() : o.workloads;
+    std::vector<std::unique_ptr<Workload>> workloads;
+    for (const auto& n : names)
+        workloads.push_back(make_workload(n, session));
+
+    std::cout << "qmgr-bench: " << o.pairs << " pair(s) per workload, scale " << o.scale
+              << ", cqmgr " << ro.cqmgr_path << "\n";
+    double t0 = boot_seconds();
+    std::ostringstream tables;
+    int failed = 0;
+    for (auto& w : workloads) {
+        std::cout << "\n" << w->name() << ": " << w->describe() << "\n" << std::flush;
+        double tp = boot_seconds();
+        try {
+            w->prepare();
+        } catch (const compat::Interrupted&) {
+            throw;
+        } catch (const compat::Error& e) {
+            std::cout << "  FAILED to prepare: " << e.what() << "\n";
+            ++failed;
+            continue;
+        }
+        if (boot_seconds() - tp > 1)
+            std::cout << "  prepared in " << static_cast<int>(boot_seconds() - tp) << " s\n";
+        std::vector<RunResult> runs;
+        for (int p = 1; p <= o.pairs; ++p)
+            for (auto kind : {compat::QmgrKind::Stock, compat::QmgrKind::Cqmgr}) {
+                ro.attach_out = o.attach_dir + "/" + w->name() + "-" + std::to_string(p) + "-" +
+                                compat::qmgr_kind_name(kind);
+                runs.push_back(run_workload(*w, kind, ro));
+                print_run_line(std::cout, *w, p, runs.back());
+                if (!runs.back().error.empty()) ++failed;
+            }
+        print_table(std::cout, *w, runs);
+        print_table(tables, *w, runs);
+        w.reset(); // removes its queue template
+    }
+    std::cout << "\n## Summary (" << static_cast<int>(boot_seconds() - t0) << " s in all"
+              << (failed ? ", " + std::to_string(failed) + " failed run(s)" : "") << ")\n"
+              << tables.str();
+    return failed ? 1 : 0;
+}
+
+} // namespace
+
+// Checks for root, installs the signal handlers, runs the session.
+int main(int argc, char** argv) {
+    try {
+        Options o = parse_options(argc, argv);
+        if (o.help) {
+            print_usage(std::cout);
+            return 0;
+        }
+        if (geteuid() != 0)
+            throw compat::Error("expected to run as root (private Postfix instances), found uid " +
+                                std::to_string(geteuid()));
+        compat::install_signal_handlers();
+        compat::become_child_subreaper();
+        return run_session(o);
+    } catch (const compat::Interrupted&) {
+        std::cerr << "qmgr-bench: interrupted\n";
+        return 128 + compat::received_signal();
+    } catch (const compat::Error& e) {
+        std::cerr << "qmgr-bench: " << e.what() << "\n";
+        return 2;
+    }
+}

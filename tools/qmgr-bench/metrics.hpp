@@ -1,0 +1,26 @@
+// The figures one run yields, by id, and how the tables label them.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+using Metrics = std::map<std::string, double>;
+
+struct MetricDef {
+    std::string id;
+    std::string label; // with its unit
+    int decimals = 2;
+};
+
+// The figures every workload reports: drain, cpu, cpu_user, cpu_per_rcpt, rss, rate,
+// first. Drain time and first delivery count from the queue manager's start,
+// or with `live_injection` from the first injection.
+std::vector<MetricDef> common_metrics(bool live_injection);
+
+// The middle value (the mean of the two middle ones for an even count); 0 if empty.
+double median(std::vector<double> values);
+
+} // namespace bench

@@ -1,0 +1,30 @@
+// The command line of qmgr-bench (tools/bench).
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+struct Options {
+    int pairs = 3;
+    std::vector<std::string> workloads; // empty: all, in the default order
+    double scale = 1;
+    std::string cqmgr_path;      // empty: ../../qmgr/cqmgr next to this program
+    bool keep_failed = false;    // keep the instance directory of a failed run
+    bool keep = false;           // keep every run's instance directory
+    bool shared_network = false; // do not enter a private network namespace
+    std::string attach;          // tool to attach to each run's queue manager ({pid}, {out})
+    std::string attach_dir = "/tmp/qmgr-bench-attach"; // where {out} files go
+    bool verbose = false;
+    bool help = false;
+};
+
+// Parses argv; throws compat::Error naming the offending argument.
+Options parse_options(int argc, char** argv);
+
+// The usage text.
+void print_usage(std::ostream& out);
+
+} // namespace bench

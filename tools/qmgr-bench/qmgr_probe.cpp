@@ -1,0 +1,117 @@
+#include "qmgr_probe.hpp"
+
+#include "clock.hpp"
+#include "error.hpp"
+#include "fsutil.hpp"
+#include "process.hpp"
+#include "signals.hpp"
+
+#include <cstdlib>
+#include <sstream>
+#include <unistd.h>
+#include <vector>
+
+namespace bench {
+namespace {
+
+// The fields of /proc/PID/stat after "(comm)", numbered as in proc(5) from 3.
+std::vector<std::string> stat_fields(pid_t pid) {
+    std::string stat;
+    try {
+        if (!compat::read_file_if_exists("/proc/" + std::to_string(pid) + "/stat", stat)) return {};
+    } catch (const compat::Error&) {
+        return {};
+    }
+    size_t rp = stat.rfind(')');
+    if (rp == std::string::npos) return {};
+    std::istringstream in(stat.substr(rp + 2));
+    std::vector<std::string> f;
+    std::string w;
+    while (in >> w)
+        f.push_back(w);
+    return f;
+}
+
+// "VmHWM:  7544 kB" from /proc/PID/status; -1 if unreadable.
+long peak_rss_kb(pid_t pid) {
+    std::string status;
+    try {
+        if (!compat::read_file_if_exists("/proc/" + std::to_string(pid) + "/status", status))
+            return -1;
+    } catch (const compat::Error&) {
+        return -1;
+    }
+    size_t p = status.find("VmHWM:");
+    if (p == std::string::npos) return -1;
+    return std::strtol(status.c_str() + p + 6, nullptr, 10);
+}
+
+// The pid of master's child running qmgr or cqmgr, or 0. Reads the kernel's
+// list of master's children (cheap enough to poll every millisecond, so that
+// an attached tool misses next to nothing), else scans /proc.
+pid_t find_qmgr(pid_t master) {
+    std::string list;
+    std::string path =
+        "/proc/" + std::to_string(master) + "/task/" + std::to_string(master) + "/children";
+    bool have_list = false;
+    try {
+        have_list = compat::read_file_if_exists(path, list);
+    } catch (const compat::Error&) {
+    }
+    if (!have_list) {
+        for (const auto& p : compat::children_of(master)) {
+            std::string name = compat::program_name(p);
+            if (name == "qmgr" || name == "cqmgr") return p.pid;
+        }
+        return 0;
+    }
+    std::istringstream in(list);
+    long pid = 0;
+    while (in >> pid) {
+        std::string comm;
+        if (!compat::read_file_if_exists("/proc/" + std::to_string(pid) + "/comm", comm)) continue;
+        if (comm == "qmgr\n" || comm == "cqmgr\n") return static_cast<pid_t>(pid);
+    }
+    return 0;
+}
+
+} // namespace
+
+// Polls for the child every millisecond; the start time is field 22 (clock ticks since boot).
+void QmgrProbe::await_start(std::chrono::milliseconds limit) {
+    double until = boot_seconds() + std::chrono::duration<double>(limit).count();
+    static const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+    for (;;) {
+        if (pid_t pid = find_qmgr(inst_.master_pid())) {
+            auto f = stat_fields(pid);
+            if (f.size() >= 20) {
+                usage_.pid = pid;
+                usage_.started = std::strtod(f[19].c_str(), nullptr) / tick;
+                sample();
+                return;
+            }
+        }
+        if (boot_seconds() >= until)
+            throw compat::Error("expected master (pid " + std::to_string(inst_.master_pid()) +
+                                ") to start a queue manager, found none; maillog tail:\n" +
+                                inst_.maillog_tail());
+        compat::check_interrupted();
+        pause(0.001);
+    }
+}
+
+// utime (field 14) + stime (field 15) and VmHWM of the same pid.
+void QmgrProbe::sample() {
+    static const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+    auto f = stat_fields(usage_.pid);
+    long hwm = peak_rss_kb(usage_.pid);
+    if (f.size() < 13 || f[0] == "Z" || hwm < 0)
+        throw compat::Error("expected the queue manager (pid " + std::to_string(usage_.pid) +
+                            ") to keep running, found it gone; maillog tail:\n" +
+                            inst_.maillog_tail());
+    usage_.user_seconds = std::strtod(f[11].c_str(), nullptr) / tick;
+    usage_.cpu_seconds = usage_.user_seconds + std::strtod(f[12].c_str(), nullptr) / tick;
+    usage_.peak_rss_kb = hwm;
+}
+
+} // namespace bench

@@ -1,0 +1,86 @@
+#include "queue_template.hpp"
+
+#include "clock.hpp"
+#include "error.hpp"
+#include "net.hpp"
+#include "process.hpp"
+
+#include <filesystem>
+#include <iostream>
+
+namespace bench {
+namespace {
+
+// "incoming=20000 active=0" for messages.
+std::string describe_counts(const compat::Instance& inst,
+                            const std::map<std::string, std::uint64_t>& want) {
+    std::string out;
+    for (const auto& [q, n] : want)
+        out += (out.empty() ? "" : " ") + q + "=" +
+               std::to_string(compat::count_files(inst.queue_dir() + "/" + q)) + " (want " +
+               std::to_string(n) + ")";
+    return out;
+}
+
+// True once every directory in `want` holds exactly its count.
+bool counts_reached(const compat::Instance& inst,
+                    const std::map<std::string, std::uint64_t>& want) {
+    for (const auto& [q, n] : want)
+        if (compat::count_files(inst.queue_dir() + "/" + q) != n) return false;
+    return true;
+}
+
+} // namespace
+
+// A stock instance (qmgr on or off), one injection, a bounded wait for the counts.
+QueueTemplate::QueueTemplate(const TemplateSpec& spec, bool verbose)
+    : dir_(std::make_unique<compat::TempDir>("/tmp/cqmgr-bench-template-")), queues_(spec.queues) {
+    dir_->remove_on_exit(true);
+    double t0 = boot_seconds();
+    auto ports = compat::allocate_ports(2);
+    compat::InstanceConfig cfg;
+    cfg.qmgr = compat::QmgrKind::Stock;
+    cfg.qmgr_enabled = spec.qmgr_enabled;
+    cfg.smtpd_port = ports[0];
+    cfg.main_cf = spec.main_cf(ports[1]);
+    cfg.master_exit_after = spec.timeout + 60;
+    compat::Instance inst(dir_->path());
+    inst.create(cfg);
+    inst.start();
+    spec.inject(inst, ports[0]);
+    double until = boot_seconds() + spec.timeout;
+    while (!counts_reached(inst, spec.ready)) {
+        if (boot_seconds() >= until)
+            throw compat::Error("queue template " + spec.label + ": expected " +
+                                "the queue to fill within " + std::to_string(spec.timeout) +
+                                " s, found " + describe_counts(inst, spec.ready) +
+                                "; maillog tail:\n" + inst.maillog_tail());
+        if (!inst.master_alive())
+            throw compat::Error("queue template " + spec.label +
+                                ": expected master to keep running, found it gone");
+        pause(0.2);
+    }
+    inst.stop();
+    if (verbose)
+        std::cout << "  queue template " << spec.label << " ready in " << dir_->path() << " ("
+                  << static_cast<int>(boot_seconds() - t0) << " s)\n"
+                  << std::flush;
+}
+
+// One cp -a per directory: "SRC/." into the existing DST.
+void QueueTemplate::copy_into(const compat::Instance& inst) const {
+    for (const auto& q : queues_) {
+        compat::SpawnOptions o;
+        o.argv = {"/bin/cp", "-a", dir_->path() + "/queue/" + q + "/.", inst.queue_dir() + "/" + q};
+        o.output_path = inst.dir() + "/copy-" + q + ".log";
+        compat::run_command(o, std::chrono::minutes(10));
+    }
+}
+
+// Walks the tree and backdates each regular file.
+void backdate_files(const std::string& dir, int seconds_ago) {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+        if (e.is_regular_file()) compat::backdate(e.path().string(), seconds_ago);
+}
+
+} // namespace bench

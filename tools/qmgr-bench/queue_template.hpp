@@ -1,0 +1,51 @@
+// A pre-filled queue, made once per session by a real Postfix instance and
+// copied into every measured instance before its master starts: all runs of
+// a workload start from the same queue files without injecting them again.
+#pragma once
+
+#include "fsutil.hpp"
+#include "instance.hpp"
+#include "workload.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+struct TemplateSpec {
+    std::string label;         // for messages
+    bool qmgr_enabled = false; // false: no queue manager at all while mail is injected
+    // main.cf settings; `dead_port` is a loopback port nothing listens on.
+    std::function<MainCf(std::uint16_t dead_port)> main_cf;
+    // Injects the mail into the instance's smtpd.
+    std::function<void(const compat::Instance&, std::uint16_t smtpd_port)> inject;
+    // Exact file counts per queue directory that mean the queue is complete.
+    std::map<std::string, std::uint64_t> ready;
+    std::vector<std::string> queues; // the directories copy_into() copies
+    int timeout = 900;               // seconds for injection and readiness together
+};
+
+class QueueTemplate {
+  public:
+    // Runs the instance, injects, waits for `ready`, stops it; throws
+    // compat::Error on timeout or failure.
+    QueueTemplate(const TemplateSpec& spec, bool verbose);
+
+    // Copies the template's queue directories into `inst` (cp -a: owners,
+    // modes and times kept, file names too).
+    void copy_into(const compat::Instance& inst) const;
+
+  private:
+    std::unique_ptr<compat::TempDir> dir_;
+    std::vector<std::string> queues_;
+};
+
+// Sets the access and modification time of every file below `dir` to
+// `seconds_ago` in the past (e.g. deferred messages due for retry now).
+void backdate_files(const std::string& dir, int seconds_ago);
+
+} // namespace bench

@@ -1,0 +1,151 @@
+#include "run.hpp"
+
+#include "attach.hpp"
+#include "clock.hpp"
+#include "delivery_watch.hpp"
+#include "error.hpp"
+#include "fsutil.hpp"
+#include "net.hpp"
+#include "qmgr_probe.hpp"
+#include "signals.hpp"
+#include "sink.hpp"
+
+#include <iostream>
+#include <memory>
+
+namespace bench {
+namespace {
+
+// True once no message is left in maildrop, incoming, active or deferred.
+bool queue_drained(const compat::Instance& inst) {
+    for (const char* q : {"maildrop", "incoming", "active", "deferred"})
+        if (compat::count_files(inst.queue_dir() + "/" + q) != 0) return false;
+    return true;
+}
+
+// Throws if the maillog shows a fatal error or a recipient that was not delivered.
+void check_log(const DeliveryWatch& watch) {
+    if (!watch.first_fatal().empty())
+        throw compat::Error("expected no fatal or panic lines in the maillog, found: " +
+                            watch.first_fatal());
+    if (watch.not_sent() > 0)
+        throw compat::Error("expected every recipient to be delivered (status=sent), found " +
+                            std::to_string(watch.not_sent()) +
+                            " that were not, the first: " + watch.first_not_sent());
+}
+
+// Everything that owns processes; torn down on return or throw.
+void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
+             const std::string& dir, Metrics& m) {
+    auto specs = w.sinks();
+    auto ports = compat::allocate_ports(1 + specs.size());
+    compat::UserIds postfix = compat::lookup_user("postfix");
+    compat::make_dir(dir + "/sinks", 0755, 0, 0);
+    std::vector<std::unique_ptr<compat::Sink>> sinks; // outlive the instance
+    for (size_t i = 0; i < specs.size(); ++i) {
+        const auto& s = specs[i];
+        sinks.push_back(std::make_unique<compat::Sink>(
+            s, ports[i + 1], dir + "/sink-" + s.name + ".log", dir + "/sinks/" + s.name, postfix));
+        sinks.back()->start(s.args);
+    }
+    compat::Instance inst(dir);
+    RunContext ctx{inst, ports[0], {ports.begin() + 1, ports.end()}, opts.verbose};
+    compat::InstanceConfig cfg;
+    cfg.qmgr = kind;
+    cfg.cqmgr_path = opts.cqmgr_path;
+    cfg.smtpd_port = ports[0];
+    cfg.main_cf = w.main_cf(ctx);
+    cfg.master_exit_after = w.timeout() + 120;
+    inst.create(cfg);
+    w.populate(ctx);
+    inst.start();
+
+    QmgrProbe probe(inst);
+    probe.await_start(std::chrono::seconds(30));
+    std::unique_ptr<AttachedTool> tool;
+    double started = probe.usage().started;
+    if (!opts.attach.empty()) {
+        tool = std::make_unique<AttachedTool>(opts.attach, probe.usage().pid, opts.attach_out, 1);
+        started = boot_seconds(); // the time it was stopped does not count
+    }
+    DeliveryWatch watch(inst.maillog_path(), w.tag());
+    auto inj = w.injection(ctx);
+    if ((inj != nullptr) != w.live_injection())
+        throw compat::Error("workload " + w.name() + ": expected injection() to match " +
+                            "live_injection(), found a mismatch");
+    bool injected = inj == nullptr;
+    double deadline = boot_seconds() + w.timeout();
+    double next_sample = 0, next_report = boot_seconds() + 10;
+    for (;;) {
+        compat::check_interrupted();
+        if (!injected) injected = inj->step();
+        watch.poll();
+        check_log(watch);
+        double now = boot_seconds();
+        if (now >= next_sample) {
+            probe.sample();
+            next_sample = now + 0.1;
+        }
+        if (injected && watch.sent() >= w.recipients() && queue_drained(inst)) break;
+        if (now >= deadline)
+            throw compat::Error("expected " + std::to_string(w.recipients()) +
+                                " recipients delivered within " + std::to_string(w.timeout()) +
+                                " s, found " + std::to_string(watch.sent()) +
+                                (injected ? "" : " (injection still running)"));
+        if (!inst.master_alive())
+            throw compat::Error("expected master to keep running, found it gone; maillog tail:\n" +
+                                inst.maillog_tail());
+        if (opts.verbose && now >= next_report) {
+            next_report = now + 10;
+            std::cout << "    " << watch.sent() << " of " << w.recipients() << " delivered\n"
+                      << std::flush;
+        }
+        pause(0.01);
+    }
+    probe.sample();
+    if (tool) tool->stop();
+    const QmgrUsage& u = probe.usage();
+    double start = inj ? inj->started : started;
+    double n = static_cast<double>(w.recipients());
+    m["drain"] = watch.last_sent_at() - start;
+    m["cpu"] = u.cpu_seconds;
+    m["cpu_user"] = u.user_seconds;
+    m["cpu_per_rcpt"] = u.cpu_seconds / n * 1e6;
+    m["rss"] = static_cast<double>(u.peak_rss_kb);
+    m["rate"] = n / m["drain"];
+    m["first"] = watch.first_sent_at() - start;
+    w.add_metrics(watch, inj.get(), m);
+    inst.stop();
+}
+
+} // namespace
+
+// A temporary directory per run, removed unless kept (--keep, or --keep-failed on failure).
+RunResult run_workload(const Workload& w, compat::QmgrKind kind, const RunOptions& opts) {
+    RunResult res;
+    res.kind = kind;
+    compat::TempDir dir("/tmp/cqmgr-bench-");
+    dir.remove_on_exit(true);
+    try {
+        measure(w, kind, opts, dir.path(), res.metrics);
+        if (opts.keep) {
+            dir.remove_on_exit(false);
+            std::cout << "    kept " << dir.path() << "\n";
+        }
+    } catch (const compat::Interrupted&) {
+        throw;
+    } catch (const compat::Error& e) {
+        res.metrics.clear();
+        res.error = e.what();
+        if (opts.keep_failed || opts.keep) {
+            dir.remove_on_exit(false);
+            res.error += " (instance kept in " + dir.path() + ")";
+        }
+    } catch (const std::exception& e) {
+        res.metrics.clear();
+        res.error = std::string("unexpected error: ") + e.what();
+    }
+    return res;
+}
+
+} // namespace bench

@@ -1,0 +1,34 @@
+// One measured run of a workload against one queue manager, in a fresh
+// private Postfix instance.
+#pragma once
+
+#include "instance.hpp"
+#include "metrics.hpp"
+#include "workload.hpp"
+
+#include <string>
+
+namespace bench {
+
+struct RunOptions {
+    std::string cqmgr_path;
+    bool keep_failed = false; // keep the instance directory of a failed run
+    bool keep = false;        // keep it always
+    bool verbose = false;
+    std::string attach;     // command to attach to the queue manager ("" for none)
+    std::string attach_out; // its {out}
+};
+
+struct RunResult {
+    compat::QmgrKind kind = compat::QmgrKind::Stock;
+    Metrics metrics;   // empty if the run failed
+    std::string error; // why it failed, "" on success
+};
+
+// Sets up sinks and instance, fills the queue, starts master, follows the
+// maillog and the queue manager until every recipient is delivered and the
+// queue is empty, and tears everything down. Failures come back in `error`;
+// only compat::Interrupted is thrown.
+RunResult run_workload(const Workload& w, compat::QmgrKind kind, const RunOptions& opts);
+
+} // namespace bench

@@ -1,0 +1,84 @@
+// A benchmark workload: the mail a run starts with or receives while it is
+// measured, where that mail goes, and the figures it adds to the common ones.
+#pragma once
+
+#include "delivery_watch.hpp"
+#include "instance.hpp"
+#include "metrics.hpp"
+#include "scenario.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace bench {
+
+// What the whole session shares.
+struct Session {
+    double scale = 1;
+    bool private_network = false; // in a private netns: loopback aliases and 0.0.0.0 sinks
+    bool verbose = false;
+};
+
+// What a workload sees of one run.
+struct RunContext {
+    compat::Instance& inst;
+    std::uint16_t smtpd_port = 0;
+    std::vector<std::uint16_t> sink_ports; // in the order of Workload::sinks()
+    bool verbose = false;
+};
+
+// Mail injected while the run is measured.
+class Injection {
+  public:
+    virtual ~Injection() = default;
+    // Called every few milliseconds; does the next bit of injecting and
+    // returns true once everything is injected.
+    virtual bool step() = 0;
+    // boot_seconds() when injection began and ended (0 until then).
+    double started = 0;
+    double finished = 0;
+};
+
+using MainCf = std::vector<std::pair<std::string, std::string>>;
+
+class Workload {
+  public:
+    virtual ~Workload() = default;
+    virtual std::string name() const = 0;
+    // One line: sizes, destinations, how the mail gets there.
+    virtual std::string describe() const = 0;
+    // Recipients that must be logged status=sent before a run ends.
+    virtual std::uint64_t recipients() const = 0;
+    // Seconds a run may take before it is abandoned.
+    virtual int timeout() const = 0;
+    // Once per session before the first run (e.g. building a pre-filled queue).
+    virtual void prepare() {}
+    // The smtp-sink destinations of a run.
+    virtual std::vector<compat::SinkSpec> sinks() const = 0;
+    // main.cf settings of a run.
+    virtual MainCf main_cf(const RunContext& run) const = 0;
+    // Before master starts: fill the queue, write lookup tables.
+    virtual void populate(const RunContext&) const {}
+    // True if injection() returns mail to inject while the run is measured.
+    virtual bool live_injection() const { return false; }
+    // Mail to inject once the queue manager runs (nullptr: none).
+    virtual std::unique_ptr<Injection> injection(const RunContext&) const { return nullptr; }
+    // Recipients whose delay= the watch collects ("" for none).
+    virtual std::string tag() const { return ""; }
+    // Figures beyond the common ones, in table order.
+    virtual std::vector<MetricDef> extra_metrics() const { return {}; }
+    // Computes those figures at the end of a run.
+    virtual void add_metrics(const DeliveryWatch&, const Injection*, Metrics&) const {}
+};
+
+// The workloads by name, in their default order: flush, fanout, deferred-restart,
+// intake, slow-receiver.
+std::vector<std::string> workload_names();
+
+// Creates a workload; throws compat::Error naming the known ones if `name` is not one.
+std::unique_ptr<Workload> make_workload(const std::string& name, const Session& session);
+
+} // namespace bench

@@ -1,0 +1,21 @@
+// The five workloads of issue #8; each is defined in its own file.
+#pragma once
+
+#include "workload.hpp"
+
+#include <memory>
+
+namespace bench {
+
+// 20,000 one-recipient messages waiting in incoming, drained to one sink.
+std::unique_ptr<Workload> make_flush(const Session& session);
+// One message with 200,000 recipients over 1,000 destinations.
+std::unique_ptr<Workload> make_fanout(const Session& session);
+// 50,000 messages in deferred, their destination back up.
+std::unique_ptr<Workload> make_deferred_restart(const Session& session);
+// Mail arriving over SMTP while it is delivered.
+std::unique_ptr<Workload> make_intake(const Session& session);
+// Bulk and small mail at a destination that answers slowly.
+std::unique_ptr<Workload> make_slow_receiver(const Session& session);
+
+} // namespace bench
