@@ -6,6 +6,7 @@
 #include "address.hpp"
 #include "cqmgr/conf/config_error.hpp"
 #include "delays.hpp"
+#include "feedback_debug.hpp"
 #include "notices.hpp"
 
 #include <algorithm>
@@ -463,6 +464,14 @@ void QueueManager::maybe_finish(Message& m) {
 }
 
 void QueueManager::warn(const std::string& text) { log::warn(text); }
+
+void QueueManager::queue_feedback(const core::Queue& q, bool positive, double step) {
+    if (settings_.feedback_debug) log_queue_feedback(q, positive, step);
+}
+
+void QueueManager::queue_window(const core::Queue& q, bool positive) {
+    if (settings_.feedback_debug) log_queue_window(q, positive);
+}
 
 void QueueManager::wakeup() {
     delivery_.pump();

@@ -65,6 +65,8 @@ class QueueManager : public core::Driver {
     void wakeup() override;
     void warn(const std::string& text) override;
     int active_messages() const override { return static_cast<int>(messages_.size()); }
+    void queue_feedback(const core::Queue& q, bool positive, double step) override;
+    void queue_window(const core::Queue& q, bool positive) override;
 
     awaitable<void> activate(std::string id, std::string from_queue, int scan_flags);
     // Reads the next batch of at most `limit` recipients (reopening the file

@@ -54,6 +54,8 @@ struct Settings {
     bool owner_request_special = true;
     int64_t verify_pending_limit = 5000; // address_verify_pending_request_limit
     int64_t clog_warn_time = 300;
+    bool feedback_debug = false;         // destination_concurrency_feedback_debug
+    int64_t init_dest_concurrency = 5;   // initial_destination_concurrency (global)
 
     // Reads everything from `cf`; bad values warn and fall back.
     static Settings load(const conf::MainCf& cf);

@@ -33,6 +33,15 @@ class Driver {
     virtual void warn(const std::string&) {}
     // How many messages are in the active queue (for clog warnings).
     virtual int active_messages() const { return 0; }
+    // Concurrency feedback, for destination_concurrency_feedback_debug:
+    // `step` is about to be added to (positive) or taken from `q`'s success
+    // or failure account.
+    virtual void queue_feedback(const Queue& q, bool positive, double step) {
+        (void)q, (void)positive, (void)step;
+    }
+    // `q`'s window and accounts after a success report or revival
+    // (positive) or after a failure report.
+    virtual void queue_window(const Queue& q, bool positive) { (void)q, (void)positive; }
 };
 
 // The result of one delivery request, as the agent (or its failure) gave it.
