@@ -363,6 +363,8 @@ Expect parse_expect(const toml::table& t, const std::string& source) {
     }
     if (const auto* tx = r.table("transactions"))
         e.transactions = parse_counts(*tx, "expect.transactions", source);
+    if (const auto* fl = r.table("flush_log"))
+        e.flush_log = parse_counts(*fl, "expect.flush_log", source);
     r.reject_unknown();
     return e;
 }

@@ -121,6 +121,8 @@ struct Expect {
     std::vector<LogExpect> log;                    // maillog lines matching a regex
     std::map<std::string, Range> peak_connections; // sink -> most simultaneous connections seen
     std::map<std::string, int> transactions;       // dump sink -> captured mail transactions
+    std::map<std::string, int> flush_log;          // fast flush log (file name in queue/flush/,
+                                                   // e.g. dest_example) -> distinct queue IDs
 };
 
 // How two runs' qmgr log lines are compared.

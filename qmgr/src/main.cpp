@@ -120,6 +120,8 @@ int main(int argc, char** argv) {
     } catch (const conf::ConfigError& e) {
         config_fatal(e);
     }
+    // Before chroot and the privilege drop, as stock reads its lists then.
+    qmgr::FlushDomains flush_domains(settings.fast_flush_domains, settings.flush_parent_style);
     if (::chdir(settings.queue_directory.c_str()) < 0)
         log::fatal("chdir " + settings.queue_directory + ": " + std::strerror(errno));
     if (cl->chroot && ::chroot(".") < 0) log::fatal(std::string("chroot: ") + std::strerror(errno));
@@ -135,7 +137,7 @@ int main(int argc, char** argv) {
     std::unique_ptr<qmgr::QueueManager> qm;
     qmgr::MasterLink master(
         io, cl->transport, [&qm](std::string_view bytes) { qm->on_trigger(bytes); }, stop);
-    qm = std::make_unique<qmgr::QueueManager>(io, cf, settings, master);
+    qm = std::make_unique<qmgr::QueueManager>(io, cf, settings, flush_domains, master);
     if (!master.start()) log::debug("no master descriptors: running stand-alone");
 
     asio::signal_set signals(io, SIGTERM, SIGINT);

@@ -9,6 +9,7 @@
 #include "cqmgr/queuefile/queue_layout.hpp"
 #include "cqmgr/core/scheduler.hpp"
 #include "delivery.hpp"
+#include "fast_flush.hpp"
 #include "master_link.hpp"
 #include "message.hpp"
 #include "resolver.hpp"
@@ -40,7 +41,7 @@ struct Scan {
 class QueueManager : public core::Driver {
   public:
     QueueManager(asio::io_context& io, const conf::MainCf& cf, const Settings& settings,
-                 MasterLink& master);
+                 const FlushDomains& flush_domains, MasterLink& master);
 
     // Moves leftovers from `active` back to `incoming`, starts both scans and
     // the periodic deferred scan.
@@ -95,6 +96,7 @@ class QueueManager : public core::Driver {
     asio::io_context& io_;
     const conf::MainCf& cf_;
     const Settings& settings_;
+    const FlushDomains& flush_domains_;
     MasterLink& master_;
     queuefile::QueueLayout layout_;
     Resolver resolver_;

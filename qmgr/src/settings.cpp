@@ -3,6 +3,7 @@
 #include "feedback_debug.hpp"
 #include "log.hpp"
 
+#include <algorithm>
 #include <unistd.h>
 
 namespace cqmgr::qmgr {
@@ -60,6 +61,11 @@ Settings Settings::load(const conf::MainCf& cf) {
     s.owner_request_special = cf.boolean("owner_request_special", true);
     s.verify_pending_limit = cf.integer("address_verify_pending_request_limit", 5000, 1);
     s.clog_warn_time = cf.time("qmgr_clog_warn_time", "300s", 's', 0);
+    if (cf.raw("flush_service_name")) s.flush_service_name = cf.str("flush_service_name");
+    s.fast_flush_domains = cf.str("fast_flush_domains");
+    auto parent = cf.list("parent_domain_matches_subdomains");
+    s.flush_parent_style =
+        std::find(parent.begin(), parent.end(), "fast_flush_domains") != parent.end();
     s.feedback_debug = cf.boolean("destination_concurrency_feedback_debug", false);
     s.init_dest_concurrency = cf.integer("initial_destination_concurrency", 5, 1);
     return s;

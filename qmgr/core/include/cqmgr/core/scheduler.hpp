@@ -77,6 +77,11 @@ class Scheduler {
     // The queue for a recipient: `name` on `t`, or, when `t` or that queue is
     // dead, the retry transport's queue named after the reason.
     Queue& queue_for(Transport& t, const std::string& name, const std::string& nexthop);
+    // Like queue_for(), but where the recipient would go to the retry
+    // transport and that transport (or its queue for the reason) is dead
+    // too, returns nullptr and sets `reason`: the caller defers the
+    // recipient itself, as stock qmgr does while resolving.
+    Queue* route(Transport& t, const std::string& name, const std::string& nexthop, Dsn& reason);
     // Adds one recipient of `m` for queue `q`.
     void assign(Message& m, Queue& q, queuefile::Recipient r);
     // After a batch was read and assigned: `has_unread` and `rcpt_unread`
