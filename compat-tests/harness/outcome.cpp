@@ -507,6 +507,33 @@ std::vector<std::string> check_expectations(const Expect& e, const Outcome& o, c
                         std::to_string(n));
         }
     }
+    for (const auto& oe : e.order) {
+        std::string a = vars.expand(oe.lines, "expect.order.lines");
+        std::string b = vars.expand(oe.before_last, "expect.order.before_last");
+        std::regex ra, rb;
+        try {
+            ra = std::regex(a);
+            rb = std::regex(b);
+        } catch (const std::regex_error& err) {
+            f.push_back("expected valid regexes in expect.order, found /" + a + "/, /" + b +
+                        "/: " + err.what());
+            continue;
+        }
+        long last_a = -1, last_b = -1, n = 0;
+        for (const auto& line : o.maillog) {
+            if (std::regex_search(line, ra)) last_a = n;
+            if (std::regex_search(line, rb)) last_b = n;
+            ++n;
+        }
+        if (last_a < 0 || last_b < 0)
+            f.push_back("expected maillog lines matching /" + a + "/ and /" + b + "/, found " +
+                        (last_a < 0 ? "none of the first" : "none of the second"));
+        else if (last_a > last_b)
+            f.push_back("expected every maillog line matching /" + a +
+                        "/ before the last one matching /" + b + "/ (line " +
+                        std::to_string(last_b + 1) + "), found one at line " +
+                        std::to_string(last_a + 1));
+    }
     for (const auto& [name, rg] : e.peak_connections) {
         int got = o.peak_connections.count(name) ? o.peak_connections.at(name) : 0;
         if (!rg.contains(got))
