@@ -150,9 +150,11 @@ std::string backoff_text(const std::vector<long>& v) {
 
 } // namespace
 
-// Names of the regular files below a directory, sorted.
-std::vector<std::string> file_names_below(const std::string& dir) {
-    std::vector<std::string> out;
+namespace {
+// Everything below a directory (recursively) that is not a directory;
+// unreadable parts are skipped.
+std::vector<std::filesystem::path> paths_below(const std::string& dir) {
+    std::vector<std::filesystem::path> out;
     std::error_code ec;
     std::filesystem::recursive_directory_iterator it(dir, ec), end;
     if (ec) return out;
@@ -162,25 +164,47 @@ std::vector<std::string> file_names_below(const std::string& dir) {
             continue;
         }
         std::error_code sec;
-        if (it->is_regular_file(sec)) out.push_back(it->path().filename().string());
+        if (!it->is_directory(sec)) out.push_back(it->path());
+    }
+    return out;
+}
+} // namespace
+
+// Names of the regular files below a directory, sorted.
+std::vector<std::string> file_names_below(const std::string& dir) {
+    std::vector<std::string> out;
+    for (const auto& p : paths_below(dir)) {
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(p, ec)) out.push_back(p.filename().string());
     }
     std::sort(out.begin(), out.end());
+    return out;
+}
+
+// Reads every fast flush log: one queue ID per line, repeats allowed.
+Multiset flush_log_ids(const std::string& flush_dir) {
+    Multiset out;
+    for (const auto& p : paths_below(flush_dir)) {
+        std::string text;
+        try {
+            if (!read_file_if_exists(p.string(), text)) continue;
+        } catch (const Error&) {
+            continue;
+        }
+        std::set<std::string> ids;
+        for (const auto& line : split_lines(text))
+            if (!line.empty()) ids.insert(line);
+        out[p.filename().string()] = static_cast<int>(ids.size());
+    }
     return out;
 }
 
 // Stats every file below deferred/.
 std::vector<long> deferred_backoffs(const std::string& deferred_dir) {
     std::vector<long> out;
-    std::error_code ec;
-    std::filesystem::recursive_directory_iterator it(deferred_dir, ec), end;
-    if (ec) return out;
-    for (; it != end; it.increment(ec)) {
-        if (ec) {
-            ec.clear();
-            continue;
-        }
+    for (const auto& p : paths_below(deferred_dir)) {
         struct stat st {};
-        if (lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        if (lstat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
         out.push_back(static_cast<long>(st.st_mtim.tv_sec - st.st_ctim.tv_sec));
     }
     std::sort(out.begin(), out.end());
@@ -483,6 +507,33 @@ std::vector<std::string> check_expectations(const Expect& e, const Outcome& o, c
                         std::to_string(n));
         }
     }
+    for (const auto& oe : e.order) {
+        std::string a = vars.expand(oe.lines, "expect.order.lines");
+        std::string b = vars.expand(oe.before_last, "expect.order.before_last");
+        std::regex ra, rb;
+        try {
+            ra = std::regex(a);
+            rb = std::regex(b);
+        } catch (const std::regex_error& err) {
+            f.push_back("expected valid regexes in expect.order, found /" + a + "/, /" + b +
+                        "/: " + err.what());
+            continue;
+        }
+        long last_a = -1, last_b = -1, n = 0;
+        for (const auto& line : o.maillog) {
+            if (std::regex_search(line, ra)) last_a = n;
+            if (std::regex_search(line, rb)) last_b = n;
+            ++n;
+        }
+        if (last_a < 0 || last_b < 0)
+            f.push_back("expected maillog lines matching /" + a + "/ and /" + b + "/, found " +
+                        (last_a < 0 ? "none of the first" : "none of the second"));
+        else if (last_a > last_b)
+            f.push_back("expected every maillog line matching /" + a +
+                        "/ before the last one matching /" + b + "/ (line " +
+                        std::to_string(last_b + 1) + "), found one at line " +
+                        std::to_string(last_a + 1));
+    }
     for (const auto& [name, rg] : e.peak_connections) {
         int got = o.peak_connections.count(name) ? o.peak_connections.at(name) : 0;
         if (!rg.contains(got))
@@ -495,6 +546,12 @@ std::vector<std::string> check_expectations(const Expect& e, const Outcome& o, c
         if (got != want)
             f.push_back("expected sink '" + name + "' to capture " + std::to_string(want) +
                         " mail transactions, found " + std::to_string(got));
+    }
+    for (const auto& [name, want] : e.flush_log) {
+        int got = o.flush_logs.count(name) ? o.flush_logs.at(name) : 0;
+        if (got != want)
+            f.push_back("expected the fast flush log flush/" + name + " to list " +
+                        std::to_string(want) + " queue IDs, found " + std::to_string(got));
     }
     if (!o.problems.empty())
         f.push_back("expected no fatal/panic/crash lines in the maillog, found " +
@@ -519,6 +576,7 @@ std::vector<std::string> compare_outcomes(const Outcome& a, const std::string& a
     for (const auto& [k, v] : b.queue)
         qb[k] = static_cast<int>(v);
     diff_multisets(qa, an, qb, bn, "queue files in", out, " files");
+    diff_multisets(a.flush_logs, an, b.flush_logs, bn, "fast flush log", out, " queue IDs");
     if (opts.qmgr_lines == CompareMode::Set)
         diff_multisets(as_set(a.qmgr_lines), an, as_set(b.qmgr_lines), bn, "qmgr line (as a set)",
                        out);
@@ -588,6 +646,8 @@ void print_outcome(std::ostream& out, const Outcome& o, bool verbose) {
     }
     out << "\n";
     if (!o.backoffs.empty()) out << "  deferred backoffs (s): " << backoff_text(o.backoffs) << "\n";
+    for (const auto& [k, v] : o.flush_logs)
+        out << "  fast flush log " << k << ": " << v << " queue IDs\n";
     for (const auto& [k, v] : o.transactions)
         out << "  sink " << k << ": " << total(v) << " transactions captured\n";
     if (!o.peak_connections.empty()) {

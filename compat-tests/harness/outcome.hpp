@@ -50,6 +50,7 @@ struct Outcome {
     std::map<std::string, int> peak_connections;  // sink -> most simultaneous connections
     std::vector<std::string> maillog;             // raw lines, for expect.log
     std::vector<std::string> corrupt_files;       // names of the files left in corrupt/
+    Multiset flush_logs; // fast flush log file -> distinct queue IDs it lists
     std::size_t log_lines = 0;
     double injection_seconds = 0; // time spent injecting
     double outcome_seconds = -1;  // first injection -> outcome reached (-1: not reached)
@@ -75,6 +76,11 @@ Outcome collect_outcome(const std::vector<std::string>& maillog_lines, const Var
 // seconds. qmgr sets the mtime (not-before time) and then renames the file
 // into deferred/, which sets the ctime, so this is the retry delay it chose.
 std::vector<long> deferred_backoffs(const std::string& deferred_dir);
+
+// The fast flush logs below `flush_dir` (flush(8) keeps one file per site,
+// named after the site with non-alphanumerics as '_'): file name -> number of
+// distinct queue IDs in it.
+Multiset flush_log_ids(const std::string& flush_dir);
 
 // Names of the regular files below a directory (recursively), sorted.
 std::vector<std::string> file_names_below(const std::string& dir);

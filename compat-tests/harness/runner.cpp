@@ -232,6 +232,7 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
     res.outcome.outcome_seconds = reached;
     res.outcome.backoffs = deferred_backoffs(inst.queue_dir() + "/deferred");
     res.outcome.corrupt_files = file_names_below(inst.queue_dir() + "/corrupt");
+    res.outcome.flush_logs = flush_log_ids(inst.queue_dir() + "/flush");
 
     // A process the scenario stopped (SIGSTOP) would ignore master's SIGTERM.
     if (inst.master_alive())

@@ -269,6 +269,36 @@ Range parse_range(const toml::table& t, const std::string& where, const std::str
     return rg;
 }
 
+// Calls fn(table, where) for each element of an array of tables; `name`
+// gives the place in messages ("expect.log" -> "expect.log[N]").
+template <class Fn>
+void for_each_table(const toml::array* arr, const std::string& name, const std::string& source,
+                    Fn fn) {
+    if (arr == nullptr) return;
+    int i = 0;
+    for (const auto& n : *arr) {
+        std::string where = name + "[" + std::to_string(i++) + "]";
+        if (!n.is_table())
+            throw Error(source + ": " + where + ": expected a table, found " + type_name(n));
+        fn(*n.as_table(), where);
+    }
+}
+
+// Reads one expect.order entry.
+OrderExpect parse_order_expect(const toml::table& t, const std::string& where,
+                               const std::string& source) {
+    TableReader r(t, where, source);
+    OrderExpect o;
+    o.lines = r.str("lines").value_or("");
+    o.before_last = r.str("before_last").value_or("");
+    if (o.lines.empty() || o.before_last.empty())
+        throw Error(source + ": " + where +
+                    ": expected lines = \"regex\" and before_last = \"regex\", found " +
+                    (o.lines.empty() ? "no lines" : "no before_last"));
+    r.reject_unknown();
+    return o;
+}
+
 // Reads one expect.log entry.
 LogExpect parse_log_expect(const toml::table& t, const std::string& where,
                            const std::string& source) {
@@ -318,15 +348,9 @@ Expect parse_expect(const toml::table& t, const std::string& source) {
         e.per_sink = parse_counts(*ps, "expect.per_sink", source);
     if (const auto* nt = r.table("notifications"))
         e.notifications = parse_counts(*nt, "expect.notifications", source);
-    if (const auto* mb = r.array("mailbox")) {
-        int i = 0;
-        for (const auto& n : *mb) {
-            std::string where = "expect.mailbox[" + std::to_string(i++) + "]";
-            if (!n.is_table())
-                throw Error(source + ": " + where + ": expected a table, found " + type_name(n));
-            e.mailbox.push_back(parse_mailbox(*n.as_table(), where, source));
-        }
-    }
+    for_each_table(r.array("mailbox"), "expect.mailbox", source, [&](const auto& t, const auto& w) {
+        e.mailbox.push_back(parse_mailbox(t, w, source));
+    });
     if (const auto* q = r.table("queue")) {
         e.queue = parse_counts(*q, "expect.queue", source);
         for (const auto& [name, n] : e.queue) {
@@ -337,15 +361,12 @@ Expect parse_expect(const toml::table& t, const std::string& source) {
         }
     }
     if (const auto* b = r.table("backoff")) e.backoff = parse_range(*b, "expect.backoff", source);
-    if (const auto* lg = r.array("log")) {
-        int i = 0;
-        for (const auto& n : *lg) {
-            std::string where = "expect.log[" + std::to_string(i++) + "]";
-            if (!n.is_table())
-                throw Error(source + ": " + where + ": expected a table, found " + type_name(n));
-            e.log.push_back(parse_log_expect(*n.as_table(), where, source));
-        }
-    }
+    for_each_table(r.array("log"), "expect.log", source, [&](const auto& t, const auto& w) {
+        e.log.push_back(parse_log_expect(t, w, source));
+    });
+    for_each_table(r.array("order"), "expect.order", source, [&](const auto& t, const auto& w) {
+        e.order.push_back(parse_order_expect(t, w, source));
+    });
     if (const auto* pc = r.table("peak_connections")) {
         for (const auto& [k, v] : *pc) {
             std::string key(k.str()), where = "expect.peak_connections." + key;
@@ -363,6 +384,8 @@ Expect parse_expect(const toml::table& t, const std::string& source) {
     }
     if (const auto* tx = r.table("transactions"))
         e.transactions = parse_counts(*tx, "expect.transactions", source);
+    if (const auto* fl = r.table("flush_log"))
+        e.flush_log = parse_counts(*fl, "expect.flush_log", source);
     r.reject_unknown();
     return e;
 }
@@ -528,46 +551,27 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
                                    main_cf_value(v, source + ": main_cf." + std::string(k.str())));
     }
     s.master_cf = r.strings("master_cf").value_or(std::vector<std::string>{});
-    if (const auto* sinks = r.array("sink")) {
-        int i = 0;
-        for (const auto& n : *sinks) {
-            std::string where = "sink[" + std::to_string(i++) + "]";
-            if (!n.is_table())
-                throw Error(source + ": " + where + ": expected a table, found " + type_name(n));
-            SinkSpec sink = parse_sink(*n.as_table(), where, source);
-            for (const auto& other : s.sinks)
-                if (other.name == sink.name)
-                    throw Error(source + ": " + where + ": expected unique sink names, found '" +
-                                sink.name + "' twice");
-            s.sinks.push_back(std::move(sink));
-        }
-    }
-    if (const auto* injects = r.array("inject")) {
-        int i = 0;
-        for (const auto& n : *injects) {
-            std::string where = "inject[" + std::to_string(i++) + "]";
-            if (!n.is_table())
-                throw Error(source + ": " + where + ": expected a table, found " + type_name(n));
-            s.injects.push_back(parse_inject(*n.as_table(), where, source));
-        }
-    }
-    if (const auto* actions = r.array("action")) {
-        int i = 0;
-        int last_after = 0;
-        for (const auto& n : *actions) {
-            std::string where = "action[" + std::to_string(i++) + "]";
-            if (!n.is_table())
-                throw Error(source + ": " + where + ": expected a table, found " + type_name(n));
-            ActionSpec a =
-                parse_action(*n.as_table(), where, source, static_cast<int>(s.injects.size()));
-            if (a.after_inject < last_after)
-                throw Error(source + ": " + where + ": expected after_inject >= " +
-                            std::to_string(last_after) + " (actions run in file order), found " +
-                            std::to_string(a.after_inject));
-            last_after = a.after_inject;
-            s.actions.push_back(std::move(a));
-        }
-    }
+    for_each_table(r.array("sink"), "sink", source, [&](const auto& t, const auto& where) {
+        SinkSpec sink = parse_sink(t, where, source);
+        for (const auto& other : s.sinks)
+            if (other.name == sink.name)
+                throw Error(source + ": " + where + ": expected unique sink names, found '" +
+                            sink.name + "' twice");
+        s.sinks.push_back(std::move(sink));
+    });
+    for_each_table(r.array("inject"), "inject", source, [&](const auto& t, const auto& w) {
+        s.injects.push_back(parse_inject(t, w, source));
+    });
+    int last_after = 0;
+    for_each_table(r.array("action"), "action", source, [&](const auto& t, const auto& where) {
+        ActionSpec a = parse_action(t, where, source, static_cast<int>(s.injects.size()));
+        if (a.after_inject < last_after)
+            throw Error(source + ": " + where +
+                        ": expected after_inject >= " + std::to_string(last_after) +
+                        " (actions run in file order), found " + std::to_string(a.after_inject));
+        last_after = a.after_inject;
+        s.actions.push_back(std::move(a));
+    });
     if (s.injects.empty() && s.actions.empty())
         throw Error(source + ": expected at least one [[inject]] or [[action]] step, found none");
     if (const auto* ex = r.table("expect")) s.expect = parse_expect(*ex, source);

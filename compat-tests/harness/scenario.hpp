@@ -102,6 +102,14 @@ struct LogExpect {
     std::optional<int> max;   // at most
 };
 
+// Maillog order: every line matching `lines` comes before the last line
+// matching `before_last`, and both occur (e.g. small mail is not delivered
+// last).
+struct OrderExpect {
+    std::string lines;       // ECMAScript regex, ${...} expanded per run
+    std::string before_last; // likewise
+};
+
 struct MailboxExpect {
     std::string path;
     std::vector<std::string> contains;
@@ -120,8 +128,11 @@ struct Expect {
     std::map<std::string, int> queue;              // queue dir -> exact file count at the end
     std::optional<Range> backoff;                  // seconds: mtime - ctime of every deferred file
     std::vector<LogExpect> log;                    // maillog lines matching a regex
+    std::vector<OrderExpect> order;                // maillog lines before others
     std::map<std::string, Range> peak_connections; // sink -> most simultaneous connections seen
     std::map<std::string, int> transactions;       // dump sink -> captured mail transactions
+    std::map<std::string, int> flush_log;          // fast flush log (file name in queue/flush/,
+                                                   // e.g. dest_example) -> distinct queue IDs
 };
 
 // How two runs' qmgr log lines are compared.

@@ -2,6 +2,7 @@
 
 #include "cqmgr/conf/logical_lines.hpp"
 #include "cqmgr/conf/param_table.hpp"
+#include "cqmgr/conf/values.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -31,25 +32,7 @@ std::optional<std::string> next_word(std::string_view s, size_t& pos) {
 // Next argument word: like next_word, but blanks inside {...} (counted
 // from any '{' in the word) do not end it.
 std::optional<std::string> next_arg(std::string_view s, size_t& pos) {
-    pos = s.find_first_not_of(kBlanks, pos);
-    if (pos == std::string_view::npos) {
-        pos = s.size();
-        return std::nullopt;
-    }
-    int level = 0;
-    size_t i = pos;
-    for (; i < s.size(); ++i) {
-        char c = s[i];
-        if (c == '{')
-            ++level;
-        else if (level > 0 && c == '}')
-            --level;
-        else if (level == 0 && kBlanks.find(c) != std::string_view::npos)
-            break;
-    }
-    std::string w(s.substr(pos, i - pos));
-    pos = i;
-    return w;
+    return next_braced_item(s, pos, kBlanks);
 }
 
 // Unwraps a "{ ... }" group, dropping the braces and the blanks inside

@@ -136,4 +136,27 @@ bool valid_hostname(std::string_view name) {
     return non_numeric && name.size() <= kNameMax;
 }
 
+std::optional<std::string> next_braced_item(std::string_view s, size_t& pos,
+                                            std::string_view separators) {
+    pos = s.find_first_not_of(separators, pos);
+    if (pos == std::string_view::npos) {
+        pos = s.size();
+        return std::nullopt;
+    }
+    int level = 0;
+    size_t i = pos;
+    for (; i < s.size(); ++i) {
+        char c = s[i];
+        if (c == '{')
+            ++level;
+        else if (level > 0 && c == '}')
+            --level;
+        else if (level == 0 && separators.find(c) != std::string_view::npos)
+            break;
+    }
+    std::string w(s.substr(pos, i - pos));
+    pos = i;
+    return w;
+}
+
 } // namespace cqmgr::conf

@@ -96,4 +96,10 @@ void debug(std::string_view text) {
     if (g_opt.verbose) emit(LOG_INFO, "", text);
 }
 
+std::string format_g(double value) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g", value);
+    return buf;
+}
+
 } // namespace cqmgr::log

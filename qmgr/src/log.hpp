@@ -32,4 +32,7 @@ void error(std::string_view text);
 // Logs only when -v was given.
 void debug(std::string_view text);
 
+// A number as printf's "%g" writes it, for lines stock formats that way.
+std::string format_g(double value);
+
 } // namespace cqmgr::log

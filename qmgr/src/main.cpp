@@ -12,6 +12,7 @@
 #include "master_link.hpp"
 #include "queue_manager.hpp"
 #include "settings.hpp"
+#include "table_watch.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -120,6 +121,9 @@ int main(int argc, char** argv) {
     } catch (const conf::ConfigError& e) {
         config_fatal(e);
     }
+    // Before chroot and the privilege drop, as stock reads its lists then.
+    qmgr::FlushDomains flush_domains(settings.fast_flush_domains, settings.flush_parent_style);
+    qmgr::TableWatch tables(flush_domains.tables());
     if (::chdir(settings.queue_directory.c_str()) < 0)
         log::fatal("chdir " + settings.queue_directory + ": " + std::strerror(errno));
     if (cl->chroot && ::chroot(".") < 0) log::fatal(std::string("chroot: ") + std::strerror(errno));
@@ -133,9 +137,17 @@ int main(int argc, char** argv) {
         std::exit(0);
     };
     std::unique_ptr<qmgr::QueueManager> qm;
-    qmgr::MasterLink master(
-        io, cl->transport, [&qm](std::string_view bytes) { qm->on_trigger(bytes); }, stop);
-    qm = std::make_unique<qmgr::QueueManager>(io, cf, settings, master);
+    auto on_trigger = [&qm, &tables](std::string_view bytes) {
+        // Like stock, look at the tables before taking the trigger: a new
+        // process picks up their new contents.
+        if (auto name = tables.changed()) {
+            log::info("table " + *name + " has changed -- restarting");
+            std::exit(0);
+        }
+        qm->on_trigger(bytes);
+    };
+    qmgr::MasterLink master(io, cl->transport, on_trigger, stop);
+    qm = std::make_unique<qmgr::QueueManager>(io, cf, settings, flush_domains, master);
     if (!master.start()) log::debug("no master descriptors: running stand-alone");
 
     asio::signal_set signals(io, SIGTERM, SIGINT);

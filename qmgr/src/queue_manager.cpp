@@ -6,6 +6,7 @@
 #include "address.hpp"
 #include "cqmgr/conf/config_error.hpp"
 #include "delays.hpp"
+#include "feedback_debug.hpp"
 #include "notices.hpp"
 
 #include <algorithm>
@@ -58,8 +59,8 @@ bool open_ok(const std::string& path) {
 } // namespace
 
 QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf, const Settings& settings,
-                           MasterLink& master)
-    : io_(io), cf_(cf), settings_(settings), master_(master),
+                           const FlushDomains& flush_domains, MasterLink& master)
+    : io_(io), cf_(cf), settings_(settings), flush_domains_(flush_domains), master_(master),
       layout_(settings.hash_queue_names, static_cast<int>(settings.hash_queue_depth)),
       resolver_(io.get_executor(), settings.rewrite_service_name,
                 std::chrono::seconds(settings.qmgr_ipc_timeout)),
@@ -432,7 +433,11 @@ awaitable<void> QueueManager::assign_recipients(Message& m, std::vector<queuefil
     sched_.set_time(now());
     for (auto& tg : targets) {
         core::Transport& t = sched_.transport(tg.transport);
-        sched_.assign(m, sched_.queue_for(t, tg.queue, tg.nexthop), std::move(tg.rcpt));
+        core::Dsn why;
+        if (core::Queue* q = sched_.route(t, tg.queue, tg.nexthop, why))
+            sched_.assign(m, *q, std::move(tg.rcpt));
+        else
+            defer_recipients(m, {tg.rcpt}, why); // retry is dead as well
     }
     m.reading = false;
     sched_.batch_done(m, m.env.rcpt_offset != 0, m.env.rcpt_unread);
@@ -463,6 +468,14 @@ void QueueManager::maybe_finish(Message& m) {
 }
 
 void QueueManager::warn(const std::string& text) { log::warn(text); }
+
+void QueueManager::queue_feedback(const core::Queue& q, bool positive, double step) {
+    if (settings_.feedback_debug) log_queue_feedback(q, positive, step);
+}
+
+void QueueManager::queue_window(const core::Queue& q, bool positive) {
+    if (settings_.feedback_debug) log_queue_window(q, positive);
+}
 
 void QueueManager::wakeup() {
     delivery_.pump();
@@ -495,14 +508,20 @@ void QueueManager::defer_recipients(core::Message& cm, const std::vector<queuefi
 
 awaitable<void> QueueManager::append_deferral(Message* m, queuefile::Recipient r, core::Dsn dsn) {
     // The retry transport cannot take these: record the deferral ourselves,
-    // as stock's defer_append does (log line, then the defer log).
+    // as stock's defer_append does: the defer log, the log line, then the
+    // fast flush log.
     if (dsn.status.empty() || dsn.status[0] != '4') dsn.status = "4.0.0";
+    // Awaited in a statement of its own: GCC 12 miscompiled this co_await as
+    // an if condition (the daemon died of SIGILL).
+    int status = co_await send_deferral(settings_.defer_service_name, m->id, m->env.tflags, r,
+                                        dsn.status, dsn.reason);
+    if (status != 0) log::warn(m->id + ": " + settings_.defer_service_name + " service failure");
     log::info(m->id + ": to=<" + log_addr(r.address) + ">" +
               (!r.orig_rcpt.empty() && !iequal(r.orig_rcpt, r.address)
                    ? ", orig_to=<" + log_addr(r.orig_rcpt) + ">" : "") +
               ", relay=none, " + delay_text(m->env.arrival_sec, m->env.arrival_usec, m->active_arrival) +
               ", dsn=" + dsn.status + ", status=deferred (" + dsn.reason + ")");
-    co_await send_deferral(settings_.defer_service_name, m->id, m->env.tflags, r, dsn.status, dsn.reason);
+    co_await flush_add_deferred(flush_domains_, settings_.flush_service_name, m->id, r.address);
     m->io_pending--;
     maybe_finish(*m);
 }

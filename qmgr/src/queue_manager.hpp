@@ -9,6 +9,7 @@
 #include "cqmgr/queuefile/queue_layout.hpp"
 #include "cqmgr/core/scheduler.hpp"
 #include "delivery.hpp"
+#include "fast_flush.hpp"
 #include "master_link.hpp"
 #include "message.hpp"
 #include "resolver.hpp"
@@ -40,7 +41,7 @@ struct Scan {
 class QueueManager : public core::Driver {
   public:
     QueueManager(asio::io_context& io, const conf::MainCf& cf, const Settings& settings,
-                 MasterLink& master);
+                 const FlushDomains& flush_domains, MasterLink& master);
 
     // Moves leftovers from `active` back to `incoming`, starts both scans and
     // the periodic deferred scan.
@@ -65,6 +66,8 @@ class QueueManager : public core::Driver {
     void wakeup() override;
     void warn(const std::string& text) override;
     int active_messages() const override { return static_cast<int>(messages_.size()); }
+    void queue_feedback(const core::Queue& q, bool positive, double step) override;
+    void queue_window(const core::Queue& q, bool positive) override;
 
     awaitable<void> activate(std::string id, std::string from_queue, int scan_flags);
     // Reads the next batch of at most `limit` recipients (reopening the file
@@ -93,6 +96,7 @@ class QueueManager : public core::Driver {
     asio::io_context& io_;
     const conf::MainCf& cf_;
     const Settings& settings_;
+    const FlushDomains& flush_domains_;
     MasterLink& master_;
     queuefile::QueueLayout layout_;
     Resolver resolver_;

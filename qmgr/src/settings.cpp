@@ -1,7 +1,9 @@
 #include "settings.hpp"
 
+#include "feedback_debug.hpp"
 #include "log.hpp"
 
+#include <algorithm>
 #include <unistd.h>
 
 namespace cqmgr::qmgr {
@@ -59,6 +61,13 @@ Settings Settings::load(const conf::MainCf& cf) {
     s.owner_request_special = cf.boolean("owner_request_special", true);
     s.verify_pending_limit = cf.integer("address_verify_pending_request_limit", 5000, 1);
     s.clog_warn_time = cf.time("qmgr_clog_warn_time", "300s", 's', 0);
+    if (cf.raw("flush_service_name")) s.flush_service_name = cf.str("flush_service_name");
+    s.fast_flush_domains = cf.str("fast_flush_domains");
+    auto parent = cf.list("parent_domain_matches_subdomains");
+    s.flush_parent_style =
+        std::find(parent.begin(), parent.end(), "fast_flush_domains") != parent.end();
+    s.feedback_debug = cf.boolean("destination_concurrency_feedback_debug", false);
+    s.init_dest_concurrency = cf.integer("initial_destination_concurrency", 5, 1);
     return s;
 }
 
@@ -92,14 +101,19 @@ core::TransportConfig Settings::for_transport(const conf::MainCf& cf, const std:
     };
     auto pick_feedback = [&](const std::string& suffix, const std::string& fallback) {
         std::string name = t + suffix;
-        bool own = cf.raw(name).has_value();
-        std::string value = own ? cf.str(name) : (cf.raw(fallback) ? cf.str(fallback) : "1");
+        std::string def_value = cf.raw(fallback) ? cf.str(fallback) : "1";
+        std::string value = cf.raw(name) ? cf.str(name) : def_value;
+        // Like stock, messages name the transport's own parameter only when
+        // its value differs from the default's.
+        std::string shown = value != def_value ? name : fallback;
         // Postfix 3.7 has no sqrt_concurrency form; it warns and uses 1.
         auto fb = core::parse_feedback(value, false);
         if (!fb) {
-            log::warn((own ? name : fallback) + ": ignoring malformed or unreasonable feedback: " + value);
-            return core::Feedback{};
+            log::warn(shown + ": ignoring malformed or unreasonable feedback: " + value);
+            fb = core::Feedback{};
         }
+        if (feedback_debug)
+            log_feedback_setting(t, shown, *fb, static_cast<int>(init_dest_concurrency));
         return *fb;
     };
     bool is_local = t == "local";

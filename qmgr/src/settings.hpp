@@ -54,6 +54,11 @@ struct Settings {
     bool owner_request_special = true;
     int64_t verify_pending_limit = 5000; // address_verify_pending_request_limit
     int64_t clog_warn_time = 300;
+    std::string flush_service_name = "flush";
+    std::string fast_flush_domains;      // expanded
+    bool flush_parent_style = true;      // fast_flush_domains in parent_domain_matches_subdomains
+    bool feedback_debug = false;         // destination_concurrency_feedback_debug
+    int64_t init_dest_concurrency = 5;   // initial_destination_concurrency (global)
 
     // Reads everything from `cf`; bad values warn and fall back.
     static Settings load(const conf::MainCf& cf);

@@ -35,6 +35,7 @@ void Scheduler::queue_unthrottle(Queue& q) {
         q.timer_due = 0;
         q.window = q.busy_count() > 0 ? q.busy_count() : t.cfg.init_dest_concurrency;
         q.success = q.failure = 0;
+        driver_.queue_window(q, true);
         return;
     }
     int limit = t.cfg.dest_concurrency_limit;
@@ -42,6 +43,7 @@ void Scheduler::queue_unthrottle(Queue& q) {
     // negative feedback is not outrun.
     if ((limit == 0 || limit > q.window) && q.window < q.busy_count() + t.cfg.init_dest_concurrency) {
         double fb = t.cfg.pos_feedback.value(q.window);
+        driver_.queue_feedback(q, true, fb);
         q.success += fb;
         double guard = t.cfg.overshoot_guard ? fb / 2 : 0;
         while (q.success + guard >= 1) {
@@ -51,6 +53,7 @@ void Scheduler::queue_unthrottle(Queue& q) {
         }
         if (limit > 0 && q.window > limit) q.window = limit;
     }
+    driver_.queue_window(q, true);
 }
 
 void Scheduler::queue_throttle(Queue& q, const Dsn& dsn) {
@@ -62,6 +65,7 @@ void Scheduler::queue_throttle(Queue& q, const Dsn& dsn) {
     if (t.cfg.fail_cohort_limit > 0 && q.fail_cohorts >= t.cfg.fail_cohort_limit) q.window = 0;
     if (q.ready()) {
         double fb = t.cfg.neg_feedback.value(q.window);
+        driver_.queue_feedback(q, false, fb);
         q.failure -= fb;
         double guard = t.cfg.overshoot_guard ? fb / 2 : 0;
         while (q.failure - guard < 0) {
@@ -77,6 +81,7 @@ void Scheduler::queue_throttle(Queue& q, const Dsn& dsn) {
         q.timer_due = now_ + cfg_.minimal_backoff_time;
         timer_add(q.timer_due, Timer{Timer::Kind::queue_revive, t.name, q.name});
     }
+    driver_.queue_window(q, false);
 }
 
 void Scheduler::queue_defer_todo(Queue& q, const Dsn& dsn) {

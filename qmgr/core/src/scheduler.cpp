@@ -163,6 +163,24 @@ Queue& Scheduler::queue_for(Transport& t, const std::string& name, const std::st
     return queue_create(t, name, nexthop);
 }
 
+Queue* Scheduler::route(Transport& t, const std::string& name, const std::string& nexthop,
+                        Dsn& reason) {
+    const std::optional<Dsn>* why = nullptr;
+    auto it = t.queue_by_name.find(name);
+    if (t.dead) why = &t.dsn;
+    else if (it != t.queue_by_name.end() && it->second->dead()) why = &it->second->dsn;
+    if (why) {
+        if (!*why) panic("route: dead " + t.name + "/" + name + " without a reason");
+        Transport& rt = transport(cfg_.retry_transport);
+        auto rit = rt.queue_by_name.find((*why)->status + " " + (*why)->reason);
+        if (rt.dead || (rit != rt.queue_by_name.end() && rit->second->dead())) {
+            reason = **why;
+            return nullptr;
+        }
+    }
+    return &queue_for(t, name, nexthop);
+}
+
 void Scheduler::assign(Message& m, Queue& q, queuefile::Recipient r) {
     if (q.dead()) panic("assign: queue " + q.name + " is dead");
     Job& j = job_obtain(m, *q.transport);

@@ -188,6 +188,30 @@ TEST_F(Fixture, DeadTransportDefersEverything) {
     EXPECT_FALSE(t->dead);
 }
 
+TEST_F(Fixture, RouteDefersInPlaceWhenRetryIsDeadToo) {
+    tc.dest_recipient_limit = 1;
+    make();
+    Transport& smtp = s->transport("smtp");
+    Transport& retry = s->transport("retry");
+    Dsn why;
+    // Alive: the recipient's own queue.
+    Queue* q = s->route(smtp, "a.example", "a.example", why);
+    ASSERT_TRUE(q);
+    EXPECT_EQ(q->transport, &smtp);
+    s->transport_dead(smtp, {"4.3.0", "mail transport unavailable"});
+    // A dead transport sends it to retry while retry is alive...
+    q = s->route(smtp, "a.example", "a.example", why);
+    ASSERT_TRUE(q);
+    EXPECT_EQ(q->transport, &retry);
+    // ... and nowhere once retry is dead as well: the caller defers it.
+    s->transport_dead(retry, {"4.3.0", "retry unavailable"});
+    EXPECT_EQ(s->route(smtp, "a.example", "a.example", why), nullptr);
+    EXPECT_EQ(why, (Dsn{"4.3.0", "mail transport unavailable"}));
+    EXPECT_EQ(s->route(retry, "x", "x", why), nullptr);
+    EXPECT_EQ(why, (Dsn{"4.3.0", "retry unavailable"}));
+    s->check_invariants();
+}
+
 TEST_F(Fixture, RefillsFromRecipientPool) {
     tc.dest_recipient_limit = 10;
     tc.recipient_limit = 100; // transport pool

@@ -34,6 +34,12 @@ std::optional<bool> parse_bool(std::string_view value);
 // defer_transports.
 std::vector<std::string> split_list(std::string_view text);
 
+// The next item of `s` from `pos` on (which it advances): `separators`
+// end an item except inside {...}, as Postfix's mystrtokq() with braces
+// splits master.cf arguments and match lists.  nullopt at the end.
+std::optional<std::string> next_braced_item(std::string_view s, size_t& pos,
+                                            std::string_view separators);
+
 // The host name syntax myhostname and mydomain must satisfy: labels of
 // letters, digits, '_' and inner '-' of at most 63 characters, no empty
 // label, not all-numeric, at most 255 characters.

@@ -34,6 +34,15 @@ class Driver {
     virtual void warn(const std::string&) {}
     // How many messages are in the active queue (for clog warnings).
     virtual int active_messages() const { return 0; }
+    // Concurrency feedback, for destination_concurrency_feedback_debug:
+    // `step` is about to be added to (positive) or taken from `q`'s success
+    // or failure account.
+    virtual void queue_feedback(const Queue& q, bool positive, double step) {
+        (void)q, (void)positive, (void)step;
+    }
+    // `q`'s window and accounts after a success report or revival
+    // (positive) or after a failure report.
+    virtual void queue_window(const Queue& q, bool positive) { (void)q, (void)positive; }
 };
 
 // The result of one delivery request, as the agent (or its failure) gave it.
@@ -69,6 +78,11 @@ class Scheduler {
     // The queue for a recipient: `name` on `t`, or, when `t` or that queue is
     // dead, the retry transport's queue named after the reason.
     Queue& queue_for(Transport& t, const std::string& name, const std::string& nexthop);
+    // Like queue_for(), but where the recipient would go to the retry
+    // transport and that transport (or its queue for the reason) is dead
+    // too, returns nullptr and sets `reason`: the caller defers the
+    // recipient itself, as stock qmgr does while resolving.
+    Queue* route(Transport& t, const std::string& name, const std::string& nexthop, Dsn& reason);
     // Adds one recipient of `m` for queue `q`.
     void assign(Message& m, Queue& q, queuefile::Recipient r);
     // After a batch was read and assigned: `has_unread` and `rcpt_unread`
