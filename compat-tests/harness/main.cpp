@@ -200,6 +200,7 @@ int main(int argc, char** argv) {
             co.qmgr_lines = sc.compare_qmgr_lines;
             co.qmgr_warnings = sc.compare_qmgr_warnings;
             co.backoff_tolerance = sc.backoff_tolerance;
+            co.deferral_rate_tolerance = sc.deferral_rate_tolerance;
             auto diffs = compare_outcomes(runs[0].outcome, "stock", runs[1].outcome, second, co);
             if (diffs.empty()) {
                 std::cout

@@ -390,6 +390,12 @@ Outcome collect_outcome(const std::vector<std::string>& maillog_lines, const Var
     return o;
 }
 
+double deferral_rate(const Outcome& o) {
+    int sent = o.statuses.count("sent") ? o.statuses.at("sent") : 0;
+    int deferred = o.statuses.count("deferred") ? o.statuses.at("deferred") : 0;
+    return sent + deferred == 0 ? -1 : 100.0 * deferred / (sent + deferred);
+}
+
 // Checks every expectation the scenario states and reports each miss.
 std::vector<std::string> check_expectations(const Expect& e, const Outcome& o, const Vars& vars) {
     std::vector<std::string> f;
@@ -481,6 +487,12 @@ std::vector<std::string> check_expectations(const Expect& e, const Outcome& o, c
                 break;
             }
     }
+    if (e.deferral_rate && !e.deferral_rate->contains(deferral_rate(o))) {
+        std::ostringstream m;
+        m << std::fixed << std::setprecision(1) << "expected a deferral rate in "
+          << e.deferral_rate->describe() << " %, found " << deferral_rate(o) << " %";
+        f.push_back(m.str());
+    }
     for (const auto& le : e.log) {
         std::string pat = vars.expand(le.match, "expect.log.match");
         std::regex re;
@@ -568,7 +580,18 @@ std::vector<std::string> compare_outcomes(const Outcome& a, const std::string& a
                       " produced no outcome");
         return out;
     }
-    diff_multisets(a.recipients, an, b.recipients, bn, "recipient", out);
+    if (opts.deferral_rate_tolerance) {
+        double ra = deferral_rate(a), rb = deferral_rate(b);
+        if (std::fabs(ra - rb) > *opts.deferral_rate_tolerance) {
+            std::ostringstream m;
+            m << std::fixed << std::setprecision(1) << "deferral rate (tolerance "
+              << *opts.deferral_rate_tolerance << " points): " << an << " " << ra << " %, " << bn
+              << " " << rb << " %";
+            out.push_back(m.str());
+        }
+    } else {
+        diff_multisets(a.recipients, an, b.recipients, bn, "recipient", out);
+    }
     diff_multisets(a.notifications, an, b.notifications, bn, "notification", out);
     Multiset qa, qb;
     for (const auto& [k, v] : a.queue)
@@ -645,6 +668,8 @@ void print_outcome(std::ostream& out, const Outcome& o, bool verbose) {
         first = false;
     }
     out << "\n";
+    if (count_of("deferred") > 0)
+        out << "  deferral rate " << deferral_rate(o) << " % of sent + deferred\n";
     if (!o.backoffs.empty()) out << "  deferred backoffs (s): " << backoff_text(o.backoffs) << "\n";
     for (const auto& [k, v] : o.flush_logs)
         out << "  fast flush log " << k << ": " << v << " queue IDs\n";

@@ -6,6 +6,7 @@
 #include "scenario.hpp"
 
 #include <map>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <string>
@@ -94,7 +95,12 @@ struct CompareOptions {
     CompareMode qmgr_lines = CompareMode::Multiset;
     CompareMode qmgr_warnings = CompareMode::Multiset;
     double backoff_tolerance = 2; // seconds
+    std::optional<double> deferral_rate_tolerance; // set: compare rates, not recipient records
 };
+
+// Percentage of recipient lines that say status=deferred among those that
+// say sent or deferred (-1 when there are none).
+double deferral_rate(const Outcome& o);
 
 // True if a raw log line reports a Postfix fatal error, panic, or daemon crash.
 bool is_problem_line(const std::string& program, const std::string& text);

@@ -361,6 +361,8 @@ Expect parse_expect(const toml::table& t, const std::string& source) {
         }
     }
     if (const auto* b = r.table("backoff")) e.backoff = parse_range(*b, "expect.backoff", source);
+    if (const auto* dr = r.table("deferral_rate"))
+        e.deferral_rate = parse_range(*dr, "expect.deferral_rate", source);
     for_each_table(r.array("log"), "expect.log", source, [&](const auto& t, const auto& w) {
         e.log.push_back(parse_log_expect(t, w, source));
     });
@@ -545,6 +547,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
     if (r.boolean("ignore_qmgr_warnings").value_or(false))
         s.compare_qmgr_warnings = CompareMode::Ignore;
     s.backoff_tolerance = r.number("backoff_tolerance", 0, 1e6).value_or(2);
+    s.deferral_rate_tolerance = r.number("deferral_rate_tolerance", 0, 100);
     if (const auto* mc = r.table("main_cf")) {
         for (const auto& [k, v] : *mc)
             s.main_cf.emplace_back(std::string(k.str()),

@@ -130,6 +130,7 @@ struct Expect {
     std::vector<LogExpect> log;                    // maillog lines matching a regex
     std::vector<OrderExpect> order;                // maillog lines before others
     std::map<std::string, Range> peak_connections; // sink -> most simultaneous connections seen
+    std::optional<Range> deferral_rate; // percent: status=deferred / (sent + deferred) lines
     std::map<std::string, int> transactions;       // dump sink -> captured mail transactions
     std::map<std::string, int> flush_log;          // fast flush log (file name in queue/flush/,
                                                    // e.g. dest_example) -> distinct queue IDs
@@ -148,6 +149,10 @@ struct Scenario {
     CompareMode compare_qmgr_lines = CompareMode::Multiset;
     CompareMode compare_qmgr_warnings = CompareMode::Multiset; // ignore_qmgr_warnings = Ignore
     double backoff_tolerance = 2; // seconds between the runs' sorted deferred backoffs
+    // Set: recipients are compared by their deferral rate (within this many
+    // percentage points) instead of record by record, for scenarios where
+    // which recipients are deferred depends on timing.
+    std::optional<double> deferral_rate_tolerance;
     std::vector<std::pair<std::string, std::string>> main_cf; // appended to the base main.cf
     std::vector<std::string> master_cf;                       // extra master.cf lines
     std::vector<SinkSpec> sinks;

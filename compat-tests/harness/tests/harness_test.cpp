@@ -241,6 +241,9 @@ backoff = { min = 290, max = 310 }
 log = [ { match = "removed", min = 2 } ]
 peak_connections = { a = 1 }
 transactions = { a = 3 }
+flush_log = { dest_example = 2 }
+deferral_rate = { min = 10, max = 50 }
+order = [ { lines = "small", before_last = "bulk" } ]
 )",
                                 "t.toml");
     EXPECT_TRUE(s.slow);
@@ -272,6 +275,12 @@ transactions = { a = 3 }
     EXPECT_TRUE(s.expect.peak_connections.at("a").contains(1));
     EXPECT_FALSE(s.expect.peak_connections.at("a").contains(2));
     EXPECT_EQ(s.expect.transactions.at("a"), 3);
+    EXPECT_EQ(s.expect.flush_log.at("dest_example"), 2);
+    ASSERT_TRUE(s.expect.deferral_rate);
+    EXPECT_TRUE(s.expect.deferral_rate->contains(35));
+    ASSERT_EQ(s.expect.order.size(), 1u);
+    EXPECT_EQ(s.expect.order[0].before_last, "bulk");
+    EXPECT_FALSE(s.deferral_rate_tolerance);
 }
 
 TEST(Scenario, RejectsBadActions) {
@@ -355,6 +364,52 @@ TEST(Outcome, KilledProcessesAreNotProblems) {
     EXPECT_FALSE(is_expected_kill(bad, k));
     k.programs.insert("trivial-rewrite");
     EXPECT_TRUE(is_expected_kill(bad, k));
+}
+
+TEST(Outcome, ChecksOrderFlushLogsAndDeferralRates) {
+    Outcome o;
+    o.collected = true;
+    o.maillog = {"bulk 1", "small 1", "bulk 2", "small 2"};
+    Expect e;
+    e.order.push_back({"small", "bulk"});
+    Vars v;
+    auto f = check_expectations(e, o, v);
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_NE(f[0].find("line 4"), std::string::npos);
+    o.maillog.push_back("bulk 3");
+    EXPECT_TRUE(check_expectations(e, o, v).empty());
+    e.order[0].lines = "tiny";
+    EXPECT_EQ(check_expectations(e, o, v).size(), 1u); // must occur
+
+    Expect rate;
+    Range r;
+    r.min = 20;
+    r.max = 40;
+    rate.deferral_rate = r;
+    o.statuses["sent"] = 65;
+    o.statuses["deferred"] = 35;
+    EXPECT_EQ(deferral_rate(o), 35.0);
+    EXPECT_TRUE(check_expectations(rate, o, v).empty());
+    o.statuses["deferred"] = 100;
+    EXPECT_EQ(check_expectations(rate, o, v).size(), 1u);
+
+    Outcome a, b;
+    a.collected = b.collected = true;
+    a.statuses = {{"sent", 66}, {"deferred", 34}};
+    b.statuses = {{"sent", 62}, {"deferred", 38}};
+    a.recipients["to=<x> status=sent"] = 1;
+    b.recipients["to=<y> status=sent"] = 1;
+    a.flush_logs["dest_example"] = 3;
+    b.flush_logs["dest_example"] = 3;
+    CompareOptions co;
+    EXPECT_EQ(compare_outcomes(a, "stock", b, "cqmgr", co).size(), 2u); // records differ
+    co.deferral_rate_tolerance = 5;
+    EXPECT_TRUE(compare_outcomes(a, "stock", b, "cqmgr", co).empty());
+    co.deferral_rate_tolerance = 3;
+    EXPECT_EQ(compare_outcomes(a, "stock", b, "cqmgr", co).size(), 1u);
+    b.flush_logs["dest_example"] = 2;
+    co.deferral_rate_tolerance = 5;
+    EXPECT_EQ(compare_outcomes(a, "stock", b, "cqmgr", co).size(), 1u);
 }
 
 TEST(Outcome, ComparesBackoffsSetsAndTransactions) {
