@@ -434,7 +434,7 @@ awaitable<void> QueueManager::assign_recipients(Message& m, std::vector<queuefil
     for (auto& tg : targets) {
         core::Transport& t = sched_.transport(tg.transport);
         core::Dsn why;
-        if (core::Queue* q = sched_.route(t, tg.queue, tg.nexthop, why))
+        if (core::Queue* q = sched_.route(t, tg.queue, tg.nexthop, why, m.unthrottle))
             sched_.assign(m, *q, std::move(tg.rcpt));
         else
             defer_recipients(m, {tg.rcpt}, why); // retry is dead as well

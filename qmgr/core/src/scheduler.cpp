@@ -164,9 +164,22 @@ Queue& Scheduler::queue_for(Transport& t, const std::string& name, const std::st
 }
 
 Queue* Scheduler::route(Transport& t, const std::string& name, const std::string& nexthop,
-                        Dsn& reason) {
+                        Dsn& reason, bool flush_each) {
     const std::optional<Dsn>* why = nullptr;
     auto it = t.queue_by_name.find(name);
+    // A message flushed on its own (postqueue -i/-s) brings its dead
+    // transport and destination back first, as stock qmgr does while it
+    // resolves such a message.
+    if (flush_each) {
+        if (t.dead) {
+            t.dead = false;
+            t.dead_until = 0; // the revive timer no longer matches
+            t.rate_locked = false;
+            t.dsn.reset();
+            driver_.wakeup();
+        }
+        if (it != t.queue_by_name.end() && it->second->dead()) queue_unthrottle(*it->second);
+    }
     if (t.dead) why = &t.dsn;
     else if (it != t.queue_by_name.end() && it->second->dead()) why = &it->second->dsn;
     if (why) {

@@ -212,6 +212,39 @@ TEST_F(Fixture, RouteDefersInPlaceWhenRetryIsDeadToo) {
     s->check_invariants();
 }
 
+// postqueue -i/-s: a message flushed on its own revives its dead transport
+// and its dead destination while it is resolved.
+TEST_F(Fixture, RouteForAFlushedMessageRevivesTransportAndQueue) {
+    tc.dest_recipient_limit = 1;
+    tc.init_dest_concurrency = 1;
+    tc.fail_cohort_limit = 1;
+    make();
+    message("A", 2, "down.example");
+    Transport& smtp = s->transport("smtp");
+    Entry* e = s->select_entry(smtp);
+    ASSERT_TRUE(e);
+    s->delivery_done(e, DeliveryResult{false, -1, {"4.4.1", "connect refused"}});
+    Dsn why;
+    // Without the flush the destination stays dead: the recipient goes to retry.
+    Queue* q = s->route(smtp, "down.example", "down.example", why);
+    ASSERT_TRUE(q);
+    EXPECT_EQ(q->transport->name, "retry");
+    q = s->route(smtp, "down.example", "down.example", why, true);
+    ASSERT_TRUE(q);
+    EXPECT_EQ(q->transport, &smtp);
+    EXPECT_FALSE(q->dead());
+    EXPECT_EQ(q->window, 1);
+    s->transport_dead(smtp, {"4.3.0", "mail transport unavailable"});
+    q = s->route(smtp, "down.example", "down.example", why, true);
+    ASSERT_TRUE(q);
+    EXPECT_FALSE(smtp.dead);
+    EXPECT_EQ(q->transport, &smtp);
+    // The old revive timer is now stale and changes nothing.
+    s->set_time(1000 + cfg.transport_retry_time);
+    EXPECT_FALSE(smtp.dead);
+    s->check_invariants();
+}
+
 TEST_F(Fixture, RefillsFromRecipientPool) {
     tc.dest_recipient_limit = 10;
     tc.recipient_limit = 100; // transport pool

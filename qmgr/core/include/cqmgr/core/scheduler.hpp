@@ -81,8 +81,11 @@ class Scheduler {
     // Like queue_for(), but where the recipient would go to the retry
     // transport and that transport (or its queue for the reason) is dead
     // too, returns nullptr and sets `reason`: the caller defers the
-    // recipient itself, as stock qmgr does while resolving.
-    Queue* route(Transport& t, const std::string& name, const std::string& nexthop, Dsn& reason);
+    // recipient itself, as stock qmgr does while resolving.  With
+    // `flush_each` (the message was flushed on its own), a dead `t` and a
+    // dead queue `name` are revived first.
+    Queue* route(Transport& t, const std::string& name, const std::string& nexthop, Dsn& reason,
+                 bool flush_each = false);
     // Adds one recipient of `m` for queue `q`.
     void assign(Message& m, Queue& q, queuefile::Recipient r);
     // After a batch was read and assigned: `has_unread` and `rcpt_unread`
