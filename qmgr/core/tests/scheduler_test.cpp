@@ -37,6 +37,20 @@ struct Fixture : ::testing::Test {
         msgs.push_back(std::move(m));
         return *msgs.back();
     }
+    // One-recipient entries at concurrency 1, so that the first failure
+    // (a whole failed pseudo-cohort) kills `dest`; message "A" has `n`
+    // recipients there and its first entry has just failed.
+    Message& kill_destination(const std::string& dest, int n) {
+        tc.dest_recipient_limit = 1;
+        tc.init_dest_concurrency = 1;
+        tc.fail_cohort_limit = 1;
+        make();
+        Message& m = message("A", n, dest);
+        Entry* e = s->select_entry(s->transport("smtp"));
+        if (!e) ADD_FAILURE() << "no entry for " << dest;
+        else s->delivery_done(e, DeliveryResult{false, -1, {"4.4.1", "connect refused"}});
+        return m;
+    }
 };
 
 } // namespace
@@ -103,16 +117,8 @@ TEST_F(Fixture, WindowLimitsConcurrencyAndBlocksJob) {
 }
 
 TEST_F(Fixture, DeadDestinationGoesToRetry) {
-    tc.dest_recipient_limit = 1;
-    tc.init_dest_concurrency = 1;
-    tc.fail_cohort_limit = 1;
-    make();
-    Message& m = message("A", 3, "down.example");
+    Message& m = kill_destination("down.example", 3);
     Transport& t = s->transport("smtp");
-    Entry* e = s->select_entry(t);
-    ASSERT_TRUE(e);
-    // One failure at window 1 is a whole failed pseudo-cohort.
-    s->delivery_done(e, DeliveryResult{false, -1, {"4.4.1", "connect refused"}});
     EXPECT_NE(m.flags, 0);
     s->check_invariants();
     const auto& retry = s->transports().at("retry");
@@ -215,15 +221,8 @@ TEST_F(Fixture, RouteDefersInPlaceWhenRetryIsDeadToo) {
 // postqueue -i/-s: a message flushed on its own revives its dead transport
 // and its dead destination while it is resolved.
 TEST_F(Fixture, RouteForAFlushedMessageRevivesTransportAndQueue) {
-    tc.dest_recipient_limit = 1;
-    tc.init_dest_concurrency = 1;
-    tc.fail_cohort_limit = 1;
-    make();
-    message("A", 2, "down.example");
+    kill_destination("down.example", 2);
     Transport& smtp = s->transport("smtp");
-    Entry* e = s->select_entry(smtp);
-    ASSERT_TRUE(e);
-    s->delivery_done(e, DeliveryResult{false, -1, {"4.4.1", "connect refused"}});
     Dsn why;
     // Without the flush the destination stays dead: the recipient goes to retry.
     Queue* q = s->route(smtp, "down.example", "down.example", why);
