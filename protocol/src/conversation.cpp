@@ -1,8 +1,9 @@
 #include "cqmgr/protocol/conversation.hpp"
 
 #include <array>
+#include <cerrno>
 #include <poll.h>
-#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/un.h>
 
 namespace cqmgr::protocol {
@@ -13,12 +14,29 @@ std::shared_ptr<Conversation> Conversation::create(asio::any_io_executor ex) {
 
 void Conversation::arm(Duration timeout) {
     timed_out_ = false;
-    uint64_t gen = ++generation_;
-    timer_.expires_after(timeout);
-    // The handler keeps the conversation alive until it has run.
-    timer_.async_wait([self = shared_from_this(), gen](const error_code& ec) {
-        // Cancelled, or stale: the operation it guarded finished in time.
-        if (ec || gen != self->generation_) return;
+    guarding_ = true;
+    deadline_ = std::chrono::steady_clock::now() + timeout;
+    if (!timer_set_ || timer_due_ > deadline_) start_timer(deadline_);
+}
+
+void Conversation::start_timer(std::chrono::steady_clock::time_point due) {
+    timer_set_ = true;
+    timer_due_ = due;
+    timer_.expires_at(due); // a wait still pending is cancelled
+    // The handler keeps the conversation alive until it has run; close()
+    // cancels it.
+    timer_.async_wait([self = shared_from_this(), due](const error_code& ec) {
+        if (ec) {
+            // Cancelled: restarted for another time (nothing to do), or closed.
+            if (self->timer_due_ == due) self->timer_set_ = false;
+            return;
+        }
+        self->timer_set_ = false;
+        if (!self->guarding_) return; // idle: the next operation starts it again
+        if (std::chrono::steady_clock::now() < self->deadline_) {
+            self->start_timer(self->deadline_); // fired for an earlier operation
+            return;
+        }
         self->timed_out_ = true;
         error_code ignored;
         self->socket_.cancel(ignored);
@@ -26,8 +44,7 @@ void Conversation::arm(Duration timeout) {
 }
 
 bool Conversation::disarm() {
-    ++generation_;
-    timer_.cancel();
+    guarding_ = false;
     return timed_out_;
 }
 
@@ -90,8 +107,23 @@ awaitable<bool> Conversation::read_list(AttrList& out, Duration timeout) {
 
 awaitable<bool> Conversation::write(std::string bytes, Duration timeout) {
     error_code ec;
+    // A request usually fits the socket buffer: write it now, and arm the
+    // deadline (timer system calls) only for what would block.
+    size_t done = 0;
+    if (socket_.is_open()) {
+        ssize_t n = ::send(socket_.native_handle(), bytes.data(), bytes.size(),
+                           MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n >= 0) {
+            done = static_cast<size_t>(n);
+        } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            error_ = error_code(errno, boost::system::system_category()).message();
+            close();
+            co_return false;
+        }
+        if (done == bytes.size()) co_return true;
+    }
     arm(timeout);
-    co_await asio::async_write(socket_, asio::buffer(bytes),
+    co_await asio::async_write(socket_, asio::buffer(bytes.data() + done, bytes.size() - done),
                                asio::redirect_error(asio::use_awaitable, ec));
     bool late = disarm();
     if (ec) {
@@ -105,12 +137,10 @@ awaitable<bool> Conversation::write(std::string bytes, Duration timeout) {
 bool Conversation::readable_now() {
     if (!socket_.is_open()) return false;
     if (!pending_.empty()) return true;
-    int n = 0;
-    if (::ioctl(socket_.native_handle(), FIONREAD, &n) < 0) return true;
-    if (n > 0) return true;
-    // FIONREAD says 0 both for "idle" and for "peer closed"; poll tells them apart.
+    // One poll: POLLIN covers both unread bytes and a peer that closed
+    // (POLLHUP and POLLERR are reported whatever was asked for).
     pollfd p{socket_.native_handle(), POLLIN, 0};
-    return ::poll(&p, 1, 0) > 0;
+    return ::poll(&p, 1, 0) != 0;
 }
 
 void Conversation::close() {

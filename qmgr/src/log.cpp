@@ -43,8 +43,9 @@ void emit(int priority, std::string_view severity, std::string_view text) {
         struct tm tm;
         ::localtime_r(&now, &tm);
         ::strftime(stamp, sizeof stamp, "%b %d %H:%M:%S ", &tm);
-        std::string line = stamp + g_opt.hostname + " " + g_opt.tag + "[" +
-                           std::to_string(::getpid()) + "]: " + body;
+        // The process never forks, so its pid is asked for once.
+        static const std::string pid = std::to_string(::getpid());
+        std::string line = stamp + g_opt.hostname + " " + g_opt.tag + "[" + pid + "]: " + body;
         if (::send(g_fd, line.data(), line.size(), 0) >= 0) return;
     }
     if (g_syslog) {

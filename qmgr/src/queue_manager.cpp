@@ -44,6 +44,25 @@ std::string lower(std::string_view s) {
     return out;
 }
 
+// Orders recipients by lower-cased domain, then by address, keeping the file
+// order of equal ones; each domain key is made once, not once per comparison.
+void sort_by_domain(std::vector<queuefile::Recipient>& rcpts) {
+    std::vector<std::string> domain;
+    domain.reserve(rcpts.size());
+    for (const auto& r : rcpts)
+        domain.push_back(lower(std::string_view(r.address).substr(r.address.rfind('@') + 1)));
+    std::vector<size_t> order(rcpts.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        if (int c = domain[a].compare(domain[b]); c != 0) return c < 0;
+        return rcpts[a].address < rcpts[b].address;
+    });
+    std::vector<queuefile::Recipient> sorted;
+    sorted.reserve(rcpts.size());
+    for (size_t i : order) sorted.push_back(std::move(rcpts[i]));
+    rcpts = std::move(sorted);
+}
+
 // Sets atime and mtime of `path` to `when`.
 int set_time(const std::string& path, int64_t when) {
     utimbuf tb{static_cast<time_t>(when), static_cast<time_t>(when)};
@@ -146,7 +165,7 @@ void QueueManager::request_scan(Scan& s, int flags) {
     schedule_feed();
 }
 
-std::string QueueManager::next_from_scan(Scan& s) {
+std::string QueueManager::next_from_scan(Scan& s, mode_t& mode) {
     while (s.running) {
         if (s.ids.empty()) {
             s.running = false;
@@ -161,6 +180,7 @@ std::string QueueManager::next_from_scan(Scan& s) {
         if (::lstat(path.c_str(), &st) < 0) continue;
         if (!S_ISREG(st.st_mode) || (st.st_mode & ready) != ready) continue;
         if (!(s.flags & scan_flag::all) && st.st_mtime > now() + 1) continue;
+        mode = st.st_mode;
         return id;
     }
     return {};
@@ -180,13 +200,14 @@ void QueueManager::feed() {
         for (int attempt = 0; attempt < 2; ++attempt) {
             feed_toggle_ = !feed_toggle_;
             Scan& s = feed_toggle_ ? incoming_ : deferred_;
-            std::string id = next_from_scan(s);
+            mode_t mode = 0;
+            std::string id = next_from_scan(s, mode);
             if (id.empty()) continue;
             fed_incoming = &s == &incoming_;
             int flags = s.flags;
             // Claim the slot now so the same ID is not fed twice.
             messages_.emplace(id, nullptr);
-            asio::co_spawn(io_, activate(id, s.queue, flags), asio::detached);
+            asio::co_spawn(io_, activate(id, s.queue, flags, mode), asio::detached);
             break;
         }
         if (incoming_.running || deferred_.running) schedule_feed();
@@ -195,17 +216,15 @@ void QueueManager::feed() {
                         incoming_.running);
 }
 
-awaitable<void> QueueManager::activate(std::string id, std::string from_queue, int scan_flags) {
+awaitable<void> QueueManager::activate(std::string id, std::string from_queue, int scan_flags,
+                                       mode_t mode) {
     auto forget = [&] {
         messages_.erase(id);
         schedule_feed();
     };
+    // The scan's lstat was the readiness check, as stock makes one per file;
+    // a file that went away since is noticed by the rename.
     std::string src = layout_.path(from_queue, id);
-    struct stat st;
-    if (::lstat(src.c_str(), &st) < 0 || !S_ISREG(st.st_mode) || (st.st_mode & ready) != ready) {
-        forget();
-        co_return;
-    }
     if (int err = layout_.move(from_queue, "active", id)) {
         if (err != ENOENT)
             log::warn("move " + src + " to " + layout_.path("active", id) + ": " + std::strerror(err));
@@ -233,8 +252,8 @@ awaitable<void> QueueManager::activate(std::string id, std::string from_queue, i
     auto msg = std::make_unique<Message>();
     Message& m = *msg;
     m.id = id;
-    m.force_expire = st.st_mode & expire;
-    m.unthrottle = st.st_mode & unthrottle;
+    m.force_expire = mode & expire;
+    m.unthrottle = mode & unthrottle;
     m.scan_flags = scan_flags;
     sched_.set_time(now());
     sched_.message_add(m);
@@ -254,7 +273,7 @@ awaitable<void> QueueManager::activate(std::string id, std::string from_queue, i
         forget();
         co_return;
     }
-    if (m.unthrottle) ::fchmod(fd, st.st_mode & 07777 & ~unthrottle);
+    if (m.unthrottle) ::fchmod(fd, mode & 07777 & ~unthrottle);
     // After a delay warning went out, optionally confirm the final delivery.
     if (settings_.confirm_delay_cleared && m.env.warn_time < 0)
         m.env.tflags |= protocol::del_flag::rec_dly_sent;
@@ -345,12 +364,7 @@ awaitable<void> QueueManager::assign_recipients(Message& m, std::vector<queuefil
         // Like stock: sort by domain, then address, so that recipients for
         // one destination group into the same entries and repeated
         // addresses hit the resolver cache.
-        std::stable_sort(rcpts.begin(), rcpts.end(), [](const auto& a, const auto& b) {
-            auto da = lower(a.address.substr(a.address.rfind('@') + 1));
-            auto db = lower(b.address.substr(b.address.rfind('@') + 1));
-            if (da != db) return da < db;
-            return a.address < b.address;
-        });
+        sort_by_domain(rcpts);
     }
     struct Target {
         std::string transport, queue, nexthop;

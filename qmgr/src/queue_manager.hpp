@@ -5,6 +5,8 @@
 // removal or deferral with a backoff time).
 #pragma once
 
+#include <sys/types.h>
+
 #include "cqmgr/conf/main_cf.hpp"
 #include "cqmgr/queuefile/queue_layout.hpp"
 #include "cqmgr/core/scheduler.hpp"
@@ -54,8 +56,9 @@ class QueueManager : public core::Driver {
     // Feeds messages from the scans into the active queue, one per loop pass.
     void schedule_feed();
     void feed();
-    // Returns the next ready queue ID of `s`, or "" when the pass is over.
-    std::string next_from_scan(Scan& s);
+    // Returns the next ready queue ID of `s`, or "" when the pass is over;
+    // `mode` gets the file's mode as the readiness check saw it.
+    std::string next_from_scan(Scan& s, mode_t& mode);
     void arm_deferred_timer();
 
     // core::Driver
@@ -69,7 +72,8 @@ class QueueManager : public core::Driver {
     void queue_feedback(const core::Queue& q, bool positive, double step) override;
     void queue_window(const core::Queue& q, bool positive) override;
 
-    awaitable<void> activate(std::string id, std::string from_queue, int scan_flags);
+    // Moves a scanned file to active and reads it in; `mode` is from the scan.
+    awaitable<void> activate(std::string id, std::string from_queue, int scan_flags, mode_t mode);
     // Reads the next batch of at most `limit` recipients (reopening the file
     // unless `fd` is given), resolves it and hands it to the scheduler.
     awaitable<bool> read_batch(Message& m, int limit, int fd = -1);

@@ -49,17 +49,24 @@ class Conversation : public std::enable_shared_from_this<Conversation> {
   private:
     explicit Conversation(asio::any_io_executor ex) : socket_(ex), timer_(ex) {}
 
-    // Arms the deadline timer for one operation.
+    // Sets the deadline of one operation.  The timer is left running between
+    // operations and restarted only when it would fire after the new
+    // deadline; when it fires early it waits again for what is left.  So
+    // back-to-back operations cost no timer system calls.
     void arm(Duration timeout);
-    // Disarms it; returns true if it fired while the operation ran.
+    // Ends the operation's deadline; returns true if it passed while the
+    // operation ran.
     bool disarm();
+    // Starts the timer for `due`.
+    void start_timer(std::chrono::steady_clock::time_point due);
 
     asio::local::stream_protocol::socket socket_;
     asio::steady_timer timer_;
     bool timed_out_ = false;
-    // Bumped on every arm/disarm, so that a deadline handler that was already
-    // queued when its operation finished cannot cancel the next operation.
-    uint64_t generation_ = 0;
+    bool guarding_ = false;  // an operation is under its deadline
+    bool timer_set_ = false; // the timer is waiting to fire at timer_due_
+    std::chrono::steady_clock::time_point deadline_{};
+    std::chrono::steady_clock::time_point timer_due_{};
     AttrParser parser_;
     std::string pending_; // bytes read but not yet parsed
     std::string error_;
