@@ -11,10 +11,13 @@ namespace {
 constexpr int max_depth = 16;
 } // namespace
 
-QueueScanner::~QueueScanner() { stop(); }
+QueueScanner::~QueueScanner() {
+    stop();
+}
 
 void QueueScanner::stop() {
-    for (auto& l : open_) ::closedir(l.dir);
+    for (auto& l : open_)
+        ::closedir(l.dir);
     open_.clear();
 }
 

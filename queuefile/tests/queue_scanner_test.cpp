@@ -1,11 +1,10 @@
 #include "cqmgr/queuefile/queue_layout.hpp"
 #include "cqmgr/queuefile/queue_scanner.hpp"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <set>
 #include <unistd.h>
 
@@ -32,7 +31,8 @@ struct TempTree {
 std::multiset<std::string> drain(QueueScanner& s, const std::string& dir) {
     s.start(dir);
     std::multiset<std::string> out;
-    while (auto id = s.next()) out.insert(*id);
+    while (auto id = s.next())
+        out.insert(*id);
     return out;
 }
 
@@ -43,12 +43,13 @@ TEST(QueueScanner, DescendsIntoHashDirectoriesAndSkipsBadNames) {
     t.file("deferred/A/ABCDEF123");
     t.file("deferred/A/AB99");
     t.file("deferred/1/1F00D");
-    t.file("deferred/1/E/1E77");   // two levels deep
-    t.file("deferred/not.an.id");  // fails queue_id_ok
+    t.file("deferred/1/E/1E77");  // two levels deep
+    t.file("deferred/not.an.id"); // fails queue_id_ok
     t.file("deferred/TOPLEVEL42");
     QueueScanner s;
     auto got = drain(s, (t.root / "deferred").string());
-    EXPECT_EQ(got, (std::multiset<std::string>{"ABCDEF123", "AB99", "1F00D", "1E77", "TOPLEVEL42"}));
+    EXPECT_EQ(got,
+              (std::multiset<std::string>{"ABCDEF123", "AB99", "1F00D", "1E77", "TOPLEVEL42"}));
     // scan_queue lists the same names.
     auto list = scan_queue((t.root / "deferred").string());
     EXPECT_EQ(std::multiset<std::string>(list.begin(), list.end()), got);
