@@ -32,6 +32,7 @@ bool MasterLink::start() {
     if (!fd_open(status_fd) || !fd_open(listen_fd)) return false;
     for (int fd = flow_read_fd; fd <= listen_fd; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
     if (const char* g = std::getenv("GENERATION")) generation_ = std::strtoul(g, nullptr, 8);
+    pid_ = ::getpid();
     active_ = true;
 
     status_ = std::make_unique<asio::posix::stream_descriptor>(io_, ::dup(status_fd));
@@ -61,7 +62,7 @@ void MasterLink::do_watch_status() {
 }
 
 void MasterLink::send_status(int avail) {
-    auto rec = protocol::encode_master_status(::getpid(), generation_, avail);
+    auto rec = protocol::encode_master_status(pid_, generation_, avail);
     ssize_t n = ::write(status_fd, rec.data(), rec.size());
     if (n != static_cast<ssize_t>(rec.size())) {
         // Master has gone; stock servers exit(0) quietly here.

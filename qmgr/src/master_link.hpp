@@ -47,6 +47,7 @@ class MasterLink {
     std::function<void()> on_master_gone_;
     bool active_ = false;
     unsigned generation_ = 0;
+    int pid_ = 0; // ours, for status records (we never fork)
     std::unique_ptr<asio::posix::stream_descriptor> status_;
     std::unique_ptr<asio::local::stream_protocol::acceptor> acceptor_;
     std::unique_ptr<asio::posix::stream_descriptor> fifo_;

@@ -160,20 +160,19 @@ void QueueManager::request_scan(Scan& s, int flags) {
     s.restart = false;
     s.flags = s.next_flags;
     s.next_flags = 0;
-    auto ids = queuefile::scan_queue(s.queue);
-    s.ids.assign(ids.begin(), ids.end());
+    s.scanner.start(s.queue);
     schedule_feed();
 }
 
 std::string QueueManager::next_from_scan(Scan& s, mode_t& mode) {
     while (s.running) {
-        if (s.ids.empty()) {
+        auto next = s.scanner.next();
+        if (!next) {
             s.running = false;
             if (s.restart) request_scan(s, 0);
             continue;
         }
-        std::string id = std::move(s.ids.front());
-        s.ids.pop_front();
+        std::string id = std::move(*next);
         if (messages_.count(id)) continue;
         struct stat st;
         std::string path = layout_.path(s.queue, id);

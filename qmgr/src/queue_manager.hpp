@@ -9,6 +9,7 @@
 
 #include "cqmgr/conf/main_cf.hpp"
 #include "cqmgr/queuefile/queue_layout.hpp"
+#include "cqmgr/queuefile/queue_scanner.hpp"
 #include "cqmgr/core/scheduler.hpp"
 #include "delivery.hpp"
 #include "fast_flush.hpp"
@@ -17,7 +18,6 @@
 #include "resolver.hpp"
 #include "settings.hpp"
 
-#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -33,7 +33,7 @@ inline constexpr int flush = 2; // ignore defer_transports
 // One pass over a queue directory, restartable.
 struct Scan {
     std::string queue;
-    std::deque<std::string> ids = {}; // names left to look at in this pass
+    queuefile::QueueScanner scanner = {}; // this pass, read as it goes
     bool running = false;
     bool restart = false; // another pass was asked for while this one ran
     int flags = 0;        // flags of the running pass

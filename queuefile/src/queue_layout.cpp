@@ -1,11 +1,11 @@
 #include "cqmgr/queuefile/queue_layout.hpp"
 
+#include "cqmgr/queuefile/queue_scanner.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
-#include <dirent.h>
-#include <memory>
 #include <unistd.h>
 
 namespace cqmgr::queuefile {
@@ -101,25 +101,11 @@ int QueueLayout::move(std::string_view from, std::string_view to, std::string_vi
     return err;
 }
 
-namespace {
-void scan_into(const std::string& dir, std::vector<std::string>& out, int depth) {
-    std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
-    if (!d) return;
-    while (dirent* e = ::readdir(d.get())) {
-        std::string_view name = e->d_name;
-        if (name == "." || name == "..") continue;
-        if (name.size() == 1 && depth < 16) {
-            scan_into(dir + "/" + std::string(name), out, depth + 1);
-            continue;
-        }
-        if (queue_id_ok(name)) out.emplace_back(name);
-    }
-}
-} // namespace
-
 std::vector<std::string> scan_queue(const std::string& queue) {
     std::vector<std::string> out;
-    scan_into(queue, out, 0);
+    QueueScanner scanner;
+    scanner.start(queue);
+    while (auto id = scanner.next()) out.push_back(std::move(*id));
     return out;
 }
 
