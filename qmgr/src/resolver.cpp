@@ -5,9 +5,8 @@
 namespace cqmgr::qmgr {
 
 namespace {
-// Answers are reused for this long, as Postfix's resolve cache does.
+// The last answer is reused for this long, as Postfix's resolve client does.
 constexpr auto cache_ttl = std::chrono::seconds(30);
-constexpr size_t cache_max = 10000;
 } // namespace
 
 Resolver::Resolver(asio::any_io_executor ex, std::string service, std::chrono::seconds ipc_timeout)
@@ -56,11 +55,10 @@ awaitable<void> Resolver::pause_after(const std::string& error) {
 
 awaitable<protocol::ResolveReply> Resolver::resolve(std::string request_class, std::string sender,
                                                     std::string address) {
-    std::string key = request_class + '\0' + sender + '\0' + address;
-    if (!address.empty()) {
-        if (auto it = cache_.find(key); it != cache_.end() && Clock::now() - it->second.when < cache_ttl)
-            co_return it->second.reply;
-    }
+    if (!address.empty() && last_ && last_->address == address &&
+        last_->request_class == request_class && last_->sender == sender &&
+        Clock::now() - last_->when < cache_ttl)
+        co_return last_->reply;
     // A resolver outage delays mail; it never loses it: ask until answered.
     // One caller at a time, so an outage costs one wait, not one per caller.
     co_await take_turn();
@@ -69,10 +67,8 @@ awaitable<protocol::ResolveReply> Resolver::resolve(std::string request_class, s
         if (r.ok) {
             connect_failures_ = 0;
             release_turn();
-            if (!address.empty()) {
-                if (cache_.size() >= cache_max) cache_.clear();
-                cache_[key] = Cached{r.reply, Clock::now()};
-            }
+            last_ = Last{std::move(request_class), std::move(sender), std::move(address), r.reply,
+                         Clock::now()};
             co_return r.reply;
         }
         co_await pause_after(r.error);

@@ -10,7 +10,7 @@
 #include <deque>
 #include <functional>
 #include <string>
-#include <unordered_map>
+#include <optional>
 
 namespace cqmgr::qmgr {
 
@@ -42,11 +42,15 @@ class Resolver {
     bool busy_ = false;
     std::deque<asio::steady_timer*> waiters_;
 
-    struct Cached {
+    // The last answer, reused for the same question within 30 s: one entry,
+    // like stock's resolve client (recipients arrive sorted, so repeats of
+    // an address are adjacent).
+    struct Last {
+        std::string request_class, sender, address;
         protocol::ResolveReply reply;
         Clock::time_point when;
     };
-    std::unordered_map<std::string, Cached> cache_;
+    std::optional<Last> last_;
 };
 
 } // namespace cqmgr::qmgr
