@@ -476,8 +476,31 @@ void QueueManager::message_done(core::Message& cm) { maybe_finish(static_cast<Me
 void QueueManager::maybe_finish(Message& m) {
     if (m.refcount == 0 && !m.reading && !m.finishing && m.io_pending == 0) {
         m.finishing = true;
+        finish_now(m);
         asio::co_spawn(io_, finish(&m), asio::detached);
     }
+}
+
+void QueueManager::finish_now(Message& m) {
+    // The common end, every recipient done with nothing to report, needs no
+    // service and no await: remove the file at once, in the same turn as the
+    // last agent's reply.  The agent closes its descriptor right after it
+    // replies; an unlink that comes first leaves the freeing of the file's
+    // blocks to that close, in the agent, instead of in this single thread
+    // (a third of the queue manager's CPU on ext4 with discard, measured).
+    // finish() checks the same conditions in the same order and would only
+    // come to the same removal later.
+    using namespace protocol::del_flag;
+    const auto& env = m.env;
+    if (m.flags || env.rcpt_offset != 0 || (env.tflags & (usr_vrfy | record | rec_dly_sent)) ||
+        (env.rflags & (queuefile::dsn_notify::success << 1)))
+        return;
+    struct stat st;
+    if (::stat(layout_.path("bounce", m.id).c_str(), &st) == 0 || errno != ENOENT) return;
+    std::string path = layout_.path("active", m.id);
+    if (remove_queue_file(path) == 0) log::info(m.id + ": removed");
+    else log::warn("qmgr_active_done_3_generic: remove " + m.id + " from active: " + std::strerror(errno));
+    m.removed = true;
 }
 
 void QueueManager::warn(const std::string& text) { log::warn(text); }
@@ -540,6 +563,10 @@ awaitable<void> QueueManager::append_deferral(Message* m, queuefile::Recipient r
 }
 
 awaitable<void> QueueManager::finish(Message* m) {
+    if (m->removed) {
+        remove_message(m);
+        co_return;
+    }
     const std::string id = m->id;
     const auto& env = m->env;
     auto notice = [&](int nrequest, int flags) {
