@@ -1,6 +1,5 @@
 #include "cqmgr/protocol/conversation.hpp"
 
-#include <array>
 #include <cerrno>
 #include <poll.h>
 #include <sys/socket.h>
@@ -71,7 +70,9 @@ awaitable<bool> Conversation::connect(const std::string& path, Duration timeout)
 
 awaitable<bool> Conversation::read_list(AttrList& out, Duration timeout) {
     clean_eof_ = false;
-    std::array<char, 4096> buf;
+    // Bytes are read straight into pending_: a buffer in this coroutine's
+    // frame would make every frame too large for the allocator's fast path.
+    constexpr size_t chunk = 1024;
     for (;;) {
         if (!pending_.empty()) {
             std::string_view in(pending_);
@@ -86,8 +87,11 @@ awaitable<bool> Conversation::read_list(AttrList& out, Duration timeout) {
         }
         error_code ec;
         arm(timeout);
-        size_t n = co_await socket_.async_read_some(asio::buffer(buf),
+        size_t before = pending_.size();
+        pending_.resize(before + chunk);
+        size_t n = co_await socket_.async_read_some(asio::buffer(pending_.data() + before, chunk),
                                                     asio::redirect_error(asio::use_awaitable, ec));
+        pending_.resize(before + (ec ? 0 : n));
         bool late = disarm();
         if (ec) {
             if (late) {
@@ -101,7 +105,6 @@ awaitable<bool> Conversation::read_list(AttrList& out, Duration timeout) {
             close();
             co_return false;
         }
-        pending_.append(buf.data(), n);
     }
 }
 

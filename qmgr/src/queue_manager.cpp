@@ -477,7 +477,12 @@ void QueueManager::maybe_finish(Message& m) {
     if (m.refcount == 0 && !m.reading && !m.finishing && m.io_pending == 0) {
         m.finishing = true;
         finish_now(m);
-        asio::co_spawn(io_, finish(&m), asio::detached);
+        // Forgetting the message waits for the next turn either way: we may
+        // be inside a scheduler callback that still uses it.
+        if (m.removed)
+            asio::post(io_, [this, mp = &m] { remove_message(mp); });
+        else
+            asio::co_spawn(io_, finish(&m), asio::detached);
     }
 }
 
@@ -563,10 +568,6 @@ awaitable<void> QueueManager::append_deferral(Message* m, queuefile::Recipient r
 }
 
 awaitable<void> QueueManager::finish(Message* m) {
-    if (m->removed) {
-        remove_message(m);
-        co_return;
-    }
     const std::string id = m->id;
     const auto& env = m->env;
     auto notice = [&](int nrequest, int flags) {
