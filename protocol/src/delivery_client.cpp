@@ -69,6 +69,10 @@ awaitable<bool> AgentSession::open(std::string path, DeliveryTimeouts timeouts) 
 }
 
 awaitable<DeliveryOutcome> AgentSession::deliver(DeliveryRequest request) {
+    co_return co_await deliver_encoded(request.encode());
+}
+
+awaitable<DeliveryOutcome> AgentSession::deliver_encoded(std::string request) {
     if (!conv_) co_return failed(DeliveryOutcome::Kind::unavailable,
                                  "write to process (" + transport_ + "): session is not open");
     // A session whose announcement ended in EOF has a closed socket: the
@@ -79,31 +83,42 @@ awaitable<DeliveryOutcome> AgentSession::deliver(DeliveryRequest request) {
                          "write to process (" + transport_ + "): Broken pipe");
     }
     DeliveryOutcome o;
-    if (!co_await conv_->write(request.encode(), timeouts_.write)) {
+    bool written = co_await conv_->write(std::move(request), timeouts_.write);
+    if (!written)
         o = failed(DeliveryOutcome::Kind::unavailable,
                    "write to process (" + transport_ + "): " + conv_->error());
-    } else {
-        AttrList list;
-        if (!co_await conv_->read_list(list, timeouts_.reply)) {
-            // Stock qmgr says "malformed response" for anything but a socket
-            // error at the first peek, EOF included; a timeout is fatal there,
-            // a deferral here.
-            std::string why = conv_->error() == "timeout" ? "timeout" : "malformed response";
-            o = failed(DeliveryOutcome::Kind::crashed, path_ + " socket: " + why);
-        } else {
-            std::string err;
-            auto r = decode_delivery_reply(list, &err);
-            if (!r) {
-                o = failed(DeliveryOutcome::Kind::crashed, path_ + " socket: malformed response");
-                o.detail = err;
-            } else {
-                o.kind = DeliveryOutcome::Kind::replied;
-                o.reply = std::move(*r);
-            }
-        }
-    }
+    else
+        co_await read_reply(o);
     close();
     co_return o;
+}
+
+awaitable<void> AgentSession::read_reply(DeliveryOutcome& o) {
+    AttrList list;
+    bool got = co_await conv_->read_list(list, timeouts_.reply);
+    if (!got) {
+        // Stock qmgr says "malformed response" for anything but a socket
+        // error at the first peek, EOF included; a timeout is fatal there,
+        // a deferral here.
+        std::string why = conv_->error() == "timeout" ? "timeout" : "malformed response";
+        o = failed(DeliveryOutcome::Kind::crashed, path_ + " socket: " + why);
+        co_return;
+    }
+    o = outcome_of(list);
+}
+
+DeliveryOutcome AgentSession::outcome_of(const AttrList& list) const {
+    std::string err;
+    auto r = decode_delivery_reply(list, &err);
+    if (!r) {
+        DeliveryOutcome o = failed(DeliveryOutcome::Kind::crashed, path_ + " socket: malformed response");
+        o.detail = err;
+        return o;
+    }
+    DeliveryOutcome o;
+    o.kind = DeliveryOutcome::Kind::replied;
+    o.reply = std::move(*r);
+    return o;
 }
 
 awaitable<DeliveryOutcome> deliver_once(std::string path, DeliveryRequest request,

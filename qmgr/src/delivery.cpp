@@ -43,25 +43,26 @@ void Delivery::pump() {
     });
 }
 
+// The stock hop status for a transport whose agents cannot be reached.
+core::Dsn Delivery::unavailable() { return {"4.3.0", "mail transport unavailable"}; }
+
 awaitable<void> Delivery::run_connection(core::Transport* t) {
+    // Only what must live across a suspension is declared here: this
+    // coroutine runs once per delivery, and a frame above about 1 kB takes
+    // the allocator's slow path every time.
     protocol::AgentSession session(io_.get_executor());
-    auto timeouts = protocol::DeliveryTimeouts::from_settings(
-        std::chrono::seconds(settings_.qmgr_ipc_timeout), std::chrono::seconds(settings_.daemon_timeout));
-    const core::Dsn unavailable{"4.3.0", "mail transport unavailable"};
-    bool ok = co_await session.open("private/" + t->name, timeouts);
+    bool ok = co_await session.open("private/" + t->name, timeouts());
     sched_.set_time(::time(nullptr));
     if (!ok) {
         log::warn(session.failure().warning);
-        sched_.connection_failed(*t, unavailable);
+        sched_.connection_failed(*t, unavailable());
         pump();
         co_return;
     }
     sched_.connection_ready(*t);
     if (int delay = t->cfg.transport_rate_delay; delay > 0) {
         // Space deliveries over this transport; it stays locked meanwhile.
-        asio::steady_timer pause(io_, std::chrono::seconds(delay));
-        error_code ec;
-        co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        co_await rate_pause(delay);
         sched_.set_time(::time(nullptr));
     }
     core::Entry* e = sched_.select_entry(*t);
@@ -71,15 +72,31 @@ awaitable<void> Delivery::run_connection(core::Transport* t) {
         session.close();
         co_return;
     }
-    protocol::DeliveryOutcome out = co_await session.deliver(request_for(*e));
+    protocol::DeliveryOutcome out = co_await session.deliver_encoded(encoded_request_for(*e));
     sched_.set_time(::time(nullptr));
+    report(t, e, out);
+    pump();
+}
+
+protocol::DeliveryTimeouts Delivery::timeouts() const {
+    return protocol::DeliveryTimeouts::from_settings(std::chrono::seconds(settings_.qmgr_ipc_timeout),
+                                                     std::chrono::seconds(settings_.daemon_timeout));
+}
+
+awaitable<void> Delivery::rate_pause(int seconds) {
+    asio::steady_timer pause(io_, std::chrono::seconds(seconds));
+    error_code ec;
+    co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
+void Delivery::report(core::Transport* t, core::Entry* e, const protocol::DeliveryOutcome& out) {
     using Kind = protocol::DeliveryOutcome::Kind;
     if (out.kind != Kind::replied) log::warn(out.warning);
     if (out.kind == Kind::unavailable) {
         // The request never reached an agent: the entry waits again, and the
         // transport is declared dead, which hands its waiting entries to retry.
         sched_.entry_unselect(e);
-        sched_.transport_dead(*t, unavailable);
+        sched_.transport_dead(*t, unavailable());
     } else {
         core::DeliveryResult result;
         result.crash = out.kind == Kind::crashed;
@@ -87,8 +104,9 @@ awaitable<void> Delivery::run_connection(core::Transport* t) {
         result.hop = {out.reply.hop.status, out.reply.hop.reason};
         sched_.delivery_done(e, result);
     }
-    pump();
 }
+
+std::string Delivery::encoded_request_for(const core::Entry& e) const { return request_for(e).encode(); }
 
 protocol::DeliveryRequest Delivery::request_for(const core::Entry& e) const {
     const auto& m = static_cast<const Message&>(*e.message);

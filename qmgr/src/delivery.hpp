@@ -19,9 +19,21 @@ class Delivery {
     void pump();
 
   private:
+    // One delivery: connect to the transport's agent, hand it the entry the
+    // scheduler selects, report the outcome.
     awaitable<void> run_connection(core::Transport* t);
     // Builds the request for entry `e` (no bytes: the protocol client encodes).
     protocol::DeliveryRequest request_for(const core::Entry& e) const;
+    // The request for entry `e`, encoded for the wire.
+    std::string encoded_request_for(const core::Entry& e) const;
+    // The agent timeouts from main.cf.
+    protocol::DeliveryTimeouts timeouts() const;
+    // Waits out the transport's rate delay.
+    awaitable<void> rate_pause(int seconds);
+    // Hands an agent's outcome for entry `e` to the scheduler.
+    void report(core::Transport* t, core::Entry* e, const protocol::DeliveryOutcome& out);
+    // The hop status for a transport whose agents cannot be reached.
+    static core::Dsn unavailable();
 
     asio::io_context& io_;
     const Settings& settings_;

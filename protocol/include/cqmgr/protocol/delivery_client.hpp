@@ -84,6 +84,11 @@ class AgentSession {
     // Sends one request and reads the reply, then closes the connection (the
     // agent waits for that close).  Call only after open() returned true.
     awaitable<DeliveryOutcome> deliver(DeliveryRequest request);
+    // The same with the request already encoded (DeliveryRequest::encode):
+    // a caller that encodes in a plain function keeps the request's many
+    // strings out of the coroutine frames, which then stay small enough
+    // for the allocator's fast path.
+    awaitable<DeliveryOutcome> deliver_encoded(std::string request);
 
     // Abandons an open session without a request (the agent sees EOF and
     // does nothing).
@@ -95,6 +100,10 @@ class AgentSession {
   private:
     // Fills an outcome of `kind` with the stock hop status and `warning`.
     static DeliveryOutcome failed(DeliveryOutcome::Kind kind, std::string warning);
+    // Reads the agent's reply into `o` (a plain function: see deliver_encoded).
+    awaitable<void> read_reply(DeliveryOutcome& o);
+    // Turns the attribute list of a reply into an outcome.
+    DeliveryOutcome outcome_of(const AttrList& list) const;
 
     asio::any_io_executor ex_;
     std::shared_ptr<Conversation> conv_;
