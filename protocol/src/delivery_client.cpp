@@ -88,12 +88,12 @@ awaitable<DeliveryOutcome> AgentSession::deliver_encoded(std::string request) {
         o = failed(DeliveryOutcome::Kind::unavailable,
                    "write to process (" + transport_ + "): " + conv_->error());
     else
-        co_await read_reply(o);
+        o = co_await read_reply();
     close();
     co_return o;
 }
 
-awaitable<void> AgentSession::read_reply(DeliveryOutcome& o) {
+awaitable<DeliveryOutcome> AgentSession::read_reply() {
     AttrList list;
     bool got = co_await conv_->read_list(list, timeouts_.reply);
     if (!got) {
@@ -101,10 +101,9 @@ awaitable<void> AgentSession::read_reply(DeliveryOutcome& o) {
         // error at the first peek, EOF included; a timeout is fatal there,
         // a deferral here.
         std::string why = conv_->error() == "timeout" ? "timeout" : "malformed response";
-        o = failed(DeliveryOutcome::Kind::crashed, path_ + " socket: " + why);
-        co_return;
+        co_return failed(DeliveryOutcome::Kind::crashed, path_ + " socket: " + why);
     }
-    o = outcome_of(list);
+    co_return outcome_of(list);
 }
 
 DeliveryOutcome AgentSession::outcome_of(const AttrList& list) const {

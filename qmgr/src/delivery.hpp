@@ -22,9 +22,10 @@ class Delivery {
     // One delivery: connect to the transport's agent, hand it the entry the
     // scheduler selects, report the outcome.
     awaitable<void> run_connection(core::Transport* t);
-    // Builds the request for entry `e` (no bytes: the protocol client encodes).
+    // Builds the request for entry `e`.
     protocol::DeliveryRequest request_for(const core::Entry& e) const;
-    // The request for entry `e`, encoded for the wire.
+    // The request for entry `e`, encoded for the wire.  A plain function, so
+    // that the request's strings never sit in run_connection's frame.
     std::string encoded_request_for(const core::Entry& e) const;
     // The agent timeouts from main.cf.
     protocol::DeliveryTimeouts timeouts() const;

@@ -20,7 +20,6 @@ struct Message : core::Message {
     bool reading = false;      // a recipient batch is being read and resolved
     bool finishing = false;    // the end-of-message work is under way
     int io_pending = 0;        // driver-side deferral records still being written
-    bool removed = false;      // the queue file is already gone (finish_now)
 };
 
 } // namespace cqmgr::qmgr

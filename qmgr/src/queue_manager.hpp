@@ -81,8 +81,11 @@ class QueueManager : public core::Driver {
     awaitable<void> assign_recipients(Message& m, std::vector<queuefile::Recipient> rcpts);
     // Starts the end-of-message work unless something is still in flight.
     void maybe_finish(Message& m);
-    // Removes at once the file of a message that ends with nothing to report.
-    void finish_now(Message& m);
+    // Removes at once the file of a message that ends with nothing to
+    // report; true when it did, and only forgetting the message is left.
+    bool finish_now(Message& m);
+    // Removes the finished message's file from active and logs "ID: removed".
+    void remove_finished(const std::string& id);
     awaitable<void> finish(Message* m);
     // Logs and marks done a recipient that is the local double-bounce address.
     void discard_double_bounce(Message& m, const queuefile::Recipient& r);

@@ -100,8 +100,9 @@ class AgentSession {
   private:
     // Fills an outcome of `kind` with the stock hop status and `warning`.
     static DeliveryOutcome failed(DeliveryOutcome::Kind kind, std::string warning);
-    // Reads the agent's reply into `o` (a plain function: see deliver_encoded).
-    awaitable<void> read_reply(DeliveryOutcome& o);
+    // Reads and decodes the agent's reply (its own coroutine, so that the
+    // attribute list stays out of deliver_encoded's frame).
+    awaitable<DeliveryOutcome> read_reply();
     // Turns the attribute list of a reply into an outcome.
     DeliveryOutcome outcome_of(const AttrList& list) const;
 
