@@ -11,8 +11,10 @@ std::string describe(const std::string& where, const std::string& text, const st
 }
 } // namespace
 
-ConfigError::ConfigError(std::string where, std::string postfix_text, std::string detail)
+ConfigError::ConfigError(std::string where, std::string postfix_text, std::string detail,
+                         std::string warning)
     : std::runtime_error(describe(where, postfix_text, detail)), where_(std::move(where)),
-      postfix_text_(std::move(postfix_text)), detail_(std::move(detail)) {}
+      postfix_text_(std::move(postfix_text)), detail_(std::move(detail)),
+      warning_(std::move(warning)) {}
 
 } // namespace cqmgr::conf

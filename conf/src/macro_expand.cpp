@@ -31,7 +31,7 @@ bool all_digits(std::string_view s) {
 
 // Throws the error every expansion problem turns into.
 [[noreturn]] void fail(const std::string& why) {
-    throw ConfigError({}, "macro processing error", why);
+    throw ConfigError({}, "macro processing error", why, why);
 }
 
 // Shows at most 20 characters of the text after a syntax error.

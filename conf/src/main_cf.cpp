@@ -151,7 +151,8 @@ std::string MainCf::str(const std::string& name) const {
                                : e.postfix_text();
         throw ConfigError(where(name), text,
                           "parameter " + name + ": " +
-                              (e.detail().empty() ? e.postfix_text() : e.detail()));
+                              (e.detail().empty() ? e.postfix_text() : e.detail()),
+                          e.warning());
     }
 }
 

@@ -59,8 +59,11 @@ class Reader {
     bool b(std::string_view n) const { return std::get<bool>(get(n)); }
 
     // Stops with a message in Postfix's "file DIR/main.cf: parameter ..." form.
-    [[noreturn]] void fatal_main_cf(const std::string& name, const std::string& text) const {
-        throw ConfigError(cf_.where(name), "file " + s("config_directory") + "/main.cf: " + text);
+    // `warning` is what Postfix complains of just before (may be empty).
+    [[noreturn]] void fatal_main_cf(const std::string& name, const std::string& text,
+                                    const std::string& warning = {}) const {
+        throw ConfigError(cf_.where(name), "file " + s("config_directory") + "/main.cf: " + text,
+                          {}, warning);
     }
 
   private:
@@ -208,8 +211,9 @@ QmgrParams QmgrParams::load(const MainCf& given, const MainCf::Warn& warn, Optio
     r.read(G, "daemon_table_open_error_is_fatal", "respectful_logging");
     r.read(G, "myhostname", "mydomain");
     for (const char* n : {"myhostname", "mydomain"})
-        if (!valid_hostname(r.s(n)))
-            r.fatal_main_cf(n, std::string("parameter ") + n + ": bad parameter value: " + r.s(n));
+        if (auto why = hostname_problem(r.s(n)))
+            r.fatal_main_cf(n, std::string("parameter ") + n + ": bad parameter value: " + r.s(n),
+                            *why);
     r.read(G, "mail_name", "info_log_address_format");
     if (options.myorigin_from_file && r.s("myorigin").starts_with('/')) {
         std::string path = r.s("myorigin");
@@ -318,6 +322,7 @@ QmgrParams QmgrParams::load(const MainCf& given, const MainCf::Warn& warn, Optio
     q.queue_service_name = r.s("queue_service_name");
     q.relay_domains = r.s("relay_domains");
     q.fast_flush_domains = r.s("fast_flush_domains");
+    q.parent_domain_matches_subdomains = split_list(r.s("parent_domain_matches_subdomains"));
     q.soft_bounce = r.b("soft_bounce");
     q.address_verify_negative_cache = r.b("address_verify_negative_cache");
     q.delay_logging_resolution_limit = r.i("delay_logging_resolution_limit");

@@ -22,20 +22,16 @@ int64_t time2(const MainCf& cf, const std::string& t, const char* suffix, int64_
 }
 
 // Reads a feedback value: <transport><suffix>, else the global's text.  A
-// malformed value warns (naming the parameter the text came from) and
-// gives the neutral feedback 1.
+// malformed value warns and gives the neutral feedback 1.  `param` gets the
+// name of the parameter the value is attributed to.
 Feedback feedback(const MainCf& cf, const std::string& t, const char* suffix,
                   const char* global_name, const std::string& global_value,
-                  const MainCf::Warn& warn) {
+                  const MainCf::Warn& warn, std::string& param) {
     std::string name = t + suffix;
     std::string value = cf.is_known(name) ? cf.str(name, global_value, 1) : global_value;
+    param = value != global_value ? name : std::string(global_name);
     if (auto fb = parse_feedback(value)) return *fb;
-    bool own = value != global_value;
-    std::string shown = own ? name : std::string(global_name);
-    std::string where = cf.where(shown);
-    if (warn)
-        warn((where.empty() ? std::string() : where + ": ") + shown +
-             ": ignoring malformed or unreasonable feedback: " + value);
+    if (warn) warn(param + ": ignoring malformed or unreasonable feedback: " + value);
     return Feedback{};
 }
 
@@ -79,10 +75,12 @@ TransportParams read_transport_params(const MainCf& cf, const QmgrParams& g, con
         time2(cf, t, "_recipient_refill_delay", g.default_recipient_refill_delay, 1);
     p.positive_feedback = feedback(cf, t, "_destination_concurrency_positive_feedback",
                                    "default_destination_concurrency_positive_feedback",
-                                   g.default_destination_concurrency_positive_feedback, warn);
+                                   g.default_destination_concurrency_positive_feedback, warn,
+                                   p.positive_feedback_param);
     p.negative_feedback = feedback(cf, t, "_destination_concurrency_negative_feedback",
                                    "default_destination_concurrency_negative_feedback",
-                                   g.default_destination_concurrency_negative_feedback, warn);
+                                   g.default_destination_concurrency_negative_feedback, warn,
+                                   p.negative_feedback_param);
     p.destination_concurrency_failed_cohort_limit =
         int2(cf, t, "_destination_concurrency_failed_cohort_limit",
              g.default_destination_concurrency_failed_cohort_limit, 0, 0);

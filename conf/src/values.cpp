@@ -110,9 +110,10 @@ std::vector<std::string> split_list(std::string_view text) {
     return out;
 }
 
-bool valid_hostname(std::string_view name) {
+std::optional<std::string> hostname_problem(std::string_view name) {
     constexpr size_t kLabelMax = 63, kNameMax = 255;
-    if (name.empty()) return false;
+    std::string shown(name.substr(0, 100));
+    if (name.empty()) return "valid_hostname: empty hostname";
     size_t label = 0;
     bool non_numeric = false;
     for (size_t i = 0; i < name.size(); ++i) {
@@ -120,20 +121,31 @@ bool valid_hostname(std::string_view name) {
         bool digit = c >= '0' && c <= '9';
         bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
         if (digit || alpha || c == '_') {
-            if (++label > kLabelMax) return false;
+            if (++label > kLabelMax) return "valid_hostname: hostname label too long: " + shown;
             if (!digit) non_numeric = true;
         } else if (c == '.') {
-            if (label == 0 || i + 1 == name.size()) return false;
+            if (label == 0 || i + 1 == name.size())
+                return "valid_hostname: misplaced delimiter: " + shown;
             label = 0;
         } else if (c == '-') {
             non_numeric = true;
             ++label;
-            if (label == 1 || i + 1 == name.size() || name[i + 1] == '.') return false;
+            if (label == 1 || i + 1 == name.size() || name[i + 1] == '.')
+                return "valid_hostname: misplaced hyphen: " + shown;
         } else {
-            return false;
+            return "valid_hostname: invalid character " +
+                   std::to_string(static_cast<unsigned char>(c)) + "(decimal): " + shown;
         }
     }
-    return non_numeric && name.size() <= kNameMax;
+    if (!non_numeric) return "valid_hostname: numeric hostname: " + shown;
+    if (name.size() > kNameMax)
+        return "valid_hostname: bad length " + std::to_string(name.size()) + " for " + shown +
+               "...";
+    return std::nullopt;
+}
+
+bool valid_hostname(std::string_view name) {
+    return !hostname_problem(name);
 }
 
 std::optional<std::string> next_braced_item(std::string_view s, size_t& pos,

@@ -15,6 +15,8 @@
 //  4. The stock qmgr binary, run once in stdin mode (-S -V) against the
 //     case's configuration, must accept exactly what QmgrParams::load()
 //     accepts, and refuse the rest with the same fatal text.
+//  5. The cqmgr daemon, run the same way, must do what stock qmgr does:
+//     start or stop, with the same fatal text and the same warnings.
 //
 // Needs Postfix installed (postconf in /usr/sbin); skips otherwise.
 #include "cqmgr/conf/macro_expand.hpp"
@@ -552,6 +554,34 @@ TEST_P(Differential, MasterCfMatchesPostconf) {
     EXPECT_EQ(mine_p, parse_name_values(params.out));
 }
 
+// What a queue manager printed when started once in stand-alone mode.
+struct StartUp {
+    RunResult run;
+    std::string fatal;                 // the text after "fatal: ", if any
+    std::vector<std::string> warnings; // the texts after "warning: "
+};
+
+// Runs queue manager `binary` once in stdin mode (-S -V) against case
+// directory `dir` with a scratch queue directory.
+StartUp start_once(const std::string& binary, const std::string& dir, const ScratchQueue& queue) {
+    auto env = kEnv;
+    env.push_back("MAIL_CONFIG=" + dir);
+    StartUp s;
+    s.run = run(
+        {binary, "-S", "-V", "-l", "-t", "unix", "-o", "queue_directory=" + queue.path.string()},
+        env, "x");
+    for (size_t pos = 0; pos < s.run.err.size();) {
+        size_t nl = s.run.err.find('\n', pos);
+        std::string line =
+            s.run.err.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+        pos = nl == std::string::npos ? s.run.err.size() : nl + 1;
+        if (auto f = line.find(": fatal: "); f != std::string::npos) s.fatal = line.substr(f + 9);
+        if (auto w = line.find(": warning: "); w != std::string::npos)
+            s.warnings.push_back(line.substr(w + 11));
+    }
+    return s;
+}
+
 TEST_P(Differential, StockQmgrAgreesAtStartUp) {
     std::string qmgr = stock_qmgr();
     if (qmgr.empty()) GTEST_SKIP() << "stock qmgr not installed";
@@ -560,41 +590,50 @@ TEST_P(Differential, StockQmgrAgreesAtStartUp) {
     MainCf cf([&](const std::string& w) { warnings.push_back(w); });
     register_defaults(cf);
     bool loaded = cf.load_dir(dir_);
-    std::string override_q = "queue_directory=" + queue.path.string();
-    auto env = kEnv;
-    env.push_back("MAIL_CONFIG=" + dir_);
-    auto r = run({qmgr, "-S", "-V", "-l", "-t", "unix", "-o", override_q}, env, "x");
-
-    std::string their_fatal;
-    std::vector<std::string> their_warnings;
-    for (size_t pos = 0; pos < r.err.size();) {
-        size_t nl = r.err.find('\n', pos);
-        std::string line =
-            r.err.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-        pos = nl == std::string::npos ? r.err.size() : nl + 1;
-        if (auto f = line.find(": fatal: "); f != std::string::npos)
-            their_fatal = line.substr(f + 9);
-        if (auto w = line.find(": warning: "); w != std::string::npos)
-            their_warnings.push_back(line.substr(w + 11));
-    }
+    StartUp theirs = start_once(qmgr, dir_, queue);
     if (!loaded) {
-        EXPECT_NE(r.status, 0) << "we refused main.cf (" << cf.error() << "), stock qmgr did not";
+        EXPECT_NE(theirs.run.status, 0)
+            << "we refused main.cf (" << cf.error() << "), stock qmgr did not";
         return;
     }
     cf.set("queue_directory", queue.path.string());
     std::vector<std::string> ours_w;
     try {
         QmgrParams::load(cf, [&](const std::string& w) { ours_w.push_back(w); });
-        EXPECT_EQ(r.status, 0) << "stock qmgr refused: " << their_fatal << "\n" << r.err;
+        EXPECT_EQ(theirs.run.status, 0) << "stock qmgr refused: " << theirs.fatal << "\n"
+                                        << theirs.run.err;
         for (auto& w : ours_w)
-            EXPECT_NE(std::find(their_warnings.begin(), their_warnings.end(), w),
-                      their_warnings.end())
+            EXPECT_NE(std::find(theirs.warnings.begin(), theirs.warnings.end(), w),
+                      theirs.warnings.end())
                 << "stock qmgr did not warn: " << w << "\n"
-                << r.err;
+                << theirs.run.err;
     } catch (const ConfigError& e) {
-        EXPECT_NE(r.status, 0) << "we refused (" << e.what() << "), stock qmgr did not";
-        EXPECT_EQ(e.postfix_text(), their_fatal) << r.err;
+        EXPECT_NE(theirs.run.status, 0) << "we refused (" << e.what() << "), stock qmgr did not";
+        EXPECT_EQ(e.postfix_text(), theirs.fatal) << theirs.run.err;
     }
+}
+
+// The daemon itself, started the same way as stock: it must accept what
+// stock accepts and stop with stock's fatal text otherwise, and print the
+// same start-up warnings.  This is the daemon's own configuration path
+// (main.cf, -o, QmgrParams, the start-up checks), not the library's.
+TEST_P(Differential, DaemonAgreesWithStockAtStartUp) {
+    std::string qmgr = stock_qmgr();
+    if (qmgr.empty()) GTEST_SKIP() << "stock qmgr not installed";
+    ScratchQueue queue;
+    StartUp theirs = start_once(qmgr, dir_, queue);
+    StartUp ours = start_once(CQMGR_DAEMON, dir_, queue);
+    EXPECT_EQ(ours.run.status == 0, theirs.run.status == 0) << "stock:\n"
+                                                            << theirs.run.err << "cqmgr:\n"
+                                                            << ours.run.err;
+    EXPECT_EQ(ours.fatal, theirs.fatal);
+    auto sorted = [](std::vector<std::string> v) {
+        std::sort(v.begin(), v.end());
+        return v;
+    };
+    EXPECT_EQ(sorted(ours.warnings), sorted(theirs.warnings)) << "stock:\n"
+                                                              << theirs.run.err << "cqmgr:\n"
+                                                              << ours.run.err;
 }
 
 // Every case directory, in name order.

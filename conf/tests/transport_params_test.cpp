@@ -108,12 +108,15 @@ TEST(TransportParams, MalformedFeedbackWarnsAndUsesOne) {
     EXPECT_DOUBLE_EQ(p.negative_feedback.at(4), 1);
     EXPECT_FALSE(p.negative_feedback.per_concurrency);
     ASSERT_EQ(f.warnings.size(), 2u);
-    // The global's text is reported under the global's name and line.
-    EXPECT_EQ(f.warnings[0], "/etc/postfix/main.cf, line 1: default_destination_concurrency_"
+    // The global's text is reported under the global's name; stock names
+    // no file or line.
+    EXPECT_EQ(f.warnings[0], "default_destination_concurrency_"
                              "positive_feedback: ignoring malformed or unreasonable feedback: 2");
-    EXPECT_EQ(f.warnings[1], "/etc/postfix/main.cf, line 2: x_destination_concurrency_negative_"
+    EXPECT_EQ(f.warnings[1], "x_destination_concurrency_negative_"
                              "feedback: ignoring malformed or unreasonable feedback: "
                              "1/sqrt_concurrency");
+    EXPECT_EQ(p.positive_feedback_param, "default_destination_concurrency_positive_feedback");
+    EXPECT_EQ(p.negative_feedback_param, "x_destination_concurrency_negative_feedback");
 }
 
 TEST(TransportParams, TableReadsOnceAndCaches) {

@@ -78,3 +78,14 @@ TEST(Values, HostNames) {
     long_name += "b";
     EXPECT_FALSE(valid_hostname(long_name)); // 306 characters
 }
+
+TEST(Values, HostNameProblemsInPostfixWords) {
+    EXPECT_EQ(hostname_problem("-bad-"), "valid_hostname: misplaced hyphen: -bad-");
+    EXPECT_EQ(hostname_problem("a..b"), "valid_hostname: misplaced delimiter: a..b");
+    EXPECT_EQ(hostname_problem(""), "valid_hostname: empty hostname");
+    EXPECT_EQ(hostname_problem("a b"), "valid_hostname: invalid character 32(decimal): a b");
+    EXPECT_EQ(hostname_problem("123"), "valid_hostname: numeric hostname: 123");
+    EXPECT_EQ(hostname_problem(std::string(64, 'a')),
+              "valid_hostname: hostname label too long: " + std::string(64, 'a'));
+    EXPECT_EQ(hostname_problem("mail.example.com"), std::nullopt);
+}

@@ -29,8 +29,8 @@ bool needs_smtputf8(std::string_view s) {
 }
 } // namespace
 
-Delivery::Delivery(asio::io_context& io, const Settings& settings, core::Scheduler& sched)
-    : io_(io), settings_(settings), sched_(sched) {}
+Delivery::Delivery(asio::io_context& io, const conf::QmgrParams& params, core::Scheduler& sched)
+    : io_(io), params_(params), sched_(sched) {}
 
 void Delivery::pump() {
     if (posted_) return;
@@ -44,7 +44,9 @@ void Delivery::pump() {
 }
 
 // The stock hop status for a transport whose agents cannot be reached.
-core::Dsn Delivery::unavailable() { return {"4.3.0", "mail transport unavailable"}; }
+core::Dsn Delivery::unavailable() {
+    return {"4.3.0", "mail transport unavailable"};
+}
 
 awaitable<void> Delivery::run_connection(core::Transport* t) {
     // Only what must live across a suspension is declared here: this
@@ -79,8 +81,8 @@ awaitable<void> Delivery::run_connection(core::Transport* t) {
 }
 
 protocol::DeliveryTimeouts Delivery::timeouts() const {
-    return protocol::DeliveryTimeouts::from_settings(std::chrono::seconds(settings_.qmgr_ipc_timeout),
-                                                     std::chrono::seconds(settings_.daemon_timeout));
+    return protocol::DeliveryTimeouts::from_settings(std::chrono::seconds(params_.qmgr_ipc_timeout),
+                                                     std::chrono::seconds(params_.daemon_timeout));
 }
 
 awaitable<void> Delivery::rate_pause(int seconds) {
@@ -106,7 +108,9 @@ void Delivery::report(core::Transport* t, core::Entry* e, const protocol::Delive
     }
 }
 
-std::string Delivery::encoded_request_for(const core::Entry& e) const { return request_for(e).encode(); }
+std::string Delivery::encoded_request_for(const core::Entry& e) const {
+    return request_for(e).encode();
+}
 
 protocol::DeliveryRequest Delivery::request_for(const core::Entry& e) const {
     const auto& m = static_cast<const Message&>(*e.message);
@@ -122,10 +126,10 @@ protocol::DeliveryRequest Delivery::request_for(const core::Entry& e) const {
     req.encoding = env.encoding;
     req.smtputf8 = env.smtputf8;
     // With VERP there is one recipient per request and the sender encodes it.
-    req.sender = env.verp_delims && !e.rcpts.empty()
-                     ? verp_sender(*env.sender, *env.verp_delims, e.rcpts[0].orig_rcpt,
-                                   e.rcpts[0].address)
-                     : *env.sender;
+    req.sender =
+        env.verp_delims && !e.rcpts.empty()
+            ? verp_sender(*env.sender, *env.verp_delims, e.rcpts[0].orig_rcpt, e.rcpts[0].address)
+            : *env.sender;
     req.envelope_id = env.dsn_envid;
     req.ret_flags = env.dsn_ret;
     req.stats.incoming_arrival = {env.arrival_sec, env.arrival_usec};
@@ -144,7 +148,7 @@ protocol::DeliveryRequest Delivery::request_for(const core::Entry& e) const {
         req.recipients.push_back({r.orig_rcpt, r.address, r.offset, r.dsn_orcpt, r.notify_flags});
         // A UTF-8 recipient needs an SMTPUTF8-capable path (and so does the
         // VERP sender that embeds it).
-        if (settings_.smtputf8_enable && needs_smtputf8(r.address)) {
+        if (params_.smtputf8_enable && needs_smtputf8(r.address)) {
             req.smtputf8 |= 8;
             if (env.verp_delims) req.smtputf8 |= 4;
         }

@@ -4,15 +4,15 @@
 // silent or babbling agent costs only a deferral of its entry.
 #pragma once
 
+#include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
 #include "cqmgr/protocol/delivery_client.hpp"
-#include "settings.hpp"
 
 namespace cqmgr::qmgr {
 
 class Delivery {
   public:
-    Delivery(asio::io_context& io, const Settings& settings, core::Scheduler& sched);
+    Delivery(asio::io_context& io, const conf::QmgrParams& params, core::Scheduler& sched);
 
     // Starts connections for every transport that has work (coalesced: many
     // calls in one loop pass cost one pass).
@@ -37,7 +37,7 @@ class Delivery {
     static core::Dsn unavailable();
 
     asio::io_context& io_;
-    const Settings& settings_;
+    const conf::QmgrParams& params_;
     core::Scheduler& sched_;
     bool posted_ = false;
 };

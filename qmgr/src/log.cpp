@@ -13,7 +13,7 @@ namespace cqmgr::log {
 
 namespace {
 Options g_opt;
-int g_fd = -1;        // postlogd datagram socket
+int g_fd = -1; // postlogd datagram socket
 bool g_syslog = false;
 
 int facility_code(const std::string& name) {
@@ -37,6 +37,7 @@ void emit(int priority, std::string_view severity, std::string_view text) {
         body += ": ";
     }
     body.append(text.substr(0, 2000));
+    if (g_opt.to_stderr) std::fprintf(stderr, "%s: %s\n", g_opt.tag.c_str(), body.c_str());
     if (g_fd >= 0) {
         char stamp[64];
         time_t now = ::time(nullptr);
@@ -57,6 +58,10 @@ void emit(int priority, std::string_view severity, std::string_view text) {
 } // namespace
 
 void init(const Options& opt) {
+    // Called again once main.cf is read: the channel is opened afresh.
+    if (g_fd >= 0) ::close(g_fd);
+    g_fd = -1;
+    g_syslog = false;
     g_opt = opt;
     if (!opt.postlog_path.empty()) {
         g_fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -65,8 +70,8 @@ void init(const Options& opt) {
         if (g_fd >= 0 && opt.postlog_path.size() < sizeof(sun.sun_path)) {
             opt.postlog_path.copy(sun.sun_path, sizeof(sun.sun_path) - 1);
             if (::connect(g_fd, reinterpret_cast<sockaddr*>(&sun), sizeof sun) < 0) {
-                std::fprintf(stderr, "%s: cannot connect to postlog socket %s\n",
-                             opt.tag.c_str(), opt.postlog_path.c_str());
+                std::fprintf(stderr, "%s: cannot connect to postlog socket %s\n", opt.tag.c_str(),
+                             opt.postlog_path.c_str());
                 ::close(g_fd);
                 g_fd = -1;
             }
@@ -77,11 +82,23 @@ void init(const Options& opt) {
     }
 }
 
-int verbose() { return g_opt.verbose; }
+void set_stderr(bool on) {
+    g_opt.to_stderr = on;
+}
 
-void info(std::string_view text) { emit(LOG_INFO, "", text); }
-void warn(std::string_view text) { emit(LOG_WARNING, "warning", text); }
-void error(std::string_view text) { emit(LOG_ERR, "error", text); }
+int verbose() {
+    return g_opt.verbose;
+}
+
+void info(std::string_view text) {
+    emit(LOG_INFO, "", text);
+}
+void warn(std::string_view text) {
+    emit(LOG_WARNING, "warning", text);
+}
+void error(std::string_view text) {
+    emit(LOG_ERR, "error", text);
+}
 
 void fatal(std::string_view text) {
     emit(LOG_CRIT, "fatal", text);

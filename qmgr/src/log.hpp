@@ -14,10 +14,15 @@ struct Options {
     std::string hostname = "localhost";
     std::string facility = "mail";
     int verbose = 0;
+    bool to_stderr = false; // -V: every line also to standard error
 };
 
-// Opens the log channel (before any chroot or privilege drop).
+// Opens the log channel (before any chroot or privilege drop); may be
+// called again to reopen it with new options.
 void init(const Options& opt);
+
+// Turns copying every line to standard error on or off (-V).
+void set_stderr(bool on);
 
 int verbose();
 

@@ -1,39 +1,34 @@
 // cqmgr: a drop-in queue manager for Postfix.  master(8) runs it from the
 // `qmgr` line of master.cf, e.g.  qmgr unix n - n 300 1 cqmgr
 //
-// Start-up follows the stock trigger server: read main.cf (from MAIL_CONFIG
-// or /etc/postfix), apply -o overrides, open logging, chdir to the queue
-// directory, drop privileges with -u, then serve triggers forever.
+// Start-up follows Postfix's trigger server, step by step: read main.cf
+// (from MAIL_CONFIG or /etc/postfix) with the -o overrides, open logging,
+// check the service's process limit, read every parameter (a value stock
+// refuses stops us with stock's text), chdir to the queue directory, open
+// what must be opened outside the jail, enter the jail (-c chroot, -u
+// mail_owner), then serve triggers.  With -S the one trigger on standard
+// input is served and the process exits, as stock does.
 #include "cqmgr/conf/command_line.hpp"
 #include "cqmgr/conf/config_error.hpp"
-#include "cqmgr/conf/param_table.hpp"
 #include "cqmgr/conf/main_cf.hpp"
+#include "cqmgr/conf/param_table.hpp"
+#include "cqmgr/conf/qmgr_params.hpp"
+#include "jail.hpp"
 #include "log.hpp"
 #include "master_link.hpp"
 #include "queue_manager.hpp"
-#include "settings.hpp"
 #include "table_watch.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <grp.h>
-#include <pwd.h>
+#include <ctime>
 #include <signal.h>
 #include <unistd.h>
 
 using namespace cqmgr;
 
 namespace {
-
-// Switches to mail_owner's uid, gid and supplementary groups.
-void drop_privileges(const std::string& owner) {
-    passwd* pw = ::getpwnam(owner.c_str());
-    if (!pw) log::fatal("unknown mail_owner user: " + owner);
-    if (::setgid(pw->pw_gid) < 0) log::fatal(std::string("setgid: ") + std::strerror(errno));
-    if (::getuid() == 0 && ::initgroups(owner.c_str(), pw->pw_gid) < 0)
-        log::fatal(std::string("initgroups: ") + std::strerror(errno));
-    if (::setuid(pw->pw_uid) < 0) log::fatal(std::string("setuid: ") + std::strerror(errno));
-}
 
 // Watchdog: if one pass of the event loop takes longer than
 // qmgr_daemon_timeout, the process is stuck; die so master starts a fresh one.
@@ -54,80 +49,109 @@ void watchdog_pet(asio::steady_timer& timer, int64_t period) {
 }
 
 // The first label of a host name, as postlogd records show it.
-std::string short_host(const std::string& host) { return host.substr(0, host.find('.')); }
+std::string short_host(const std::string& host) {
+    return host.substr(0, host.find('.'));
+}
+
+// Answers --version and --help, which master never passes; true when
+// `arg` was one of them.
+bool answer_info_option(const char* arg) {
+    if (std::strcmp(arg, "--version") == 0) {
+        std::printf("cqmgr %s\n", CQMGR_VERSION);
+        return true;
+    }
+    if (std::strcmp(arg, "--help") == 0) {
+        std::printf(
+            "usage: cqmgr [-cdDlSuvVz] [-n service] [-o name=value] [-s count] [-t transport]\n"
+            "\n"
+            "cqmgr is a queue manager for Postfix.  master(8) starts it from the qmgr line\n"
+            "of master.cf, in place of qmgr(8):\n"
+            "\n"
+            "    qmgr      unix  n       -       n       300     1       cqmgr\n"
+            "\n"
+            "It reads main.cf from $MAIL_CONFIG (default /etc/postfix) and logs as\n"
+            "postfix/qmgr.  It is not meant to be run by hand; see cqmgr(8).\n"
+            "\n"
+            "  --version   print the version and exit\n"
+            "  --help      print this text and exit\n");
+        return true;
+    }
+    return false;
+}
 
 } // namespace
 
 int main(int argc, char** argv) {
     ::signal(SIGPIPE, SIG_IGN);
+    if (argc == 2 && answer_info_option(argv[1])) return 0;
 
+    // Logging comes first, with the default name, as in stock: what goes
+    // wrong while main.cf is read is logged there.  -V adds standard error
+    // only once main.cf is read, where stock's option loop turns it on.
     std::string err;
     auto cl = conf::parse_command_line(argc, argv, err);
-    if (!cl) {
-        std::fprintf(stderr, "cqmgr: fatal: %s\n", err.c_str());
-        return 1;
-    }
+    std::string process_name = cl ? cl->process_name : "cqmgr";
+    log::Options lo;
+    lo.tag = "postfix/" + process_name;
+    log::init(lo);
 
-    // Warnings raised before logging is open are held, then flushed; after
-    // that they go straight to the log.
-    std::vector<std::string> early_warnings;
-    bool logging_up = false;
-    conf::MainCf cf([&](const std::string& w) {
-        if (logging_up) log::warn(w);
-        else early_warnings.push_back(w);
-    });
-    // A configuration error is fatal where it is fatal for stock qmgr.
-    auto config_fatal = [&](const conf::ConfigError& e) {
-        if (logging_up) log::fatal(e.what());
-        std::fprintf(stderr, "cqmgr: fatal: %s\n", e.what());
-        std::exit(1);
+    conf::MainCf cf([](const std::string& w) { log::warn(w); });
+    // A configuration error stops us where it stops stock qmgr, with its
+    // text, after the complaint stock logs just before it.
+    auto config_fatal = [](const conf::ConfigError& e) {
+        if (!e.warning().empty()) log::warn(e.warning());
+        log::fatal(e.postfix_text());
     };
+    conf::QmgrParams params;
     try {
         conf::register_defaults(cf);
-        std::string config_dir = conf::resolve_config_dir(*cl);
-        if (!cf.load_dir(config_dir)) {
-            std::fprintf(stderr, "cqmgr: fatal: %s\n", cf.error().c_str());
-            return 1;
+        if (!cf.load_dir(cl ? conf::resolve_config_dir(*cl) : "/etc/postfix"))
+            log::fatal(cf.error());
+        if (!cl) {
+            log::set_stderr(true); // someone typed it: tell them, not only the log
+            log::fatal(err);
         }
-        for (auto& [name, value] : cl->overrides) cf.set(name, value);
+        log::set_stderr(cl->log_to_stderr);
+        for (auto& [name, value] : cl->overrides)
+            cf.set(name, value);
         cf.set("process_name", cl->process_name);
         cf.set("service_name", cl->service_name);
+        params = conf::QmgrParams::load(cf, [](const std::string& w) { log::warn(w); });
 
-        // Log under "<syslog_name>/<service>", i.e. postfix/qmgr, like stock.
-        log::Options lo;
-        lo.tag = cf.str("syslog_name") + "/" + cl->service_name;
+        // Logging again, under "<syslog_name>/<service>", i.e. postfix/qmgr.
+        lo.tag = params.syslog_name + "/" + cl->service_name;
         lo.verbose = cl->verbose;
-        lo.facility = cf.str("syslog_facility");
-        if (!cf.str("maillog_file").empty()) {
+        lo.to_stderr = cl->log_to_stderr;
+        lo.facility = params.syslog_facility;
+        if (!params.maillog_file.empty()) {
             const char* svc = std::getenv("POSTLOG_SERVICE");
-            lo.postlog_path = svc && *svc ? svc
-                                          : cf.str("queue_directory") + "/public/" +
-                                                cf.str("postlog_service_name");
+            lo.postlog_path =
+                svc && *svc ? svc
+                            : params.queue_directory + "/public/" + params.postlog_service_name;
             const char* host = std::getenv("POSTLOG_HOSTNAME");
-            lo.hostname = short_host(host && *host ? host : cf.str("myhostname"));
+            lo.hostname = short_host(host && *host ? host : params.myhostname);
         }
         log::init(lo);
-        logging_up = true;
-        for (auto& w : early_warnings) log::warn(w);
     } catch (const conf::ConfigError& e) {
         config_fatal(e);
     }
-
+    // Like stock: a terminal on standard input means someone typed the
+    // command, unless -S (one trigger from it) or -d (not a daemon).
+    if (!cl->stdin_mode && !cl->debug && ::isatty(STDIN_FILENO))
+        log::fatal("do not run this command by hand");
     if (auto why = conf::check_trigger_server(*cl)) log::fatal(*why);
 
-    qmgr::Settings settings;
-    try {
-        settings = qmgr::Settings::load(cf);
-    } catch (const conf::ConfigError& e) {
-        config_fatal(e);
-    }
-    // Before chroot and the privilege drop, as stock reads its lists then.
-    qmgr::FlushDomains flush_domains(settings.fast_flush_domains, settings.flush_parent_style);
+    if (::chdir(params.queue_directory.c_str()) < 0)
+        log::fatal("chdir(\"" + params.queue_directory + "\"): " + std::strerror(errno));
+    // Before the jail: fast_flush_domains files and tables are opened now,
+    // and the time zone is read while /etc is still reachable.
+    bool parent_style = std::ranges::count(params.parent_domain_matches_subdomains,
+                                           std::string("fast_flush_domains")) > 0;
+    qmgr::FlushDomains flush_domains(params.fast_flush_domains, parent_style);
     qmgr::TableWatch tables(flush_domains.tables());
-    if (::chdir(settings.queue_directory.c_str()) < 0)
-        log::fatal("chdir " + settings.queue_directory + ": " + std::strerror(errno));
-    if (cl->chroot && ::chroot(".") < 0) log::fatal(std::string("chroot: ") + std::strerror(errno));
-    if (cl->unprivileged) drop_privileges(settings.mail_owner);
+    ::tzset();
+    qmgr::enter_jail(cl->chroot ? params.queue_directory : std::string(),
+                     cl->unprivileged ? params.mail_owner : std::string());
 
     asio::io_context io(1);
     auto stop = [&io] {
@@ -147,7 +171,16 @@ int main(int argc, char** argv) {
         qm->on_trigger(bytes);
     };
     qmgr::MasterLink master(io, cl->transport, on_trigger, stop);
-    qm = std::make_unique<qmgr::QueueManager>(io, cf, settings, flush_domains, master);
+    qm = std::make_unique<qmgr::QueueManager>(io, cf, params, flush_domains, master);
+
+    if (cl->stdin_mode) {
+        // One trigger from standard input, then exit, as stock's stand-alone mode.
+        char buf[1024];
+        ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+        if (n <= 0) log::fatal(std::string("read: ") + (n < 0 ? std::strerror(errno) : "EOF"));
+        on_trigger(std::string_view(buf, static_cast<size_t>(n)));
+        return 0;
+    }
     if (!master.start()) log::debug("no master descriptors: running stand-alone");
 
     asio::signal_set signals(io, SIGTERM, SIGINT);
@@ -157,7 +190,7 @@ int main(int argc, char** argv) {
 
     ::signal(SIGALRM, watchdog_fired);
     asio::steady_timer watchdog(io);
-    watchdog_pet(watchdog, settings.daemon_watchdog);
+    watchdog_pet(watchdog, params.qmgr_daemon_timeout);
 
     qm->start();
     io.run();

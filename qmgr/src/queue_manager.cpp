@@ -1,12 +1,12 @@
 #include "queue_manager.hpp"
 
-#include "cqmgr/queuefile/envelope.hpp"
-#include "cqmgr/queuefile/update.hpp"
-#include "log.hpp"
 #include "address.hpp"
 #include "cqmgr/conf/config_error.hpp"
+#include "cqmgr/queuefile/envelope.hpp"
+#include "cqmgr/queuefile/update.hpp"
 #include "delays.hpp"
 #include "feedback_debug.hpp"
+#include "log.hpp"
 #include "notices.hpp"
 
 #include <algorithm>
@@ -41,14 +41,16 @@ bool wants_trace(const queuefile::Envelope& env) {
 bool iequal(std::string_view a, std::string_view b) {
     if (a.size() != b.size()) return false;
     for (size_t i = 0; i < a.size(); ++i)
-        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+        if (std::tolower(static_cast<unsigned char>(a[i])) !=
+            std::tolower(static_cast<unsigned char>(b[i])))
             return false;
     return true;
 }
 
 std::string lower(std::string_view s) {
     std::string out(s);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (auto& c : out)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return out;
 }
 
@@ -60,14 +62,16 @@ void sort_by_domain(std::vector<queuefile::Recipient>& rcpts) {
     for (const auto& r : rcpts)
         domain.push_back(lower(std::string_view(r.address).substr(r.address.rfind('@') + 1)));
     std::vector<size_t> order(rcpts.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
         if (int c = domain[a].compare(domain[b]); c != 0) return c < 0;
         return rcpts[a].address < rcpts[b].address;
     });
     std::vector<queuefile::Recipient> sorted;
     sorted.reserve(rcpts.size());
-    for (size_t i : order) sorted.push_back(std::move(rcpts[i]));
+    for (size_t i : order)
+        sorted.push_back(std::move(rcpts[i]));
     rcpts = std::move(sorted);
 }
 
@@ -80,35 +84,31 @@ int set_time(const std::string& path, int64_t when) {
 // mail_open_ok: a regular file with all of u=rwx.
 bool open_ok(const std::string& path) {
     struct stat st;
-    return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-           (st.st_mode & ready) == ready;
+    return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & ready) == ready;
 }
 } // namespace
 
-QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf, const Settings& settings,
-                           const FlushDomains& flush_domains, MasterLink& master)
-    : io_(io), cf_(cf), settings_(settings), flush_domains_(flush_domains), master_(master),
-      layout_(settings.hash_queue_names, static_cast<int>(settings.hash_queue_depth)),
-      resolver_(io.get_executor(), settings.rewrite_service_name,
-                std::chrono::seconds(settings.qmgr_ipc_timeout)),
-      sched_(settings.scheduler(),
-             [this](const std::string& t) {
-                 // A bad per-transport value stops stock qmgr too.
-                 try {
-                     return settings_.for_transport(cf_, t);
-                 } catch (const conf::ConfigError& e) {
-                     log::fatal(e.what());
-                 }
-             },
-             *this),
-      delivery_(io, settings, sched_), sched_timer_(io), deferred_timer_(io) {
+QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
+                           const conf::QmgrParams& params, const FlushDomains& flush_domains,
+                           MasterLink& master)
+    : io_(io), params_(params), flush_domains_(flush_domains), master_(master),
+      layout_(params.hash_queue_names, static_cast<int>(params.hash_queue_depth)),
+      resolver_(io.get_executor(), params.rewrite_service_name,
+                std::chrono::seconds(params.qmgr_ipc_timeout)),
+      transport_settings_(cf, params),
+      sched_(
+          scheduler_config(params), [this](const std::string& t) { return transport_settings_(t); },
+          *this),
+      delivery_(io, params, sched_), sched_timer_(io), deferred_timer_(io) {
     sched_.set_time(::time(nullptr));
 }
 
-int64_t QueueManager::now() const { return ::time(nullptr); }
+int64_t QueueManager::now() const {
+    return ::time(nullptr);
+}
 
 std::string QueueManager::log_addr(std::string_view addr) const {
-    return settings_.log_internal_form ? std::string(addr) : quote_local(addr);
+    return params_.info_log_address_format == "internal" ? std::string(addr) : quote_local(addr);
 }
 
 void QueueManager::start() {
@@ -125,7 +125,7 @@ void QueueManager::start() {
 }
 
 void QueueManager::arm_deferred_timer() {
-    deferred_timer_.expires_after(std::chrono::seconds(settings_.queue_run_delay));
+    deferred_timer_.expires_after(std::chrono::seconds(params_.queue_run_delay));
     deferred_timer_.async_wait([this](const error_code& ec) {
         if (ec) return;
         request_scan(deferred_, 0);
@@ -138,16 +138,23 @@ void QueueManager::on_trigger(std::string_view bytes) {
     bool scan_incoming = false, scan_deferred = false;
     for (char c : bytes) {
         switch (c) {
-        case 'A': mods |= scan_flag::all; break;
+        case 'A':
+            mods |= scan_flag::all;
+            break;
         case 'F':
             mods |= scan_flag::flush;
             sched_.set_time(now());
             sched_.flush_dead();
             break;
         case 'I':
-        case 'W': scan_incoming = true; break;
-        case 'D': scan_deferred = true; break;
-        default: break; // includes the NUL that trigger clients append
+        case 'W':
+            scan_incoming = true;
+            break;
+        case 'D':
+            scan_deferred = true;
+            break;
+        default:
+            break; // includes the NUL that trigger clients append
         }
     }
     for (Scan* s : {&incoming_, &deferred_}) {
@@ -202,7 +209,7 @@ void QueueManager::schedule_feed() {
 void QueueManager::feed() {
     feed_posted_ = false;
     bool fed_incoming = false;
-    if (static_cast<int64_t>(messages_.size()) < settings_.message_active_limit) {
+    if (static_cast<int64_t>(messages_.size()) < params_.qmgr_message_active_limit) {
         // Alternate between the scans so neither starves the other.
         for (int attempt = 0; attempt < 2; ++attempt) {
             feed_toggle_ = !feed_toggle_;
@@ -219,7 +226,7 @@ void QueueManager::feed() {
         }
         if (incoming_.running || deferred_.running) schedule_feed();
     }
-    master_.feed_tokens(static_cast<int>(settings_.default_process_limit), fed_incoming,
+    master_.feed_tokens(static_cast<int>(params_.default_process_limit), fed_incoming,
                         incoming_.running);
 }
 
@@ -234,7 +241,8 @@ awaitable<void> QueueManager::activate(std::string id, std::string from_queue, i
     std::string src = layout_.path(from_queue, id);
     if (int err = layout_.move(from_queue, "active", id)) {
         if (err != ENOENT)
-            log::warn("move " + src + " to " + layout_.path("active", id) + ": " + std::strerror(err));
+            log::warn("move " + src + " to " + layout_.path("active", id) + ": " +
+                      std::strerror(err));
         forget();
         co_return;
     }
@@ -247,8 +255,10 @@ awaitable<void> QueueManager::activate(std::string id, std::string from_queue, i
     }
     if (::flock(fd, LOCK_EX | LOCK_NB) < 0) {
         // Another queue manager's agent still has it: put it back for later.
-        if (errno == EWOULDBLOCK) log::info(id + ": skipped, still being delivered");
-        else log::warn(id + ": lock " + path + ": " + std::strerror(errno));
+        if (errno == EWOULDBLOCK)
+            log::info(id + ": skipped, still being delivered");
+        else
+            log::warn(id + ": lock " + path + ": " + std::strerror(errno));
         ::close(fd);
         set_time(path, now() + 60);
         layout_.move("active", "incoming", id);
@@ -269,9 +279,11 @@ awaitable<void> QueueManager::activate(std::string id, std::string from_queue, i
     // of recipients, sized by how full the active queue is.
     auto r = queuefile::read_envelope(fd, m.env, sched_.first_batch_limit(m), path);
     if (r.sender_seen)
-        log::info(id + ": from=<" + log_addr(*m.env.sender) + ">, size=" + std::to_string(r.opened_size) +
+        log::info(id + ": from=<" + log_addr(*m.env.sender) +
+                  ">, size=" + std::to_string(r.opened_size) +
                   ", nrcpt=" + std::to_string(r.opened_nrcpt) + " (queue active)");
-    for (const auto& w : m.env.warnings) log::warn(id + ": " + w);
+    for (const auto& w : m.env.warnings)
+        log::warn(id + ": " + w);
     m.env.warnings.clear();
     if (!r.ok) {
         log_read_error(id, path, r);
@@ -282,7 +294,7 @@ awaitable<void> QueueManager::activate(std::string id, std::string from_queue, i
     }
     if (m.unthrottle) ::fchmod(fd, mode & 07777 & ~unthrottle);
     // After a delay warning went out, optionally confirm the final delivery.
-    if (settings_.confirm_delay_cleared && m.env.warn_time < 0)
+    if (params_.confirm_delay_cleared && m.env.warn_time < 0)
         m.env.tflags |= protocol::del_flag::rec_dly_sent;
     m.single_rcpt = m.env.verp_delims.has_value();
     if (m.env.tflags & protocol::del_flag::mta_vrfy) verify_probes_++;
@@ -332,7 +344,8 @@ awaitable<bool> QueueManager::read_batch(Message& m, int limit, int fd) {
     }
     auto r = queuefile::read_envelope(fd, m.env, limit, path);
     if (own) ::close(fd);
-    for (const auto& w : m.env.warnings) log::warn(m.id + ": " + w);
+    for (const auto& w : m.env.warnings)
+        log::warn(m.id + ": " + w);
     m.env.warnings.clear();
     if (!r.ok) {
         // The file changed under us; leave the rest for the next attempt.
@@ -351,12 +364,13 @@ void QueueManager::refill(core::Message& cm, int limit) {
         return;
     }
     m.reading = true;
-    asio::co_spawn(io_, [this, &m, limit]() -> awaitable<void> {
-        co_await read_batch(m, limit);
-    }, asio::detached);
+    asio::co_spawn(
+        io_, [this, &m, limit]() -> awaitable<void> { co_await read_batch(m, limit); },
+        asio::detached);
 }
 
-awaitable<void> QueueManager::assign_recipients(Message& m, std::vector<queuefile::Recipient> rcpts) {
+awaitable<void> QueueManager::assign_recipients(Message& m,
+                                                std::vector<queuefile::Recipient> rcpts) {
     using namespace protocol::resolve_flag;
     const auto& env = m.env;
     bool trace_only = env.tflags & 0x300;
@@ -365,7 +379,8 @@ awaitable<void> QueueManager::assign_recipients(Message& m, std::vector<queuefil
         // Only the first recipient stays, redirected to the canonical form
         // of the redirect address; no more recipients are read.
         rcpts.resize(1);
-        rcpts[0].address = unquote_local(co_await resolver_.rewrite("local", quote_local(*env.redirect)));
+        rcpts[0].address =
+            unquote_local(co_await resolver_.rewrite("local", quote_local(*env.redirect)));
         m.env.rcpt_offset = 0;
     } else {
         // Like stock: sort by domain, then address, so that recipients for
@@ -385,12 +400,12 @@ awaitable<void> QueueManager::assign_recipients(Message& m, std::vector<queuefil
             auto colon = env.filter->find(':');
             transport = env.filter->substr(0, colon);
             if (colon != std::string::npos) nexthop = env.filter->substr(colon + 1);
-            if (nexthop.empty()) nexthop = settings_.default_filter_nexthop;
+            if (nexthop.empty()) nexthop = params_.default_filter_nexthop;
             if (nexthop.empty()) {
                 auto at = rcpt.address.rfind('@');
                 if (at != std::string::npos) nexthop = rcpt.address.substr(at + 1);
             }
-            if (nexthop.empty()) nexthop = settings_.myhostname;
+            if (nexthop.empty()) nexthop = params_.myhostname;
         } else {
             auto reply = co_await resolver_.resolve(request_class, *env.sender, rcpt.address);
             transport = reply.transport;
@@ -405,7 +420,7 @@ awaitable<void> QueueManager::assign_recipients(Message& m, std::vector<queuefil
             if (reply.recipient != rcpt.address) rcpt.address = reply.recipient;
             // Mail for the local double-bounce address is discarded here.
             if (!(reply.flags & (fail | error)) && (reply.flags & class_local) &&
-                iequal(local_part(rcpt.address), settings_.double_bounce_sender)) {
+                iequal(local_part(rcpt.address), params_.double_bounce_sender)) {
                 discard_double_bounce(m, rcpt);
                 continue;
             }
@@ -419,14 +434,14 @@ awaitable<void> QueueManager::assign_recipients(Message& m, std::vector<queuefil
             nexthop = "4.7.0 message is administratively expired";
         }
         if ((env.tflags & protocol::del_flag::mta_vrfy) &&
-            verify_probes_ > settings_.verify_pending_limit) {
+            verify_probes_ > params_.address_verify_pending_request_limit) {
             transport = "retry";
             nexthop = "4.3.2 Too many address verification requests";
         }
         if (transport != "retry" && transport != "error" && !(m.scan_flags & scan_flag::flush) &&
             !m.unthrottle &&
-            std::find(settings_.defer_transports.begin(), settings_.defer_transports.end(),
-                      transport) != settings_.defer_transports.end()) {
+            std::find(params_.defer_transports.begin(), params_.defer_transports.end(),
+                      transport) != params_.defer_transports.end()) {
             transport = "retry";
             nexthop = "4.3.2 deferred transport";
         }
@@ -435,20 +450,21 @@ awaitable<void> QueueManager::assign_recipients(Message& m, std::vector<queuefil
             sched_.transport(transport).cfg.dest_recipient_limit == 1) {
             // Per-recipient queues: localpart@nexthop.
             std::string local = rcpt.address.substr(0, rcpt.address.rfind('@'));
-            std::string delims = cf_.str("recipient_delimiter");
+            const std::string& delims = params_.recipient_delimiter;
             // owner-list and list-request keep their '-' (owner_request_special).
-            bool owner_request = settings_.owner_request_special &&
-                                 delims.find('-') != std::string::npos &&
-                                 (local.rfind("owner-", 0) == 0 ||
-                                  (local.size() > 8 && local.compare(local.size() - 8, 8, "-request") == 0));
+            bool owner_request =
+                params_.owner_request_special && delims.find('-') != std::string::npos &&
+                (local.rfind("owner-", 0) == 0 ||
+                 (local.size() > 8 && local.compare(local.size() - 8, 8, "-request") == 0));
             if (!delims.empty() && !owner_request && !iequal(local, "postmaster") &&
-                !iequal(local, "MAILER-DAEMON") && !iequal(local, settings_.double_bounce_sender)) {
+                !iequal(local, "MAILER-DAEMON") && !iequal(local, params_.double_bounce_sender)) {
                 auto cut = local.find_first_of(delims);
                 if (cut != std::string::npos && cut > 0) local.resize(cut);
             }
             qname = lower(local + "@" + nexthop);
         }
-        targets.push_back({std::move(transport), std::move(qname), std::move(nexthop), std::move(rcpt)});
+        targets.push_back(
+            {std::move(transport), std::move(qname), std::move(nexthop), std::move(rcpt)});
     }
     // Assign the whole batch at once, against the scheduler's state now.
     sched_.set_time(now());
@@ -469,8 +485,10 @@ awaitable<void> QueueManager::assign_recipients(Message& m, std::vector<queuefil
 void QueueManager::discard_double_bounce(Message& m, const queuefile::Recipient& r) {
     log::info(m.id + ": to=<" + log_addr(r.address) + ">" +
               (!r.orig_rcpt.empty() && !iequal(r.orig_rcpt, r.address)
-                   ? ", orig_to=<" + log_addr(r.orig_rcpt) + ">" : "") +
-              ", relay=none, " + delay_text(m.env.arrival_sec, m.env.arrival_usec, m.active_arrival) +
+                   ? ", orig_to=<" + log_addr(r.orig_rcpt) + ">"
+                   : "") +
+              ", relay=none, " +
+              delay_text(m.env.arrival_sec, m.env.arrival_usec, m.active_arrival) +
               ", dsn=2.0.0, status=sent (undeliverable postmaster notification discarded)");
     // Mark the recipient done in the queue file, as stock does.
     if (auto err = queuefile::mark_recipient_done(layout_.path("active", m.id), r.offset)) {
@@ -479,7 +497,9 @@ void QueueManager::discard_double_bounce(Message& m, const queuefile::Recipient&
     }
 }
 
-void QueueManager::message_done(core::Message& cm) { maybe_finish(static_cast<Message&>(cm)); }
+void QueueManager::message_done(core::Message& cm) {
+    maybe_finish(static_cast<Message&>(cm));
+}
 
 void QueueManager::maybe_finish(Message& m) {
     if (m.refcount == 0 && !m.reading && !m.finishing && m.io_pending == 0) {
@@ -511,18 +531,23 @@ bool QueueManager::finish_now(Message& m) {
 
 void QueueManager::remove_finished(const std::string& id) {
     // Stock's wording when the file went away meanwhile (postsuper).
-    if (remove_queue_file(layout_.path("active", id)) == 0) log::info(id + ": removed");
-    else log::warn("qmgr_active_done_3_generic: remove " + id + " from active: " + std::strerror(errno));
+    if (remove_queue_file(layout_.path("active", id)) == 0)
+        log::info(id + ": removed");
+    else
+        log::warn("qmgr_active_done_3_generic: remove " + id +
+                  " from active: " + std::strerror(errno));
 }
 
-void QueueManager::warn(const std::string& text) { log::warn(text); }
+void QueueManager::warn(const std::string& text) {
+    log::warn(text);
+}
 
 void QueueManager::queue_feedback(const core::Queue& q, bool positive, double step) {
-    if (settings_.feedback_debug) log_queue_feedback(q, positive, step);
+    if (params_.destination_concurrency_feedback_debug) log_queue_feedback(q, positive, step);
 }
 
 void QueueManager::queue_window(const core::Queue& q, bool positive) {
-    if (settings_.feedback_debug) log_queue_window(q, positive);
+    if (params_.destination_concurrency_feedback_debug) log_queue_window(q, positive);
 }
 
 void QueueManager::wakeup() {
@@ -544,7 +569,8 @@ void QueueManager::arm_scheduler_timer() {
     });
 }
 
-void QueueManager::defer_recipients(core::Message& cm, const std::vector<queuefile::Recipient>& rcpts,
+void QueueManager::defer_recipients(core::Message& cm,
+                                    const std::vector<queuefile::Recipient>& rcpts,
                                     const core::Dsn& dsn) {
     auto& m = static_cast<Message&>(cm);
     m.flags |= 1;
@@ -561,15 +587,17 @@ awaitable<void> QueueManager::append_deferral(Message* m, queuefile::Recipient r
     if (dsn.status.empty() || dsn.status[0] != '4') dsn.status = "4.0.0";
     // Awaited in a statement of its own: GCC 12 miscompiled this co_await as
     // an if condition (the daemon died of SIGILL).
-    int status = co_await send_deferral(settings_.defer_service_name, m->id, m->env.tflags, r,
+    int status = co_await send_deferral(params_.defer_service_name, m->id, m->env.tflags, r,
                                         dsn.status, dsn.reason);
-    if (status != 0) log::warn(m->id + ": " + settings_.defer_service_name + " service failure");
+    if (status != 0) log::warn(m->id + ": " + params_.defer_service_name + " service failure");
     log::info(m->id + ": to=<" + log_addr(r.address) + ">" +
               (!r.orig_rcpt.empty() && !iequal(r.orig_rcpt, r.address)
-                   ? ", orig_to=<" + log_addr(r.orig_rcpt) + ">" : "") +
-              ", relay=none, " + delay_text(m->env.arrival_sec, m->env.arrival_usec, m->active_arrival) +
+                   ? ", orig_to=<" + log_addr(r.orig_rcpt) + ">"
+                   : "") +
+              ", relay=none, " +
+              delay_text(m->env.arrival_sec, m->env.arrival_usec, m->active_arrival) +
               ", dsn=" + dsn.status + ", status=deferred (" + dsn.reason + ")");
-    co_await flush_add_deferred(flush_domains_, settings_.flush_service_name, m->id, r.address);
+    co_await flush_add_deferred(flush_domains_, params_.flush_service_name, m->id, r.address);
     m->io_pending--;
     maybe_finish(*m);
 }
@@ -589,7 +617,7 @@ awaitable<void> QueueManager::finish(Message* m) {
         n.ret_flags = env.dsn_ret;
         return n;
     };
-    bool verp = env.verp_delims && !settings_.disable_verp_bounces;
+    bool verp = env.verp_delims && !params_.disable_verp_bounces;
     auto with_verp = [&](protocol::NoticeRequest n) {
         if (verp) {
             n.nrequest = protocol::bounce_cmd::verp;
@@ -608,7 +636,7 @@ awaitable<void> QueueManager::finish(Message* m) {
                 if (::unlink(bouncelog.c_str()) < 0 && errno != ENOENT)
                     log::warn("remove " + bouncelog + ": " + std::strerror(errno));
             } else {
-                m->flags |= co_await send_notice(settings_.bounce_service_name,
+                m->flags |= co_await send_notice(params_.bounce_service_name,
                                                  with_verp(notice(protocol::bounce_cmd::flush, 0)));
             }
         }
@@ -633,7 +661,7 @@ awaitable<void> QueueManager::finish(Message* m) {
 
     // 4. Trace reports: sendmail -v / -bv, and DSN SUCCESS notices.
     if (wants_trace(env)) {
-        int status = co_await send_notice(settings_.trace_service_name,
+        int status = co_await send_notice(params_.trace_service_name,
                                           notice(protocol::bounce_cmd::trace, env.tflags));
         if (status == 0 && env.tflags == protocol::del_flag::record && env.tflags_offset > 0) {
             if (auto err = queuefile::kill_record(path, env.tflags_offset))
@@ -645,16 +673,16 @@ awaitable<void> QueueManager::finish(Message* m) {
     // 5. Still undelivered: expire, or warn about the delay.
     if (m->flags) {
         int64_t t = now();
-        int64_t life = env.sender->empty() ? settings_.bounce_queue_lifetime
-                                            : settings_.maximal_queue_lifetime;
+        int64_t life =
+            env.sender->empty() ? params_.bounce_queue_lifetime : params_.maximal_queue_lifetime;
         if (m->force_expire || t >= env.create_time + life) {
             log::info(id + ": from=<" + log_addr(*env.sender) + ">, status=" +
                       (m->force_expire ? "force-expired" : "expired") + ", returned to sender");
             m->flags = co_await send_notice(
-                settings_.defer_service_name,
+                params_.defer_service_name,
                 with_verp(notice(protocol::bounce_cmd::flush, protocol::bounce_flag::delrcpt)));
         } else if (env.warn_time > 0 && t >= env.warn_time - 1) {
-            int status = co_await send_notice(settings_.defer_service_name,
+            int status = co_await send_notice(params_.defer_service_name,
                                               notice(protocol::bounce_cmd::warn, 0));
             if (status == 0 && env.warn_offset > 0) {
                 if (auto err = queuefile::rewrite_warn_time(path, env.warn_offset))
@@ -666,8 +694,8 @@ awaitable<void> QueueManager::finish(Message* m) {
     // 6. Final disposition.
     if (m->flags) {
         int64_t t = now();
-        int64_t delay = env.create_time > 0 ? t - env.create_time : settings_.minimal_backoff_time;
-        delay = std::clamp(delay, settings_.minimal_backoff_time, settings_.maximal_backoff_time);
+        int64_t delay = env.create_time > 0 ? t - env.create_time : params_.minimal_backoff_time;
+        delay = std::clamp(delay, params_.minimal_backoff_time, params_.maximal_backoff_time);
         if (set_time(path, t + delay) < 0 && errno != ENOENT)
             log::warn("set time of " + path + ": " + std::strerror(errno));
         if (int err = layout_.move("active", "deferred", id); err && err != ENOENT)
@@ -679,11 +707,12 @@ awaitable<void> QueueManager::finish(Message* m) {
 }
 
 int QueueManager::remove_queue_file(const std::string& path) {
-    if (!settings_.dont_remove) return ::unlink(path.c_str());
+    if (!params_.dont_remove) return ::unlink(path.c_str());
     // dont_remove = yes: keep it in saved/, adding '+' until the name is free.
     std::string target = "saved/" + path.substr(path.rfind('/') + 1);
     struct stat st;
-    while (::lstat(target.c_str(), &st) == 0) target += '+';
+    while (::lstat(target.c_str(), &st) == 0)
+        target += '+';
     return ::rename(path.c_str(), target.c_str());
 }
 
@@ -692,11 +721,13 @@ void QueueManager::log_read_error(const std::string& id, const std::string& path
     // Stock's record reader complains first about a damaged record, then
     // qmgr says what it made of it; the wordings carry different prefixes.
     if (!r.record_warning.empty()) log::warn(path + ": " + r.record_warning);
-    if (r.error.rfind("Unexpected record type", 0) == 0) log::warn(r.error);
+    if (r.error.rfind("Unexpected record type", 0) == 0)
+        log::warn(r.error);
     else if (r.error.rfind("malformed pointer record", 0) == 0 ||
              r.error.rfind("too many reverse jump", 0) == 0)
         log::warn(path + ": " + r.error);
-    else log::warn(id + ": " + r.error);
+    else
+        log::warn(id + ": " + r.error);
 }
 
 void QueueManager::remove_message(Message* m) {

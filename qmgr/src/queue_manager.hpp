@@ -5,21 +5,20 @@
 // removal or deferral with a backoff time).
 #pragma once
 
-#include <sys/types.h>
-
 #include "cqmgr/conf/main_cf.hpp"
+#include "cqmgr/core/scheduler.hpp"
 #include "cqmgr/queuefile/queue_layout.hpp"
 #include "cqmgr/queuefile/queue_scanner.hpp"
-#include "cqmgr/core/scheduler.hpp"
 #include "delivery.hpp"
 #include "fast_flush.hpp"
 #include "master_link.hpp"
 #include "message.hpp"
 #include "resolver.hpp"
-#include "settings.hpp"
+#include "scheduler_config.hpp"
 
 #include <memory>
 #include <string>
+#include <sys/types.h>
 #include <unordered_map>
 
 namespace cqmgr::qmgr {
@@ -42,7 +41,7 @@ struct Scan {
 
 class QueueManager : public core::Driver {
   public:
-    QueueManager(asio::io_context& io, const conf::MainCf& cf, const Settings& settings,
+    QueueManager(asio::io_context& io, const conf::MainCf& cf, const conf::QmgrParams& params,
                  const FlushDomains& flush_domains, MasterLink& master);
 
     // Moves leftovers from `active` back to `incoming`, starts both scans and
@@ -95,7 +94,8 @@ class QueueManager : public core::Driver {
     void save_corrupt(const std::string& id);
     void remove_message(Message* m);
     // Logs a failed envelope read the way stock words each case.
-    void log_read_error(const std::string& id, const std::string& path, const queuefile::ReadResult& r);
+    void log_read_error(const std::string& id, const std::string& path,
+                        const queuefile::ReadResult& r);
     // Removes a finished queue file (or keeps it in saved/ with dont_remove).
     int remove_queue_file(const std::string& path);
     int64_t now() const;
@@ -103,12 +103,12 @@ class QueueManager : public core::Driver {
     std::string log_addr(std::string_view addr) const;
 
     asio::io_context& io_;
-    const conf::MainCf& cf_;
-    const Settings& settings_;
+    const conf::QmgrParams& params_;
     const FlushDomains& flush_domains_;
     MasterLink& master_;
     queuefile::QueueLayout layout_;
     Resolver resolver_;
+    TransportSettings transport_settings_;
     core::Scheduler sched_;
     Delivery delivery_;
     asio::steady_timer sched_timer_;

@@ -13,8 +13,8 @@ namespace cqmgr::queuefile {
 bool queue_id_ok(std::string_view id) {
     if (id.empty() || id.size() > 255) return false;
     for (char c : id) {
-        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                  c == '_';
+        bool ok =
+            (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
         if (!ok) return false;
     }
     return true;
@@ -50,15 +50,10 @@ std::string queue_hash_key(std::string_view id) {
     return buf;
 }
 
-QueueLayout::QueueLayout(std::string_view names, int depth) : depth_(depth < 1 ? 1 : depth) {
-    size_t i = 0;
-    while (i < names.size()) {
-        while (i < names.size() && (names[i] == ',' || std::isspace(static_cast<unsigned char>(names[i])))) ++i;
-        size_t j = i;
-        while (j < names.size() && names[j] != ',' && !std::isspace(static_cast<unsigned char>(names[j]))) ++j;
-        if (j > i) hashed_.push_back(lower(names.substr(i, j - i)));
-        i = j;
-    }
+QueueLayout::QueueLayout(const std::vector<std::string>& names, int depth)
+    : depth_(depth < 1 ? 1 : depth) {
+    for (const auto& n : names)
+        hashed_.push_back(lower(n));
 }
 
 bool QueueLayout::hashed(std::string_view queue) const {
@@ -105,7 +100,8 @@ std::vector<std::string> scan_queue(const std::string& queue) {
     std::vector<std::string> out;
     QueueScanner scanner;
     scanner.start(queue);
-    while (auto id = scanner.next()) out.push_back(std::move(*id));
+    while (auto id = scanner.next())
+        out.push_back(std::move(*id));
     return out;
 }
 

@@ -95,6 +95,7 @@ struct QmgrParams {
     std::string queue_service_name;
     std::string relay_domains;
     std::string fast_flush_domains;
+    std::vector<std::string> parent_domain_matches_subdomains;
     bool soft_bounce = false;
     bool address_verify_negative_cache = true;
     int64_t delay_logging_resolution_limit = 2;

@@ -4,7 +4,8 @@
 // other 15 suffixes of param_table.hpp, each falling back to its default_*
 // global when unset (`local` has its own concurrency 2 and recipient limit
 // 1).  Bad values throw ConfigError at that first use, as stock qmgr stops
-// then; a malformed feedback value only warns and uses 1, as stock does.
+// then; a malformed feedback value only warns (without a file and line, as
+// stock words it) and uses 1.
 #pragma once
 
 #include "cqmgr/conf/feedback.hpp"
@@ -37,6 +38,11 @@ struct TransportParams {
     int64_t recipient_refill_delay = 5; // seconds
     Feedback positive_feedback;
     Feedback negative_feedback;
+    // The parameter each feedback value came from, as stock names it in
+    // warnings and debug lines: the transport's own parameter when its
+    // value differs from the global's, else the global.
+    std::string positive_feedback_param;
+    std::string negative_feedback_param;
     int64_t destination_concurrency_failed_cohort_limit = 1;
 };
 

@@ -44,5 +44,8 @@ std::optional<std::string> next_braced_item(std::string_view s, size_t& pos,
 // letters, digits, '_' and inner '-' of at most 63 characters, no empty
 // label, not all-numeric, at most 255 characters.
 bool valid_hostname(std::string_view name);
+// Why `name` is not a valid host name, in the words of Postfix's warning
+// ("valid_hostname: misplaced hyphen: NAME"), or nullopt when it is.
+std::optional<std::string> hostname_problem(std::string_view name);
 
 } // namespace cqmgr::conf

@@ -12,9 +12,9 @@ namespace cqmgr::queuefile {
 
 // Mode bits that carry meaning on queue files.
 namespace qmode {
-inline constexpr mode_t ready = 0700;     // u=rwx: complete, may be delivered
+inline constexpr mode_t ready = 0700;      // u=rwx: complete, may be delivered
 inline constexpr mode_t unthrottle = 0040; // g+r: flush this one (postqueue -i)
-inline constexpr mode_t expire = 0010;    // g+x: force-expire (postsuper -e)
+inline constexpr mode_t expire = 0010;     // g+x: force-expire (postsuper -e)
 } // namespace qmode
 
 // True for a name any scan would accept: 1-255 chars of [A-Za-z0-9_].
@@ -22,8 +22,9 @@ bool queue_id_ok(std::string_view id);
 
 class QueueLayout {
   public:
-    // `hash_queue_names` as in main.cf (comma/space separated, any case).
-    QueueLayout(std::string_view hash_queue_names = "deferred, defer", int hash_queue_depth = 1);
+    // `hash_queue_names` as main.cf lists them (any case).
+    explicit QueueLayout(const std::vector<std::string>& hash_queue_names = {"deferred", "defer"},
+                         int hash_queue_depth = 1);
 
     // Returns the path of `id` in `queue`, relative to the queue directory.
     std::string path(std::string_view queue, std::string_view id) const;

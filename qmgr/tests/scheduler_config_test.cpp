@@ -1,0 +1,79 @@
+#include "cqmgr/conf/param_table.hpp"
+#include "scheduler_config.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace cqmgr;
+
+namespace {
+// main.cf text read as the daemon reads it.
+struct Config {
+    conf::MainCf cf;
+    conf::QmgrParams params;
+
+    explicit Config(const std::string& text) {
+        conf::register_defaults(cf, "vm");
+        EXPECT_TRUE(cf.load_text(text, "/etc/postfix/main.cf")) << cf.error();
+        params = conf::QmgrParams::load(cf, {}, conf::QmgrParams::Options{false, false});
+    }
+};
+} // namespace
+
+TEST(SchedulerConfig, GlobalsComeFromQmgrParams) {
+    Config c("qmgr_message_active_limit = 300\n"
+             "qmgr_message_recipient_limit = 100\n" // raised to the active limit
+             "qmgr_message_recipient_minimum = 7\n"
+             "minimal_backoff_time = 2m\n"
+             "transport_retry_time = 9\n"
+             "qmgr_clog_warn_time = 11\n");
+    core::SchedulerConfig s = qmgr::scheduler_config(c.params);
+    EXPECT_EQ(s.message_active_limit, 300);
+    EXPECT_EQ(s.message_recipient_limit, 300);
+    EXPECT_EQ(s.message_recipient_minimum, 7);
+    EXPECT_EQ(s.minimal_backoff_time, 120);
+    EXPECT_EQ(s.transport_retry_time, 9);
+    EXPECT_EQ(s.clog_warn_time, 11);
+}
+
+TEST(SchedulerConfig, HelpfulWarningsOffSilencesClogWarnings) {
+    Config c("helpful_warnings = no\n");
+    EXPECT_EQ(qmgr::scheduler_config(c.params).clog_warn_time, 0);
+}
+
+TEST(SchedulerConfig, TransportValuesComeFromTransportParams) {
+    Config c("relay_destination_concurrency_limit = 4\n"
+             "relay_initial_destination_concurrency = 9\n" // capped at the limit
+             "relay_destination_recipient_limit = 3\n"
+             "relay_delivery_slot_discount = 20\n"
+             "default_recipient_refill_delay = 1m\n"
+             "relay_destination_concurrency_positive_feedback = 1/Concurrency\n"
+             "relay_destination_concurrency_negative_feedback = 1/4\n"
+             "relay_transport_rate_delay = 2s\n");
+    auto t = qmgr::transport_config(conf::read_transport_params(c.cf, c.params, "relay"));
+    EXPECT_EQ(t.dest_concurrency_limit, 4);
+    EXPECT_EQ(t.init_dest_concurrency, 4);
+    EXPECT_EQ(t.dest_recipient_limit, 3);
+    EXPECT_EQ(t.slot_discount, 20);
+    EXPECT_EQ(t.refill_delay, 60);
+    EXPECT_EQ(t.transport_rate_delay, 2);
+    // Any case of "concurrency" is the per-window form, as in Postfix.
+    EXPECT_EQ(t.pos_feedback.kind, core::Feedback::Kind::per_window);
+    EXPECT_DOUBLE_EQ(t.pos_feedback.value(4), 0.25);
+    EXPECT_EQ(t.neg_feedback.kind, core::Feedback::Kind::constant);
+    EXPECT_DOUBLE_EQ(t.neg_feedback.value(4), 0.25);
+}
+
+TEST(SchedulerConfig, LocalHasItsOwnDefaults) {
+    Config c("");
+    auto t = qmgr::transport_config(conf::read_transport_params(c.cf, c.params, "local"));
+    EXPECT_EQ(t.dest_concurrency_limit, 2);
+    EXPECT_EQ(t.dest_recipient_limit, 1);
+    EXPECT_EQ(t.init_dest_concurrency, 2);
+}
+
+TEST(SchedulerConfig, RateDelayForcesConcurrencyOne) {
+    Config c("slow_destination_rate_delay = 1s\n");
+    auto t = qmgr::transport_config(conf::read_transport_params(c.cf, c.params, "slow"));
+    EXPECT_EQ(t.dest_concurrency_limit, 1);
+    EXPECT_EQ(t.dest_rate_delay, 1);
+}
