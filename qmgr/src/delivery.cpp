@@ -4,8 +4,6 @@
 #include "log.hpp"
 #include "message.hpp"
 
-#include <ctime>
-
 namespace cqmgr::qmgr {
 
 namespace {
@@ -29,15 +27,16 @@ bool needs_smtputf8(std::string_view s) {
 }
 } // namespace
 
-Delivery::Delivery(asio::io_context& io, const conf::QmgrParams& params, core::Scheduler& sched)
-    : io_(io), params_(params), sched_(sched) {}
+Delivery::Delivery(asio::io_context& io, const conf::QmgrParams& params, const Clock& clock,
+                   core::Scheduler& sched)
+    : io_(io), params_(params), clock_(clock), sched_(sched) {}
 
 void Delivery::pump() {
     if (posted_) return;
     posted_ = true;
     asio::post(io_, [this] {
         posted_ = false;
-        sched_.set_time(::time(nullptr));
+        sched_.set_time(clock_.now());
         while (core::Transport* t = sched_.select_transport())
             asio::co_spawn(io_, run_connection(t), asio::detached);
     });
@@ -54,7 +53,7 @@ awaitable<void> Delivery::run_connection(core::Transport* t) {
     // the allocator's slow path every time.
     protocol::AgentSession session(io_.get_executor());
     bool ok = co_await session.open("private/" + t->name, timeouts());
-    sched_.set_time(::time(nullptr));
+    sched_.set_time(clock_.now());
     if (!ok) {
         log::warn(session.failure().warning);
         sched_.connection_failed(*t, unavailable());
@@ -65,7 +64,7 @@ awaitable<void> Delivery::run_connection(core::Transport* t) {
     if (int delay = t->cfg.transport_rate_delay; delay > 0) {
         // Space deliveries over this transport; it stays locked meanwhile.
         co_await rate_pause(delay);
-        sched_.set_time(::time(nullptr));
+        sched_.set_time(clock_.now());
     }
     core::Entry* e = sched_.select_entry(*t);
     pump();
@@ -75,7 +74,7 @@ awaitable<void> Delivery::run_connection(core::Transport* t) {
         co_return;
     }
     protocol::DeliveryOutcome out = co_await session.deliver_encoded(encoded_request_for(*e));
-    sched_.set_time(::time(nullptr));
+    sched_.set_time(clock_.now());
     report(t, e, out);
     pump();
 }

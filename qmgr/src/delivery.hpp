@@ -4,6 +4,7 @@
 // silent or babbling agent costs only a deferral of its entry.
 #pragma once
 
+#include "clock.hpp"
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
 #include "cqmgr/protocol/delivery_client.hpp"
@@ -12,7 +13,8 @@ namespace cqmgr::qmgr {
 
 class Delivery {
   public:
-    Delivery(asio::io_context& io, const conf::QmgrParams& params, core::Scheduler& sched);
+    Delivery(asio::io_context& io, const conf::QmgrParams& params, const Clock& clock,
+             core::Scheduler& sched);
 
     // Starts connections for every transport that has work (coalesced: many
     // calls in one loop pass cost one pass).
@@ -38,6 +40,7 @@ class Delivery {
 
     asio::io_context& io_;
     const conf::QmgrParams& params_;
+    const Clock& clock_;
     core::Scheduler& sched_;
     bool posted_ = false;
 };

@@ -11,9 +11,6 @@
 namespace cqmgr::qmgr {
 
 namespace {
-// mail_command_client's timeout (var_ipc_timeout; qmgr sets it from
-// qmgr_ipc_timeout, whose default this is).
-constexpr auto ipc_timeout = std::chrono::seconds(60);
 constexpr std::string_view separators = ", \t\r\n";
 
 std::string lower(std::string_view s) {
@@ -91,7 +88,8 @@ FlushDomains::Verdict FlushDomains::match(std::string_view domain) const {
 }
 
 awaitable<void> flush_add_deferred(const FlushDomains& domains, std::string service,
-                                   std::string queue_id, std::string address) {
+                                   std::string queue_id, std::string address,
+                                   std::chrono::seconds ipc_timeout) {
     auto at = address.rfind('@');
     if (at == std::string::npos || at + 1 == address.size()) co_return;
     std::string domain = address.substr(at + 1);

@@ -53,7 +53,9 @@ class FlushDomains {
 // Registers `queue_id` with `service` (public/<service>) under the domain of
 // `address` unless `domains` rules it out; a failure other than "not
 // eligible" is logged as stock logs it ("ID: flush service failure").
+// `ipc_timeout` is qmgr_ipc_timeout.
 awaitable<void> flush_add_deferred(const FlushDomains& domains, std::string service,
-                                   std::string queue_id, std::string address);
+                                   std::string queue_id, std::string address,
+                                   std::chrono::seconds ipc_timeout);
 
 } // namespace cqmgr::qmgr

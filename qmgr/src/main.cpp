@@ -171,7 +171,8 @@ int main(int argc, char** argv) {
         qm->on_trigger(bytes);
     };
     qmgr::MasterLink master(io, cl->transport, on_trigger, stop);
-    qm = std::make_unique<qmgr::QueueManager>(io, cf, params, flush_domains, master);
+    qmgr::SystemClock clock;
+    qm = std::make_unique<qmgr::QueueManager>(io, cf, params, clock, flush_domains, master);
 
     if (cl->stdin_mode) {
         // One trigger from standard input, then exit, as stock's stand-alone mode.

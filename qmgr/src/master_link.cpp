@@ -20,7 +20,9 @@ constexpr int listen_fd = 6;
 constexpr size_t trigger_buf_size = 1024;
 constexpr auto trigger_read_timeout = std::chrono::seconds(10);
 
-bool fd_open(int fd) { return ::fcntl(fd, F_GETFD) >= 0; }
+bool fd_open(int fd) {
+    return ::fcntl(fd, F_GETFD) >= 0;
+}
 } // namespace
 
 MasterLink::MasterLink(asio::io_context& io, std::string transport, TriggerHandler on_trigger,
@@ -30,7 +32,8 @@ MasterLink::MasterLink(asio::io_context& io, std::string transport, TriggerHandl
 
 bool MasterLink::start() {
     if (!fd_open(status_fd) || !fd_open(listen_fd)) return false;
-    for (int fd = flow_read_fd; fd <= listen_fd; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    for (int fd = flow_read_fd; fd <= listen_fd; ++fd)
+        ::fcntl(fd, F_SETFD, FD_CLOEXEC);
     if (const char* g = std::getenv("GENERATION")) generation_ = std::strtoul(g, nullptr, 8);
     pid_ = ::getpid();
     active_ = true;
@@ -71,13 +74,15 @@ void MasterLink::send_status(int avail) {
 }
 
 void MasterLink::do_accept() {
-    acceptor_->async_accept([this](const error_code& ec, asio::local::stream_protocol::socket conn) {
-        if (ec == asio::error::operation_aborted) return;
-        if (!ec) on_accept(std::move(conn));
-        else if (ec != asio::error::would_block && ec != asio::error::try_again)
-            log::warn("accept trigger connection: " + ec.message());
-        do_accept();
-    });
+    acceptor_->async_accept(
+        [this](const error_code& ec, asio::local::stream_protocol::socket conn) {
+            if (ec == asio::error::operation_aborted) return;
+            if (!ec)
+                on_accept(std::move(conn));
+            else if (ec != asio::error::would_block && ec != asio::error::try_again)
+                log::warn("accept trigger connection: " + ec.message());
+            do_accept();
+        });
 }
 
 void MasterLink::on_accept(asio::local::stream_protocol::socket conn) {
@@ -120,22 +125,29 @@ void MasterLink::do_read_fifo() {
     });
 }
 
-void MasterLink::feed_tokens(int process_limit, bool fed_incoming, bool incoming_scan_running) {
-    if (!active_) return;
-    int count = 0;
-    if (::ioctl(flow_read_fd, FIONREAD, &count) < 0) return;
-    if (count < process_limit) {
-        int want = fed_incoming ? 1 : (incoming_scan_running ? 0 : process_limit - count);
-        if (want > 0) {
-            std::string zeros(static_cast<size_t>(want), '\0');
-            ssize_t n = ::write(flow_write_fd, zeros.data(), zeros.size());
-            (void)n; // a full pipe just means cleanup has tokens enough
-        }
-    } else if (count > process_limit) {
-        std::string sink(static_cast<size_t>(count - process_limit), '\0');
-        ssize_t n = ::read(flow_read_fd, sink.data(), sink.size());
-        (void)n;
+int flow_token_change(int64_t in_flow_delay, int tokens, int process_limit, bool fed_incoming,
+                      bool incoming_scan_running) {
+    if (in_flow_delay <= 0) return 0;
+    if (tokens < process_limit) {
+        if (fed_incoming) return 1;
+        return incoming_scan_running ? 0 : process_limit - tokens;
     }
+    return process_limit - tokens; // 0, or the surplus to take back
+}
+
+int MasterLink::tokens() const {
+    int count = 0;
+    if (!active_ || ::ioctl(flow_read_fd, FIONREAD, &count) < 0) return 0;
+    return count;
+}
+
+void MasterLink::feed_tokens(int change) {
+    if (!active_ || change == 0) return;
+    std::string bytes(static_cast<size_t>(change > 0 ? change : -change), '\0');
+    // A full pipe means cleanup has tokens enough; a short read, fewer to take.
+    ssize_t n = change > 0 ? ::write(flow_write_fd, bytes.data(), bytes.size())
+                           : ::read(flow_read_fd, bytes.data(), bytes.size());
+    (void)n;
 }
 
 } // namespace cqmgr::qmgr

@@ -14,6 +14,14 @@
 
 namespace cqmgr::qmgr {
 
+// How the in-flow token count changes after a feed pass, as stock decides
+// it.  With in_flow_delay at 0 there is no flow control at all.  Below the
+// process limit: one token for a message just taken from incoming, or, when
+// no incoming scan runs, a top-up to the limit; above it, the surplus is
+// taken back.  Positive: tokens to add; negative: tokens to take.
+int flow_token_change(int64_t in_flow_delay, int tokens, int process_limit, bool fed_incoming,
+                      bool incoming_scan_running);
+
 class MasterLink {
   public:
     using TriggerHandler = std::function<void(std::string_view bytes)>;
@@ -26,10 +34,11 @@ class MasterLink {
     // descriptors are absent (we were started by hand): then it stays inactive.
     bool start();
 
-    // Tops up cleanup's in-flow tokens after a pass of the main loop (§7.7).
-    // `fed_incoming`: this pass moved a message from incoming;
-    // `incoming_scan_running`: the incoming scan is not finished.
-    void feed_tokens(int process_limit, bool fed_incoming, bool incoming_scan_running);
+    // Adjusts cleanup's in-flow tokens after a feed pass by `change` (see
+    // flow_token_change()), given the count now in the pipe.
+    void feed_tokens(int change);
+    // The number of tokens in the pipe now (0 when not under master).
+    int tokens() const;
 
     bool active() const { return active_; }
 

@@ -1,6 +1,14 @@
 // A message in the active queue: the scheduler's view (core::Message) plus
-// what the daemon keeps: the envelope, when it became active, and the state
-// of its recipient reading.
+// what the daemon keeps: the envelope, when it became active, how it came
+// in, and where it is in its life.
+//
+// A message's life is one explicit phase.  It is `reading` while a batch of
+// recipients is read, resolved and assigned; `waiting` while its entries
+// are with the scheduler and the agents; `finishing` while its end is
+// worked out (notices, then removal, deferral or quarantine).  A finishing
+// message that still has recipients in its file goes back to `reading`.
+// Only a waiting message with no entry and no deferral record in flight
+// may start finishing.
 #pragma once
 
 #include "cqmgr/core/structures.hpp"
@@ -12,14 +20,19 @@
 namespace cqmgr::qmgr {
 
 struct Message : core::Message {
+    enum class Phase { reading, waiting, finishing };
+
+    Phase phase = Phase::reading;
     queuefile::Envelope env;
     protocol::TimeVal active_arrival;
     bool force_expire = false; // g+x on the queue file (postsuper -e)
     bool unthrottle = false;   // g+r on the queue file (postqueue -i)
     int scan_flags = 0;        // flags of the scan that brought it in
-    bool reading = false;      // a recipient batch is being read and resolved
-    bool finishing = false;    // the end-of-message work is under way
-    int io_pending = 0;        // driver-side deferral records still being written
+    bool read_failed = false;  // a later batch could not be read: it ends in corrupt/
+    int io_pending = 0;        // deferral records qmgr itself is still writing
+
+    // True when nothing is left in flight and the end may be worked out.
+    bool may_finish() const { return phase == Phase::waiting && refcount == 0 && io_pending == 0; }
 };
 
 } // namespace cqmgr::qmgr

@@ -5,12 +5,8 @@
 
 namespace cqmgr::qmgr {
 
-namespace {
-// abounce's limits for the announcement and the reply; appends use ipc.
-constexpr auto ipc_timeout = std::chrono::seconds(60);
-} // namespace
-
-awaitable<int> send_notice(std::string service, protocol::NoticeRequest req) {
+awaitable<int> send_notice(std::string service, protocol::NoticeRequest req,
+                           std::chrono::seconds ipc_timeout) {
     std::string id = req.queue_id;
     int nrequest = req.nrequest;
     bool quiet = req.flags & protocol::bounce_flag::clean;
@@ -19,19 +15,21 @@ awaitable<int> send_notice(std::string service, protocol::NoticeRequest req) {
     if (!r.completed) log::warn(r.error);
     int status = r.completed ? r.status : -1;
     if (status != 0 && !quiet)
-        log::info(id + ": status=deferred (" + std::string(protocol::notice_failure_text(nrequest)) +
-                  " failed)");
+        log::info(id + ": status=deferred (" +
+                  std::string(protocol::notice_failure_text(nrequest)) + " failed)");
     co_return status;
 }
 
 awaitable<int> send_deferral(std::string service, std::string queue_id, int tflags,
-                             queuefile::Recipient rcpt, std::string status, std::string reason) {
+                             queuefile::Recipient rcpt, std::string status, std::string reason,
+                             std::chrono::seconds ipc_timeout) {
     protocol::HopStatus dsn;
     dsn.status = std::move(status);
     dsn.reason = std::move(reason);
     auto req = protocol::defer_append_request(
         tflags, std::move(queue_id),
-        protocol::RequestRecipient{rcpt.orig_rcpt, rcpt.address, rcpt.offset, rcpt.dsn_orcpt, rcpt.notify_flags},
+        protocol::RequestRecipient{rcpt.orig_rcpt, rcpt.address, rcpt.offset, rcpt.dsn_orcpt,
+                                   rcpt.notify_flags},
         dsn);
     auto r = co_await protocol::status_append("private/" + service, std::move(req),
                                               protocol::CommandTimeouts::ipc(ipc_timeout));

@@ -14,12 +14,14 @@ namespace cqmgr::qmgr {
 // Sends `req` to `private/<service>` and returns the server's status, or -1
 // on any failure.  A failure is logged as "ID: status=deferred (<what>
 // failed)" unless the request has the CLEAN flag; <what> is named after the
-// command as stock's abounce names it.
-awaitable<int> send_notice(std::string service, protocol::NoticeRequest req);
+// command as stock's abounce names it.  `ipc_timeout` is qmgr_ipc_timeout.
+awaitable<int> send_notice(std::string service, protocol::NoticeRequest req,
+                           std::chrono::seconds ipc_timeout);
 
 // Appends one deferred recipient to the defer log through `private/<service>`
 // (the per-recipient append of stock's defer_append).  Returns the status.
 awaitable<int> send_deferral(std::string service, std::string queue_id, int tflags,
-                             queuefile::Recipient rcpt, std::string status, std::string reason);
+                             queuefile::Recipient rcpt, std::string status, std::string reason,
+                             std::chrono::seconds ipc_timeout);
 
 } // namespace cqmgr::qmgr

@@ -12,11 +12,12 @@ constexpr auto cache_ttl = std::chrono::seconds(30);
 Resolver::Resolver(asio::any_io_executor ex, std::string service, std::chrono::seconds ipc_timeout)
     : ex_(ex), service_(service),
       client_(ex, "private/" + service,
-              protocol::RewriteTimeouts{ipc_timeout, std::chrono::seconds(5), std::chrono::seconds(1000)}) {}
+              protocol::RewriteTimeouts{ipc_timeout, std::chrono::seconds(5),
+                                        std::chrono::seconds(1000)}) {}
 
 awaitable<void> Resolver::take_turn() {
     while (busy_) {
-        asio::steady_timer turn(ex_, Clock::time_point::max());
+        asio::steady_timer turn(ex_, std::chrono::steady_clock::time_point::max());
         waiters_.push_back(&turn);
         error_code ec;
         co_await turn.async_wait(asio::redirect_error(asio::use_awaitable, ec));
@@ -57,7 +58,7 @@ awaitable<protocol::ResolveReply> Resolver::resolve(std::string request_class, s
                                                     std::string address) {
     if (!address.empty() && last_ && last_->address == address &&
         last_->request_class == request_class && last_->sender == sender &&
-        Clock::now() - last_->when < cache_ttl)
+        std::chrono::steady_clock::now() - last_->when < cache_ttl)
         co_return last_->reply;
     // A resolver outage delays mail; it never loses it: ask until answered.
     // One caller at a time, so an outage costs one wait, not one per caller.
@@ -68,7 +69,7 @@ awaitable<protocol::ResolveReply> Resolver::resolve(std::string request_class, s
             connect_failures_ = 0;
             release_turn();
             last_ = Last{std::move(request_class), std::move(sender), std::move(address), r.reply,
-                         Clock::now()};
+                         std::chrono::steady_clock::now()};
             co_return r.reply;
         }
         co_await pause_after(r.error);

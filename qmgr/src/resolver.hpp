@@ -4,13 +4,13 @@
 // retried after a second: a resolver outage delays mail, it never loses it.
 #pragma once
 
-#include "cqmgr/protocol/rewrite_client.hpp"
 #include "cqmgr/protocol/messages.hpp"
+#include "cqmgr/protocol/rewrite_client.hpp"
 
 #include <deque>
 #include <functional>
-#include <string>
 #include <optional>
+#include <string>
 
 namespace cqmgr::qmgr {
 
@@ -48,7 +48,7 @@ class Resolver {
     struct Last {
         std::string request_class, sender, address;
         protocol::ResolveReply reply;
-        Clock::time_point when;
+        std::chrono::steady_clock::time_point when;
     };
     std::optional<Last> last_;
 };

@@ -1,5 +1,5 @@
-#include "../src/address.hpp"
-#include "../src/delays.hpp"
+#include "address.hpp"
+#include "status_line.hpp"
 
 #include <gtest/gtest.h>
 
@@ -26,7 +26,8 @@ TEST(Address, VerpSender) {
     EXPECT_EQ(verp_sender("owner-list@example.com", "+=", "", "user@dom.example"),
               "owner-list+user=dom.example@example.com");
     // The original recipient wins when there is one.
-    EXPECT_EQ(verp_sender("o@s", "-=", "orig@o.example", "rewritten@r.example"), "o-orig=o.example@s");
+    EXPECT_EQ(verp_sender("o@s", "-=", "orig@o.example", "rewritten@r.example"),
+              "o-orig=o.example@s");
     EXPECT_EQ(verp_sender("owner", "+=", "", "user"), "owner+user");
 }
 

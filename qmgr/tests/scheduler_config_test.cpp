@@ -1,23 +1,11 @@
-#include "cqmgr/conf/param_table.hpp"
 #include "scheduler_config.hpp"
+#include "test_params.hpp"
 
 #include <gtest/gtest.h>
 
 using namespace cqmgr;
 
-namespace {
-// main.cf text read as the daemon reads it.
-struct Config {
-    conf::MainCf cf;
-    conf::QmgrParams params;
-
-    explicit Config(const std::string& text) {
-        conf::register_defaults(cf, "vm");
-        EXPECT_TRUE(cf.load_text(text, "/etc/postfix/main.cf")) << cf.error();
-        params = conf::QmgrParams::load(cf, {}, conf::QmgrParams::Options{false, false});
-    }
-};
-} // namespace
+using qmgr::testing::Config;
 
 TEST(SchedulerConfig, GlobalsComeFromQmgrParams) {
     Config c("qmgr_message_active_limit = 300\n"

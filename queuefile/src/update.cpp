@@ -14,8 +14,8 @@ namespace {
 
 // An io error for `what` at `offset`, with errno's text.
 FileError io_error(std::string_view path, int64_t offset, std::string what, int err) {
-    return FileError{ErrorKind::io, std::string(path), offset, std::move(what),
-                     std::strerror(err)};
+    return FileError{ErrorKind::io,   std::string(path),  offset,
+                     std::move(what), std::strerror(err), err};
 }
 
 // Reads up to `n` bytes at `offset` (fewer at end of file).
@@ -72,7 +72,8 @@ std::optional<FileError> retype(int fd, int64_t offset, char from, char to, cons
     if (auto e = read_at(fd, offset, 1, head, path)) return e;
     if (head == std::string(1, to)) return std::nullopt;
     if (head != std::string(1, from))
-        return FileError{ErrorKind::wrong_record, std::string(path), offset, what, found_text(head)};
+        return FileError{ErrorKind::wrong_record, std::string(path), offset, what,
+                         found_text(head)};
     return write_at(fd, offset, std::string_view(&to, 1), path);
 }
 
@@ -111,8 +112,8 @@ std::optional<FileError> rewrite_warn_time(int fd, int64_t offset, int64_t when,
                          "a warning time record 'W' with a 15-byte payload",
                          head.size() < 2 || head[0] != 'W'
                              ? found_text(head)
-                             : "payload length byte " + std::to_string(
-                                                            static_cast<unsigned char>(head[1]))};
+                             : "payload length byte " +
+                                   std::to_string(static_cast<unsigned char>(head[1]))};
     return write_at(fd, offset, encode_record('W', std::string_view(payload, fixed_number_width)),
                     path);
 }

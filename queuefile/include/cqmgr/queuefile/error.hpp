@@ -41,6 +41,7 @@ struct FileError {
     int64_t offset = -1; // byte offset of the offending record; -1: none applies
     std::string expected;
     std::string found;
+    int sys_errno = 0; // for io: the errno of the failed call
 
     // "queue file PATH: byte offset N: expected X; found Y".
     std::string message() const;

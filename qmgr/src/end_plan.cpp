@@ -1,0 +1,39 @@
+#include "end_plan.hpp"
+
+#include "cqmgr/protocol/messages.hpp"
+
+#include <algorithm>
+
+namespace cqmgr::qmgr {
+
+bool wants_trace(const queuefile::Envelope& env) {
+    using namespace protocol::del_flag;
+    return (env.tflags & (usr_vrfy | record | rec_dly_sent)) ||
+           (env.rflags & (queuefile::dsn_notify::success << 1));
+}
+
+Undelivered undelivered_fate(const queuefile::Envelope& env, bool force_expire, int64_t now,
+                             const conf::QmgrParams& p) {
+    if (force_expire) return Undelivered::force_expired;
+    // Bounces (null sender) have their own, usually shorter, lifetime.
+    int64_t life =
+        env.sender && !env.sender->empty() ? p.maximal_queue_lifetime : p.bounce_queue_lifetime;
+    if (now >= env.create_time + life) return Undelivered::expired;
+    // A warning is due from one second before its time, as in stock.
+    if (env.warn_time > 0 && now >= env.warn_time - 1) return Undelivered::warn;
+    return Undelivered::keep;
+}
+
+const char* expiry_word(Undelivered fate) {
+    return fate == Undelivered::force_expired ? "force-expired" : "expired";
+}
+
+int64_t backoff(const queuefile::Envelope& env, int64_t now, const conf::QmgrParams& p) {
+    if (env.create_time <= 0) return p.minimal_backoff_time;
+    // Capped first, then raised: with a minimum above the maximum (a
+    // configuration stock accepts) the minimum wins, as in stock.
+    int64_t delay = std::min(now - env.create_time, p.maximal_backoff_time);
+    return std::max(delay, p.minimal_backoff_time);
+}
+
+} // namespace cqmgr::qmgr

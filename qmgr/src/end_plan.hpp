@@ -1,0 +1,36 @@
+// The decisions of a message's end, as stock qmgr makes them once every
+// entry is done: whether the trace service must report, whether an
+// undelivered message has expired or is due for a delay warning, and how
+// long a deferred message waits before its next attempt.  Pure functions of
+// the envelope, the parameters and the time.
+#pragma once
+
+#include "cqmgr/conf/qmgr_params.hpp"
+#include "cqmgr/queuefile/envelope.hpp"
+
+#include <cstdint>
+
+namespace cqmgr::qmgr {
+
+// True when the message's end goes through the trace service: sendmail -v
+// or -bv, a delay-cleared confirmation, or a DSN SUCCESS request.
+bool wants_trace(const queuefile::Envelope& env);
+
+// What becomes of a message with recipients left to retry.
+enum class Undelivered {
+    keep,          // deferred as it is
+    warn,          // deferred, after a delay warning to the sender
+    expired,       // returned to the sender: its queue lifetime is over
+    force_expired, // returned to the sender: postsuper -e
+};
+Undelivered undelivered_fate(const queuefile::Envelope& env, bool force_expire, int64_t now,
+                             const conf::QmgrParams& p);
+
+// The log word of an expiry ("expired" or "force-expired").
+const char* expiry_word(Undelivered fate);
+
+// How long a deferred message waits: its age, within minimal_backoff_time
+// and maximal_backoff_time (the minimum when its age is unknown).
+int64_t backoff(const queuefile::Envelope& env, int64_t now, const conf::QmgrParams& p);
+
+} // namespace cqmgr::qmgr

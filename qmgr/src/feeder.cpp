@@ -1,0 +1,143 @@
+#include "feeder.hpp"
+
+#include "log.hpp"
+
+#include <algorithm>
+
+namespace cqmgr::qmgr {
+
+namespace {
+constexpr int max_pause = 60; // seconds
+} // namespace
+
+Feeder::Feeder(asio::io_context& io, const conf::QmgrParams& params, const Clock& clock,
+               const queuefile::ActiveQueue& store, StoreRetry& retry, MasterLink& master,
+               Hooks hooks)
+    : io_(io), params_(params), clock_(clock), store_(store), retry_(retry), master_(master),
+      hooks_(std::move(hooks)), pause_timer_(io), deferred_timer_(io) {}
+
+void Feeder::start() {
+    // Whatever a previous queue manager left in active goes back to incoming
+    // with mtime "now", so it is taken up again at once, before new mail.
+    for (const auto& id : store_.leftovers())
+        retry_.run(
+            "qmgr_move", [this, id] { return store_.recover(id, clock_.now()); },
+            [](const queuefile::StoreResult& r) {
+                if (r) log::warn(r->text);
+            });
+    scans_[incoming].request(scan_flag::start);
+    scans_[deferred].request(scan_flag::start);
+    arm_deferred_timer();
+    wake();
+}
+
+void Feeder::arm_deferred_timer() {
+    deferred_timer_.expires_after(std::chrono::seconds(params_.queue_run_delay));
+    deferred_timer_.async_wait([this](const error_code& ec) {
+        if (ec) return;
+        scans_[deferred].request(scan_flag::start);
+        arm_deferred_timer();
+        wake();
+    });
+}
+
+void Feeder::on_trigger(std::string_view bytes) {
+    // Identical requests since the last look collapse into one, as in stock.
+    int incoming_flags = 0, deferred_flags = 0;
+    bool flush = false;
+    for (char c : bytes) {
+        log::debug("request: " + std::to_string(static_cast<int>(c)) + " (" +
+                   (std::isalnum(static_cast<unsigned char>(c)) ? std::string(1, c) : "?") + ")");
+        switch (c) {
+        case 'W':
+        case 'I':
+            incoming_flags |= scan_flag::start;
+            break;
+        case 'D':
+            deferred_flags |= scan_flag::start;
+            break;
+        case 'F':
+            flush = true;
+            incoming_flags |= scan_flag::flush;
+            deferred_flags |= scan_flag::flush;
+            break;
+        case 'A':
+            incoming_flags |= scan_flag::all;
+            deferred_flags |= scan_flag::all;
+            break;
+        default:
+            log::debug("request ignored");
+            break; // e.g. the NUL trigger clients append
+        }
+    }
+    if (flush) hooks_.flush_dead();
+    if (incoming_flags) scans_[incoming].request(incoming_flags);
+    if (deferred_flags) scans_[deferred].request(deferred_flags);
+    wake();
+}
+
+void Feeder::wake() {
+    if (posted_) return;
+    posted_ = true;
+    asio::post(io_, [this] { feed(); });
+}
+
+void Feeder::feed() {
+    posted_ = false;
+    bool offered = false, taken = false;
+    int last = first_;
+    bool room = hooks_.active_count() < params_.qmgr_message_active_limit;
+    if (room && !paused_) {
+        for (int k = 0; k < 2 && !paused_; ++k) {
+            last = (first_ + k) % 2;
+            if (offer(scans_[last], taken)) offered = true;
+            if (taken) break;
+        }
+    }
+    // The scans take turns; with the active queue full, new mail goes first.
+    room = hooks_.active_count() < params_.qmgr_message_active_limit;
+    first_ = room ? (last + 1) % 2 : incoming;
+    master_.feed_tokens(flow_token_change(params_.in_flow_delay, master_.tokens(),
+                                          static_cast<int>(params_.default_process_limit),
+                                          taken && last == incoming, scans_[incoming].running()));
+    if (offered && !paused_) wake();
+}
+
+bool Feeder::offer(Scan& s, bool& taken) {
+    auto id = s.next();
+    if (!id) return false;
+    if (hooks_.in_memory(*id)) return true;
+    auto ready = store_.check(s.queue(), *id);
+    if (!ready.warning.empty()) log::warn(ready.warning);
+    if (!ready.ready) return true;
+    // Files with a not-before time in the future cool down, unless A.
+    if (!(s.flags() & scan_flag::all) && ready.mtime > clock_.now() + 1) return true;
+    switch (hooks_.take(*id, s.queue(), s.flags(), ready.mode)) {
+    case Taken::yes:
+        taken = true;
+        pause_seconds_ = 0;
+        break;
+    case Taken::no:
+        break;
+    case Taken::pause:
+        // The file stays where it is; a later pass sees it again.
+        s.restart_later();
+        pause();
+        break;
+    }
+    return true;
+}
+
+void Feeder::pause() {
+    paused_ = true;
+    pause_seconds_ = pause_seconds_ == 0 ? 1 : std::min(pause_seconds_ * 2, max_pause);
+    log::debug("feed paused for " + std::to_string(pause_seconds_) + "s");
+    pause_timer_.expires_after(std::chrono::seconds(pause_seconds_));
+    pause_timer_.async_wait([this](const error_code& ec) {
+        if (ec) return;
+        paused_ = false;
+        wake();
+    });
+}
+
+} // namespace cqmgr::qmgr

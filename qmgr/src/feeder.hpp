@@ -1,0 +1,84 @@
+// Scan and feed: what brings messages into the active queue.  At start-up
+// the files a previous queue manager left in active go back to incoming;
+// then incoming and deferred are scanned (incoming on triggers, deferred
+// also every queue_run_delay), and one ready file per pass of the event
+// loop is handed to the coordinator, the two scans taking turns, while the
+// active queue has room.  After each pass cleanup's in-flow tokens are
+// topped up.  A file-system error while taking a file pauses the feed with
+// backoff instead of failing file after file.
+#pragma once
+
+#include "clock.hpp"
+#include "cqmgr/conf/qmgr_params.hpp"
+#include "cqmgr/protocol/asio.hpp"
+#include "cqmgr/queuefile/active_queue.hpp"
+#include "master_link.hpp"
+#include "scan.hpp"
+#include "store_retry.hpp"
+#include "warning_limiter.hpp"
+
+#include <array>
+#include <functional>
+#include <string>
+
+namespace cqmgr::qmgr {
+
+class Feeder {
+  public:
+    // What the coordinator answers for one ready file.
+    enum class Taken {
+        yes,   // the message is in the active queue now
+        no,    // not taken (gone, locked, corrupt): go on with the scans
+        pause, // a file-system error: pause feeding for a while
+    };
+    struct Hooks {
+        // Messages in the active queue now.
+        std::function<int()> active_count;
+        // True when a message with this queue ID is in memory already.
+        std::function<bool(const std::string& id)> in_memory;
+        // Takes the ready file `id` of `queue` (`mode` as the scan saw it).
+        std::function<Taken(const std::string& id, const std::string& queue, int scan_flags,
+                            mode_t mode)>
+            take;
+        // An F trigger: revive every dead transport and destination.
+        std::function<void()> flush_dead;
+    };
+
+    Feeder(asio::io_context& io, const conf::QmgrParams& params, const Clock& clock,
+           const queuefile::ActiveQueue& store, StoreRetry& retry, MasterLink& master, Hooks hooks);
+
+    // Recovers active/, starts both scans and the periodic deferred scan.
+    void start();
+    // Handles the bytes of one trigger request.
+    void on_trigger(std::string_view bytes);
+    // Asks for a feed pass soon (a message left, or a scan request came).
+    void wake();
+
+  private:
+    enum { incoming, deferred };
+    // One pass: at most one message taken, then the in-flow tokens.
+    void feed();
+    // Offers the next name of scan `s` to the coordinator; false when the
+    // scan had none.
+    bool offer(Scan& s, bool& taken);
+    // Stops feeding for the current backoff after a file-system error.
+    void pause();
+    void arm_deferred_timer();
+
+    asio::io_context& io_;
+    const conf::QmgrParams& params_;
+    const Clock& clock_;
+    const queuefile::ActiveQueue& store_;
+    StoreRetry& retry_;
+    MasterLink& master_;
+    Hooks hooks_;
+    std::array<Scan, 2> scans_{Scan("incoming"), Scan("deferred")};
+    int first_ = incoming; // the scan that goes first in the next pass
+    bool posted_ = false;
+    bool paused_ = false;
+    int pause_seconds_ = 0; // the current backoff; 0 after a good pass
+    asio::steady_timer pause_timer_;
+    asio::steady_timer deferred_timer_;
+};
+
+} // namespace cqmgr::qmgr

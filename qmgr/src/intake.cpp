@@ -1,0 +1,258 @@
+#include "intake.hpp"
+
+#include "address.hpp"
+#include "log.hpp"
+#include "routing.hpp"
+#include "scan.hpp"
+#include "status_line.hpp"
+
+#include <algorithm>
+#include <unistd.h>
+
+namespace cqmgr::qmgr {
+
+namespace {
+using queuefile::qmode::expire;
+using queuefile::qmode::unthrottle;
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+// Orders recipients by lower-cased domain, then by address, keeping the file
+// order of equal ones; each domain key is made once, not once per comparison.
+void sort_by_domain(std::vector<queuefile::Recipient>& rcpts) {
+    std::vector<std::string> domain;
+    domain.reserve(rcpts.size());
+    for (const auto& r : rcpts)
+        domain.push_back(lower(std::string_view(r.address).substr(r.address.rfind('@') + 1)));
+    std::vector<size_t> order(rcpts.size());
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        if (int c = domain[a].compare(domain[b]); c != 0) return c < 0;
+        return rcpts[a].address < rcpts[b].address;
+    });
+    std::vector<queuefile::Recipient> sorted;
+    sorted.reserve(rcpts.size());
+    for (size_t i : order)
+        sorted.push_back(std::move(rcpts[i]));
+    rcpts = std::move(sorted);
+}
+} // namespace
+
+Intake::Intake(const conf::QmgrParams& params, const Clock& clock,
+               const queuefile::ActiveQueue& store, StoreRetry& retry, Resolver& resolver,
+               core::Scheduler& sched, DeferFn defer)
+    : params_(params), clock_(clock), store_(store), retry_(retry), resolver_(resolver),
+      sched_(sched), defer_(std::move(defer)) {}
+
+std::string Intake::log_addr(std::string_view addr) const {
+    return log_address(addr, params_.info_log_address_format == "internal");
+}
+
+Intake::Claimed Intake::claim(const std::string& id, const std::string& queue, int scan_flags,
+                              mode_t mode) {
+    using Step = queuefile::ActiveQueue::Claim::Step;
+    Claimed out;
+    auto c = store_.claim(queue, id);
+    switch (c.step) {
+    case Step::none:
+        break;
+    case Step::move:
+        // Gone meanwhile (postsuper): stock's warning.  Else the file stays
+        // where it is and feeding pauses.
+        out.pause = !c.error->gone();
+        if (out.pause)
+            retry_.report("qmgr_active_feed", *c.error);
+        else
+            log::warn(c.error->text);
+        return out;
+    case Step::open:
+        log::warn(c.error->text);
+        if (!c.error->gone()) {
+            // Not readable now (out of descriptors, say): back to incoming.
+            retry_.run(
+                "qmgr_active_defer", [this, id] { return store_.release(id, clock_.now()); },
+                [](const queuefile::StoreResult& r) {
+                    if (r) log::warn(r->text);
+                });
+            out.pause = true;
+        }
+        return out;
+    case Step::lock:
+        // Another queue manager's agent still has it: back for later.
+        log::info(id + ": skipped, still being delivered");
+        retry_.run(
+            "qmgr_active_defer", [this, id] { return store_.release(id, clock_.now() + 60); },
+            [](const queuefile::StoreResult& r) {
+                if (r) log::warn(r->text);
+            });
+        return out;
+    }
+
+    auto msg = std::make_unique<Message>();
+    Message& m = *msg;
+    m.id = id;
+    m.force_expire = mode & expire;
+    m.unthrottle = mode & unthrottle;
+    m.scan_flags = scan_flags;
+    sched_.set_time(clock_.now());
+    sched_.message_add(m);
+
+    // The first pass reads every non-recipient record and the first batch
+    // of recipients, sized by how full the active queue is.
+    auto r = store_.read(id, m.env, sched_.first_batch_limit(m), c.fd);
+    if (r.sender_seen)
+        log::info(id + ": from=<" + log_addr(*m.env.sender) +
+                  ">, size=" + std::to_string(r.opened_size) +
+                  ", nrcpt=" + std::to_string(r.opened_nrcpt) + " (queue active)");
+    for (const auto& w : m.env.warnings)
+        log::warn(id + ": " + w);
+    m.env.warnings.clear();
+    if (!r.ok) {
+        log_read_error(id, r);
+        ::close(c.fd);
+        out.corrupt = true;
+        return out;
+    }
+    if (m.unthrottle)
+        if (auto e = store_.clear_mode(c.fd, id, mode, unthrottle)) log::warn(e->text);
+    // After a delay warning went out, optionally confirm the final delivery.
+    if (params_.confirm_delay_cleared && m.env.warn_time < 0)
+        m.env.tflags |= protocol::del_flag::rec_dly_sent;
+    m.single_rcpt = m.env.verp_delims.has_value();
+    if (m.env.tflags & protocol::del_flag::mta_vrfy) verify_probes_++;
+
+    // A fresh attempt starts with a fresh defer log, except for a message
+    // that is being force-expired with reasons already on file: that log is
+    // what goes back to the sender.
+    out.keep_defer_log = m.force_expire &&
+                         store_.log_state("defer", id) == queuefile::ActiveQueue::LogState::present;
+    if (!out.keep_defer_log)
+        if (auto e = store_.remove_log("defer", id); e && !e->gone())
+            log::warn("qmgr_message_alloc: " + id + ": " + e->text);
+    ::close(c.fd); // drops the lock: agents and bounce take shared locks
+    m.active_arrival = clock_.precise();
+    if (out.keep_defer_log) {
+        m.flags = 1;
+        m.env.rcpt_offset = 0;
+        m.env.recipients.clear();
+    }
+    out.message = std::move(msg);
+    return out;
+}
+
+bool Intake::read_batch(Message& m, int limit) {
+    auto r = store_.read(m.id, m.env, limit);
+    for (const auto& w : m.env.warnings)
+        log::warn(m.id + ": " + w);
+    m.env.warnings.clear();
+    if (!r.ok) {
+        if (!r.error.empty() && r.error.starts_with("open active "))
+            log::warn(r.error);
+        else
+            log_read_error(m.id, r);
+        return false;
+    }
+    return true;
+}
+
+awaitable<void> Intake::assign(Message& m) {
+    const auto& env = m.env;
+    std::vector<queuefile::Recipient> rcpts = std::move(m.env.recipients);
+    m.env.recipients.clear();
+    bool trace_only = env.tflags & 0x300;
+    std::string request_class = (env.tflags & protocol::del_flag::mta_vrfy) ? "verify" : "resolve";
+    if (env.redirect && !rcpts.empty()) {
+        // Only the first recipient stays, redirected to the canonical form
+        // of the redirect address; no more recipients are read.
+        rcpts.resize(1);
+        rcpts[0].address =
+            unquote_local(co_await resolver_.rewrite("local", quote_local(*env.redirect)));
+        m.env.rcpt_offset = 0;
+        m.env.rcpt_unread = 0;
+    } else {
+        // Like stock: sort by domain, then address, so that recipients for
+        // one destination group into the same entries and repeated
+        // addresses hit the resolver cache.
+        sort_by_domain(rcpts);
+    }
+    RouteContext context;
+    context.force_expire = m.force_expire;
+    context.ignore_defer_transports = (m.scan_flags & scan_flag::flush) || m.unthrottle;
+    struct Target {
+        Route route;
+        std::string queue;
+        queuefile::Recipient rcpt;
+    };
+    std::vector<Target> targets;
+    targets.reserve(rcpts.size());
+    for (auto& rcpt : rcpts) {
+        // No co_await inside a conditional expression: GCC 12 miscompiles
+        // the temporaries of one (the daemon crashed on them).
+        Route route;
+        if (env.filter && !trace_only && !env.redirect) {
+            route = filter_route(*env.filter, rcpt.address, params_);
+        } else {
+            protocol::ResolveReply reply =
+                co_await resolver_.resolve(request_class, *env.sender, rcpt.address);
+            route = resolved_route(reply);
+        }
+        rcpt.address = route.address;
+        context.verify_over_limit = (env.tflags & protocol::del_flag::mta_vrfy) &&
+                                    verify_probes_ > params_.address_verify_pending_request_limit;
+        apply_overrides(route, context, params_);
+        if (route.discard) {
+            discard_double_bounce(m, rcpt);
+            continue;
+        }
+        bool per_recipient = sched_.transport(route.transport).cfg.dest_recipient_limit == 1;
+        std::string queue = queue_name(route, per_recipient, params_);
+        targets.push_back({std::move(route), std::move(queue), std::move(rcpt)});
+    }
+    // Assign the whole batch at once, against the scheduler's state now.
+    sched_.set_time(clock_.now());
+    for (auto& tg : targets) {
+        core::Transport& t = sched_.transport(tg.route.transport);
+        core::Dsn why;
+        if (core::Queue* q = sched_.route(t, tg.queue, tg.route.nexthop, why, m.unthrottle))
+            sched_.assign(m, *q, std::move(tg.rcpt));
+        else
+            defer_(m, {tg.rcpt}, why); // retry is dead as well
+    }
+}
+
+void Intake::discard_double_bounce(Message& m, const queuefile::Recipient& r) const {
+    log::info(status_line({m.id, "2.0.0", "sent", "undeliverable postmaster notification discarded",
+                           params_.info_log_address_format == "internal"},
+                          r, m.env, m.active_arrival, clock_.precise()));
+    // Mark the recipient done in the queue file, as stock does.
+    if (auto e = store_.mark_done(m.id, r.offset)) {
+        log::warn(m.id + ": " + e->text);
+        m.flags |= 1; // keep the message rather than lose track
+    }
+}
+
+void Intake::forget(const Message& m) {
+    if (m.env.tflags & protocol::del_flag::mta_vrfy) verify_probes_--;
+}
+
+void Intake::log_read_error(const std::string& id, const queuefile::ReadResult& r) const {
+    // Stock's record reader complains first about a damaged record, then
+    // qmgr says what it made of it; the wordings carry different prefixes.
+    std::string path = store_.path("active", id);
+    if (!r.record_warning.empty()) log::warn(path + ": " + r.record_warning);
+    if (r.error.rfind("Unexpected record type", 0) == 0)
+        log::warn(r.error);
+    else if (r.error.rfind("malformed pointer record", 0) == 0 ||
+             r.error.rfind("too many reverse jump", 0) == 0)
+        log::warn(path + ": " + r.error);
+    else
+        log::warn(id + ": " + r.error);
+}
+
+} // namespace cqmgr::qmgr

@@ -1,0 +1,71 @@
+// Taking a message in: claiming its file (move to active, open, lock),
+// reading its envelope and a batch of recipients, resolving each recipient
+// through trivial-rewrite, routing it (routing.hpp), and assigning the
+// batch to the scheduler.  Later batches, asked for by the scheduler's
+// refills or by the end of the message, are read and assigned the same way.
+// The coordinator owns the message and its phase; this part only reads and
+// assigns.
+#pragma once
+
+#include "clock.hpp"
+#include "cqmgr/conf/qmgr_params.hpp"
+#include "cqmgr/core/scheduler.hpp"
+#include "cqmgr/queuefile/active_queue.hpp"
+#include "message.hpp"
+#include "resolver.hpp"
+#include "store_retry.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cqmgr::qmgr {
+
+class Intake {
+  public:
+    // How the coordinator defers recipients that cannot be routed at all.
+    using DeferFn =
+        std::function<void(Message&, const std::vector<queuefile::Recipient>&, const core::Dsn&)>;
+
+    Intake(const conf::QmgrParams& params, const Clock& clock, const queuefile::ActiveQueue& store,
+           StoreRetry& retry, Resolver& resolver, core::Scheduler& sched, DeferFn defer);
+
+    // The result of claiming a ready file.
+    struct Claimed {
+        std::unique_ptr<Message> message; // null: not taken
+        bool pause = false;               // not taken for a file-system error
+        bool corrupt = false;             // not taken: the file is damaged (quarantine it)
+        bool keep_defer_log = false;      // force-expired with reasons on file: end it now
+    };
+    // Claims `id` from `queue` and reads its envelope and first batch.
+    Claimed claim(const std::string& id, const std::string& queue, int scan_flags, mode_t mode);
+
+    // Resolves, routes and assigns the recipients read last.
+    awaitable<void> assign(Message& m);
+    // Reads the next batch of at most `limit` recipients; false when it
+    // could not be read (the message then ends in corrupt/).
+    bool read_batch(Message& m, int limit);
+
+    // The message leaves memory.
+    void forget(const Message& m);
+
+  private:
+    // Logs a failed envelope read the way stock words each case.
+    void log_read_error(const std::string& id, const queuefile::ReadResult& r) const;
+    // Logs and marks done a recipient that is the local double-bounce address.
+    void discard_double_bounce(Message& m, const queuefile::Recipient& r) const;
+    // An address as log lines show it (info_log_address_format).
+    std::string log_addr(std::string_view addr) const;
+
+    const conf::QmgrParams& params_;
+    const Clock& clock_;
+    const queuefile::ActiveQueue& store_;
+    StoreRetry& retry_;
+    Resolver& resolver_;
+    core::Scheduler& sched_;
+    DeferFn defer_;
+    int verify_probes_ = 0; // messages in memory that are address probes (MTA_VRFY)
+};
+
+} // namespace cqmgr::qmgr

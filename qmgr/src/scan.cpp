@@ -1,0 +1,43 @@
+#include "scan.hpp"
+
+#include "log.hpp"
+
+namespace cqmgr::qmgr {
+
+void Scan::request(int flags) {
+    if (running_) flags_ |= flags & (scan_flag::all | scan_flag::flush);
+    nflags_ |= flags;
+    if (!running_ && (flags & scan_flag::start)) {
+        nflags_ &= ~scan_flag::start;
+        begin();
+    }
+}
+
+std::optional<std::string> Scan::next() {
+    if (running_) {
+        if (auto id = scanner_.next()) return id;
+        running_ = false;
+        if (!(nflags_ & scan_flag::start)) log::debug("done " + queue_ + " queue scan");
+    }
+    if (!running_ && (nflags_ & scan_flag::start)) {
+        begin();
+        return scanner_.next();
+    }
+    return std::nullopt;
+}
+
+void Scan::restart_later() {
+    running_ = false;
+    nflags_ |= flags_ | scan_flag::start;
+}
+
+void Scan::begin() {
+    log::debug(std::string("qmgr_scan_start: ") + (nflags_ & scan_flag::start ? "re" : "") +
+               "start " + queue_ + " queue scan");
+    flags_ = nflags_ & ~scan_flag::start;
+    nflags_ = 0;
+    running_ = true;
+    scanner_.start(queue_);
+}
+
+} // namespace cqmgr::qmgr

@@ -1,0 +1,49 @@
+// One queue directory's scan, restartable, with the request flags of stock
+// qmgr's scans: a scan runs when a start was asked for; a start asked for
+// while it runs makes it start over when it reaches its end; the A (ignore
+// not-before times) and F (ignore defer_transports) modifiers apply to the
+// pass that runs now and to the next one.
+#pragma once
+
+#include "cqmgr/queuefile/queue_scanner.hpp"
+
+#include <optional>
+#include <string>
+
+namespace cqmgr::qmgr {
+
+namespace scan_flag {
+inline constexpr int all = 1;   // A: ignore the not-before time (mtime)
+inline constexpr int flush = 2; // F: ignore defer_transports
+inline constexpr int start = 4; // a pass is wanted
+} // namespace scan_flag
+
+class Scan {
+  public:
+    explicit Scan(std::string queue) : queue_(std::move(queue)) {}
+
+    // Records a request: the modifiers in `flags` also apply to a running
+    // pass; with scan_flag::start, a pass starts now unless one runs.
+    void request(int flags);
+    // The next name of the pass, or nullopt when no pass runs or it ended
+    // (a pending start then begins the next pass).
+    std::optional<std::string> next();
+    // Ends the pass now and asks for another one, which begins at the next
+    // call of next().
+    void restart_later();
+
+    const std::string& queue() const { return queue_; }
+    bool running() const { return running_; }
+    int flags() const { return flags_; }
+
+  private:
+    void begin();
+
+    std::string queue_;
+    queuefile::QueueScanner scanner_;
+    bool running_ = false;
+    int flags_ = 0;  // of the pass that runs
+    int nflags_ = 0; // for the next pass (scan_flag::start: one is wanted)
+};
+
+} // namespace cqmgr::qmgr

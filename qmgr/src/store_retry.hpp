@@ -1,0 +1,47 @@
+// File operations on the queue that failed for a reason that may pass (a
+// full file system, too many open files), tried again with backoff until
+// they succeed or the file is gone.  Stock qmgr stops at such an error and
+// its successor recovers the active queue; this daemon keeps running, so it
+// must itself make sure that no file it took stays behind in active/.
+#pragma once
+
+#include "clock.hpp"
+#include "cqmgr/protocol/asio.hpp"
+#include "cqmgr/queuefile/active_queue.hpp"
+#include "warning_limiter.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace cqmgr::qmgr {
+
+class StoreRetry {
+  public:
+    using Op = std::function<queuefile::StoreResult()>;
+    using Done = std::function<void(const queuefile::StoreResult&)>;
+
+    StoreRetry(asio::io_context& io, const Clock& clock, WarningLimiter& limiter);
+
+    // Runs `op` now and, while it fails for a reason other than the file
+    // being gone, again after 1, 2, 4, ... up to 60 seconds.  Each failure is
+    // a warning, rate-limited per `kind`; `done` gets the last result (empty,
+    // or the file is gone).
+    void run(const std::string& kind, Op op, Done done);
+    // Operations waiting for their next try.
+    int pending() const { return pending_; }
+    // Logs a failure of kind `kind` through the rate limiter.
+    void report(const std::string& kind, const queuefile::StoreError& e);
+
+  private:
+    struct Attempt;
+    // Arms the next try of `a`.
+    void schedule(std::shared_ptr<Attempt> a);
+
+    asio::io_context& io_;
+    const Clock& clock_;
+    WarningLimiter& limiter_;
+    int pending_ = 0;
+};
+
+} // namespace cqmgr::qmgr

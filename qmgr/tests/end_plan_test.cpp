@@ -1,0 +1,61 @@
+#include "cqmgr/protocol/messages.hpp"
+#include "end_plan.hpp"
+#include "test_params.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace cqmgr;
+using namespace cqmgr::qmgr;
+using cqmgr::qmgr::testing::params;
+
+namespace {
+
+queuefile::Envelope envelope(std::string sender, int64_t created) {
+    queuefile::Envelope env;
+    env.sender = std::move(sender);
+    env.create_time = created;
+    return env;
+}
+} // namespace
+
+TEST(EndPlan, TraceForVerifyRecordDelaySentAndNotifySuccess) {
+    queuefile::Envelope env;
+    EXPECT_FALSE(wants_trace(env));
+    env.tflags = protocol::del_flag::record;
+    EXPECT_TRUE(wants_trace(env));
+    env.tflags = 0;
+    env.rflags = queuefile::dsn_notify::success << 1;
+    EXPECT_TRUE(wants_trace(env));
+}
+
+TEST(EndPlan, ExpiryUsesTheBounceLifetimeForNullSenders) {
+    auto p = params("maximal_queue_lifetime = 2d\nbounce_queue_lifetime = 1d\n");
+    int64_t day = 86400;
+    EXPECT_EQ(undelivered_fate(envelope("a@b", 0), false, day, p), Undelivered::keep);
+    EXPECT_EQ(undelivered_fate(envelope("", 0), false, day, p), Undelivered::expired);
+    EXPECT_EQ(undelivered_fate(envelope("a@b", 0), false, 2 * day, p), Undelivered::expired);
+    EXPECT_EQ(undelivered_fate(envelope("a@b", 0), true, 1, p), Undelivered::force_expired);
+    EXPECT_STREQ(expiry_word(Undelivered::force_expired), "force-expired");
+    EXPECT_STREQ(expiry_word(Undelivered::expired), "expired");
+}
+
+TEST(EndPlan, DelayWarningFromOneSecondBeforeItsTime) {
+    auto p = params();
+    auto env = envelope("a@b", 1000);
+    env.warn_time = 2000;
+    EXPECT_EQ(undelivered_fate(env, false, 1998, p), Undelivered::keep);
+    EXPECT_EQ(undelivered_fate(env, false, 1999, p), Undelivered::warn);
+    env.warn_time = -1; // sent already
+    EXPECT_EQ(undelivered_fate(env, false, 5000, p), Undelivered::keep);
+}
+
+TEST(EndPlan, BackoffIsTheAgeWithinTheBounds) {
+    auto p = params("minimal_backoff_time = 300s\nmaximal_backoff_time = 4000s\n");
+    EXPECT_EQ(backoff(envelope("a@b", 1000), 1010, p), 300);
+    EXPECT_EQ(backoff(envelope("a@b", 1000), 2000, p), 1000);
+    EXPECT_EQ(backoff(envelope("a@b", 1000), 9000, p), 4000);
+    EXPECT_EQ(backoff(envelope("a@b", 0), 9000, p), 300); // age unknown
+    // A minimum above the maximum wins, as in stock.
+    auto odd = params("minimal_backoff_time = 500s\nmaximal_backoff_time = 400s\n");
+    EXPECT_EQ(backoff(envelope("a@b", 1000), 9000, odd), 500);
+}
