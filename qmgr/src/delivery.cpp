@@ -37,8 +37,10 @@ void Delivery::pump() {
     asio::post(io_, [this] {
         posted_ = false;
         sched_.set_time(clock_.now());
-        while (core::Transport* t = sched_.select_transport())
+        while (core::Transport* t = sched_.select_transport()) {
+            log::debug("qmgr_transport_select: " + t->name);
             asio::co_spawn(io_, run_connection(t), asio::detached);
+        }
     });
 }
 
@@ -73,6 +75,8 @@ awaitable<void> Delivery::run_connection(core::Transport* t) {
         session.close();
         co_return;
     }
+    log::debug("qmgr_deliver: " + e->message->id + ": site `" + e->queue->name + "' (" +
+               std::to_string(e->rcpts.size()) + " recipients)");
     protocol::DeliveryOutcome out = co_await session.deliver_encoded(encoded_request_for(*e));
     sched_.set_time(clock_.now());
     report(t, e, out);

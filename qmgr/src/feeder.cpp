@@ -107,11 +107,17 @@ bool Feeder::offer(Scan& s, bool& taken) {
     auto id = s.next();
     if (!id) return false;
     if (hooks_.in_memory(*id)) return true;
+    log::debug("qmgr_active_feed: queue " + s.queue());
     auto ready = store_.check(s.queue(), *id);
     if (!ready.warning.empty()) log::warn(ready.warning);
     if (!ready.ready) return true;
+    log::debug("qmgr_active_feed: " + store_.path(s.queue(), *id));
     // Files with a not-before time in the future cool down, unless A.
-    if (!(s.flags() & scan_flag::all) && ready.mtime > clock_.now() + 1) return true;
+    if (!(s.flags() & scan_flag::all) && ready.mtime > clock_.now() + 1) {
+        log::debug("qmgr_active_feed: skip " + *id + " (" +
+                   std::to_string(ready.mtime - clock_.now()) + " seconds)");
+        return true;
+    }
     switch (hooks_.take(*id, s.queue(), s.flags(), ready.mode)) {
     case Taken::yes:
         taken = true;

@@ -58,6 +58,7 @@ Intake::Claimed Intake::claim(const std::string& id, const std::string& queue, i
                               mode_t mode) {
     using Step = queuefile::ActiveQueue::Claim::Step;
     Claimed out;
+    log::debug("qmgr_message_alloc: " + queue + " " + id);
     auto c = store_.claim(queue, id);
     switch (c.step) {
     case Step::none:
@@ -147,6 +148,8 @@ Intake::Claimed Intake::claim(const std::string& id, const std::string& queue, i
 }
 
 bool Intake::read_batch(Message& m, int limit) {
+    log::debug("qmgr_message_realloc: active " + m.id + " offset " +
+               std::to_string(m.env.rcpt_offset) + " limit " + std::to_string(limit));
     auto r = store_.read(m.id, m.env, limit);
     for (const auto& w : m.env.warnings)
         log::warn(m.id + ": " + w);
@@ -212,6 +215,8 @@ awaitable<void> Intake::assign(Message& m) {
         }
         bool per_recipient = sched_.transport(route.transport).cfg.dest_recipient_limit == 1;
         std::string queue = queue_name(route, per_recipient, params_);
+        log::debug("qmgr_message_resolve: " + m.id + ": " + rcpt.address + " -> transport " +
+                   route.transport + " queue " + queue + " nexthop " + route.nexthop);
         targets.push_back({std::move(route), std::move(queue), std::move(rcpt)});
     }
     // Assign the whole batch at once, against the scheduler's state now.
@@ -219,10 +224,17 @@ awaitable<void> Intake::assign(Message& m) {
     for (auto& tg : targets) {
         core::Transport& t = sched_.transport(tg.route.transport);
         core::Dsn why;
-        if (core::Queue* q = sched_.route(t, tg.queue, tg.route.nexthop, why, m.unthrottle))
+        if (core::Queue* q = sched_.route(t, tg.queue, tg.route.nexthop, why, m.unthrottle)) {
+            if (q->transport != &t)
+                log::debug("qmgr_message_resolve: " + m.id + ": " + tg.rcpt.address + " -> " +
+                           q->transport->name + " queue " + q->name + " (" + t.name + "/" +
+                           tg.queue + " is dead)");
             sched_.assign(m, *q, std::move(tg.rcpt));
-        else
+        } else {
+            log::debug("qmgr_message_resolve: " + m.id + ": " + tg.rcpt.address +
+                       " deferred in place: " + why.status + " " + why.reason);
             defer_(m, {tg.rcpt}, why); // retry is dead as well
+        }
     }
 }
 

@@ -161,16 +161,16 @@ int main(int argc, char** argv) {
         std::exit(0);
     };
     std::unique_ptr<qmgr::QueueManager> qm;
-    auto on_trigger = [&qm, &tables](std::string_view bytes) {
-        // Like stock, look at the tables before taking the trigger: a new
-        // process picks up their new contents.
+    auto pre_accept = [&tables] {
+        // Like stock, look at the tables before taking a trigger: a new
+        // process picks up their new contents, and the trigger too.
         if (auto name = tables.changed()) {
             log::info("table " + *name + " has changed -- restarting");
             std::exit(0);
         }
-        qm->on_trigger(bytes);
     };
-    qmgr::MasterLink master(io, cl->transport, on_trigger, stop);
+    auto on_trigger = [&qm](std::string_view bytes) { qm->on_trigger(bytes); };
+    qmgr::MasterLink master(io, cl->transport, pre_accept, on_trigger, stop);
     qmgr::SystemClock clock;
     qm = std::make_unique<qmgr::QueueManager>(io, cf, params, clock, flush_domains, master);
 

@@ -25,10 +25,11 @@ bool fd_open(int fd) {
 }
 } // namespace
 
-MasterLink::MasterLink(asio::io_context& io, std::string transport, TriggerHandler on_trigger,
+MasterLink::MasterLink(asio::io_context& io, std::string transport,
+                       std::function<void()> pre_accept, TriggerHandler on_trigger,
                        std::function<void()> on_master_gone)
-    : io_(io), transport_(std::move(transport)), on_trigger_(std::move(on_trigger)),
-      on_master_gone_(std::move(on_master_gone)) {}
+    : io_(io), transport_(std::move(transport)), pre_accept_(std::move(pre_accept)),
+      on_trigger_(std::move(on_trigger)), on_master_gone_(std::move(on_master_gone)) {}
 
 bool MasterLink::start() {
     if (!fd_open(status_fd) || !fd_open(listen_fd)) return false;
@@ -43,6 +44,7 @@ bool MasterLink::start() {
 
     if (transport_ == "fifo") {
         fifo_ = std::make_unique<asio::posix::stream_descriptor>(io_, ::dup(listen_fd));
+        fifo_->non_blocking(true);
         do_read_fifo();
     } else if (transport_ == "unix") {
         acceptor_ = std::make_unique<asio::local::stream_protocol::acceptor>(
@@ -74,15 +76,22 @@ void MasterLink::send_status(int avail) {
 }
 
 void MasterLink::do_accept() {
-    acceptor_->async_accept(
-        [this](const error_code& ec, asio::local::stream_protocol::socket conn) {
-            if (ec == asio::error::operation_aborted) return;
-            if (!ec)
+    // Wait until a client is there, look (pre_accept), then take it.  A
+    // client another process took first is no error.
+    acceptor_->async_wait(asio::socket_base::wait_read, [this](const error_code& ec) {
+        if (ec == asio::error::operation_aborted) return;
+        if (!ec) {
+            pre_accept_();
+            error_code aec;
+            asio::local::stream_protocol::socket conn(io_);
+            acceptor_->accept(conn, aec);
+            if (!aec)
                 on_accept(std::move(conn));
-            else if (ec != asio::error::would_block && ec != asio::error::try_again)
-                log::warn("accept trigger connection: " + ec.message());
-            do_accept();
-        });
+            else if (aec != asio::error::would_block && aec != asio::error::try_again)
+                log::error("accept connection: " + aec.message());
+        }
+        do_accept();
+    });
 }
 
 void MasterLink::on_accept(asio::local::stream_protocol::socket conn) {
@@ -112,14 +121,21 @@ void MasterLink::on_accept(asio::local::stream_protocol::socket conn) {
 }
 
 void MasterLink::do_read_fifo() {
-    fifo_->async_read_some(asio::buffer(fifo_buf_), [this](const error_code& ec, size_t n) {
+    fifo_->async_wait(asio::posix::stream_descriptor::wait_read, [this](const error_code& ec) {
         if (ec == asio::error::operation_aborted) return;
-        if (!ec && n > 0) {
-            send_status(protocol::master_stat_taken);
-            on_trigger_(std::string_view(fifo_buf_.data(), n));
-            send_status(protocol::master_stat_avail);
-        } else if (ec && ec != asio::error::eof) {
-            log::warn("read trigger fifo: " + ec.message());
+        if (!ec) {
+            pre_accept_();
+            // The read end is non-blocking: another reader may have been first.
+            error_code rec;
+            size_t n = fifo_->read_some(asio::buffer(fifo_buf_), rec);
+            if (!rec && n > 0) {
+                send_status(protocol::master_stat_taken);
+                on_trigger_(std::string_view(fifo_buf_.data(), n));
+                send_status(protocol::master_stat_avail);
+            } else if (rec && rec != asio::error::eof && rec != asio::error::would_block &&
+                       rec != asio::error::try_again) {
+                log::warn("read trigger fifo: " + rec.message());
+            }
         }
         do_read_fifo();
     });

@@ -26,9 +26,11 @@ class MasterLink {
   public:
     using TriggerHandler = std::function<void(std::string_view bytes)>;
 
-    // `transport` is the -t value ("unix" or "fifo").
-    MasterLink(asio::io_context& io, std::string transport, TriggerHandler on_trigger,
-               std::function<void()> on_master_gone);
+    // `transport` is the -t value ("unix" or "fifo").  `pre_accept` runs
+    // when a trigger is waiting, before it is taken: if it exits the
+    // process, the trigger stays for the next queue manager.
+    MasterLink(asio::io_context& io, std::string transport, std::function<void()> pre_accept,
+               TriggerHandler on_trigger, std::function<void()> on_master_gone);
 
     // Starts watching fd 5 and the listen socket.  Returns false when master's
     // descriptors are absent (we were started by hand): then it stays inactive.
@@ -52,6 +54,7 @@ class MasterLink {
 
     asio::io_context& io_;
     std::string transport_;
+    std::function<void()> pre_accept_;
     TriggerHandler on_trigger_;
     std::function<void()> on_master_gone_;
     bool active_ = false;
