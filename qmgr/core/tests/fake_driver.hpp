@@ -25,8 +25,31 @@ struct FakeDriver : Driver {
     };
     std::map<Message*, std::deque<Pending>> unread;
     bool free_on_done = true;
+    // With async_refills, refill() only records the request and
+    // finish_refill() completes it later, as the daemon does once the
+    // resolver has answered.
+    bool async_refills = false;
+    std::vector<std::pair<Message*, int>> refill_requests;
 
     void refill(Message& m, int limit) override {
+        if (async_refills)
+            refill_requests.emplace_back(&m, limit);
+        else
+            read(m, limit);
+    }
+    // Completes the oldest refill request for `m`; false if there is none.
+    bool finish_refill(Message& m) {
+        for (auto it = refill_requests.begin(); it != refill_requests.end(); ++it)
+            if (it->first == &m) {
+                int limit = it->second;
+                refill_requests.erase(it);
+                read(m, limit);
+                return true;
+            }
+        return false;
+    }
+    // Reads up to `limit` pending recipients of `m` and assigns them.
+    void read(Message& m, int limit) {
         auto& q = unread[&m];
         int n = 0;
         while (!q.empty() && n < limit) {
