@@ -66,12 +66,13 @@ awaitable<void> Delivery::run_connection(core::Transport* t) {
         sched_.set_time(::time(nullptr));
     }
     core::Entry* e = sched_.select_entry(*t);
-    pump();
     if (!e) {
-        // The work went elsewhere meanwhile; the agent just sees EOF.
+        // The work went elsewhere meanwhile; the agent just sees EOF.  No
+        // pump: a connection asked for now would find nothing either.
         session.close();
         co_return;
     }
+    pump();
     protocol::DeliveryOutcome out = co_await session.deliver_encoded(encoded_request_for(*e));
     sched_.set_time(::time(nullptr));
     report(t, e, out);

@@ -88,7 +88,6 @@ void Scheduler::timer_fire(const Timer& t, int64_t due) {
         if (tr.dead && tr.dead_until == due) {
             tr.dead = false;
             tr.rate_locked = false;
-            tr.refill_wait = false;
             tr.dsn.reset();
             driver_.wakeup();
         }
@@ -204,6 +203,7 @@ void Scheduler::assign(Message& m, Queue& q, queuefile::Recipient r) {
     Entry* e = p.entries.empty() ? nullptr : &p.entries.back();
     if (!e || (limit > 0 && static_cast<int>(e->rcpts.size()) >= limit)) e = entry_create(p, m);
     e->rcpts.push_back(std::move(r));
+    peer_hold_update(p);
     m.rcpt_count++;
     j.rcpt_count++;
     recipient_count_++;
@@ -214,16 +214,17 @@ void Scheduler::batch_done(Message& m, bool has_unread, int rcpt_unread) {
     m.rcpt_unread = has_unread ? std::max(rcpt_unread, 0) : 0;
     m.refill_pending = false;
     m.refill_time = now_;
+    message_hold_update(m);
     // Fully read: the exact needs of every job are known now, so surplus
     // slots go back to the pools (and on to the next job with unread mail).
     if (!has_unread)
         for (Job* j : m.jobs) job_move_limits(*j);
-    // Jobs held back waiting for this batch may go now.
-    // Their maximum entry counts changed with rcpt_unread.
+    // Jobs held back waiting for this batch may go now (selection resumes
+    // at the first of them, or before).  Their maximum entry counts changed
+    // with rcpt_unread.
     for (Job* j : m.jobs) {
         Transport& t = *j->transport;
         t.reset_candidate_cache();
-        t.refill_wait = false;
         index_refresh(*j);
         job_unblock(*j);
     }
@@ -242,11 +243,12 @@ void Scheduler::message_free(Message& m) {
 Transport* Scheduler::select_transport() {
     for (auto it = transport_rr_.begin(); it != transport_rr_.end(); ++it) {
         Transport& t = *it;
-        if (t.dead || t.rate_locked || t.refill_wait || t.pending >= max_pending) continue;
+        if (t.dead || t.rate_locked || t.pending >= max_pending) continue;
         int need = t.pending + 1;
         for (Queue& q : t.queues_rr) {
             if (!q.ready()) continue;
-            need -= std::min(q.window - q.busy_count(), q.todo_count());
+            // Entries held back for a refill give an agent nothing to do.
+            need -= std::min(q.window - q.busy_count(), q.selectable_count());
             if (need <= 0) {
                 // Rotate: the next search starts after this transport.
                 if (std::next(it) != transport_rr_.end())
@@ -325,6 +327,7 @@ void Scheduler::entry_unselect(Entry* e) {
     q.busy.erase(q.busy.iterator_to(*e));
     q.todo.push_front(*e);
     p.entries.push_front(*e);
+    peer_hold_update(p);
     p.job->selected_entries--;
     index_refresh(*p.job);
     // The job may have been retired when this was its last entry.

@@ -299,6 +299,7 @@ class Sim : public Driver {
             res_.indexed_searches += t->candidates.indexed_searches;
             res_.scanned_searches += t->candidates.scanned_searches;
             res_.relabels += t->candidates.relabels;
+            res_.early_entries += t->early_entries;
         }
     }
 

@@ -140,8 +140,10 @@ class Scheduler {
     bool distinct_messages_more_than_one(const Queue& q) const;
     // peer.cpp
     Peer& peer_obtain(Job& j, Queue& q);
-    Peer* peer_select(Job& j);
+    Peer* peer_select(Job& j, Peer*& held);
     void peer_free(Peer& p);
+    void peer_hold_update(Peer& p);
+    void message_hold_update(Message& m);
     // job.cpp
     Job& job_obtain(Message& m, Transport& t);
     void job_link(Job& j);
@@ -165,10 +167,9 @@ class Scheduler {
     void index_unblock_all(Transport& t);
     std::optional<Job*> job_candidate_indexed(Job& current, int max_slots);
     Job* job_preempt(Job& current);
-    Peer* job_peer_select(Job& j, bool& held);
-    bool peer_held_back(const Peer& p) const;
-    bool queue_has_unheld_todo(const Queue& q) const;
+    Peer* job_peer_select(Job& j, Peer*& held);
     Entry* select_entry_locked(Transport& t);
+    Entry* entry_take(Peer& p, Job* resume);
     void job_blocker_update(Queue& q);
     // invariants.cpp
     void check_candidate_index(const Transport& t) const;

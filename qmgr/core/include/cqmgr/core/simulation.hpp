@@ -86,6 +86,9 @@ struct SimResult {
     // Connections select_transport() granted on which select_entry() then
     // found nothing: an agent that would receive no request.
     int idle_connections = 0;
+    // Entries sent before their refill landed, because an agent had nothing
+    // else to do (Transport::early_entries).
+    long early_entries = 0;
 };
 
 // Runs the simulation to completion (or end_time).

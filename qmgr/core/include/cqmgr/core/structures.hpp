@@ -125,6 +125,10 @@ struct Peer {
     Queue* queue = nullptr;
     int refcount = 0; // entries of this peer, todo or busy
     List<Entry, &Entry::peer_hook> entries; // todo entries
+    // Its only waiting entry, while that entry is not full and the
+    // message's refill is being read: held back so that the refill can
+    // still top it up (Scheduler::peer_hold_update).
+    Entry* held = nullptr;
     Hook job_hook;
 };
 
@@ -134,6 +138,7 @@ struct Queue {
     std::string nexthop;
     List<Entry, &Entry::queue_hook> todo;
     List<Entry, &Entry::queue_hook> busy;
+    int held = 0;   // todo entries held back for a refill (Peer::held)
     int window = 0; // 0 = dead ("throttled")
     double success = 0, failure = 0, fail_cohorts = 0;
     std::optional<Dsn> dsn; // why it is dead
@@ -148,6 +153,8 @@ struct Queue {
     bool ready() const { return window > 0 && !suspended; }
     bool dead() const { return window == 0; }
     int todo_count() const { return static_cast<int>(todo.size()); }
+    // Waiting entries that an agent could be given now, window permitting.
+    int selectable_count() const { return todo_count() - held; }
     int busy_count() const { return static_cast<int>(busy.size()); }
 };
 
@@ -267,9 +274,9 @@ struct Transport {
     int pending = 0;          // connections not yet announced by an agent
     bool dead = false;
     bool rate_locked = false; // one delivery at a time, spaced by transport_rate_delay
-    // The last selection found only entries held back for a pending refill:
-    // no connection is worth opening until a refill lands or a blocker lifts.
-    bool refill_wait = false;
+    // Entries sent before their refill landed, because an agent had nothing
+    // else to do (see Scheduler::select_entry_locked).
+    long early_entries = 0;
     std::optional<Dsn> dsn;
     int64_t dead_until = 0;
     int rcpt_unused = 0;
