@@ -140,7 +140,8 @@ Transport& Scheduler::transport(const std::string& name) {
         slot->slot_loan_factor = 100 - std::clamp(c.slot_discount, 0, 100);
         slot->rcpt_unused = c.recipient_limit;
         slot->rcpt_per_stack = c.extra_recipient_limit;
-        transport_rr_.push_back(*slot);
+        // New transports are tried first, as in stock.
+        transport_rr_.push_front(*slot);
     }
     return *slot;
 }
@@ -324,8 +325,11 @@ void Scheduler::delivery_done(Entry* e, const DeliveryResult& r) {
 void Scheduler::entry_unselect(Entry* e) {
     Queue& q = *e->queue;
     Peer& p = *e->peer;
+    // Stock's order: last on the queue's list, first on the peer's, so that
+    // the job sends it next and new recipients still fill the peer's last
+    // entry.
     q.busy.erase(q.busy.iterator_to(*e));
-    q.todo.push_front(*e);
+    q.todo.push_back(*e);
     p.entries.push_front(*e);
     peer_hold_update(p);
     p.job->selected_entries--;
