@@ -342,9 +342,11 @@ void Scheduler::entry_unselect(Entry* e) {
 
 void Scheduler::flush_dead() {
     for (Transport& t : transport_rr_) {
-        t.rate_locked = false;
+        // Only a dead transport is revived; a live one keeps its rate lock
+        // while its delivery is under way, as in stock.
         if (t.dead) {
             t.dead = false;
+            t.rate_locked = false;
             t.dsn.reset();
         }
         std::vector<Queue*> dead;
