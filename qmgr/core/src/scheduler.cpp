@@ -194,7 +194,7 @@ Queue* Scheduler::route(Transport& t, const std::string& name, const std::string
     return &queue_for(t, name, nexthop);
 }
 
-void Scheduler::assign(Message& m, Queue& q, queuefile::Recipient r) {
+void Scheduler::assign(Message& m, Queue& q, Recipient r) {
     if (q.dead()) panic("assign: queue " + q.name + " is dead");
     Job& j = job_obtain(m, *q.transport);
     Peer& p = peer_obtain(j, q);

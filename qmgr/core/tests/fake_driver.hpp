@@ -21,7 +21,7 @@ struct FakeDriver : Driver {
     // Recipients not yet "read" per message, with their queue.
     struct Pending {
         Queue* queue;
-        queuefile::Recipient rcpt;
+        Recipient rcpt;
     };
     std::map<Message*, std::deque<Pending>> unread;
     bool free_on_done = true;
@@ -63,8 +63,7 @@ struct FakeDriver : Driver {
         done.push_back(m.id);
         if (free_on_done) sched->message_free(m);
     }
-    void defer_recipients(Message&, const std::vector<queuefile::Recipient>& rcpts,
-                          const Dsn&) override {
+    void defer_recipients(Message&, const std::vector<Recipient>& rcpts, const Dsn&) override {
         for (auto& r : rcpts) deferred.push_back(r.address);
     }
     void wakeup() override { ++wakeups; }
@@ -82,8 +81,8 @@ inline TransportConfig unlimited_single_rcpt(int slot_cost) {
 }
 
 // Makes a recipient with a unique address.
-inline queuefile::Recipient rcpt(const std::string& addr) {
-    queuefile::Recipient r;
+inline Recipient rcpt(const std::string& addr) {
+    Recipient r;
     r.address = addr;
     r.orig_rcpt = addr;
     return r;

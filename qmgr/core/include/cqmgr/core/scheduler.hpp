@@ -26,7 +26,7 @@ class Driver {
     virtual void message_done(Message& m) = 0;
     // Entries that cannot go to the retry transport (it is dead itself, or
     // they were already there): the driver defers these recipients itself.
-    virtual void defer_recipients(Message& m, const std::vector<queuefile::Recipient>& rcpts,
+    virtual void defer_recipients(Message& m, const std::vector<Recipient>& rcpts,
                                   const Dsn& dsn) = 0;
     // Scheduling state changed in a way that may allow new deliveries.
     virtual void wakeup() {}
@@ -87,7 +87,7 @@ class Scheduler {
     Queue* route(Transport& t, const std::string& name, const std::string& nexthop, Dsn& reason,
                  bool flush_each = false);
     // Adds one recipient of `m` for queue `q`.
-    void assign(Message& m, Queue& q, queuefile::Recipient r);
+    void assign(Message& m, Queue& q, Recipient r);
     // After a batch was read and assigned: `has_unread` and `rcpt_unread`
     // describe what is left in the file.
     void batch_done(Message& m, bool has_unread, int rcpt_unread);

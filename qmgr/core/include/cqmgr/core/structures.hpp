@@ -16,7 +16,7 @@
 #pragma once
 
 #include "cqmgr/core/feedback.hpp"
-#include "cqmgr/queuefile/envelope.hpp"
+#include "cqmgr/core/recipient.hpp"
 
 #include <boost/intrusive/list.hpp>
 #include <boost/intrusive/set.hpp>
@@ -115,7 +115,7 @@ struct Entry {
     Message* message = nullptr;
     Peer* peer = nullptr;
     Queue* queue = nullptr;
-    std::vector<queuefile::Recipient> rcpts;
+    std::vector<Recipient> rcpts;
     Hook queue_hook; // on queue->todo or queue->busy
     Hook peer_hook;  // on peer->entries while in todo
 };

@@ -15,7 +15,7 @@ struct SimMsg : Message {
     double arrival = 0;
     struct Pending {
         std::string dest;
-        queuefile::Recipient rcpt;
+        Recipient rcpt;
     };
     std::deque<Pending> unread;
     // With a refill latency: the batch taken from the file, not yet assigned.
@@ -53,7 +53,7 @@ class Sim : public Driver {
             int n = 0;
             for (const auto& [dest, count] : sm.recipients)
                 for (int i = 0; i < count; ++i) {
-                    queuefile::Recipient r;
+                    Recipient r;
                     r.address = "r" + std::to_string(n++) + "." + sm.id + "@" + dest;
                     finishes_[r.address] = 0;
                     m->unread.push_back({dest, std::move(r)});
@@ -115,7 +115,7 @@ class Sim : public Driver {
         }
         sched_.message_free(m);
     }
-    void defer_recipients(Message&, const std::vector<queuefile::Recipient>& rcpts,
+    void defer_recipients(Message&, const std::vector<Recipient>& rcpts,
                           const Dsn&) override {
         res_.deferred += static_cast<int>(rcpts.size());
         tally(rcpts);
@@ -123,7 +123,7 @@ class Sim : public Driver {
 
   private:
     // Counts one finish (delivery or deferral) for each recipient.
-    void tally(const std::vector<queuefile::Recipient>& rcpts) {
+    void tally(const std::vector<Recipient>& rcpts) {
         for (const auto& r : rcpts) finishes_[r.address]++;
     }
     void push(Event e) {
