@@ -20,7 +20,9 @@ class Driver {
   public:
     virtual ~Driver() = default;
     // Read more recipients of `m` (at most `limit`), resolve and assign()
-    // them, then call refill_done().  May complete later (asynchronously).
+    // them, then call batch_done().  May complete later (asynchronously);
+    // until then each peer of `m` whose only waiting entry is not full
+    // holds that entry back, so that the batch can still top it up.
     virtual void refill(Message& m, int limit) = 0;
     // Every entry of `m` is finished: time for the end-of-message work.
     virtual void message_done(Message& m) = 0;
@@ -96,25 +98,33 @@ class Scheduler {
 
     // ---- selection ----
     // A transport that needs one more delivery agent connection, or nullptr.
-    // The transport's pending count goes up; call connection_ready() or
-    // connection_failed() later.
+    // Round-robin over the transports (a new one comes first), skipping dead
+    // and rate-locked ones and those with two connections pending; a
+    // transport qualifies when its ready queues have, within their windows,
+    // a waiting entry for each pending connection and one more.  Entries
+    // held back for a refill do not count.  The transport's pending count
+    // goes up; call connection_ready() or connection_failed() later.
     Transport* select_transport();
     void connection_ready(Transport& t);
     // A connection (or the agent's announcement) failed: the transport is
     // declared dead and its waiting entries go to the retry transport.
     void connection_failed(Transport& t, const Dsn& dsn);
-    // The next entry to hand to an agent of `t`, or nullptr (close it).
-    // With a transport rate delay, the driver waits that long after
-    // connection_ready() before asking.
+    // The next entry to hand to an agent of `t`, or nullptr (close it):
+    // only when the work went elsewhere since select_transport().  An
+    // entry held back for a refill goes rather than none.  With a transport
+    // rate delay, the driver waits that long after connection_ready()
+    // before asking; an empty answer releases the rate lock.
     Entry* select_entry(Transport& t);
     // Reports the outcome of a selected entry and frees it.
     void delivery_done(Entry* e, const DeliveryResult& r);
     // Gives a selected entry back without an attempt (e.g. the request could
-    // not even be written): it goes back to its queue's todo list.
+    // not even be written): it goes to the end of its queue's todo list and
+    // the front of its peer's, as in stock.
     void entry_unselect(Entry* e);
 
     // ---- administration ----
     // Revives every dead transport and queue at once (postqueue -f's F).
+    // A live transport keeps its rate lock.
     void flush_dead();
     // Declares transport `t` dead for transport_retry_time.
     void transport_dead(Transport& t, const Dsn& dsn);

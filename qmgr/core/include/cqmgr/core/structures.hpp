@@ -104,8 +104,8 @@ struct Message {
     int rcpt_unread = 0;     // estimate of recipients not read yet
     bool has_unread = false; // more recipients wait in the queue file
     bool single_rcpt = false; // VERP: one recipient per entry
-    bool refill_pending = false;
-    int64_t refill_time = 0;
+    bool refill_pending = false; // Driver::refill asked, batch_done not yet come
+    int64_t refill_time = 0;     // when the last batch was done
     std::vector<Job*> jobs; // one per transport; few, so a vector
 
     virtual ~Message() = default;
@@ -273,7 +273,11 @@ struct Transport {
     unsigned blocker_tag = 1; // odd, so a zeroed job never matches
     int pending = 0;          // connections not yet announced by an agent
     bool dead = false;
-    bool rate_locked = false; // one delivery at a time, spaced by transport_rate_delay
+    // transport_rate_delay: set when a connection is granted, so that one
+    // delivery runs at a time; released by the agent's reply, by a crash
+    // or an empty selection (stock keeps it then, see docs/compatibility.md)
+    // and when a dead transport revives.
+    bool rate_locked = false;
     // Entries sent before their refill landed, because an agent had nothing
     // else to do (see Scheduler::select_entry_locked).
     long early_entries = 0;
