@@ -56,3 +56,18 @@ TEST(AsyncRefill, EveryRecipientFinishesAndNoConnectionGoesUnused) {
                 "their refill\n",
                 selections, idle, early);
 }
+
+// Workloads built to preempt a lot (up to 250 messages, slot cost 2 or
+// more), where held jobs become preemption candidates and current jobs.
+TEST(AsyncRefill, PreemptingWorkloadsStayConsistent) {
+    for (unsigned seed = 1; seed <= 40; ++seed) {
+        SimConfig c =
+            delayed_refills(seed, 0.5 * (1 + seed % 4), {.max_messages = 250, .min_slot_cost = 2});
+        c.check_invariants_every = 11;
+        SimResult r = simulate(c);
+        ASSERT_EQ(r.never_finished, 0) << "seed " << seed;
+        ASSERT_EQ(r.finished_twice, 0) << "seed " << seed;
+        ASSERT_EQ(r.delivered + r.deferred, recipients(c)) << "seed " << seed;
+        EXPECT_EQ(r.idle_connections, 0) << "seed " << seed;
+    }
+}
