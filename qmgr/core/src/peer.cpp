@@ -50,6 +50,7 @@ void Scheduler::peer_free(Peer& p) {
 // entry or its message's refill_pending change.
 void Scheduler::peer_hold_update(Peer& p) {
     const Message& m = *p.job->message;
+    if (!m.refill_pending && !p.held) return; // the common case
     Entry* want = nullptr;
     if (m.refill_pending && p.entries.size() == 1) {
         int limit = m.single_rcpt ? 1 : p.job->transport->cfg.dest_recipient_limit;

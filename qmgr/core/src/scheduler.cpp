@@ -213,9 +213,10 @@ void Scheduler::assign(Message& m, Queue& q, Recipient r) {
 void Scheduler::batch_done(Message& m, bool has_unread, int rcpt_unread) {
     m.has_unread = has_unread;
     m.rcpt_unread = has_unread ? std::max(rcpt_unread, 0) : 0;
+    bool was_pending = m.refill_pending;
     m.refill_pending = false;
     m.refill_time = now_;
-    message_hold_update(m);
+    if (was_pending) message_hold_update(m);
     // Fully read: the exact needs of every job are known now, so surplus
     // slots go back to the pools (and on to the next job with unread mail).
     if (!has_unread)
