@@ -56,6 +56,13 @@ awaitable<void> Delivery::run_connection(core::Transport* t) {
     protocol::AgentSession session(io_.get_executor());
     bool ok = co_await session.open("private/" + t->name, timeouts());
     sched_.set_time(clock_.now());
+    if (int delay = t->cfg.transport_rate_delay; delay > 0) {
+        // Space deliveries over this transport; it stays locked meanwhile.
+        // As in stock, the wait comes before the agent's answer is looked
+        // at, so a failed connection also waits it out.
+        co_await rate_pause(delay);
+        sched_.set_time(clock_.now());
+    }
     if (!ok) {
         log::warn(session.failure().warning);
         sched_.connection_failed(*t, unavailable());
@@ -63,18 +70,14 @@ awaitable<void> Delivery::run_connection(core::Transport* t) {
         co_return;
     }
     sched_.connection_ready(*t);
-    if (int delay = t->cfg.transport_rate_delay; delay > 0) {
-        // Space deliveries over this transport; it stays locked meanwhile.
-        co_await rate_pause(delay);
-        sched_.set_time(clock_.now());
-    }
     core::Entry* e = sched_.select_entry(*t);
-    pump();
     if (!e) {
-        // The work went elsewhere meanwhile; the agent just sees EOF.
+        // The work went elsewhere meanwhile; the agent just sees EOF.  No
+        // pump: a connection asked for now would find nothing either.
         session.close();
         co_return;
     }
+    pump();
     log::debug("qmgr_deliver: " + e->message->id + ": site `" + e->queue->name + "' (" +
                std::to_string(e->rcpts.size()) + " recipients)");
     protocol::DeliveryOutcome out = co_await session.deliver_encoded(encoded_request_for(*e));

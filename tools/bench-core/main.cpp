@@ -25,7 +25,7 @@ struct NullDriver : Driver {
     Scheduler* s = nullptr;
     void refill(Message&, int) override {}
     void message_done(Message& m) override { s->message_free(m); }
-    void defer_recipients(Message&, const std::vector<cqmgr::queuefile::Recipient>&, const Dsn&) override {}
+    void defer_recipients(Message&, const std::vector<Recipient>&, const Dsn&) override {}
 };
 
 size_t heap_in_use() { return mallinfo2().uordblks; }
@@ -69,7 +69,7 @@ void run(int messages, int dests, bool spread) {
         int n = (i % 100 == 0) ? 200 : 1 + static_cast<int>(rng() % 3);
         for (int r = 0; r < n; ++r) {
             const std::string& d = names[rng() % names.size()];
-            cqmgr::queuefile::Recipient rc;
+            Recipient rc;
             rc.address = "user" + std::to_string(r) + "@" + d;
             rc.orig_rcpt = rc.address;
             rc.offset = 1000 + r * 40;

@@ -45,6 +45,7 @@ TransportConfig read_transport(const toml::table& t, TransportConfig c) {
     get_int(t, "minimum_delivery_slots", c.min_slots);
     get_int(t, "destination_concurrency_failed_cohort_limit", c.fail_cohort_limit);
     get_int(t, "destination_rate_delay", c.dest_rate_delay);
+    get_int(t, "transport_rate_delay", c.transport_rate_delay);
     for (auto [key, field] : {std::pair{"destination_concurrency_positive_feedback", &c.pos_feedback},
                               std::pair{"destination_concurrency_negative_feedback", &c.neg_feedback}}) {
         if (auto v = t[key].value<std::string>()) {
@@ -122,6 +123,8 @@ SimConfig load(const std::string& path) {
         }
     c.end_time = doc["end_time"].value_or(1e9);
     c.sample_every = doc["sample_every"].value_or(1.0);
+    // Seconds to read and resolve a batch of recipients (0: at once).
+    c.refill_latency = doc["refill_latency"].value_or(0.0);
     for (const auto& m : c.messages)
         for (const auto& [d, n] : m.recipients) {
             bool known = false;
@@ -149,7 +152,11 @@ int main(int argc, char** argv) {
     std::printf("simulated %.1f s: %d recipients delivered, %d deferred (%.1f%%)\n", r.end_time,
                 r.delivered, r.deferred,
                 r.delivered + r.deferred ? 100.0 * r.deferred / (r.delivered + r.deferred) : 0.0);
-    std::printf("most recipients in core at once: %d\n\n", r.max_in_core_recipients);
+    std::printf("most recipients in core at once: %d\n", r.max_in_core_recipients);
+    if (cfg.refill_latency > 0)
+        std::printf("entries sent before their refill landed: %ld; agents given no request: %d\n",
+                    r.early_entries, r.idle_connections);
+    std::printf("\n");
     std::printf("%-24s %10s %10s %10s %8s %6s %s\n", "destination", "delivered", "deferred",
                 "conc.avg", "stddev", "max", "");
     for (const auto& [name, st] : r.destinations)

@@ -21,6 +21,7 @@ Entry* Scheduler::entry_create(Peer& p, Message& m) {
     p.entries.push_back(*e);
     p.refcount++;
     q.todo.push_back(*e);
+    peer_hold_update(p);
     p.job->read_entries++;
     index_refresh(*p.job);
     clog_check(q);
@@ -76,6 +77,7 @@ void Scheduler::entry_select(Entry* e) {
     q.todo.erase(q.todo.iterator_to(*e));
     q.busy.push_back(*e);
     p.entries.erase(p.entries.iterator_to(*e));
+    peer_hold_update(p);
     p.job->selected_entries++;
     index_refresh(*p.job);
     // Let agents reuse connections when deliveries to this destination come
@@ -100,6 +102,7 @@ void Scheduler::entry_done(Entry* e, Which which) {
         q.busy.erase(q.busy.iterator_to(*e));
     } else {
         p.entries.erase(p.entries.iterator_to(*e));
+        peer_hold_update(p);
         j.selected_entries++;
         index_refresh(j);
         q.todo.erase(q.todo.iterator_to(*e));

@@ -5,6 +5,17 @@
 
 namespace cqmgr::core {
 
+namespace {
+// The entry of `p` that should be held back for a refill, from scratch.
+const Entry* held_entry(const Peer& p) {
+    const Message& m = *p.job->message;
+    if (!m.refill_pending || p.entries.size() != 1) return nullptr;
+    int limit = m.single_rcpt ? 1 : p.job->transport->cfg.dest_recipient_limit;
+    const Entry& e = p.entries.front();
+    return limit == 0 || static_cast<int>(e.rcpts.size()) < limit ? &e : nullptr;
+}
+} // namespace
+
 void Scheduler::check_invariants() const {
     auto fail = [](const std::string& what) { panic("invariant: " + what); };
     int total_rcpts = 0;
@@ -27,6 +38,8 @@ void Scheduler::check_invariants() const {
             for (const Peer& p : j.peers) {
                 if (p.job != &j) fail(name + ": peer points to another job");
                 if (static_cast<int>(p.entries.size()) > p.refcount) fail(name + ": peer refcount too low");
+                if (p.held != held_entry(p))
+                    fail(name + ": peer of " + m->id + ": held entry is stale");
                 peer_entries += static_cast<int>(p.entries.size());
             }
             if (peer_entries != j.read_entries - j.selected_entries)
@@ -38,6 +51,12 @@ void Scheduler::check_invariants() const {
             ++total_queues;
             if (q.window < 0) fail(name + "/" + qn + ": negative window");
             if (q.dead() != q.dsn.has_value()) fail(name + "/" + qn + ": dead without reason");
+            int held = 0;
+            for (const Entry& e : q.todo)
+                held += e.peer->held == &e;
+            if (held != q.held)
+                fail(name + "/" + qn + ": holds " + std::to_string(held) + " entries, counts " +
+                     std::to_string(q.held));
             for (const List<Entry, &Entry::queue_hook>* l : {&q.todo, &q.busy})
                 for (const Entry& e : *l) {
                     if (e.queue != &q) fail(name + "/" + qn + ": entry on the wrong queue");

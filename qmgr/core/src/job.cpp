@@ -302,25 +302,11 @@ void Scheduler::job_pop(Job& j) {
     t.reset_candidate_cache();
 }
 
-// Stock reads a refill synchronously, so the refilled recipients top up the
-// entry that is about to go.  Ours arrives later; until it does, a peer's
-// last, unfilled entry waits (the job is released in batch_done).
-bool Scheduler::peer_held_back(const Peer& p) const {
-    const Message& m = *p.job->message;
-    if (!m.refill_pending || p.entries.size() != 1) return false;
-    int limit = m.single_rcpt ? 1 : p.job->transport->cfg.dest_recipient_limit;
-    return limit == 0 || static_cast<int>(p.entries.front().rcpts.size()) < limit;
-}
-
-// True if some waiting entry of `q` is not held back for a refill.
-bool Scheduler::queue_has_unheld_todo(const Queue& q) const {
-    for (const Entry& e : q.todo)
-        if (!peer_held_back(*e.peer)) return true;
-    return false;
-}
-
-// `held` is set when the peer the job would use is held back for its refill.
-Peer* Scheduler::job_peer_select(Job& j, bool& held) {
+// The peer of job `j` whose entry goes next, reading more recipients first
+// when it is time.  `held` is set to the first peer with room that was
+// passed over because its entry is held back for the refill
+// (peer_hold_update).
+Peer* Scheduler::job_peer_select(Job& j, Peer*& held) {
     Message& m = *j.message;
     Transport& t = *j.transport;
     // Ask for more recipients early when enough slots are free or enough
@@ -333,21 +319,16 @@ Peer* Scheduler::job_peer_select(Job& j, bool& held) {
     };
     auto refill = [&] {
         m.refill_pending = true;
+        message_hold_update(m);
         driver_.refill(m, std::min(m.rcpt_limit - m.rcpt_count, 5000));
-    };
-    auto usable = [&](Peer* p) {
-        if (p && peer_held_back(*p)) {
-            held = true;
-            return false;
-        }
-        return p != nullptr;
     };
     if (want_refill(false)) refill();
     if (j.has_entries())
-        if (Peer* p = peer_select(j); usable(p)) return p;
+        if (Peer* p = peer_select(j, held)) return p;
     if (want_refill(true)) refill();
+    // A driver that reads at once has assigned the batch already.
     if (j.has_entries())
-        if (Peer* p = peer_select(j); usable(p)) return p;
+        if (Peer* p = peer_select(j, held)) return p;
     return nullptr;
 }
 
@@ -358,11 +339,25 @@ Entry* Scheduler::select_entry(Transport& t) {
     return e;
 }
 
+// Walks the job list from the current job (after trying to preempt it):
+// blockers are skipped, a job whose queues are all at their window is
+// marked a blocker, a job with nothing in core is retired, and the first
+// job with a selectable peer gives its peer's oldest entry.
+//
+// A job whose only usable entries are held back for its refill is neither:
+// its queues have room.  Stock would have read the refill and sent the
+// entry, so that job stays the current one (selection resumes there, and
+// no job before the current one is ever anything but a blocker); the walk
+// goes on past it.  select_transport() does not count held entries, so an
+// agent finds only held ones when this very walk asked for their refill
+// (or when one arrived during a transport rate delay): then the first of
+// them goes as it is, rather than leaving the agent without a request.
 Entry* Scheduler::select_entry_locked(Transport& t) {
     Job* job = t.job_current;
     if (!job) return nullptr;
     if (t.cfg.slot_cost >= 2) job = job_preempt(*job);
-    bool held = false;
+    Job* first_held = nullptr;
+    Peer* held_peer = nullptr;
     while (job) {
         auto next_it = std::next(t.job_list.iterator_to(*job));
         Job* next = next_it == t.job_list.end() ? nullptr : &*next_it;
@@ -370,15 +365,11 @@ Entry* Scheduler::select_entry_locked(Transport& t) {
             job = next;
             continue;
         }
-        if (Peer* p = job_peer_select(*job, held)) {
-            Entry* e = &p->entries.front();
-            entry_select(e);
-            job_count_slots(*job);
-            t.job_current = job;
-            if (!job->has_entries() && !job->message->has_unread) job_retire(*job);
-            return e;
-        }
-        if (job->has_entries()) {
+        Peer* held = nullptr;
+        if (Peer* p = job_peer_select(*job, held)) return entry_take(*p, first_held);
+        if (held) {
+            if (!first_held) first_held = job, held_peer = held;
+        } else if (job->has_entries()) {
             // Held back by destination windows: mark it and its busy queues.
             job->blocker_tag = t.blocker_tag;
             index_refresh(*job);
@@ -390,11 +381,23 @@ Entry* Scheduler::select_entry_locked(Transport& t) {
         }
         job = next;
     }
-    t.job_current = nullptr;
-    // Only held-back entries (and blockers) left: select_transport would
-    // find room again at once, and every connection would go unused.
-    t.refill_wait = held;
-    return nullptr;
+    t.job_current = first_held;
+    if (!held_peer || held_peer->entries.empty()) return nullptr;
+    if (held_peer->held) t.early_entries++;
+    return entry_take(*held_peer, first_held);
+}
+
+// Selects peer `p`'s oldest entry for delivery; selection resumes at
+// `resume`, or at `p`'s job.
+Entry* Scheduler::entry_take(Peer& p, Job* resume) {
+    Job& job = *p.job;
+    Transport& t = *job.transport;
+    Entry* e = &p.entries.front();
+    entry_select(e);
+    job_count_slots(job);
+    t.job_current = resume ? resume : &job;
+    if (!job.has_entries() && !job.message->has_unread) job_retire(job);
+    return e;
 }
 
 void Scheduler::job_blocker_update(Queue& q) {
@@ -407,7 +410,6 @@ void Scheduler::job_blocker_update(Queue& q) {
         index_unblock_all(t);
         t.job_current = t.job_list.empty() ? nullptr : &t.job_list.front();
         t.candidate_cache_current = nullptr;
-        if (t.refill_wait && queue_has_unheld_todo(q)) t.refill_wait = false;
     }
     if (q.window > q.busy_count() || q.dead()) q.blocker_tag = 0;
 }

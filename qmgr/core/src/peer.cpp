@@ -14,12 +14,17 @@ Peer& Scheduler::peer_obtain(Job& j, Queue& q) {
     return *slot;
 }
 
-Peer* Scheduler::peer_select(Job& j) {
+Peer* Scheduler::peer_select(Job& j, Peer*& held) {
     // First peer whose queue has room and that has waiting entries; rotate so
-    // the job's destinations take turns.
+    // the job's destinations take turns.  A peer whose entry is held back for
+    // a refill is passed over (the first one is kept in `held`).
     for (auto it = j.peers.begin(); it != j.peers.end(); ++it) {
         Queue& q = *it->queue;
         if (q.window > q.busy_count() && !q.suspended && !it->entries.empty()) {
+            if (it->held) {
+                if (!held) held = &*it;
+                continue;
+            }
             Peer& p = *it;
             if (std::next(it) != j.peers.end())
                 j.peers.splice(j.peers.end(), j.peers, j.peers.begin(), std::next(it));
@@ -31,9 +36,38 @@ Peer* Scheduler::peer_select(Job& j) {
 
 void Scheduler::peer_free(Peer& p) {
     if (p.refcount != 0 || !p.entries.empty()) panic("peer_free: peer still has entries");
+    if (p.held) panic("peer_free: peer still holds an entry back");
     Job& j = *p.job;
     j.peers.erase(j.peers.iterator_to(p));
     j.peer_by_queue.erase(p.queue); // destroys p
+}
+
+// Stock reads a refill synchronously, so the refilled recipients top up the
+// entry that is about to go.  Ours arrives later; until it does, a peer's
+// only waiting entry, if it is not full, is held back.  Its queue counts it,
+// so that select_transport() asks for no connection that only a held entry
+// could use.  Called whenever the peer's entries, the fill of its last
+// entry or its message's refill_pending change.
+void Scheduler::peer_hold_update(Peer& p) {
+    const Message& m = *p.job->message;
+    if (!m.refill_pending && !p.held) return; // the common case
+    Entry* want = nullptr;
+    if (m.refill_pending && p.entries.size() == 1) {
+        int limit = m.single_rcpt ? 1 : p.job->transport->cfg.dest_recipient_limit;
+        Entry& e = p.entries.front();
+        if (limit == 0 || static_cast<int>(e.rcpts.size()) < limit) want = &e;
+    }
+    if (p.held == want) return;
+    if (p.held) p.queue->held--;
+    if (want) p.queue->held++;
+    p.held = want;
+}
+
+// Message `m`'s refill_pending changed: update all its peers.
+void Scheduler::message_hold_update(Message& m) {
+    for (Job* j : m.jobs)
+        for (Peer& p : j->peers)
+            peer_hold_update(p);
 }
 
 } // namespace cqmgr::core

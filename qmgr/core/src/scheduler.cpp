@@ -88,7 +88,6 @@ void Scheduler::timer_fire(const Timer& t, int64_t due) {
         if (tr.dead && tr.dead_until == due) {
             tr.dead = false;
             tr.rate_locked = false;
-            tr.refill_wait = false;
             tr.dsn.reset();
             driver_.wakeup();
         }
@@ -141,7 +140,8 @@ Transport& Scheduler::transport(const std::string& name) {
         slot->slot_loan_factor = 100 - std::clamp(c.slot_discount, 0, 100);
         slot->rcpt_unused = c.recipient_limit;
         slot->rcpt_per_stack = c.extra_recipient_limit;
-        transport_rr_.push_back(*slot);
+        // New transports are tried first, as in stock.
+        transport_rr_.push_front(*slot);
     }
     return *slot;
 }
@@ -194,7 +194,7 @@ Queue* Scheduler::route(Transport& t, const std::string& name, const std::string
     return &queue_for(t, name, nexthop);
 }
 
-void Scheduler::assign(Message& m, Queue& q, queuefile::Recipient r) {
+void Scheduler::assign(Message& m, Queue& q, Recipient r) {
     if (q.dead()) panic("assign: queue " + q.name + " is dead");
     Job& j = job_obtain(m, *q.transport);
     Peer& p = peer_obtain(j, q);
@@ -204,6 +204,7 @@ void Scheduler::assign(Message& m, Queue& q, queuefile::Recipient r) {
     Entry* e = p.entries.empty() ? nullptr : &p.entries.back();
     if (!e || (limit > 0 && static_cast<int>(e->rcpts.size()) >= limit)) e = entry_create(p, m);
     e->rcpts.push_back(std::move(r));
+    peer_hold_update(p);
     m.rcpt_count++;
     j.rcpt_count++;
     recipient_count_++;
@@ -212,18 +213,20 @@ void Scheduler::assign(Message& m, Queue& q, queuefile::Recipient r) {
 void Scheduler::batch_done(Message& m, bool has_unread, int rcpt_unread) {
     m.has_unread = has_unread;
     m.rcpt_unread = has_unread ? std::max(rcpt_unread, 0) : 0;
+    bool was_pending = m.refill_pending;
     m.refill_pending = false;
     m.refill_time = now_;
+    if (was_pending) message_hold_update(m);
     // Fully read: the exact needs of every job are known now, so surplus
     // slots go back to the pools (and on to the next job with unread mail).
     if (!has_unread)
         for (Job* j : m.jobs) job_move_limits(*j);
-    // Jobs held back waiting for this batch may go now.
-    // Their maximum entry counts changed with rcpt_unread.
+    // Jobs held back waiting for this batch may go now (selection resumes
+    // at the first of them, or before).  Their maximum entry counts changed
+    // with rcpt_unread.
     for (Job* j : m.jobs) {
         Transport& t = *j->transport;
         t.reset_candidate_cache();
-        t.refill_wait = false;
         index_refresh(*j);
         job_unblock(*j);
     }
@@ -242,11 +245,12 @@ void Scheduler::message_free(Message& m) {
 Transport* Scheduler::select_transport() {
     for (auto it = transport_rr_.begin(); it != transport_rr_.end(); ++it) {
         Transport& t = *it;
-        if (t.dead || t.rate_locked || t.refill_wait || t.pending >= max_pending) continue;
+        if (t.dead || t.rate_locked || t.pending >= max_pending) continue;
         int need = t.pending + 1;
         for (Queue& q : t.queues_rr) {
             if (!q.ready()) continue;
-            need -= std::min(q.window - q.busy_count(), q.todo_count());
+            // Entries held back for a refill give an agent nothing to do.
+            need -= std::min(q.window - q.busy_count(), q.selectable_count());
             if (need <= 0) {
                 // Rotate: the next search starts after this transport.
                 if (std::next(it) != transport_rr_.end())
@@ -322,9 +326,13 @@ void Scheduler::delivery_done(Entry* e, const DeliveryResult& r) {
 void Scheduler::entry_unselect(Entry* e) {
     Queue& q = *e->queue;
     Peer& p = *e->peer;
+    // Stock's order: last on the queue's list, first on the peer's, so that
+    // the job sends it next and new recipients still fill the peer's last
+    // entry.
     q.busy.erase(q.busy.iterator_to(*e));
-    q.todo.push_front(*e);
+    q.todo.push_back(*e);
     p.entries.push_front(*e);
+    peer_hold_update(p);
     p.job->selected_entries--;
     index_refresh(*p.job);
     // The job may have been retired when this was its last entry.
@@ -335,9 +343,11 @@ void Scheduler::entry_unselect(Entry* e) {
 
 void Scheduler::flush_dead() {
     for (Transport& t : transport_rr_) {
-        t.rate_locked = false;
+        // Only a dead transport is revived; a live one keeps its rate lock
+        // while its delivery is under way, as in stock.
         if (t.dead) {
             t.dead = false;
+            t.rate_locked = false;
             t.dsn.reset();
         }
         std::vector<Queue*> dead;

@@ -21,12 +21,35 @@ struct FakeDriver : Driver {
     // Recipients not yet "read" per message, with their queue.
     struct Pending {
         Queue* queue;
-        queuefile::Recipient rcpt;
+        Recipient rcpt;
     };
     std::map<Message*, std::deque<Pending>> unread;
     bool free_on_done = true;
+    // With async_refills, refill() only records the request and
+    // finish_refill() completes it later, as the daemon does once the
+    // resolver has answered.
+    bool async_refills = false;
+    std::vector<std::pair<Message*, int>> refill_requests;
 
     void refill(Message& m, int limit) override {
+        if (async_refills)
+            refill_requests.emplace_back(&m, limit);
+        else
+            read(m, limit);
+    }
+    // Completes the oldest refill request for `m`; false if there is none.
+    bool finish_refill(Message& m) {
+        for (auto it = refill_requests.begin(); it != refill_requests.end(); ++it)
+            if (it->first == &m) {
+                int limit = it->second;
+                refill_requests.erase(it);
+                read(m, limit);
+                return true;
+            }
+        return false;
+    }
+    // Reads up to `limit` pending recipients of `m` and assigns them.
+    void read(Message& m, int limit) {
         auto& q = unread[&m];
         int n = 0;
         while (!q.empty() && n < limit) {
@@ -40,8 +63,7 @@ struct FakeDriver : Driver {
         done.push_back(m.id);
         if (free_on_done) sched->message_free(m);
     }
-    void defer_recipients(Message&, const std::vector<queuefile::Recipient>& rcpts,
-                          const Dsn&) override {
+    void defer_recipients(Message&, const std::vector<Recipient>& rcpts, const Dsn&) override {
         for (auto& r : rcpts) deferred.push_back(r.address);
     }
     void wakeup() override { ++wakeups; }
@@ -59,8 +81,8 @@ inline TransportConfig unlimited_single_rcpt(int slot_cost) {
 }
 
 // Makes a recipient with a unique address.
-inline queuefile::Recipient rcpt(const std::string& addr) {
-    queuefile::Recipient r;
+inline Recipient rcpt(const std::string& addr) {
+    Recipient r;
     r.address = addr;
     r.orig_rcpt = addr;
     return r;

@@ -1,5 +1,6 @@
 // Properties of the scheduler over random workloads (fixed seeds, so the
-// test is deterministic): every recipient finishes exactly once, the in-core
+// test is deterministic): every recipient finishes exactly once, every
+// connection the scheduler asks for carries a request, the in-core
 // recipient count stays within the recipient-pool bound, and a bulk job's
 // delivery is stretched by preemption no more than the k/(k-1) bound allows.
 #include "random_workload.hpp"
@@ -20,6 +21,8 @@ TEST(Property, EveryRecipientFinishesExactlyOnceWithinThePoolBound) {
         ASSERT_EQ(r.never_finished, 0) << "seed " << seed;
         ASSERT_EQ(r.finished_twice, 0) << "seed " << seed;
         ASSERT_EQ(r.delivered + r.deferred, total) << "seed " << seed;
+        // Every connection the scheduler asks for carries a request.
+        ASSERT_EQ(r.idle_connections, 0) << "seed " << seed;
         // First batches share qmgr_message_recipient_limit; later batches
         // come out of the transports' pools (plus their extra slots for
         // preempting jobs); every message may also hold its minimum.

@@ -1,59 +1,10 @@
 // Scheduler behaviour with a fake clock and a scripted driver.
-#include "fake_driver.hpp"
+#include "scheduler_fixture.hpp"
 
 #include <gtest/gtest.h>
 
 using namespace cqmgr::core;
 using namespace cqmgr::core::test;
-
-namespace {
-
-struct Fixture : ::testing::Test {
-    FakeDriver drv;
-    TransportConfig tc;
-    SchedulerConfig cfg;
-    std::unique_ptr<Scheduler> s;
-    std::vector<std::unique_ptr<Message>> msgs;
-
-    void make() {
-        s = std::make_unique<Scheduler>(cfg, [this](const std::string& name) {
-            TransportConfig c = tc;
-            if (name == "retry") c.dest_concurrency_limit = 0;
-            return c;
-        }, drv);
-        drv.sched = s.get();
-        s->set_time(1000);
-    }
-    // A message with `n` recipients for `queue` on `transport`.
-    Message& message(const std::string& id, int n, const std::string& queue = "d.example",
-                     const std::string& transport = "smtp") {
-        auto m = std::make_unique<Message>();
-        m->id = id;
-        s->message_add(*m);
-        Transport& t = s->transport(transport);
-        for (int i = 0; i < n; ++i)
-            s->assign(*m, s->queue_for(t, queue, queue), rcpt(id + "-" + std::to_string(i) + "@" + queue));
-        s->batch_done(*m, false, 0);
-        msgs.push_back(std::move(m));
-        return *msgs.back();
-    }
-    // One-recipient entries at concurrency 1, so that the first failure
-    // (a whole failed pseudo-cohort) kills `dest`; message "A" has `n`
-    // recipients there and its first entry has just failed.
-    Message& kill_destination(const std::string& dest, int n) {
-        tc.dest_recipient_limit = 1;
-        tc.init_dest_concurrency = 1;
-        tc.fail_cohort_limit = 1;
-        make();
-        Message& m = message("A", n, dest);
-        Entry* e = s->select_entry(s->transport("smtp"));
-        if (!e) ADD_FAILURE() << "no entry for " << dest;
-        else s->delivery_done(e, DeliveryResult{false, -1, {"4.4.1", "connect refused"}});
-        return m;
-    }
-};
-
-} // namespace
 
 TEST_F(Fixture, DeliversAndFinishesMessage) {
     tc.dest_recipient_limit = 2;

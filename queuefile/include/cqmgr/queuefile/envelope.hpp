@@ -4,6 +4,7 @@
 // to be held in memory at once.
 #pragma once
 
+#include "cqmgr/core/recipient.hpp"
 #include "cqmgr/queuefile/error.hpp"
 #include "cqmgr/queuefile/record.hpp"
 
@@ -27,13 +28,10 @@ namespace dsn_notify {
 inline constexpr int never = 1, success = 2, failure = 4, delay = 8;
 } // namespace dsn_notify
 
-struct Recipient {
-    int64_t offset = 0; // file offset of the R record's type byte
-    std::string address;
-    std::string orig_rcpt;
-    std::string dsn_orcpt;
-    int notify_flags = 0;
-};
+// One recipient: its R record's offset, address, original address, DSN
+// original recipient and NOTIFY flags.  The scheduler core carries the
+// same struct in its entries.
+using Recipient = core::Recipient;
 
 struct Envelope {
     // SIZE record.

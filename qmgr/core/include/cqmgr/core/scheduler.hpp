@@ -20,13 +20,15 @@ class Driver {
   public:
     virtual ~Driver() = default;
     // Read more recipients of `m` (at most `limit`), resolve and assign()
-    // them, then call refill_done().  May complete later (asynchronously).
+    // them, then call batch_done().  May complete later (asynchronously);
+    // until then each peer of `m` whose only waiting entry is not full
+    // holds that entry back, so that the batch can still top it up.
     virtual void refill(Message& m, int limit) = 0;
     // Every entry of `m` is finished: time for the end-of-message work.
     virtual void message_done(Message& m) = 0;
     // Entries that cannot go to the retry transport (it is dead itself, or
     // they were already there): the driver defers these recipients itself.
-    virtual void defer_recipients(Message& m, const std::vector<queuefile::Recipient>& rcpts,
+    virtual void defer_recipients(Message& m, const std::vector<Recipient>& rcpts,
                                   const Dsn& dsn) = 0;
     // Scheduling state changed in a way that may allow new deliveries.
     virtual void wakeup() {}
@@ -87,7 +89,7 @@ class Scheduler {
     Queue* route(Transport& t, const std::string& name, const std::string& nexthop, Dsn& reason,
                  bool flush_each = false);
     // Adds one recipient of `m` for queue `q`.
-    void assign(Message& m, Queue& q, queuefile::Recipient r);
+    void assign(Message& m, Queue& q, Recipient r);
     // After a batch was read and assigned: `has_unread` and `rcpt_unread`
     // describe what is left in the file.
     void batch_done(Message& m, bool has_unread, int rcpt_unread);
@@ -96,25 +98,33 @@ class Scheduler {
 
     // ---- selection ----
     // A transport that needs one more delivery agent connection, or nullptr.
-    // The transport's pending count goes up; call connection_ready() or
-    // connection_failed() later.
+    // Round-robin over the transports (a new one comes first), skipping dead
+    // and rate-locked ones and those with two connections pending; a
+    // transport qualifies when its ready queues have, within their windows,
+    // a waiting entry for each pending connection and one more.  Entries
+    // held back for a refill do not count.  The transport's pending count
+    // goes up; call connection_ready() or connection_failed() later.
     Transport* select_transport();
     void connection_ready(Transport& t);
     // A connection (or the agent's announcement) failed: the transport is
     // declared dead and its waiting entries go to the retry transport.
     void connection_failed(Transport& t, const Dsn& dsn);
-    // The next entry to hand to an agent of `t`, or nullptr (close it).
-    // With a transport rate delay, the driver waits that long after
-    // connection_ready() before asking.
+    // The next entry to hand to an agent of `t`, or nullptr (close it):
+    // only when the work went elsewhere since select_transport().  An
+    // entry held back for a refill goes rather than none.  With a transport
+    // rate delay, the driver waits that long after connection_ready()
+    // before asking; an empty answer releases the rate lock.
     Entry* select_entry(Transport& t);
     // Reports the outcome of a selected entry and frees it.
     void delivery_done(Entry* e, const DeliveryResult& r);
     // Gives a selected entry back without an attempt (e.g. the request could
-    // not even be written): it goes back to its queue's todo list.
+    // not even be written): it goes to the end of its queue's todo list and
+    // the front of its peer's, as in stock.
     void entry_unselect(Entry* e);
 
     // ---- administration ----
     // Revives every dead transport and queue at once (postqueue -f's F).
+    // A live transport keeps its rate lock.
     void flush_dead();
     // Declares transport `t` dead for transport_retry_time.
     void transport_dead(Transport& t, const Dsn& dsn);
@@ -140,8 +150,10 @@ class Scheduler {
     bool distinct_messages_more_than_one(const Queue& q) const;
     // peer.cpp
     Peer& peer_obtain(Job& j, Queue& q);
-    Peer* peer_select(Job& j);
+    Peer* peer_select(Job& j, Peer*& held);
     void peer_free(Peer& p);
+    void peer_hold_update(Peer& p);
+    void message_hold_update(Message& m);
     // job.cpp
     Job& job_obtain(Message& m, Transport& t);
     void job_link(Job& j);
@@ -165,10 +177,9 @@ class Scheduler {
     void index_unblock_all(Transport& t);
     std::optional<Job*> job_candidate_indexed(Job& current, int max_slots);
     Job* job_preempt(Job& current);
-    Peer* job_peer_select(Job& j, bool& held);
-    bool peer_held_back(const Peer& p) const;
-    bool queue_has_unheld_todo(const Queue& q) const;
+    Peer* job_peer_select(Job& j, Peer*& held);
     Entry* select_entry_locked(Transport& t);
+    Entry* entry_take(Peer& p, Job* resume);
     void job_blocker_update(Queue& q);
     // invariants.cpp
     void check_candidate_index(const Transport& t) const;

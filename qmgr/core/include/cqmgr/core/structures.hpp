@@ -16,7 +16,7 @@
 #pragma once
 
 #include "cqmgr/core/feedback.hpp"
-#include "cqmgr/queuefile/envelope.hpp"
+#include "cqmgr/core/recipient.hpp"
 
 #include <boost/intrusive/list.hpp>
 #include <boost/intrusive/set.hpp>
@@ -104,8 +104,8 @@ struct Message {
     int rcpt_unread = 0;     // estimate of recipients not read yet
     bool has_unread = false; // more recipients wait in the queue file
     bool single_rcpt = false; // VERP: one recipient per entry
-    bool refill_pending = false;
-    int64_t refill_time = 0;
+    bool refill_pending = false; // Driver::refill asked, batch_done not yet come
+    int64_t refill_time = 0;     // when the last batch was done
     std::vector<Job*> jobs; // one per transport; few, so a vector
 
     virtual ~Message() = default;
@@ -115,7 +115,7 @@ struct Entry {
     Message* message = nullptr;
     Peer* peer = nullptr;
     Queue* queue = nullptr;
-    std::vector<queuefile::Recipient> rcpts;
+    std::vector<Recipient> rcpts;
     Hook queue_hook; // on queue->todo or queue->busy
     Hook peer_hook;  // on peer->entries while in todo
 };
@@ -125,6 +125,10 @@ struct Peer {
     Queue* queue = nullptr;
     int refcount = 0; // entries of this peer, todo or busy
     List<Entry, &Entry::peer_hook> entries; // todo entries
+    // Its only waiting entry, while that entry is not full and the
+    // message's refill is being read: held back so that the refill can
+    // still top it up (Scheduler::peer_hold_update).
+    Entry* held = nullptr;
     Hook job_hook;
 };
 
@@ -134,6 +138,7 @@ struct Queue {
     std::string nexthop;
     List<Entry, &Entry::queue_hook> todo;
     List<Entry, &Entry::queue_hook> busy;
+    int held = 0;   // todo entries held back for a refill (Peer::held)
     int window = 0; // 0 = dead ("throttled")
     double success = 0, failure = 0, fail_cohorts = 0;
     std::optional<Dsn> dsn; // why it is dead
@@ -148,6 +153,8 @@ struct Queue {
     bool ready() const { return window > 0 && !suspended; }
     bool dead() const { return window == 0; }
     int todo_count() const { return static_cast<int>(todo.size()); }
+    // Waiting entries that an agent could be given now, window permitting.
+    int selectable_count() const { return todo_count() - held; }
     int busy_count() const { return static_cast<int>(busy.size()); }
 };
 
@@ -266,10 +273,14 @@ struct Transport {
     unsigned blocker_tag = 1; // odd, so a zeroed job never matches
     int pending = 0;          // connections not yet announced by an agent
     bool dead = false;
-    bool rate_locked = false; // one delivery at a time, spaced by transport_rate_delay
-    // The last selection found only entries held back for a pending refill:
-    // no connection is worth opening until a refill lands or a blocker lifts.
-    bool refill_wait = false;
+    // transport_rate_delay: set when a connection is granted, so that one
+    // delivery runs at a time; released by the agent's reply, by a crash
+    // or an empty selection (stock keeps it then, see docs/compatibility.md)
+    // and when a dead transport revives.
+    bool rate_locked = false;
+    // Entries sent before their refill landed, because an agent had nothing
+    // else to do (see Scheduler::select_entry_locked).
+    long early_entries = 0;
     std::optional<Dsn> dsn;
     int64_t dead_until = 0;
     int rcpt_unused = 0;

@@ -15,18 +15,22 @@ struct SimMsg : Message {
     double arrival = 0;
     struct Pending {
         std::string dest;
-        queuefile::Recipient rcpt;
+        Recipient rcpt;
     };
     std::deque<Pending> unread;
+    // With a refill latency: the batch taken from the file, not yet assigned.
+    std::vector<Pending> batch;
+    bool reading = false;
 };
 
 struct Event {
     double time;
     long seq;
-    enum class Kind { arrival, session_end, tick } kind;
+    enum class Kind { arrival, session_end, tick, batch, rate_pause_end } kind;
     SimMsg* message = nullptr;
     Entry* entry = nullptr;
     bool ok = true;
+    Transport* transport = nullptr;
     bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
@@ -49,7 +53,7 @@ class Sim : public Driver {
             int n = 0;
             for (const auto& [dest, count] : sm.recipients)
                 for (int i = 0; i < count; ++i) {
-                    queuefile::Recipient r;
+                    Recipient r;
                     r.address = "r" + std::to_string(n++) + "." + sm.id + "@" + dest;
                     finishes_[r.address] = 0;
                     m->unread.push_back({dest, std::move(r)});
@@ -66,6 +70,8 @@ class Sim : public Driver {
             switch (ev.kind) {
             case Event::Kind::arrival: arrive(*ev.message); break;
             case Event::Kind::session_end: session_end(ev.entry, ev.ok); break;
+            case Event::Kind::batch: batch_arrives(*ev.message); break;
+            case Event::Kind::rate_pause_end: deliver_next(*ev.transport); break;
             case Event::Kind::tick:
                 sample();
                 if (!idle()) push({now_ + cfg_.sample_every, 0, Event::Kind::tick});
@@ -90,19 +96,26 @@ class Sim : public Driver {
     // ---- Driver ----
     void refill(Message& m, int limit) override {
         auto& sm = static_cast<SimMsg&>(m);
-        read(sm, limit);
+        if (cfg_.refill_latency <= 0) return read(sm, limit);
+        // A batch is on its way already, or nothing is left: answer at
+        // once, as the daemon does.
+        if (sm.reading || sm.unread.empty())
+            return sched_.batch_done(sm, !sm.unread.empty(), static_cast<int>(sm.unread.size()));
+        take(sm, limit);
     }
     void message_done(Message& m) override {
         res_.message_done[m.id] = now_;
         auto& sm = static_cast<SimMsg&>(m);
+        if (sm.reading) return; // the batch on its way brings us back here
         if (!sm.unread.empty()) {
             // Everything in core is done but the file has more: read on.
+            if (cfg_.refill_latency > 0) return take(sm, sched_.first_batch_limit(sm));
             read(sm, sched_.first_batch_limit(sm));
             if (sm.refcount > 0) return;
         }
         sched_.message_free(m);
     }
-    void defer_recipients(Message&, const std::vector<queuefile::Recipient>& rcpts,
+    void defer_recipients(Message&, const std::vector<Recipient>& rcpts,
                           const Dsn&) override {
         res_.deferred += static_cast<int>(rcpts.size());
         tally(rcpts);
@@ -110,7 +123,7 @@ class Sim : public Driver {
 
   private:
     // Counts one finish (delivery or deferral) for each recipient.
-    void tally(const std::vector<queuefile::Recipient>& rcpts) {
+    void tally(const std::vector<Recipient>& rcpts) {
         for (const auto& r : rcpts) finishes_[r.address]++;
     }
     void push(Event e) {
@@ -134,7 +147,7 @@ class Sim : public Driver {
     // True when nothing is in flight and nothing more will arrive.
     bool idle() const {
         for (const auto& m : msgs_)
-            if (!m->unread.empty() || m->refcount > 0) return false;
+            if (!m->unread.empty() || m->refcount > 0 || m->reading) return false;
         return sessions_ == 0 && pending_arrivals() == 0;
     }
     int pending_arrivals() const {
@@ -143,32 +156,73 @@ class Sim : public Driver {
             if (m->arrival > now_) ++n;
         return n;
     }
+    // Reads up to `limit` recipients and assigns them at once.
     void read(SimMsg& m, int limit) {
-        int n = 0;
-        while (!m.unread.empty() && n < limit) {
-            auto p = std::move(m.unread.front());
+        take_batch(m, limit);
+        assign_batch(m);
+    }
+    // Takes up to `limit` recipients from the file now and assigns them
+    // refill_latency seconds later.
+    void take(SimMsg& m, int limit) {
+        take_batch(m, limit);
+        m.reading = true;
+        push({now_ + cfg_.refill_latency, 0, Event::Kind::batch, &m});
+    }
+    // Moves up to `limit` recipients from the file to the batch.
+    void take_batch(SimMsg& m, int limit) {
+        for (int n = 0; !m.unread.empty() && n < limit; ++n) {
+            m.batch.push_back(std::move(m.unread.front()));
             m.unread.pop_front();
-            const SimDestination* d = dest_.at(p.dest);
-            Transport& t = sched_.transport(d->transport);
+        }
+    }
+    // Assigns the batch, all at once, and tells the scheduler what is left.
+    void assign_batch(SimMsg& m) {
+        auto batch = std::move(m.batch);
+        m.batch.clear();
+        for (auto& p : batch) {
+            Transport& t = sched_.transport(dest_.at(p.dest)->transport);
             sched_.assign(m, sched_.queue_for(t, p.dest, p.dest), std::move(p.rcpt));
-            ++n;
         }
         sched_.batch_done(m, !m.unread.empty(), static_cast<int>(m.unread.size()));
         res_.max_in_core_recipients = std::max(res_.max_in_core_recipients, sched_.recipient_count());
     }
+    // A batch taken earlier is resolved.
+    void batch_arrives(SimMsg& m) {
+        m.reading = false;
+        assign_batch(m);
+        if (m.refcount == 0) message_done(m);
+    }
     void arrive(SimMsg& m) {
         sched_.message_add(m);
+        if (cfg_.refill_latency > 0) return take(m, sched_.first_batch_limit(m));
         read(m, sched_.first_batch_limit(m));
         if (m.refcount == 0) message_done(m);
     }
+    // Connects agents (at once) to every transport that wants one.
     void pump() {
         while (Transport* t = sched_.select_transport()) {
             sched_.connection_ready(*t);
-            Entry* e = sched_.select_entry(*t);
-            if (!e) continue;
-            res_.selections[t->name].push_back(e->message->id);
-            start(e);
+            // With a transport rate delay the agent waits before it gets its
+            // entry, as in the daemon.
+            if (int delay = t->cfg.transport_rate_delay; delay > 0) {
+                push({now_ + delay, 0, Event::Kind::rate_pause_end, nullptr, nullptr, true, t});
+                continue;
+            }
+            // Opening more connections after one that got nothing would
+            // find nothing either.
+            if (!deliver_next(*t)) break;
         }
+    }
+    // Hands a ready agent of `t` its entry; false if there was none.
+    bool deliver_next(Transport& t) {
+        Entry* e = sched_.select_entry(t);
+        if (!e) {
+            res_.idle_connections++;
+            return false;
+        }
+        res_.selections[t.name].push_back(e->message->id);
+        start(e);
+        return true;
     }
     void start(Entry* e) {
         const std::string& dname = e->queue->nexthop;
@@ -245,6 +299,7 @@ class Sim : public Driver {
             res_.indexed_searches += t->candidates.indexed_searches;
             res_.scanned_searches += t->candidates.scanned_searches;
             res_.relabels += t->candidates.relabels;
+            res_.early_entries += t->early_entries;
         }
     }
 

@@ -41,6 +41,13 @@ struct SimConfig {
     unsigned seed = 1;
     // Run check_invariants() after every Nth event; 0 = never (tests; slow).
     int check_invariants_every = 0;
+    // How long reading and resolving a batch of recipients takes, in
+    // simulated seconds.  0: Driver::refill assigns the batch before it
+    // returns (as stock qmgr reads).  Above 0: the batch is taken from the
+    // file at once but assigned, and batch_done() called, that much later,
+    // as the daemon does while trivial-rewrite answers; first batches and
+    // the batches read at a message's end take as long.
+    double refill_latency = 0;
 };
 
 struct SimDelivery {
@@ -76,6 +83,12 @@ struct SimResult {
     long indexed_searches = 0;
     long scanned_searches = 0;
     long relabels = 0; // job list position labels spread again
+    // Connections select_transport() granted on which select_entry() then
+    // found nothing: an agent that would receive no request.
+    int idle_connections = 0;
+    // Entries sent before their refill landed, because an agent had nothing
+    // else to do (Transport::early_entries).
+    long early_entries = 0;
 };
 
 // Runs the simulation to completion (or end_time).
