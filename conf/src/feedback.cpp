@@ -1,6 +1,7 @@
 #include "cqmgr/conf/feedback.hpp"
 
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <strings.h>
@@ -14,7 +15,13 @@ bool within(double v, double lo, double hi) {
 }
 } // namespace
 
-std::optional<Feedback> parse_feedback(std::string_view value) {
+double Feedback::at(int window) const {
+    if (!per_concurrency) return base;
+    if (window < 1) window = 1;
+    return sqrt ? base / std::sqrt(static_cast<double>(window)) : base / window;
+}
+
+std::optional<Feedback> parse_feedback(std::string_view value, bool allow_sqrt) {
     // Use the C library's scanner so that numbers ("0.5", "1e-1", "inf"),
     // white space and trailing junk are treated exactly as qmgr treats them.
     std::string s(value.substr(0, value.find('\0')));
@@ -32,6 +39,9 @@ std::optional<Feedback> parse_feedback(std::string_view value) {
         double d = 0;
         if (strcasecmp(denominator, "concurrency") == 0) {
             fb.per_concurrency = true;
+            base = numerator;
+        } else if (allow_sqrt && strcasecmp(denominator, "sqrt_concurrency") == 0) {
+            fb.per_concurrency = fb.sqrt = true;
             base = numerator;
         } else if (within(numerator, 0, INT_MAX) &&
                    std::sscanf(denominator, "%lf%c", &d, &junk) == 1 &&

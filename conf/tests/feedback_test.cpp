@@ -44,3 +44,11 @@ TEST(Feedback, MalformedOrUnreasonable) {
                             "1/0.0000000001", "1/concurrencyX"})
         EXPECT_FALSE(parse_feedback(bad)) << bad;
 }
+
+TEST(Feedback, SquareRootOnlyWhenAskedFor) {
+    EXPECT_FALSE(parse_feedback("1/sqrt_concurrency")); // compiled out in 3.7
+    auto fb = parse_feedback("1/sqrt_concurrency", true);
+    ASSERT_TRUE(fb);
+    EXPECT_TRUE(fb->per_concurrency && fb->sqrt);
+    EXPECT_DOUBLE_EQ(fb->at(4), 0.5);
+}

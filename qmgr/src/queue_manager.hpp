@@ -22,6 +22,7 @@
 #include "scheduler_config.hpp"
 #include "self_defer.hpp"
 #include "store_retry.hpp"
+#include "transport_settings.hpp"
 #include "warning_limiter.hpp"
 
 #include <memory>

@@ -1,8 +1,5 @@
 #include "scheduler_config.hpp"
 
-#include "feedback_debug.hpp"
-#include "log.hpp"
-
 namespace cqmgr::qmgr {
 
 core::SchedulerConfig scheduler_config(const conf::QmgrParams& p) {
@@ -19,7 +16,10 @@ core::SchedulerConfig scheduler_config(const conf::QmgrParams& p) {
 
 core::Feedback core_feedback(const conf::Feedback& f) {
     core::Feedback c;
-    c.kind = f.per_concurrency ? core::Feedback::Kind::per_window : core::Feedback::Kind::constant;
+    using Kind = core::Feedback::Kind;
+    c.kind = !f.per_concurrency ? Kind::constant
+             : f.sqrt           ? Kind::per_sqrt_window
+                                : Kind::per_window;
     c.base = f.base;
     return c;
 }
@@ -44,37 +44,6 @@ core::TransportConfig transport_config(const conf::TransportParams& t) {
     c.dest_rate_delay = i(t.destination_rate_delay);
     c.transport_rate_delay = i(t.transport_rate_delay);
     return c;
-}
-
-TransportSettings::TransportSettings(const conf::MainCf& cf, const conf::QmgrParams& params)
-    : params_(params),
-      table_(cf, params, [this](const std::string& w) { warnings_.push_back(w); }) {}
-
-core::TransportConfig TransportSettings::operator()(const std::string& transport) {
-    try {
-        warnings_.clear();
-        const conf::TransportParams& t = table_.get(transport);
-        // Stock reads each feedback value, warns about it, then shows it
-        // in a debug line, before the next one: the same order here.
-        auto show = [&](const std::string& param, const conf::Feedback& fb) {
-            std::string prefix = param + ": ";
-            std::erase_if(warnings_, [&](const std::string& w) {
-                if (!w.starts_with(prefix)) return false;
-                log::warn(w);
-                return true;
-            });
-            if (params_.destination_concurrency_feedback_debug)
-                log_feedback_setting(transport, param, core_feedback(fb),
-                                     static_cast<int>(params_.initial_destination_concurrency));
-        };
-        show(t.positive_feedback_param, t.positive_feedback);
-        show(t.negative_feedback_param, t.negative_feedback);
-        for (const auto& w : warnings_)
-            log::warn(w);
-        return transport_config(t);
-    } catch (const conf::ConfigError& e) {
-        log::fatal(e.postfix_text());
-    }
 }
 
 } // namespace cqmgr::qmgr

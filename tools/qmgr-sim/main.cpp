@@ -6,7 +6,9 @@
 // system.
 //
 //   qmgr-sim [--timeline] SCENARIO.toml
+#include "cqmgr/conf/feedback.hpp"
 #include "cqmgr/core/simulation.hpp"
+#include "scheduler_config.hpp"
 
 #include <cstdio>
 #include <iostream>
@@ -25,8 +27,10 @@ namespace {
 
 // Reads an integer setting if present.
 void get_int(const toml::table& t, const char* key, int& out) {
-    if (auto v = t[key].value<int64_t>()) out = static_cast<int>(*v);
-    else if (t.contains(key)) die(std::string("setting ") + key + ": expected an integer");
+    if (auto v = t[key].value<int64_t>())
+        out = static_cast<int>(*v);
+    else if (t.contains(key))
+        die(std::string("setting ") + key + ": expected an integer");
 }
 
 // Reads the transport settings, with Postfix's parameter names minus the
@@ -46,12 +50,15 @@ TransportConfig read_transport(const toml::table& t, TransportConfig c) {
     get_int(t, "destination_concurrency_failed_cohort_limit", c.fail_cohort_limit);
     get_int(t, "destination_rate_delay", c.dest_rate_delay);
     get_int(t, "transport_rate_delay", c.transport_rate_delay);
-    for (auto [key, field] : {std::pair{"destination_concurrency_positive_feedback", &c.pos_feedback},
-                              std::pair{"destination_concurrency_negative_feedback", &c.neg_feedback}}) {
+    for (auto [key, field] :
+         {std::pair{"destination_concurrency_positive_feedback", &c.pos_feedback},
+          std::pair{"destination_concurrency_negative_feedback", &c.neg_feedback}}) {
         if (auto v = t[key].value<std::string>()) {
-            auto fb = parse_feedback(*v, true);
-            if (!fb) die(std::string(key) + ": bad feedback \"" + *v + "\" (expected N, N/M, N/concurrency or N/sqrt_concurrency)");
-            *field = *fb;
+            auto fb = cqmgr::conf::parse_feedback(*v, true);
+            if (!fb)
+                die(std::string(key) + ": bad feedback \"" + *v +
+                    "\" (expected N, N/M, N/concurrency or N/sqrt_concurrency)");
+            *field = cqmgr::qmgr::core_feedback(*fb);
         }
     }
     if (auto v = t["readme_arithmetic"].value<bool>()) c.overshoot_guard = !*v;
@@ -75,7 +82,8 @@ SimConfig load(const std::string& path) {
         get_int(*s, "transport_retry_time", c.scheduler.transport_retry_time);
     }
     if (auto t = doc["transport"].as_table()) {
-        if (auto d = (*t)["default"].as_table()) c.default_transport = read_transport(*d, c.default_transport);
+        if (auto d = (*t)["default"].as_table())
+            c.default_transport = read_transport(*d, c.default_transport);
         for (auto& [name, v] : *t) {
             if (name == "default") continue;
             auto tt = v.as_table();
@@ -112,10 +120,14 @@ SimConfig load(const std::string& path) {
                 if (repeat > 1) sm.id += "#" + std::to_string(i + 1);
                 sm.arrival = (*m)["arrival"].value_or(0.0) + i * every;
                 auto r = (*m)["recipients"].as_table();
-                if (!r) die("message " + sm.id + ": recipients = { destination = count, ... } is required");
+                if (!r)
+                    die("message " + sm.id +
+                        ": recipients = { destination = count, ... } is required");
                 for (auto& [dest, n] : *r) {
                     auto cnt = n.value<int64_t>();
-                    if (!cnt) die("message " + sm.id + ": recipient count for " + std::string(dest.str()) + " must be an integer");
+                    if (!cnt)
+                        die("message " + sm.id + ": recipient count for " +
+                            std::string(dest.str()) + " must be an integer");
                     sm.recipients.emplace_back(std::string(dest.str()), static_cast<int>(*cnt));
                 }
                 c.messages.push_back(sm);
@@ -128,7 +140,8 @@ SimConfig load(const std::string& path) {
     for (const auto& m : c.messages)
         for (const auto& [d, n] : m.recipients) {
             bool known = false;
-            for (const auto& sd : c.destinations) known = known || sd.name == d;
+            for (const auto& sd : c.destinations)
+                known = known || sd.name == d;
             if (!known) die("message " + m.id + ": unknown destination " + d);
         }
     return c;
@@ -141,9 +154,12 @@ int main(int argc, char** argv) {
     std::string path;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
-        if (a == "--timeline") timeline = true;
-        else if (a.size() && a[0] == '-') die("unknown option " + a + " (usage: qmgr-sim [--timeline] SCENARIO.toml)");
-        else path = a;
+        if (a == "--timeline")
+            timeline = true;
+        else if (a.size() && a[0] == '-')
+            die("unknown option " + a + " (usage: qmgr-sim [--timeline] SCENARIO.toml)");
+        else
+            path = a;
     }
     if (path.empty()) die("usage: qmgr-sim [--timeline] SCENARIO.toml");
     SimConfig cfg = load(path);
@@ -160,15 +176,17 @@ int main(int argc, char** argv) {
     std::printf("%-24s %10s %10s %10s %8s %6s %s\n", "destination", "delivered", "deferred",
                 "conc.avg", "stddev", "max", "");
     for (const auto& [name, st] : r.destinations)
-        std::printf("%-24s %10d %10d %10.2f %8.2f %6d %s\n", name.c_str(), st.delivered, st.deferred,
-                    st.concurrency_mean, st.concurrency_stddev, st.max_concurrency,
+        std::printf("%-24s %10d %10d %10.2f %8.2f %6d %s\n", name.c_str(), st.delivered,
+                    st.deferred, st.concurrency_mean, st.concurrency_stddev, st.max_concurrency,
                     st.declared_dead ? "dead" : "");
     std::printf("\n%-24s %10s\n", "message", "done at");
-    for (const auto& [id, t] : r.message_done) std::printf("%-24s %10.1f\n", id.c_str(), t);
+    for (const auto& [id, t] : r.message_done)
+        std::printf("%-24s %10.1f\n", id.c_str(), t);
     if (timeline) {
         std::printf("\ntime     concurrency per destination\n");
         size_t n = 0;
-        for (const auto& [name, st] : r.destinations) n = std::max(n, st.timeline.size());
+        for (const auto& [name, st] : r.destinations)
+            n = std::max(n, st.timeline.size());
         for (size_t i = 0; i < n; ++i) {
             bool first = true;
             for (const auto& [name, st] : r.destinations) {

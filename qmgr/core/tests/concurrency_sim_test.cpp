@@ -19,17 +19,22 @@ using namespace cqmgr::core;
 
 namespace {
 
-SimConfig limited_server(const char* feedback, bool overshoot_guard = false) {
+// The feedback forms the experiments compare: 1, 1/concurrency, 1/sqrt_concurrency.
+const Feedback constant{Feedback::Kind::constant, 1};
+const Feedback per_window{Feedback::Kind::per_window, 1};
+const Feedback per_sqrt_window{Feedback::Kind::per_sqrt_window, 1};
+
+SimConfig limited_server(Feedback fb, bool overshoot_guard = false) {
     SimConfig c;
     c.default_transport.overshoot_guard = overshoot_guard;
     c.default_transport.dest_concurrency_limit = 20;
     c.default_transport.init_dest_concurrency = 5;
     c.default_transport.dest_recipient_limit = 2;
     c.default_transport.fail_cohort_limit = 0; // measure feedback alone
-    auto fb = parse_feedback(feedback, true);
-    c.default_transport.pos_feedback = *fb;
-    c.default_transport.neg_feedback = *fb;
-    c.destinations.push_back({.name = "limited.example", .server_limit = 5, .latency_per_rcpt = 1.0});
+    c.default_transport.pos_feedback = fb;
+    c.default_transport.neg_feedback = fb;
+    c.destinations.push_back(
+        {.name = "limited.example", .server_limit = 5, .latency_per_rcpt = 1.0});
     c.messages.push_back({.id = "LIST", .arrival = 0, .recipients = {{"limited.example", 2000}}});
     return c;
 }
@@ -41,7 +46,7 @@ double deferred_percent(const SimResult& r) {
 } // namespace
 
 TEST(ConcurrencySim, PerConcurrencyFeedbackDefersAboutOneSixth) {
-    auto r = simulate(limited_server("1/concurrency"));
+    auto r = simulate(limited_server(per_window));
     EXPECT_EQ(r.delivered + r.deferred, 2000);
     double pct = deferred_percent(r);
     EXPECT_NEAR(pct, 16.5, 3.0);
@@ -52,14 +57,14 @@ TEST(ConcurrencySim, PerConcurrencyFeedbackDefersAboutOneSixth) {
 }
 
 TEST(ConcurrencySim, PerSqrtConcurrencyFeedbackDefersAboutOneQuarter) {
-    auto r = simulate(limited_server("1/sqrt_concurrency"));
+    auto r = simulate(limited_server(per_sqrt_window));
     double pct = deferred_percent(r);
     EXPECT_NEAR(pct, 24.5, 3.0);
     RecordProperty("deferred_percent", std::to_string(pct));
 }
 
 TEST(ConcurrencySim, ConstantFeedbackDefersAboutHalf) {
-    auto r = simulate(limited_server("1"));
+    auto r = simulate(limited_server(constant));
     double pct = deferred_percent(r);
     EXPECT_NEAR(pct, 49.7, 3.0);
     RecordProperty("deferred_percent", std::to_string(pct));
@@ -68,8 +73,8 @@ TEST(ConcurrencySim, ConstantFeedbackDefersAboutHalf) {
 TEST(ConcurrencySim, Postfix37ArithmeticMatchesOnPerConcurrencyFeedback) {
     // The default feedback of a tuned site (1/concurrency) is unaffected by
     // the guard; constant feedback defers a third, not a half.
-    EXPECT_NEAR(deferred_percent(simulate(limited_server("1/concurrency", true))), 16.5, 3.0);
-    EXPECT_NEAR(deferred_percent(simulate(limited_server("1", true))), 33.3, 3.0);
+    EXPECT_NEAR(deferred_percent(simulate(limited_server(per_window, true))), 16.5, 3.0);
+    EXPECT_NEAR(deferred_percent(simulate(limited_server(constant, true))), 33.3, 3.0);
 }
 
 TEST(ConcurrencySim, DeadDestinationDetectedAfterCohortLimit) {
@@ -79,8 +84,8 @@ TEST(ConcurrencySim, DeadDestinationDetectedAfterCohortLimit) {
     c.default_transport.fail_cohort_limit = 1;
     c.destinations.push_back({.name = "down.example", .down = true});
     c.destinations.push_back({.name = "up.example"});
-    c.messages.push_back({.id = "M", .arrival = 0,
-                          .recipients = {{"down.example", 50}, {"up.example", 10}}});
+    c.messages.push_back(
+        {.id = "M", .arrival = 0, .recipients = {{"down.example", 50}, {"up.example", 10}}});
     auto r = simulate(c);
     const auto& down = r.destinations.at("down.example");
     // A whole pseudo-cohort (the initial window of 5) fails, then the rest
