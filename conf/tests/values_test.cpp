@@ -80,12 +80,15 @@ TEST(Values, HostNames) {
 }
 
 TEST(Values, HostNameProblemsInPostfixWords) {
-    EXPECT_EQ(hostname_problem("-bad-"), "valid_hostname: misplaced hyphen: -bad-");
-    EXPECT_EQ(hostname_problem("a..b"), "valid_hostname: misplaced delimiter: a..b");
-    EXPECT_EQ(hostname_problem(""), "valid_hostname: empty hostname");
-    EXPECT_EQ(hostname_problem("a b"), "valid_hostname: invalid character 32(decimal): a b");
-    EXPECT_EQ(hostname_problem("123"), "valid_hostname: numeric hostname: 123");
-    EXPECT_EQ(hostname_problem(std::string(64, 'a')),
-              "valid_hostname: hostname label too long: " + std::string(64, 'a'));
+    const std::pair<std::string, std::string> cases[] = {
+        {"-bad-", "misplaced hyphen: -bad-"},
+        {"a..b", "misplaced delimiter: a..b"},
+        {"", "empty hostname"},
+        {"a b", "invalid character 32(decimal): a b"},
+        {"123", "numeric hostname: 123"},
+        {std::string(64, 'a'), "hostname label too long: " + std::string(64, 'a')},
+    };
+    for (const auto& [name, why] : cases)
+        EXPECT_EQ(hostname_problem(name), "valid_hostname: " + why) << name;
     EXPECT_EQ(hostname_problem("mail.example.com"), std::nullopt);
 }
