@@ -139,6 +139,7 @@ Intake::Claimed Intake::claim(const std::string& id, const std::string& queue, i
     ::close(c.fd); // drops the lock: agents and bounce take shared locks
     m.active_arrival = clock_.precise();
     if (out.keep_defer_log) {
+        admit(m);
         m.flags = 1;
         m.env.rcpt_offset = 0;
         m.env.recipients.clear();
@@ -220,6 +221,7 @@ awaitable<void> Intake::assign(Message& m) {
         targets.push_back({std::move(route), std::move(queue), std::move(rcpt)});
     }
     // Assign the whole batch at once, against the scheduler's state now.
+    admit(m);
     sched_.set_time(clock_.now());
     for (auto& tg : targets) {
         core::Transport& t = sched_.transport(tg.route.transport);
@@ -249,8 +251,15 @@ void Intake::discard_double_bounce(Message& m, const queuefile::Recipient& r) co
     }
 }
 
+void Intake::admit(Message& m) {
+    if (m.admitted) return;
+    m.admitted = true;
+    ++admitted_;
+}
+
 void Intake::forget(const Message& m) {
     if (m.env.tflags & protocol::del_flag::mta_vrfy) verify_probes_--;
+    if (m.admitted) --admitted_;
 }
 
 void Intake::log_read_error(const std::string& id, const queuefile::ReadResult& r) const {

@@ -49,6 +49,12 @@ class Intake {
 
     // The message leaves memory.
     void forget(const Message& m);
+    // Messages whose recipients reached the scheduler, the one being
+    // assigned now included.  Stock reads, resolves and assigns a message
+    // before it takes the next, so this is the active queue's size as stock
+    // counts it, which the clog warning shows; messages still waiting for
+    // the resolver here are not in it yet.
+    int admitted() const { return admitted_; }
 
   private:
     // Logs a failed envelope read the way stock words each case.
@@ -66,6 +72,9 @@ class Intake {
     core::Scheduler& sched_;
     DeferFn defer_;
     int verify_probes_ = 0; // messages in memory that are address probes (MTA_VRFY)
+    int admitted_ = 0;
+    // Counts `m` as admitted, once.
+    void admit(Message& m);
 };
 
 } // namespace cqmgr::qmgr

@@ -28,7 +28,7 @@ struct Message : core::Message {
     bool force_expire = false; // g+x on the queue file (postsuper -e)
     bool unthrottle = false;   // g+r on the queue file (postqueue -i)
     int scan_flags = 0;        // flags of the scan that brought it in
-    bool read_failed = false;  // a later batch could not be read: it ends in corrupt/
+    bool admitted = false;     // its recipients reached the scheduler (see Intake::admitted)
     int io_pending = 0;        // deferral records qmgr itself is still writing
 
     // True when nothing is left in flight and the end may be worked out.

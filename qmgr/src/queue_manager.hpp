@@ -62,7 +62,7 @@ class QueueManager : public core::Driver {
                           const core::Dsn& dsn) override;
     void wakeup() override;
     void warn(const std::string& text) override;
-    int active_messages() const override { return static_cast<int>(messages_.size()); }
+    int active_messages() const override { return intake_.admitted(); }
     void queue_feedback(const core::Queue& q, bool positive, double step) override;
     void queue_window(const core::Queue& q, bool positive) override;
 

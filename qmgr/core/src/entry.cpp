@@ -42,16 +42,19 @@ void Scheduler::clog_check(Queue& q) {
     if (share < 0.9) driver_.warn("this may slow down other mail deliveries");
     if (t.cfg.dest_concurrency_limit > 0 && t.cfg.dest_concurrency_limit <= q.busy_count() + 1) {
         driver_.warn("you may need to increase the main.cf " + t.name +
-                     "_destination_concurrency_limit from " + std::to_string(t.cfg.dest_concurrency_limit));
+                     "_destination_concurrency_limit from " +
+                     std::to_string(t.cfg.dest_concurrency_limit));
     } else if (q.window > cfg_.message_active_limit * share) {
         driver_.warn("you may need to increase the main.cf qmgr_message_active_limit from " +
                      std::to_string(cfg_.message_active_limit));
-    } else if (distinct_messages_more_than_one(q)) {
+    } else if (t.queues_rr.size() > 1) {
+        // Other destinations share the transport's agents.
         driver_.warn("you may need a separate master.cf transport for " + q.nexthop);
     } else {
         driver_.warn("you may need to reduce " + t.name + " connect and helo timeouts");
         driver_.warn("so that Postfix quickly skips unavailable hosts");
-        driver_.warn("you may need to increase the main.cf minimal_backoff_time and maximal_backoff_time");
+        driver_.warn(
+            "you may need to increase the main.cf minimal_backoff_time and maximal_backoff_time");
         driver_.warn("so that Postfix wastes less time on undeliverable mail");
         driver_.warn("you may need to increase the master.cf " + t.name + " process limit");
     }
@@ -59,16 +62,6 @@ void Scheduler::clog_check(Queue& q) {
     driver_.warn("lots of deferred mail, that is bad for performance");
     driver_.warn("to turn off these warnings specify: qmgr_clog_warn_time = 0");
     q.clog_time_to_warn = now_ + cfg_.clog_warn_time;
-}
-
-bool Scheduler::distinct_messages_more_than_one(const Queue& q) const {
-    const Message* first = nullptr;
-    for (const List<Entry, &Entry::queue_hook>* l : {&q.todo, &q.busy})
-        for (const Entry& e : *l) {
-            if (!first) first = e.message;
-            else if (e.message != first) return true;
-        }
-    return false;
 }
 
 void Scheduler::entry_select(Entry* e) {

@@ -62,7 +62,8 @@ TEST_F(Fixture, WindowLimitsConcurrencyAndBlocksJob) {
     s->delivery_done(a2, DeliveryResult{});
     s->delivery_done(a3, DeliveryResult{});
     s->delivery_done(b, DeliveryResult{});
-    while (Entry* e = s->select_entry(t)) s->delivery_done(e, DeliveryResult{});
+    while (Entry* e = s->select_entry(t))
+        s->delivery_done(e, DeliveryResult{});
     s->check_invariants();
     EXPECT_EQ(drv.done.size(), 2u);
 }
@@ -95,7 +96,8 @@ TEST_F(Fixture, NegativeFeedbackShrinksWindow) {
     message("A", 10, "x.example");
     Transport& t = s->transport("smtp");
     std::vector<Entry*> es;
-    for (int i = 0; i < 5; ++i) es.push_back(s->select_entry(t));
+    for (int i = 0; i < 5; ++i)
+        es.push_back(s->select_entry(t));
     Queue& q = *es[0]->queue;
     EXPECT_EQ(q.window, 5);
     // The negative hysteresis cycle starts with its step: 5 -> 3 on the first
@@ -210,8 +212,10 @@ TEST_F(Fixture, RefillsFromRecipientPool) {
     EXPECT_EQ(first, 50);
     Queue& q = s->queue_for(t, "list.example", "list.example");
     for (int i = 0; i < 1000; ++i) {
-        if (i < first) s->assign(*m, q, rcpt("u" + std::to_string(i)));
-        else drv.unread[m.get()].push_back({&q, rcpt("u" + std::to_string(i))});
+        if (i < first)
+            s->assign(*m, q, rcpt("u" + std::to_string(i)));
+        else
+            drv.unread[m.get()].push_back({&q, rcpt("u" + std::to_string(i))});
     }
     s->batch_done(*m, true, 1000 - first);
     int delivered = 0, max_in_core = 0;
@@ -261,14 +265,16 @@ TEST(Clog, WarnsOncePerIntervalWhenOneQueueHoldsAFifth) {
     cfg.clog_warn_time = 300;
     TransportConfig tc;
     tc.dest_recipient_limit = 1;
-    Scheduler s(cfg, [&](const std::string&) { return tc; }, drv);
+    Scheduler s(
+        cfg, [&](const std::string&) { return tc; }, drv);
     drv.sched = &s;
     s.set_time(1000);
     Message m;
     m.id = "A";
     s.message_add(m);
     Transport& t = s.transport("smtp");
-    for (int i = 0; i < 5; ++i) s.assign(m, s.queue_for(t, "big.example", "big.example"), rcpt("u" + std::to_string(i)));
+    for (int i = 0; i < 5; ++i)
+        s.assign(m, s.queue_for(t, "big.example", "big.example"), rcpt("u" + std::to_string(i)));
     ASSERT_FALSE(drv.warnings.empty());
     EXPECT_EQ(drv.warnings[0], "mail for big.example is using up 3 of 10 active queue entries");
     EXPECT_EQ(drv.warnings.back(), "to turn off these warnings specify: qmgr_clog_warn_time = 0");
@@ -276,4 +282,47 @@ TEST(Clog, WarnsOncePerIntervalWhenOneQueueHoldsAFifth) {
     s.assign(m, s.queue_for(t, "big.example", "big.example"), rcpt("u9"));
     EXPECT_EQ(drv.warnings.size(), n); // not again within the interval
     drv.free_on_done = false;
+}
+
+// Stock advises a separate transport only when other destinations share
+// the transport (its queue list has more than this queue); with one
+// destination alone it advises shorter timeouts and backoffs instead,
+// however many messages the destination's entries belong to.
+TEST(Clog, AdviceDependsOnOtherDestinationsOfTheTransport) {
+    auto advice = [](bool second_queue) {
+        WarnDriver drv;
+        SchedulerConfig cfg;
+        cfg.message_active_limit = 10;
+        cfg.clog_warn_time = 300;
+        TransportConfig tc;
+        tc.dest_recipient_limit = 1;
+        tc.init_dest_concurrency = 1; // a window the active queue has room for
+        Scheduler s(
+            cfg, [&](const std::string&) { return tc; }, drv);
+        drv.sched = &s;
+        s.set_time(1000);
+        Message a, b;
+        a.id = "A";
+        b.id = "B";
+        s.message_add(a);
+        s.message_add(b);
+        Transport& t = s.transport("smtp");
+        if (second_queue) s.assign(b, s.queue_for(t, "other.example", "other.example"), rcpt("x"));
+        for (int i = 0; i < 3; ++i) {
+            Message& m = i % 2 ? b : a; // entries of two messages
+            s.assign(m, s.queue_for(t, "big.example", "big.example"),
+                     rcpt("u" + std::to_string(i)));
+        }
+        drv.free_on_done = false;
+        return drv.warnings;
+    };
+    auto has = [](const std::vector<std::string>& w, const std::string& line) {
+        return std::find(w.begin(), w.end(), line) != w.end();
+    };
+    auto alone = advice(false);
+    EXPECT_TRUE(has(alone, "you may need to reduce smtp connect and helo timeouts"));
+    EXPECT_FALSE(has(alone, "you may need a separate master.cf transport for big.example"));
+    auto shared = advice(true);
+    EXPECT_TRUE(has(shared, "you may need a separate master.cf transport for big.example"));
+    EXPECT_FALSE(has(shared, "you may need to reduce smtp connect and helo timeouts"));
 }

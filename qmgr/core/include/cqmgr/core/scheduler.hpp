@@ -147,7 +147,6 @@ class Scheduler {
     enum class Which { todo, busy };
     void entry_done(Entry* e, Which which);
     void clog_check(Queue& q);
-    bool distinct_messages_more_than_one(const Queue& q) const;
     // peer.cpp
     Peer& peer_obtain(Job& j, Queue& q);
     Peer* peer_select(Job& j, Peer*& held);
