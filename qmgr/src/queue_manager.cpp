@@ -18,8 +18,8 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                                              std::chrono::seconds(params.qmgr_ipc_timeout)),
       transport_settings_(cf, params),
       sched_(
-          scheduler_config(params), [this](const std::string& t) { return transport_settings_(t); },
-          *this),
+          scheduler_config(params, log::verbose() > 0),
+          [this](const std::string& t) { return transport_settings_(t); }, *this),
       delivery_(io, params, clock, sched_),
       self_defer_(io, params, clock, flush_domains, [this](Message& m) { maybe_finish(m); }),
       intake_(params, clock, store_, retry_, resolver_, sched_,
@@ -127,11 +127,17 @@ void QueueManager::warn(const std::string& text) {
 }
 
 void QueueManager::queue_feedback(const core::Queue& q, bool positive, double step) {
-    if (params_.destination_concurrency_feedback_debug) log_queue_feedback(q, positive, step);
+    if (params_.destination_concurrency_feedback_debug || log::verbose())
+        log_queue_feedback(q, positive, step);
 }
 
 void QueueManager::queue_window(const core::Queue& q, bool positive) {
-    if (params_.destination_concurrency_feedback_debug) log_queue_window(q, positive);
+    if (params_.destination_concurrency_feedback_debug || log::verbose())
+        log_queue_window(q, positive);
+}
+
+void QueueManager::trace(const std::string& line) {
+    log::debug(line);
 }
 
 void QueueManager::wakeup() {

@@ -65,6 +65,7 @@ class QueueManager : public core::Driver {
     int active_messages() const override { return intake_.admitted(); }
     void queue_feedback(const core::Queue& q, bool positive, double step) override;
     void queue_window(const core::Queue& q, bool positive) override;
+    void trace(const std::string& line) override;
 
     asio::io_context& io_;
     const conf::QmgrParams& params_;

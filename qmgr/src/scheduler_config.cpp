@@ -2,8 +2,9 @@
 
 namespace cqmgr::qmgr {
 
-core::SchedulerConfig scheduler_config(const conf::QmgrParams& p) {
+core::SchedulerConfig scheduler_config(const conf::QmgrParams& p, bool verbose) {
     core::SchedulerConfig c;
+    c.verbose = verbose;
     c.message_recipient_limit = static_cast<int>(p.qmgr_message_recipient_limit);
     c.message_recipient_minimum = static_cast<int>(p.qmgr_message_recipient_minimum);
     c.minimal_backoff_time = static_cast<int>(p.minimal_backoff_time);

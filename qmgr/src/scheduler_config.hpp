@@ -12,8 +12,9 @@
 
 namespace cqmgr::qmgr {
 
-// The global scheduler settings.
-core::SchedulerConfig scheduler_config(const conf::QmgrParams& p);
+// The global scheduler settings; `verbose` (-v) makes the scheduler
+// explain its decisions.
+core::SchedulerConfig scheduler_config(const conf::QmgrParams& p, bool verbose = false);
 // One transport's scheduler settings.
 core::TransportConfig transport_config(const conf::TransportParams& t);
 // A feedback value in the core's terms.

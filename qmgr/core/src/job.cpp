@@ -134,7 +134,8 @@ void Scheduler::job_unlink(Job& j) {
     if (j.sibling_hook.is_linked()) panic("job_unlink: job of " + j.message->id + " has siblings");
     job_parent_gone(j, nullptr);
     auto it = t.job_list.iterator_to(j);
-    if (t.job_current == &j) t.job_current = std::next(it) == t.job_list.end() ? nullptr : &*std::next(it);
+    if (t.job_current == &j)
+        t.job_current = std::next(it) == t.job_list.end() ? nullptr : &*std::next(it);
     if (&j == t.candidate_cache || &j == t.candidate_cache_current) t.reset_candidate_cache();
     t.job_list.erase(it);
     t.job_bytime.erase(t.job_bytime.iterator_to(j));
@@ -178,9 +179,8 @@ Job* Scheduler::job_candidate(Job& current) {
         return t.candidate_cache;
 
     // The fewest slots `current` can ever accumulate bounds the candidates.
-    int max_slots =
-        (current.min_entries() - current.selected_entries + current.slots_available) /
-        t.cfg.slot_cost;
+    int max_slots = (current.min_entries() - current.selected_entries + current.slots_available) /
+                    t.cfg.slot_cost;
     Job* best = nullptr;
     if (max_slots > 0) {
         // The index answers in logarithmic time when it can be sure to
@@ -247,6 +247,12 @@ Job* Scheduler::job_preempt(Job& current) {
         expected * t.slot_loan_factor / 100.0)
         return &current;
 
+    trace([&] {
+        return "qmgr_job_preempt: " + current.message->id + " by " + j->message->id + ", level " +
+               std::to_string(current.stack_level + 1) + " (" +
+               std::to_string(current.slots_available) + " slots available, " +
+               std::to_string(expected) + " entries expected)";
+    });
     job_push(*j, current);
     t.job_current = j;
     t.reset_candidate_cache();
@@ -315,9 +321,16 @@ Peer* Scheduler::job_peer_select(Job& j, Peer*& held) {
         if (!m.has_unread || m.refcount <= 0 || m.refill_pending) return false;
         int room = m.rcpt_limit - m.rcpt_count;
         if (any_room) return room > 0;
-        return room >= t.cfg.refill_limit || (room > 0 && now_ - m.refill_time >= t.cfg.refill_delay);
+        return room >= t.cfg.refill_limit ||
+               (room > 0 && now_ - m.refill_time >= t.cfg.refill_delay);
     };
     auto refill = [&] {
+        trace([&] {
+            return "qmgr_job_refill: " + m.id + " " + t.name + ": " +
+                   std::to_string(std::min(m.rcpt_limit - m.rcpt_count, 5000)) + " recipients (" +
+                   std::to_string(m.rcpt_count) + " of " + std::to_string(m.rcpt_limit) +
+                   " in core)";
+        });
         m.refill_pending = true;
         message_hold_update(m);
         driver_.refill(m, std::min(m.rcpt_limit - m.rcpt_count, 5000));
@@ -371,12 +384,17 @@ Entry* Scheduler::select_entry_locked(Transport& t) {
             if (!first_held) first_held = job, held_peer = held;
         } else if (job->has_entries()) {
             // Held back by destination windows: mark it and its busy queues.
+            trace([&] {
+                return "qmgr_job_entry_select: " + job->message->id + " " + t.name +
+                       ": blocked by destination windows";
+            });
             job->blocker_tag = t.blocker_tag;
             index_refresh(*job);
             for (Peer& p : job->peers)
                 if (!p.entries.empty()) p.queue->blocker_tag = t.blocker_tag;
         } else {
             // Nothing in core for now ("stalled"): off the lists until refilled.
+            trace([&] { return "qmgr_job_retire: " + job->message->id; });
             job_retire(*job);
         }
         job = next;
@@ -393,6 +411,12 @@ Entry* Scheduler::entry_take(Peer& p, Job* resume) {
     Job& job = *p.job;
     Transport& t = *job.transport;
     Entry* e = &p.entries.front();
+    trace([&] {
+        return "qmgr_peer_select: " + job.message->id + " " + t.name + " " + p.queue->name + " (" +
+               std::to_string(e->rcpts.size()) + " recipients, window " +
+               std::to_string(p.queue->window) + ", busy " + std::to_string(p.queue->busy_count()) +
+               ")";
+    });
     entry_select(e);
     job_count_slots(job);
     t.job_current = resume ? resume : &job;

@@ -13,6 +13,7 @@ Queue& Scheduler::queue_create(Transport& t, const std::string& name, const std:
     slot->window = t.cfg.init_dest_concurrency;
     t.queues_rr.push_back(*slot);
     queue_count_++;
+    trace([&] { return "qmgr_queue_create: " + t.name + " " + name + " nexthop " + nexthop; });
     return *slot;
 }
 
@@ -31,6 +32,7 @@ void Scheduler::queue_unthrottle(Queue& q) {
     q.fail_cohorts = 0;
     if (q.dead()) {
         // Back from the dead: the best concurrency is anyone's guess.
+        trace([&] { return "qmgr_queue_unthrottle: queue " + t.name + " " + q.name + " revived"; });
         q.dsn.reset();
         q.timer_due = 0;
         q.window = q.busy_count() > 0 ? q.busy_count() : t.cfg.init_dest_concurrency;
@@ -41,7 +43,8 @@ void Scheduler::queue_unthrottle(Queue& q) {
     int limit = t.cfg.dest_concurrency_limit;
     // Grow only while the window is near what is really in use, so that
     // negative feedback is not outrun.
-    if ((limit == 0 || limit > q.window) && q.window < q.busy_count() + t.cfg.init_dest_concurrency) {
+    if ((limit == 0 || limit > q.window) &&
+        q.window < q.busy_count() + t.cfg.init_dest_concurrency) {
         double fb = t.cfg.pos_feedback.value(q.window);
         driver_.queue_feedback(q, true, fb);
         q.success += fb;
@@ -76,6 +79,11 @@ void Scheduler::queue_throttle(Queue& q, const Dsn& dsn) {
         if (q.window < 1) q.window = 1;
     }
     if (q.dead()) {
+        trace([&] {
+            return "qmgr_queue_throttle: queue " + t.name + " " + q.name + ": dead (" +
+                   std::to_string(q.fail_cohorts) + " failed cohorts): " + dsn.status + " " +
+                   dsn.reason;
+        });
         q.dsn = dsn;
         q.dflags = 0;
         q.timer_due = now_ + cfg_.minimal_backoff_time;
@@ -102,7 +110,8 @@ void Scheduler::queue_defer_todo(Queue& q, const Dsn& dsn) {
         if (to_retry) {
             std::string name = dsn.status + " " + dsn.reason;
             Queue& rq = queue_for(rt, name, name);
-            for (auto& r : rcpts) assign(m, rq, std::move(r));
+            for (auto& r : rcpts)
+                assign(m, rq, std::move(r));
         } else {
             m.flags |= 1;
             driver_.defer_recipients(m, rcpts, dsn);
@@ -114,6 +123,10 @@ void Scheduler::queue_defer_todo(Queue& q, const Dsn& dsn) {
 }
 
 void Scheduler::queue_suspend(Queue& q, int delay) {
+    trace([&] {
+        return "qmgr_queue_suspend: queue " + q.transport->name + " " + q.name + " for " +
+               std::to_string(delay) + "s (destination rate delay)";
+    });
     q.suspended = true;
     q.timer_due = now_ + delay;
     timer_add(q.timer_due, Timer{Timer::Kind::queue_resume, q.transport->name, q.name});

@@ -18,7 +18,8 @@ constexpr std::string_view suspended_prefix = "delivery temporarily suspended: "
 bool dsn_valid(std::string_view s) {
     auto digits = [&](size_t& i) {
         size_t start = i;
-        while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+        while (i < s.size() && s[i] >= '0' && s[i] <= '9')
+            ++i;
         return i - start >= 1 && i - start <= 3;
     };
     if (s.size() < 5 || (s[0] != '2' && s[0] != '4' && s[0] != '5') || s[1] != '.') return false;
@@ -49,7 +50,8 @@ Scheduler::~Scheduler() {
         for (auto& [m, j] : t->job_by_message) {
             j->children.clear();
             j->peers.clear();
-            for (auto& [q, p] : j->peer_by_queue) p->entries.clear_and_dispose([](Entry*) {});
+            for (auto& [q, p] : j->peer_by_queue)
+                p->entries.clear_and_dispose([](Entry*) {});
         }
         for (auto& [qn, q] : t->queue_by_name) {
             q->todo.clear_and_dispose([](Entry* e) { delete e; });
@@ -77,7 +79,9 @@ std::optional<int64_t> Scheduler::next_timer() const {
     return timers_.begin()->first;
 }
 
-void Scheduler::timer_add(int64_t due, Timer t) { timers_.emplace(due, std::move(t)); }
+void Scheduler::timer_add(int64_t due, Timer t) {
+    timers_.emplace(due, std::move(t));
+}
 
 void Scheduler::timer_fire(const Timer& t, int64_t due) {
     // Timers name their objects, so a timer that outlives its queue is harmless.
@@ -86,9 +90,7 @@ void Scheduler::timer_fire(const Timer& t, int64_t due) {
     Transport& tr = *tit->second;
     if (t.kind == Timer::Kind::transport_revive) {
         if (tr.dead && tr.dead_until == due) {
-            tr.dead = false;
-            tr.rate_locked = false;
-            tr.dsn.reset();
+            transport_unthrottle(tr);
             driver_.wakeup();
         }
         return;
@@ -142,6 +144,11 @@ Transport& Scheduler::transport(const std::string& name) {
         slot->rcpt_per_stack = c.extra_recipient_limit;
         // New transports are tried first, as in stock.
         transport_rr_.push_front(*slot);
+        trace([&] {
+            return "qmgr_transport_create: " + name + " concurrency " +
+                   std::to_string(c.dest_concurrency_limit) + " recipients " +
+                   std::to_string(c.dest_recipient_limit);
+        });
     }
     return *slot;
 }
@@ -172,16 +179,15 @@ Queue* Scheduler::route(Transport& t, const std::string& name, const std::string
     // resolves such a message.
     if (flush_each) {
         if (t.dead) {
-            t.dead = false;
-            t.dead_until = 0; // the revive timer no longer matches
-            t.rate_locked = false;
-            t.dsn.reset();
+            transport_unthrottle(t);
             driver_.wakeup();
         }
         if (it != t.queue_by_name.end() && it->second->dead()) queue_unthrottle(*it->second);
     }
-    if (t.dead) why = &t.dsn;
-    else if (it != t.queue_by_name.end() && it->second->dead()) why = &it->second->dsn;
+    if (t.dead)
+        why = &t.dsn;
+    else if (it != t.queue_by_name.end() && it->second->dead())
+        why = &it->second->dsn;
     if (why) {
         if (!*why) panic("route: dead " + t.name + "/" + name + " without a reason");
         Transport& rt = transport(cfg_.retry_transport);
@@ -211,6 +217,11 @@ void Scheduler::assign(Message& m, Queue& q, Recipient r) {
 }
 
 void Scheduler::batch_done(Message& m, bool has_unread, int rcpt_unread) {
+    trace([&] {
+        return "qmgr_message_batch_done: " + m.id + ": " + std::to_string(m.rcpt_count) +
+               " recipients in core, limit " + std::to_string(m.rcpt_limit) +
+               (has_unread ? ", about " + std::to_string(rcpt_unread) + " unread" : ", all read");
+    });
     m.has_unread = has_unread;
     m.rcpt_unread = has_unread ? std::max(rcpt_unread, 0) : 0;
     bool was_pending = m.refill_pending;
@@ -220,7 +231,8 @@ void Scheduler::batch_done(Message& m, bool has_unread, int rcpt_unread) {
     // Fully read: the exact needs of every job are known now, so surplus
     // slots go back to the pools (and on to the next job with unread mail).
     if (!has_unread)
-        for (Job* j : m.jobs) job_move_limits(*j);
+        for (Job* j : m.jobs)
+            job_move_limits(*j);
     // Jobs held back waiting for this batch may go now (selection resumes
     // at the first of them, or before).  Their maximum entry counts changed
     // with rcpt_unread.
@@ -237,7 +249,8 @@ void Scheduler::message_free(Message& m) {
     if (m.refcount != 0) panic("message_free: " + m.id + " still has entries");
     auto jobs = std::move(m.jobs);
     m.jobs.clear();
-    for (Job* j : jobs) job_free(*j);
+    for (Job* j : jobs)
+        job_free(*j);
 }
 
 // ---- selection ----
@@ -277,7 +290,24 @@ void Scheduler::connection_failed(Transport& t, const Dsn& dsn) {
     transport_dead(t, dsn);
 }
 
+void Scheduler::transport_unthrottle(Transport& t) {
+    // The one place a transport comes back: its revival timer, a delivery
+    // that went through, a flush, or a message flushed on its own.
+    if (t.dead) {
+        if (!t.dsn) panic("transport_unthrottle: transport " + t.name + ": null reason");
+        trace([&] { return "qmgr_transport_unthrottle: transport " + t.name; });
+        t.dead = false;
+        t.dsn.reset();
+        t.dead_until = 0; // cancels the revival timer
+    }
+    t.rate_locked = false;
+}
+
 void Scheduler::transport_dead(Transport& t, const Dsn& dsn) {
+    trace([&] {
+        return "qmgr_transport_throttle: transport " + t.name + ": status: " + dsn.status +
+               " reason: " + dsn.reason;
+    });
     if (!t.dead) {
         t.dead = true;
         t.dsn = dsn;
@@ -286,8 +316,10 @@ void Scheduler::transport_dead(Transport& t, const Dsn& dsn) {
     }
     // Everything waiting for this transport goes to the retry transport.
     std::vector<Queue*> qs;
-    for (Queue& q : t.queues_rr) qs.push_back(&q);
-    for (Queue* q : qs) queue_defer_todo(*q, dsn);
+    for (Queue& q : t.queues_rr)
+        qs.push_back(&q);
+    for (Queue* q : qs)
+        queue_defer_todo(*q, dsn);
 }
 
 void Scheduler::delivery_done(Entry* e, const DeliveryResult& r) {
@@ -302,22 +334,22 @@ void Scheduler::delivery_done(Entry* e, const DeliveryResult& r) {
         m.flags |= 1;
         if (!r.crash && !hop.status.empty()) {
             Dsn dsn{dsn_valid(hop.status) ? hop.status : "4.0.0",
-                    std::string(suspended_prefix) + (hop.reason.empty() ? "unknown error" : hop.reason)};
+                    std::string(suspended_prefix) +
+                        (hop.reason.empty() ? "unknown error" : hop.reason)};
             if (q.ready()) {
                 queue_throttle(q, dsn);
                 if (q.dead()) queue_defer_todo(q, dsn);
             }
         }
     }
-    // Stock leaves the rate lock on after a crash, which stalls the
-    // transport for good; we release it whatever the outcome.
-    t.rate_locked = false;
+    // A delivery that went through revives its transport and releases the
+    // rate lock.  Stock leaves the lock on after a crash, which stalls the
+    // transport for good; we release it then too.
     if (!r.crash) {
-        if (t.dead) {
-            t.dead = false;
-            t.dsn.reset();
-        }
+        transport_unthrottle(t);
         if (r.hop.reason.empty() && (q.ready() || q.dead())) queue_unthrottle(q);
+    } else {
+        t.rate_locked = false;
     }
     entry_done(e, Which::busy);
     driver_.wakeup();
@@ -345,11 +377,7 @@ void Scheduler::flush_dead() {
     for (Transport& t : transport_rr_) {
         // Only a dead transport is revived; a live one keeps its rate lock
         // while its delivery is under way, as in stock.
-        if (t.dead) {
-            t.dead = false;
-            t.rate_locked = false;
-            t.dsn.reset();
-        }
+        if (t.dead) transport_unthrottle(t);
         std::vector<Queue*> dead;
         for (Queue& q : t.queues_rr)
             if (q.dead()) dead.push_back(&q);

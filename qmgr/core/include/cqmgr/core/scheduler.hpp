@@ -45,6 +45,9 @@ class Driver {
     // `q`'s window and accounts after a success report or revival
     // (positive) or after a failure report.
     virtual void queue_window(const Queue& q, bool positive) { (void)q, (void)positive; }
+    // With SchedulerConfig::verbose: one line about a scheduling decision
+    // and its reason (logged with -v).
+    virtual void trace(const std::string& line) { (void)line; }
 };
 
 // The result of one delivery request, as the agent (or its failure) gave it.
@@ -128,6 +131,8 @@ class Scheduler {
     void flush_dead();
     // Declares transport `t` dead for transport_retry_time.
     void transport_dead(Transport& t, const Dsn& dsn);
+    // Brings `t` back (when dead) and releases its rate lock.
+    void transport_unthrottle(Transport& t);
 
     // ---- inspection ----
     int recipient_count() const { return recipient_count_; }
@@ -140,6 +145,12 @@ class Scheduler {
 
   private:
     friend struct SchedulerAccess;
+
+    // Hands the driver the line `make()` builds, only with -v (the line is
+    // not even built otherwise: some of these are on hot paths).
+    template <class F> void trace(F&& make) const {
+        if (cfg_.verbose) driver_.trace(make());
+    }
 
     // entry.cpp
     Entry* entry_create(Peer& p, Message& m);

@@ -52,22 +52,22 @@ struct Dsn {
 
 // Per-transport settings (main.cf `<transport>_*` with `default_*` fallbacks).
 struct TransportConfig {
-    int dest_concurrency_limit = 20;   // 0 = no limit
+    int dest_concurrency_limit = 20; // 0 = no limit
     int init_dest_concurrency = 5;
-    int dest_recipient_limit = 50;     // recipients per entry; 0 = no limit
-    int recipient_limit = 20000;       // in-core recipient pool
-    int extra_recipient_limit = 1000;  // pool extension for preempting jobs
+    int dest_recipient_limit = 50;    // recipients per entry; 0 = no limit
+    int recipient_limit = 20000;      // in-core recipient pool
+    int extra_recipient_limit = 1000; // pool extension for preempting jobs
     int refill_limit = 100;
     int refill_delay = 5;
     int slot_cost = 5;
     int slot_loan = 3;
-    int slot_discount = 50;            // percent
+    int slot_discount = 50; // percent
     int min_slots = 3;
-    int fail_cohort_limit = 1;         // 0 = never declare a destination dead
+    int fail_cohort_limit = 1; // 0 = never declare a destination dead
     Feedback pos_feedback;
     Feedback neg_feedback;
-    int dest_rate_delay = 0;           // seconds between deliveries per queue
-    int transport_rate_delay = 0;      // seconds between deliveries per transport
+    int dest_rate_delay = 0;      // seconds between deliveries per queue
+    int transport_rate_delay = 0; // seconds between deliveries per transport
     // Postfix 3.7 moves the window as soon as the accumulated feedback is
     // within half a step of the hysteresis ("prepare for overshoot"); with
     // constant feedback that makes the first negative step of a cycle a
@@ -90,6 +90,8 @@ struct SchedulerConfig {
     // Debugging: check every indexed preemption candidate search against the
     // reference scan of the job list, and panic when they differ (tests).
     bool verify_candidates = false;
+    // -v: tell the driver every scheduling decision (Driver::trace).
+    bool verbose = false;
 };
 
 // The scheduler's view of a message.  The daemon derives its own message
@@ -97,16 +99,16 @@ struct SchedulerConfig {
 struct Message {
     std::string id;
     int64_t queued_time = 0;
-    int refcount = 0;        // entries in core
-    int flags = 0;           // nonzero: some recipient must be retried
-    int rcpt_count = 0;      // recipients in core
-    int rcpt_limit = 0;      // recipient slots lent to this message
-    int rcpt_unread = 0;     // estimate of recipients not read yet
-    bool has_unread = false; // more recipients wait in the queue file
-    bool single_rcpt = false; // VERP: one recipient per entry
+    int refcount = 0;            // entries in core
+    int flags = 0;               // nonzero: some recipient must be retried
+    int rcpt_count = 0;          // recipients in core
+    int rcpt_limit = 0;          // recipient slots lent to this message
+    int rcpt_unread = 0;         // estimate of recipients not read yet
+    bool has_unread = false;     // more recipients wait in the queue file
+    bool single_rcpt = false;    // VERP: one recipient per entry
     bool refill_pending = false; // Driver::refill asked, batch_done not yet come
     int64_t refill_time = 0;     // when the last batch was done
-    std::vector<Job*> jobs; // one per transport; few, so a vector
+    std::vector<Job*> jobs;      // one per transport; few, so a vector
 
     virtual ~Message() = default;
 };
@@ -123,7 +125,7 @@ struct Entry {
 struct Peer {
     Job* job = nullptr;
     Queue* queue = nullptr;
-    int refcount = 0; // entries of this peer, todo or busy
+    int refcount = 0;                       // entries of this peer, todo or busy
     List<Entry, &Entry::peer_hook> entries; // todo entries
     // Its only waiting entry, while that entry is not full and the
     // message's refill is being read: held back so that the refill can
@@ -144,11 +146,11 @@ struct Queue {
     std::optional<Dsn> dsn; // why it is dead
     unsigned blocker_tag = 0;
     int64_t last_done = 0;
-    int dflags = 0;           // connection cache flags for requests
-    bool suspended = false;   // pausing for the destination rate delay
-    int64_t timer_due = 0;    // pending revive/resume timer, 0 = none
+    int dflags = 0;         // connection cache flags for requests
+    bool suspended = false; // pausing for the destination rate delay
+    int64_t timer_due = 0;  // pending revive/resume timer, 0 = none
     int64_t clog_time_to_warn = 0;
-    Hook transport_hook;      // on transport->queues_rr
+    Hook transport_hook; // on transport->queues_rr
 
     bool ready() const { return window > 0 && !suspended; }
     bool dead() const { return window == 0; }
