@@ -35,6 +35,11 @@ void AgentSession::close() {
     conv_.reset();
 }
 
+std::string AgentSession::transport() const {
+    auto slash = path_.rfind('/');
+    return slash == std::string::npos ? path_ : path_.substr(slash + 1);
+}
+
 DeliveryOutcome AgentSession::failed(DeliveryOutcome::Kind kind, std::string warning) {
     DeliveryOutcome o;
     o.kind = kind;
@@ -49,10 +54,8 @@ DeliveryOutcome AgentSession::failed(DeliveryOutcome::Kind kind, std::string war
 awaitable<bool> AgentSession::open(std::string path, DeliveryTimeouts timeouts) {
     close();
     path_ = std::move(path);
-    auto slash = path_.rfind('/');
-    transport_ = slash == std::string::npos ? path_ : path_.substr(slash + 1);
     timeouts_ = timeouts;
-    announcement_warning_.clear();
+    failure_ = DeliveryOutcome{};
     conv_ = Conversation::create(ex_);
     if (!co_await conv_->connect(path_, timeouts_.connect)) {
         failure_ = failed(DeliveryOutcome::Kind::unavailable,
@@ -67,7 +70,8 @@ awaitable<bool> AgentSession::open(std::string path, DeliveryTimeouts timeouts) 
         close();
         co_return false;
     }
-    announcement_warning_ = scan.warning();
+    // Kept whether or not the announcement fails (announcement_warning()).
+    failure_.detail = scan.warning();
     if (scan.failed()) {
         failure_ = failed(DeliveryOutcome::Kind::unavailable, path_ + " socket: malformed response");
         failure_.detail = scan.warning();
@@ -101,14 +105,15 @@ awaitable<DeliveryOutcome> AgentSession::deliver(DeliveryRequest request) {
 }
 
 awaitable<DeliveryOutcome> AgentSession::deliver_encoded(std::string request) {
-    if (!conv_) co_return failed(DeliveryOutcome::Kind::unavailable,
-                                 "write to process (" + transport_ + "): session is not open");
+    if (!conv_)
+        co_return failed(DeliveryOutcome::Kind::unavailable,
+                         "write to process (" + transport() + "): session is not open");
     // A session whose announcement ended in EOF has a closed socket: the
     // request cannot go out.
     if (!conv_->is_open()) {
         close();
         co_return failed(DeliveryOutcome::Kind::unavailable,
-                         "write to process (" + transport_ + "): Broken pipe");
+                         "write to process (" + transport() + "): Broken pipe");
     }
     // Stock's stream has one buffer for both directions: turning to write
     // the request drops whatever the agent sent after its announcement that
@@ -118,7 +123,7 @@ awaitable<DeliveryOutcome> AgentSession::deliver_encoded(std::string request) {
     bool written = co_await conv_->write(std::move(request), timeouts_.write);
     if (!written)
         o = failed(DeliveryOutcome::Kind::unavailable,
-                   "write to process (" + transport_ + "): " + conv_->error());
+                   "write to process (" + transport() + "): " + conv_->error());
     else
         o = co_await read_reply();
     close();

@@ -112,7 +112,7 @@ class AgentSession {
     // open() failed (then also failure().detail) or not: stock accepts an
     // announcement that lacks its attribute or has one too many, with this
     // warning.  Empty when the announcement was as expected.
-    const std::string& announcement_warning() const { return announcement_warning_; }
+    const std::string& announcement_warning() const { return failure_.detail; }
     const std::string& path() const { return path_; }
 
   private:
@@ -125,16 +125,20 @@ class AgentSession {
     // may take `first_byte`, each later read timeouts_.read.  False when no
     // byte came at all within `first_byte`.
     awaitable<bool> run_scan(AttrScan& scan, DeliveryTimeouts::Duration first_byte);
+    // The transport's name, the last component of path_, for "write to
+    // process (NAME)".
+    std::string transport() const;
     // Turns a finished scan of a reply into an outcome.
     DeliveryOutcome outcome_of(AttrScan& scan) const;
 
     asio::any_io_executor ex_;
     std::shared_ptr<Conversation> conv_;
     std::string path_;
-    std::string transport_; // last path component, for "write to process (NAME)"
     DeliveryTimeouts timeouts_;
+    // When open() is false, the outcome; either way its detail is the
+    // announcement's scan warning.  (Few members: the daemon keeps a session
+    // in a per-delivery coroutine frame, which should stay near 1 kB.)
     DeliveryOutcome failure_;
-    std::string announcement_warning_;
 };
 
 // open() and deliver() in one call (an announcement's accepted-with-warning
