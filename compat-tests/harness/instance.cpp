@@ -137,7 +137,8 @@ void Instance::make_queue_dirs() {
     make_dir(q + "/pid", 0755, 0, 0);
 }
 
-// daemon_directory: a symlink for every stock daemon, plus cqmgr.
+// daemon_directory: a symlink for every stock daemon, plus cqmgr and the
+// fake agent.
 void Instance::link_daemons(const InstanceConfig& cfg) {
     std::string lib = dir_ + "/libexec";
     DIR* d = opendir(kPostfixLibexec);
@@ -170,6 +171,10 @@ void Instance::link_daemons(const InstanceConfig& cfg) {
     } else if (cfg.qmgr == QmgrKind::Cqmgr) {
         throw Error("expected a cqmgr binary path for a cqmgr run, found none");
     }
+    // A copy, not a link: spawn(8) runs it as an unprivileged user, who may
+    // not reach the build directory.
+    if (!cfg.fake_agent_path.empty())
+        write_file(lib + "/compat-fake-agent", read_file(cfg.fake_agent_path), 0755);
 }
 
 // main.cf: a minimal loopback-only instance, then the scenario's settings (last wins).

@@ -19,6 +19,7 @@ const char* qmgr_kind_name(QmgrKind k);
 struct InstanceConfig {
     QmgrKind qmgr = QmgrKind::Stock;
     std::string cqmgr_path;   // absolute; linked as libexec/cqmgr when non-empty
+    std::string fake_agent_path; // absolute; copied to libexec/compat-fake-agent when non-empty
     bool qmgr_enabled = true; // false: the qmgr service line is commented out
     std::uint16_t smtpd_port = 0;
     std::vector<std::pair<std::string, std::string>> main_cf; // already expanded

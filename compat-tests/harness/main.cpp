@@ -115,6 +115,14 @@ std::string resolve_cqmgr(const std::string& given, bool required) {
     return abs.string();
 }
 
+// Absolute path of compat-fake-agent next to this program, or "" if it was
+// not built.
+std::string find_fake_agent() {
+    std::error_code ec;
+    fs::path p = fs::read_symlink("/proc/self/exe", ec).parent_path() / "compat-fake-agent";
+    return !ec && fs::exists(p, ec) ? p.string() : "";
+}
+
 // Shortens a message to one line for the final verdict.
 std::string first_line(const std::string& s) {
     size_t nl = s.find('\n');
@@ -160,6 +168,7 @@ int main(int argc, char** argv) {
     try {
         opts.cqmgr_path =
             resolve_cqmgr(cli.cqmgr, cli.mode != "stock" && cli.mode != "stock-twice");
+        opts.fake_agent_path = find_fake_agent();
     } catch (const Error& e) {
         std::cerr << "compat-run: " << e.what() << "\n";
         std::cout << "compat " << sc.name << ": FAIL: " << e.what() << "\n";

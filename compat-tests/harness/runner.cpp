@@ -142,6 +142,7 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
     vars.set("smtpd", std::to_string(ports[0]));
     vars.set("conf", dir + "/conf");
     vars.set("queue", dir + "/queue");
+    vars.set("fake_agent", dir + "/libexec/compat-fake-agent");
     for (size_t i = 0; i < sc.sinks.size(); ++i) {
         vars.set("sink." + sc.sinks[i].name, std::to_string(ports[i + 1]));
         vars.set("sinkdir." + sc.sinks[i].name, dir + "/sinks/" + sc.sinks[i].name);
@@ -150,6 +151,7 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
     InstanceConfig cfg;
     cfg.qmgr = kind;
     cfg.cqmgr_path = opts.cqmgr_path;
+    cfg.fake_agent_path = opts.fake_agent_path;
     cfg.smtpd_port = ports[0];
     for (const auto& [k, v] : sc.main_cf)
         cfg.main_cf.emplace_back(k, vars.expand(v, "main_cf." + k));

@@ -6,13 +6,18 @@
 //   * every decoded list respects the limits (lengths, count, depth);
 //   * re-encoding a decoded list in its format decodes to the same list;
 //   * every error says what was expected;
-//   * the typed decoders accept or reject any list without crashing.
+//   * the typed decoders accept or reject any list without crashing;
+//   * the strict scan (null format, a delivery reply's attributes) gives the
+//     same verdict, consumption, values and warning however the bytes are
+//     cut, its warning is printable, and its number rule is sscanf's.
 #include "cqmgr/protocol/attr.hpp"
+#include "cqmgr/protocol/attr_scan.hpp"
 #include "cqmgr/protocol/messages.hpp"
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -93,6 +98,70 @@ size_t check_limits(const std::vector<Attr>& attrs, size_t depth) {
     return count;
 }
 
+// A delivery reply's attributes, with a fixed value at the end so that every
+// kind of item is reached.
+constexpr ScanItem scan_items[] = {
+    {ScanItem::Kind::str, "status"},
+    {ScanItem::Kind::str, "reason"},
+    {ScanItem::Kind::num, "status"},
+    {ScanItem::Kind::streq, "protocol", "x"},
+};
+
+struct Scanned {
+    bool done = false, failed = false;
+    size_t converted = 0, consumed = 0;
+    std::string warning;
+    std::vector<std::string> values;
+    bool operator==(const Scanned&) const = default;
+};
+
+// Scans `wire` cut into chunks whose sizes cycle through `pattern`, then
+// ends the input (as a closed peer) if the scan is not done.
+Scanned scan(std::string_view wire, const std::vector<size_t>& pattern) {
+    AttrScan s(scan_items, "S", 64);
+    Scanned r;
+    size_t k = 0;
+    while (!s.done() && r.consumed < wire.size()) {
+        size_t n = pattern[k++ % pattern.size()];
+        if (n == 0 || n > wire.size() - r.consumed) n = wire.size() - r.consumed;
+        std::string_view chunk = wire.substr(r.consumed, n);
+        size_t before = chunk.size();
+        auto st = s.feed(chunk);
+        r.consumed += before - chunk.size();
+        if (st == AttrScan::Status::need_more && !chunk.empty()) finding("scan left input unread");
+    }
+    s.end(false);
+    r.done = s.done();
+    r.failed = s.failed();
+    r.converted = s.converted();
+    r.warning = s.warning();
+    for (size_t i = 0; i < r.converted; ++i)
+        r.values.push_back(s.value(i));
+    return r;
+}
+
+// The strict scan's invariants on `wire`.
+void check_scan(std::string_view wire, unsigned cut) {
+    Scanned whole = scan(wire, {0});
+    if (scan(wire, {1u + cut % 7, 1u + cut % 3, 1u + cut}) != whole || scan(wire, {1}) != whole)
+        finding("chunking changed the strict scan");
+    if (!whole.done) finding("a scan not done after the end of input");
+    for (unsigned char c : whole.warning)
+        if (c < 0x20 || c == 0x7f) finding("a warning that is not printable");
+    if (printable(whole.warning) != whole.warning) finding("printable() is not idempotent");
+    if (whole.converted > std::size(scan_items)) finding("more conversions than items");
+    // The number rule against the C library, on every NUL-free value.
+    for (const auto& v : whole.values) {
+        if (v.find('\0') != std::string::npos) continue;
+        unsigned n = 0;
+        char junk = 0;
+        bool c_ok = std::sscanf(v.c_str(), "%u%c", &n, &junk) == 1 && junk == 0;
+        auto ours = scan_unsigned(v);
+        if (ours.has_value() != c_ok || (ours && *ours != n))
+            finding("scan_unsigned disagrees with sscanf");
+    }
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -100,6 +169,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const AttrFormat f = static_cast<AttrFormat>(data[0] % 3);
     const unsigned cut = data[0] / 3;
     std::string_view wire(reinterpret_cast<const char*>(data) + 1, size - 1);
+
+    if (f == AttrFormat::null) check_scan(wire, cut);
 
     Decoded whole = decode(f, wire, {0});
     std::vector<size_t> pattern = {1u + cut % 7, 1u + cut % 3, 1u + cut};

@@ -7,6 +7,11 @@
 
 namespace cqmgr::protocol {
 
+namespace {
+// error() after the peer closed the connection.
+constexpr const char* eof_error = "premature disconnect";
+} // namespace
+
 std::shared_ptr<Conversation> Conversation::create(asio::any_io_executor ex) {
     return std::shared_ptr<Conversation>(new Conversation(std::move(ex)));
 }
@@ -70,9 +75,6 @@ awaitable<bool> Conversation::connect(const std::string& path, Duration timeout)
 
 awaitable<bool> Conversation::read_list(AttrList& out, Duration timeout) {
     clean_eof_ = false;
-    // Bytes are read straight into pending_: a buffer in this coroutine's
-    // frame would make every frame too large for the allocator's fast path.
-    constexpr size_t chunk = 1024;
     for (;;) {
         if (!pending_.empty()) {
             std::string_view in(pending_);
@@ -85,27 +87,30 @@ awaitable<bool> Conversation::read_list(AttrList& out, Duration timeout) {
                 co_return false;
             }
         }
-        error_code ec;
-        arm(timeout);
-        size_t before = pending_.size();
-        pending_.resize(before + chunk);
-        size_t n = co_await socket_.async_read_some(asio::buffer(pending_.data() + before, chunk),
-                                                    asio::redirect_error(asio::use_awaitable, ec));
-        pending_.resize(before + (ec ? 0 : n));
-        bool late = disarm();
-        if (ec) {
-            if (late) {
-                error_ = "timeout";
-            } else if (ec == asio::error::eof) {
-                clean_eof_ = !parser_.mid_list();
-                error_ = clean_eof_ ? "premature disconnect" : "premature disconnect (mid-list)";
-            } else {
-                error_ = ec.message();
-            }
-            close();
-            co_return false;
+        ReadEnd end = co_await read_some(timeout);
+        if (end == ReadEnd::data) continue;
+        if (end == ReadEnd::closed && error_ == eof_error) {
+            clean_eof_ = !parser_.mid_list();
+            if (!clean_eof_) error_ += " (mid-list)";
         }
+        co_return false;
     }
+}
+
+awaitable<Conversation::ReadEnd> Conversation::read_some(Duration timeout) {
+    constexpr size_t chunk = 4096;
+    error_code ec;
+    arm(timeout);
+    size_t before = pending_.size();
+    pending_.resize(before + chunk);
+    size_t n = co_await socket_.async_read_some(asio::buffer(pending_.data() + before, chunk),
+                                                asio::redirect_error(asio::use_awaitable, ec));
+    pending_.resize(before + (ec ? 0 : n));
+    bool late = disarm();
+    if (!ec) co_return ReadEnd::data;
+    error_ = late ? "timeout" : ec == asio::error::eof ? eof_error : ec.message();
+    close();
+    co_return late ? ReadEnd::timeout : ReadEnd::closed;
 }
 
 awaitable<bool> Conversation::write(std::string bytes, Duration timeout) {

@@ -2,6 +2,19 @@
 
 namespace cqmgr::protocol {
 
+namespace {
+using Kind = ScanItem::Kind;
+// The announcement: protocol=delivery_request_protocol.
+constexpr ScanItem announcement_items[] = {{Kind::streq, "protocol", delivery_protocol}};
+// The reply: the hop status in the order Postfix reads it, then the status.
+constexpr ScanItem reply_items[] = {
+    {Kind::str, "status"},   {Kind::str, "diag_type"}, {Kind::str, "diag_text"},
+    {Kind::str, "mta_type"}, {Kind::str, "mta_mname"}, {Kind::str, "action"},
+    {Kind::str, "reason"},   {Kind::num, "status"},
+};
+constexpr size_t reply_status = 7;
+} // namespace
+
 const char* kind_name(DeliveryOutcome::Kind k) {
     switch (k) {
     case DeliveryOutcome::Kind::replied: return "replied";
@@ -22,6 +35,11 @@ void AgentSession::close() {
     conv_.reset();
 }
 
+std::string AgentSession::transport() const {
+    auto slash = path_.rfind('/');
+    return slash == std::string::npos ? path_ : path_.substr(slash + 1);
+}
+
 DeliveryOutcome AgentSession::failed(DeliveryOutcome::Kind kind, std::string warning) {
     DeliveryOutcome o;
     o.kind = kind;
@@ -36,9 +54,8 @@ DeliveryOutcome AgentSession::failed(DeliveryOutcome::Kind kind, std::string war
 awaitable<bool> AgentSession::open(std::string path, DeliveryTimeouts timeouts) {
     close();
     path_ = std::move(path);
-    auto slash = path_.rfind('/');
-    transport_ = slash == std::string::npos ? path_ : path_.substr(slash + 1);
     timeouts_ = timeouts;
+    failure_ = DeliveryOutcome{};
     conv_ = Conversation::create(ex_);
     if (!co_await conv_->connect(path_, timeouts_.connect)) {
         failure_ = failed(DeliveryOutcome::Kind::unavailable,
@@ -46,26 +63,41 @@ awaitable<bool> AgentSession::open(std::string path, DeliveryTimeouts timeouts) 
         close();
         co_return false;
     }
-    AttrList ann;
-    if (!co_await conv_->read_list(ann, timeouts_.announce)) {
-        if (conv_->clean_eof()) {
-            // Stock qmgr: peekfd() sees no error and attr_scan() returns 0 at
-            // EOF, which passes the check; the write finds the dead peer.
-            co_return true;
-        }
-        failure_ = failed(DeliveryOutcome::Kind::unavailable,
-                          path_ + " socket: " + conv_->error());
+    AttrScan scan(announcement_items, path_ + " socket");
+    if (!co_await run_scan(scan, timeouts_.announce)) {
+        // Stock gives up on the whole process here; we give up on the agent.
+        failure_ = failed(DeliveryOutcome::Kind::unavailable, path_ + " socket: timeout");
         close();
         co_return false;
     }
-    if (!is_announcement(ann, delivery_protocol)) {
+    // Kept whether or not the announcement fails (announcement_warning()).
+    failure_.detail = scan.warning();
+    if (scan.failed()) {
         failure_ = failed(DeliveryOutcome::Kind::unavailable, path_ + " socket: malformed response");
-        failure_.detail = "expected protocol=" + std::string(delivery_protocol) + ", got " +
-                          ann.describe_names();
+        failure_.detail = scan.warning();
         close();
         co_return false;
     }
+    // Also when the agent closed before its first byte: stock's scan finds
+    // nothing wrong with that, and the write finds the dead peer.
     co_return true;
+}
+
+awaitable<bool> AgentSession::run_scan(AttrScan& scan, DeliveryTimeouts::Duration first_byte) {
+    for (;;) {
+        std::string& in = conv_->pending();
+        if (!in.empty()) {
+            std::string_view rest(in);
+            scan.feed(rest);
+            in.erase(0, in.size() - rest.size());
+            if (scan.done()) co_return true;
+        }
+        auto end = co_await conv_->read_some(scan.started() ? timeouts_.read : first_byte);
+        if (end == Conversation::ReadEnd::data) continue;
+        if (end == Conversation::ReadEnd::timeout && !scan.started()) co_return false;
+        scan.end(end == Conversation::ReadEnd::timeout);
+        co_return true;
+    }
 }
 
 awaitable<DeliveryOutcome> AgentSession::deliver(DeliveryRequest request) {
@@ -73,20 +105,25 @@ awaitable<DeliveryOutcome> AgentSession::deliver(DeliveryRequest request) {
 }
 
 awaitable<DeliveryOutcome> AgentSession::deliver_encoded(std::string request) {
-    if (!conv_) co_return failed(DeliveryOutcome::Kind::unavailable,
-                                 "write to process (" + transport_ + "): session is not open");
+    if (!conv_)
+        co_return failed(DeliveryOutcome::Kind::unavailable,
+                         "write to process (" + transport() + "): session is not open");
     // A session whose announcement ended in EOF has a closed socket: the
     // request cannot go out.
     if (!conv_->is_open()) {
         close();
         co_return failed(DeliveryOutcome::Kind::unavailable,
-                         "write to process (" + transport_ + "): Broken pipe");
+                         "write to process (" + transport() + "): Broken pipe");
     }
+    // Stock's stream has one buffer for both directions: turning to write
+    // the request drops whatever the agent sent after its announcement that
+    // was already read.
+    conv_->pending().clear();
     DeliveryOutcome o;
     bool written = co_await conv_->write(std::move(request), timeouts_.write);
     if (!written)
         o = failed(DeliveryOutcome::Kind::unavailable,
-                   "write to process (" + transport_ + "): " + conv_->error());
+                   "write to process (" + transport() + "): " + conv_->error());
     else
         o = co_await read_reply();
     close();
@@ -94,29 +131,29 @@ awaitable<DeliveryOutcome> AgentSession::deliver_encoded(std::string request) {
 }
 
 awaitable<DeliveryOutcome> AgentSession::read_reply() {
-    AttrList list;
-    bool got = co_await conv_->read_list(list, timeouts_.reply);
-    if (!got) {
-        // Stock qmgr says "malformed response" for anything but a socket
-        // error at the first peek, EOF included; a timeout is fatal there,
-        // a deferral here.
-        std::string why = conv_->error() == "timeout" ? "timeout" : "malformed response";
-        co_return failed(DeliveryOutcome::Kind::crashed, path_ + " socket: " + why);
-    }
-    co_return outcome_of(list);
+    AttrScan scan(reply_items, path_ + " socket");
+    // Stock gives up on the whole process when no reply starts in time; we
+    // defer this delivery.
+    if (!co_await run_scan(scan, timeouts_.reply))
+        co_return failed(DeliveryOutcome::Kind::crashed, path_ + " socket: timeout");
+    co_return outcome_of(scan);
 }
 
-DeliveryOutcome AgentSession::outcome_of(const AttrList& list) const {
-    std::string err;
-    auto r = decode_delivery_reply(list, &err);
-    if (!r) {
+DeliveryOutcome AgentSession::outcome_of(AttrScan& scan) const {
+    // Stock needs every attribute up to the status; a failure at the
+    // terminator (an attribute too many) leaves the reply standing.
+    if (scan.failed() || scan.converted() < std::size(reply_items)) {
         DeliveryOutcome o = failed(DeliveryOutcome::Kind::crashed, path_ + " socket: malformed response");
-        o.detail = err;
+        o.detail = scan.warning();
         return o;
     }
     DeliveryOutcome o;
     o.kind = DeliveryOutcome::Kind::replied;
-    o.reply = std::move(*r);
+    o.reply.hop =
+        HopStatus{scan.take_value(0), scan.take_value(1), scan.take_value(2), scan.take_value(3),
+                  scan.take_value(4), scan.take_value(5), scan.take_value(6)};
+    o.reply.status = scan.number(reply_status);
+    o.detail = scan.warning();
     return o;
 }
 

@@ -55,6 +55,7 @@ awaitable<void> Delivery::run_connection(core::Transport* t) {
     // the allocator's slow path every time.
     protocol::AgentSession session(io_.get_executor());
     bool ok = co_await session.open("private/" + t->name, timeouts());
+    if (!session.announcement_warning().empty()) log::warn(session.announcement_warning());
     sched_.set_time(clock_.now());
     if (int delay = t->cfg.transport_rate_delay; delay > 0) {
         // Space deliveries over this transport; it stays locked meanwhile.
@@ -99,6 +100,10 @@ awaitable<void> Delivery::rate_pause(int seconds) {
 
 void Delivery::report(core::Transport* t, core::Entry* e, const protocol::DeliveryOutcome& out) {
     using Kind = protocol::DeliveryOutcome::Kind;
+    // Stock's attribute scanner speaks first (what was wrong with the
+    // bytes), then qmgr (what it makes of that).  A reply can carry the
+    // first alone: stock accepts an attribute after the status.
+    if (!out.detail.empty()) log::warn(out.detail);
     if (out.kind != Kind::replied) log::warn(out.warning);
     if (out.kind == Kind::unavailable) {
         // The request never reached an agent: the entry waits again, and the

@@ -32,6 +32,17 @@ class Conversation : public std::enable_shared_from_this<Conversation> {
     // timeout or malformed input; error() then says which.
     awaitable<bool> read_list(AttrList& out, Duration timeout);
 
+    // How read_some() ended.
+    enum class ReadEnd { data, closed, timeout };
+    // Reads what the peer has sent (at least one byte, at most a Postfix
+    // stream buffer's 4096) and appends it to pending().  closed: end of
+    // file or a read error (error() says which); timeout: nothing in time.
+    // Both close the socket.
+    awaitable<ReadEnd> read_some(Duration timeout);
+    // Bytes read and not yet consumed, by read_list() or by the caller of
+    // read_some().
+    std::string& pending() { return pending_; }
+
     // Writes all of `bytes`.
     awaitable<bool> write(std::string bytes, Duration timeout);
 

@@ -17,11 +17,17 @@
 //    the entry back and defers the transport's other work.
 //  * crashed: the request went out but no well-formed reply came back (EOF,
 //    I/O error, garbage, over-long data, timeout).  Stock qmgr defers the
-//    message with "4.3.0 unknown mail transport error", gives the queue
-//    negative feedback, and does not unthrottle the transport.
+//    message with "4.3.0 unknown mail transport error", gives the queue no
+//    feedback, and does not unthrottle the transport.
+//
+// The announcement and the reply are read as stock reads them (attr_scan.hpp),
+// so the same bytes give the same verdict and the same warning: stock also
+// accepts, with a warning, an announcement that lacks its attribute or has
+// one too many, and a reply with an attribute after the status.
 #pragma once
 
 #include "cqmgr/protocol/asio.hpp"
+#include "cqmgr/protocol/attr_scan.hpp"
 #include "cqmgr/protocol/conversation.hpp"
 #include "cqmgr/protocol/messages.hpp"
 
@@ -33,15 +39,19 @@ namespace cqmgr::protocol {
 
 struct DeliveryTimeouts {
     using Duration = std::chrono::steady_clock::duration;
+    // The first byte of the announcement and of the reply may take
+    // `announce` and `reply`; each later read of either, `read`.
     Duration connect = std::chrono::seconds(60);     // qmgr_ipc_timeout
     Duration announce = std::chrono::seconds(18000); // daemon_timeout
     Duration write = std::chrono::seconds(60);       // qmgr_ipc_timeout
     Duration reply = std::chrono::seconds(18000);    // daemon_timeout
+    Duration read = std::chrono::seconds(60);        // qmgr_ipc_timeout
 
     // The stock mapping from main.cf: I/O steps use qmgr_ipc_timeout, the
-    // two waits for the agent use daemon_timeout.
+    // two waits for the agent to start talking use daemon_timeout.
     static DeliveryTimeouts from_settings(Duration qmgr_ipc_timeout, Duration daemon_timeout) {
-        return {qmgr_ipc_timeout, daemon_timeout, qmgr_ipc_timeout, daemon_timeout};
+        return {qmgr_ipc_timeout, daemon_timeout, qmgr_ipc_timeout, daemon_timeout,
+                qmgr_ipc_timeout};
     }
 };
 
@@ -57,8 +67,11 @@ struct DeliveryOutcome {
     // "private/smtp socket: malformed response",
     // "write to process (smtp): Broken pipe".
     std::string warning;
-    // When the agent's bytes were not a valid reply or announcement: what
-    // the decoder expected (stock logs no detail; useful with -v).
+    // What stock's attribute scanner logs about the agent's bytes, before
+    // `warning`, e.g. "unexpected attribute foo from private/smtp socket
+    // (expecting: status)".  Also set on a reply that stock accepts with a
+    // warning (an attribute after the last one); empty when the bytes were
+    // as expected or there were none.
     std::string detail;
 
     // True when the message must be retried (anything but a zero status).
@@ -95,26 +108,41 @@ class AgentSession {
     void close();
 
     const DeliveryOutcome& failure() const { return failure_; }
+    // What stock's attribute scanner logged about the announcement, whether
+    // open() failed (then also failure().detail) or not: stock accepts an
+    // announcement that lacks its attribute or has one too many, with this
+    // warning.  Empty when the announcement was as expected.
+    const std::string& announcement_warning() const { return failure_.detail; }
     const std::string& path() const { return path_; }
 
   private:
     // Fills an outcome of `kind` with the stock hop status and `warning`.
     static DeliveryOutcome failed(DeliveryOutcome::Kind kind, std::string warning);
     // Reads and decodes the agent's reply (its own coroutine, so that the
-    // attribute list stays out of deliver_encoded's frame).
+    // scan stays out of deliver_encoded's frame).
     awaitable<DeliveryOutcome> read_reply();
-    // Turns the attribute list of a reply into an outcome.
-    DeliveryOutcome outcome_of(const AttrList& list) const;
+    // Feeds the agent's bytes to `scan` until it is done; the first byte
+    // may take `first_byte`, each later read timeouts_.read.  False when no
+    // byte came at all within `first_byte`.
+    awaitable<bool> run_scan(AttrScan& scan, DeliveryTimeouts::Duration first_byte);
+    // The transport's name, the last component of path_, for "write to
+    // process (NAME)".
+    std::string transport() const;
+    // Turns a finished scan of a reply into an outcome.
+    DeliveryOutcome outcome_of(AttrScan& scan) const;
 
     asio::any_io_executor ex_;
     std::shared_ptr<Conversation> conv_;
     std::string path_;
-    std::string transport_; // last path component, for "write to process (NAME)"
     DeliveryTimeouts timeouts_;
+    // When open() is false, the outcome; either way its detail is the
+    // announcement's scan warning.  (Few members: the daemon keeps a session
+    // in a per-delivery coroutine frame, which should stay near 1 kB.)
     DeliveryOutcome failure_;
 };
 
-// open() and deliver() in one call.
+// open() and deliver() in one call (an announcement's accepted-with-warning
+// line, announcement_warning(), is not passed on).
 awaitable<DeliveryOutcome> deliver_once(std::string path, DeliveryRequest request,
                                         DeliveryTimeouts timeouts);
 
