@@ -79,12 +79,17 @@ awaitable<void> Delivery::run_connection(core::Transport* t) {
         co_return;
     }
     pump();
-    log::debug("qmgr_deliver: " + e->message->id + ": site `" + e->queue->name + "' (" +
-               std::to_string(e->rcpts.size()) + " recipients)");
+    trace_request(*e);
     protocol::DeliveryOutcome out = co_await session.deliver_encoded(encoded_request_for(*e));
     sched_.set_time(clock_.now());
     report(t, e, out);
     pump();
+}
+
+void Delivery::trace_request(const core::Entry& e) const {
+    if (log::verbose())
+        log::debug("qmgr_deliver: " + e.message->id + ": site `" + e.queue->name + "' (" +
+                   std::to_string(e.rcpts.size()) + " recipients)");
 }
 
 protocol::DeliveryTimeouts Delivery::timeouts() const {

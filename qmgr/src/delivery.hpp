@@ -29,6 +29,9 @@ class Delivery {
     // The request for entry `e`, encoded for the wire.  A plain function, so
     // that the request's strings never sit in run_connection's frame.
     std::string encoded_request_for(const core::Entry& e) const;
+    // -v: the entry about to go to an agent (a plain function, so that its
+    // strings stay out of run_connection's frame).
+    void trace_request(const core::Entry& e) const;
     // The agent timeouts from main.cf.
     protocol::DeliveryTimeouts timeouts() const;
     // Waits out the transport's rate delay.
