@@ -44,11 +44,6 @@ void Delivery::pump() {
     });
 }
 
-// The stock hop status for a transport whose agents cannot be reached.
-core::Dsn Delivery::unavailable() {
-    return {"4.3.0", "mail transport unavailable"};
-}
-
 awaitable<void> Delivery::run_connection(core::Transport* t) {
     // Only what must live across a suspension is declared here: this
     // coroutine runs once per delivery, and a frame above about 1 kB takes
@@ -66,7 +61,7 @@ awaitable<void> Delivery::run_connection(core::Transport* t) {
     }
     if (!ok) {
         log::warn(session.failure().warning);
-        sched_.connection_failed(*t, unavailable());
+        sched_.connection_failed(*t, core::transport_unavailable());
         pump();
         co_return;
     }
@@ -82,7 +77,7 @@ awaitable<void> Delivery::run_connection(core::Transport* t) {
     trace_request(*e);
     protocol::DeliveryOutcome out = co_await session.deliver_encoded(encoded_request_for(*e));
     sched_.set_time(clock_.now());
-    report(t, e, out);
+    report(e, out);
     pump();
 }
 
@@ -103,25 +98,19 @@ awaitable<void> Delivery::rate_pause(int seconds) {
     co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
 
-void Delivery::report(core::Transport* t, core::Entry* e, const protocol::DeliveryOutcome& out) {
+void Delivery::report(core::Entry* e, const protocol::DeliveryOutcome& out) {
     using Kind = protocol::DeliveryOutcome::Kind;
     // Stock's attribute scanner speaks first (what was wrong with the
     // bytes), then qmgr (what it makes of that).  A reply can carry the
     // first alone: stock accepts an attribute after the status.
     if (!out.detail.empty()) log::warn(out.detail);
     if (out.kind != Kind::replied) log::warn(out.warning);
-    if (out.kind == Kind::unavailable) {
-        // The request never reached an agent: the entry waits again, and the
-        // transport is declared dead, which hands its waiting entries to retry.
-        sched_.entry_unselect(e);
-        sched_.transport_dead(*t, unavailable());
-    } else {
-        core::DeliveryResult result;
-        result.crash = out.kind == Kind::crashed;
-        result.status = out.reply.status;
-        result.hop = {out.reply.hop.status, out.reply.hop.reason};
-        sched_.delivery_done(e, result);
-    }
+    using R = core::DeliveryResult::Kind;
+    sched_.delivery_done(e, {out.kind == Kind::replied       ? R::replied
+                             : out.kind == Kind::unavailable ? R::unavailable
+                                                             : R::crashed,
+                             out.reply.status,
+                             {out.reply.hop.status, out.reply.hop.reason}});
 }
 
 std::string Delivery::encoded_request_for(const core::Entry& e) const {

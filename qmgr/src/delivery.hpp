@@ -37,9 +37,7 @@ class Delivery {
     // Waits out the transport's rate delay.
     awaitable<void> rate_pause(int seconds);
     // Hands an agent's outcome for entry `e` to the scheduler.
-    void report(core::Transport* t, core::Entry* e, const protocol::DeliveryOutcome& out);
-    // The hop status for a transport whose agents cannot be reached.
-    static core::Dsn unavailable();
+    void report(core::Entry* e, const protocol::DeliveryOutcome& out);
 
     asio::io_context& io_;
     const conf::QmgrParams& params_;

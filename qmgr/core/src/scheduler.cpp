@@ -326,13 +326,20 @@ void Scheduler::delivery_done(Entry* e, const DeliveryResult& r) {
     Queue& q = *e->queue;
     Transport& t = *q.transport;
     Message& m = *e->message;
+    if (r.kind == DeliveryResult::Kind::unavailable) {
+        // The entry waits again, and the dead transport hands its waiting
+        // entries to retry.
+        entry_unselect(e);
+        transport_dead(t, transport_unavailable());
+        return;
+    }
     // A crashed agent defers the message; like stock, it gives the queue no
     // feedback either way (stock's crash status never reaches its throttle
     // test) and it does not revive the transport.
     const Dsn& hop = r.hop;
-    if (r.crash || r.status != 0) {
+    if (r.crashed() || r.status != 0) {
         m.flags |= 1;
-        if (!r.crash && !hop.status.empty()) {
+        if (!r.crashed() && !hop.status.empty()) {
             Dsn dsn{dsn_valid(hop.status) ? hop.status : "4.0.0",
                     std::string(suspended_prefix) +
                         (hop.reason.empty() ? "unknown error" : hop.reason)};
@@ -345,7 +352,7 @@ void Scheduler::delivery_done(Entry* e, const DeliveryResult& r) {
     // A delivery that went through revives its transport and releases the
     // rate lock.  Stock leaves the lock on after a crash, which stalls the
     // transport for good; we release it then too.
-    if (!r.crash) {
+    if (!r.crashed()) {
         transport_unthrottle(t);
         if (r.hop.reason.empty() && (q.ready() || q.dead())) queue_unthrottle(q);
     } else {

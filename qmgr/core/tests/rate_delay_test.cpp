@@ -65,7 +65,7 @@ TEST_F(Fixture, DestinationRateDelayPausesTheDestinationAfterEachDelivery) {
     Transport* granted = s->select_transport();
     ASSERT_EQ(granted, &t);
     s->connection_ready(t);
-    ASSERT_TRUE(deliver_one(*s, t, DeliveryResult{false, 1, {}}));
+    ASSERT_TRUE(deliver_one(*s, t, DeliveryResult{DeliveryResult::Kind::replied, 1, {}}));
     EXPECT_TRUE(q.suspended);
     EXPECT_EQ(s->next_timer(), 1023);
     s->delivery_done(b, DeliveryResult{});
@@ -90,7 +90,8 @@ TEST_F(Fixture, DestinationRateDelayRevivesADestinationItsDeliveryKilled) {
     ASSERT_TRUE(e);
     Transport& t = *e->queue->transport;
     Queue& q = *e->queue;
-    s->delivery_done(e, DeliveryResult{false, 1, {"4.4.1", "connect refused"}});
+    s->delivery_done(
+        e, DeliveryResult{DeliveryResult::Kind::replied, 1, {"4.4.1", "connect refused"}});
     EXPECT_FALSE(q.dead());
     EXPECT_TRUE(q.suspended);
     EXPECT_EQ(q.todo_count(), 0);
@@ -134,7 +135,7 @@ TEST_F(TransportRate, OneDeliveryAtATimeReleasedByTheReply) {
     EXPECT_FALSE(t.rate_locked);
     // A reply that defers (no crash) releases it too.
     connect();
-    ASSERT_TRUE(deliver_one(*s, t, DeliveryResult{false, 1, {}}));
+    ASSERT_TRUE(deliver_one(*s, t, DeliveryResult{DeliveryResult::Kind::replied, 1, {}}));
     EXPECT_FALSE(t.rate_locked);
     EXPECT_EQ(s->select_transport(), &t);
 }
@@ -177,7 +178,7 @@ TEST_F(TransportRate, FlushKeepsTheLockOfALiveTransport) {
 // transport again; cqmgr releases it.
 TEST_F(TransportRate, CrashAndEmptySelectionReleaseTheLock) {
     Transport& t = connect();
-    ASSERT_TRUE(deliver_one(*s, t, DeliveryResult{true, 0, {}}));
+    ASSERT_TRUE(deliver_one(*s, t, DeliveryResult{DeliveryResult::Kind::crashed, 0, {}}));
     EXPECT_FALSE(t.rate_locked);
     connect();
     // Its mail went elsewhere meanwhile (here: to retry, with the

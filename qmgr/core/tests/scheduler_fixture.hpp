@@ -62,7 +62,8 @@ struct Fixture : ::testing::Test {
         if (!e)
             ADD_FAILURE() << "no entry for " << dest;
         else
-            s->delivery_done(e, DeliveryResult{false, -1, {"4.4.1", "connect refused"}});
+            s->delivery_done(
+                e, DeliveryResult{DeliveryResult::Kind::replied, -1, {"4.4.1", "connect refused"}});
         return m;
     }
 };

@@ -102,9 +102,11 @@ TEST_F(Fixture, NegativeFeedbackShrinksWindow) {
     EXPECT_EQ(q.window, 5);
     // The negative hysteresis cycle starts with its step: 5 -> 3 on the first
     // failure, then one step per failure.
-    s->delivery_done(es[0], DeliveryResult{false, -1, {"4.7.0", "421 too many"}});
+    s->delivery_done(es[0],
+                     DeliveryResult{DeliveryResult::Kind::replied, -1, {"4.7.0", "421 too many"}});
     EXPECT_EQ(q.window, 3);
-    s->delivery_done(es[1], DeliveryResult{false, -1, {"4.7.0", "421 too many"}});
+    s->delivery_done(es[1],
+                     DeliveryResult{DeliveryResult::Kind::replied, -1, {"4.7.0", "421 too many"}});
     EXPECT_EQ(q.window, 2);
     // Success grows it again (up to busy + initial).
     s->delivery_done(es[2], DeliveryResult{});
@@ -121,13 +123,32 @@ TEST_F(Fixture, CrashDefersMessageAndKeepsTransportUsable) {
     Message& m = message("A", 2);
     Transport& t = s->transport("smtp");
     Entry* e = s->select_entry(t);
-    s->delivery_done(e, DeliveryResult{true, 0, {}});
+    s->delivery_done(e, DeliveryResult{DeliveryResult::Kind::crashed, 0, {}});
     EXPECT_NE(m.flags, 0);
     EXPECT_FALSE(t.dead);
     Entry* e2 = s->select_entry(t);
     ASSERT_TRUE(e2);
     s->delivery_done(e2, DeliveryResult{});
     EXPECT_EQ(drv.done.size(), 1u);
+}
+
+// A request that never reached an agent: the entry waits again (no
+// attempt was made) and the transport is dead with stock's reason.
+TEST_F(Fixture, UnavailableAgentKillsTheTransportAndKeepsTheEntry) {
+    tc.dest_recipient_limit = 1;
+    make();
+    Message& m = message("A", 1);
+    Transport& t = s->transport("smtp");
+    Entry* e = s->select_entry(t);
+    ASSERT_TRUE(e);
+    s->delivery_done(e, DeliveryResult{DeliveryResult::Kind::unavailable, -1, {}});
+    EXPECT_TRUE(t.dead);
+    ASSERT_TRUE(t.dsn);
+    EXPECT_EQ(*t.dsn, transport_unavailable());
+    // Its recipient went on to the retry transport, not lost.
+    EXPECT_EQ(m.refcount, 1);
+    EXPECT_EQ(s->transport("retry").queue_by_name.count("4.3.0 mail transport unavailable"), 1u);
+    s->check_invariants();
 }
 
 TEST_F(Fixture, DeadTransportDefersEverything) {

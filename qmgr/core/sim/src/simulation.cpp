@@ -38,11 +38,15 @@ class Sim : public Driver {
   public:
     explicit Sim(const SimConfig& cfg)
         : cfg_(cfg), rng_(cfg.seed),
-          sched_(cfg.scheduler, [this](const std::string& n) {
-              auto it = cfg_.transports.find(n);
-              return it != cfg_.transports.end() ? it->second : cfg_.default_transport;
-          }, *this) {
-        for (const auto& d : cfg.destinations) dest_[d.name] = &d;
+          sched_(
+              cfg.scheduler,
+              [this](const std::string& n) {
+                  auto it = cfg_.transports.find(n);
+                  return it != cfg_.transports.end() ? it->second : cfg_.default_transport;
+              },
+              *this) {
+        for (const auto& d : cfg.destinations)
+            dest_[d.name] = &d;
     }
 
     SimResult run() {
@@ -68,10 +72,18 @@ class Sim : public Driver {
             if (ev.time > cfg_.end_time) break;
             advance(ev.time);
             switch (ev.kind) {
-            case Event::Kind::arrival: arrive(*ev.message); break;
-            case Event::Kind::session_end: session_end(ev.entry, ev.ok); break;
-            case Event::Kind::batch: batch_arrives(*ev.message); break;
-            case Event::Kind::rate_pause_end: deliver_next(*ev.transport); break;
+            case Event::Kind::arrival:
+                arrive(*ev.message);
+                break;
+            case Event::Kind::session_end:
+                session_end(ev.entry, ev.ok);
+                break;
+            case Event::Kind::batch:
+                batch_arrives(*ev.message);
+                break;
+            case Event::Kind::rate_pause_end:
+                deliver_next(*ev.transport);
+                break;
             case Event::Kind::tick:
                 sample();
                 if (!idle()) push({now_ + cfg_.sample_every, 0, Event::Kind::tick});
@@ -115,8 +127,7 @@ class Sim : public Driver {
         }
         sched_.message_free(m);
     }
-    void defer_recipients(Message&, const std::vector<Recipient>& rcpts,
-                          const Dsn&) override {
+    void defer_recipients(Message&, const std::vector<Recipient>& rcpts, const Dsn&) override {
         res_.deferred += static_cast<int>(rcpts.size());
         tally(rcpts);
     }
@@ -124,7 +135,8 @@ class Sim : public Driver {
   private:
     // Counts one finish (delivery or deferral) for each recipient.
     void tally(const std::vector<Recipient>& rcpts) {
-        for (const auto& r : rcpts) finishes_[r.address]++;
+        for (const auto& r : rcpts)
+            finishes_[r.address]++;
     }
     void push(Event e) {
         e.seq = seq_++;
@@ -184,7 +196,8 @@ class Sim : public Driver {
             sched_.assign(m, sched_.queue_for(t, p.dest, p.dest), std::move(p.rcpt));
         }
         sched_.batch_done(m, !m.unread.empty(), static_cast<int>(m.unread.size()));
-        res_.max_in_core_recipients = std::max(res_.max_in_core_recipients, sched_.recipient_count());
+        res_.max_in_core_recipients =
+            std::max(res_.max_in_core_recipients, sched_.recipient_count());
     }
     // A batch taken earlier is resolved.
     void batch_arrives(SimMsg& m) {
@@ -232,7 +245,7 @@ class Sim : public Driver {
             res_.deferred += static_cast<int>(e->rcpts.size());
             tally(e->rcpts);
             e->message->flags |= 1;
-            sched_.delivery_done(e, DeliveryResult{false, -1, {}});
+            sched_.delivery_done(e, DeliveryResult{DeliveryResult::Kind::replied, -1, {}});
             return;
         }
         const SimDestination& d = *it->second;
@@ -251,10 +264,10 @@ class Sim : public Driver {
         st.max_concurrency = std::max(st.max_concurrency, active_[d.name]);
         bool ok = true;
         if (d.fail_ratio > 0) ok = std::uniform_real_distribution<>(0, 1)(rng_) >= d.fail_ratio;
-        res_.deliveries.push_back({now_, now_ + d.session_setup + n * d.latency_per_rcpt,
-                                   e->message->id, d.name, n, ok});
-        push({now_ + d.session_setup + n * d.latency_per_rcpt, 0, Event::Kind::session_end,
-              nullptr, e, ok});
+        res_.deliveries.push_back(
+            {now_, now_ + d.session_setup + n * d.latency_per_rcpt, e->message->id, d.name, n, ok});
+        push({now_ + d.session_setup + n * d.latency_per_rcpt, 0, Event::Kind::session_end, nullptr,
+              e, ok});
     }
     void fail(Entry* e, const std::string& status, const std::string& reason) {
         const std::string& dname = e->queue->nexthop;
@@ -263,7 +276,8 @@ class Sim : public Driver {
         res_.destinations[dname].deferred += n;
         tally(e->rcpts);
         res_.deliveries.push_back({now_, now_, e->message->id, dname, n, false});
-        sched_.delivery_done(e, DeliveryResult{false, -1, {status, reason}});
+        sched_.delivery_done(e,
+                             DeliveryResult{DeliveryResult::Kind::replied, -1, {status, reason}});
     }
     void session_end(Entry* e, bool ok) {
         const std::string dname = e->queue->nexthop;
@@ -278,7 +292,8 @@ class Sim : public Driver {
         } else {
             res_.deferred += n;
             res_.destinations[dname].deferred += n;
-            sched_.delivery_done(e, DeliveryResult{false, -1, {"4.4.2", "lost connection"}});
+            sched_.delivery_done(
+                e, DeliveryResult{DeliveryResult::Kind::replied, -1, {"4.4.2", "lost connection"}});
         }
     }
     void sample() {
@@ -290,12 +305,14 @@ class Sim : public Driver {
             auto& a = acc_[name];
             if (a.w > 0) {
                 st.concurrency_mean = a.s / a.w;
-                st.concurrency_stddev = std::sqrt(std::max(0.0, a.s2 / a.w - st.concurrency_mean * st.concurrency_mean));
+                st.concurrency_stddev = std::sqrt(
+                    std::max(0.0, a.s2 / a.w - st.concurrency_mean * st.concurrency_mean));
             }
         }
         for (const auto& [tn, t] : sched_.transports()) {
             for (const auto& [qn, q] : t->queue_by_name)
-                if (q->dead() && res_.destinations.count(qn)) res_.destinations[qn].declared_dead = true;
+                if (q->dead() && res_.destinations.count(qn))
+                    res_.destinations[qn].declared_dead = true;
             res_.indexed_searches += t->candidates.indexed_searches;
             res_.scanned_searches += t->candidates.scanned_searches;
             res_.relabels += t->candidates.relabels;

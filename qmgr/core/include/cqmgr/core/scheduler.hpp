@@ -50,12 +50,25 @@ class Driver {
     virtual void trace(const std::string& line) { (void)line; }
 };
 
-// The result of one delivery request, as the agent (or its failure) gave it.
+// The result of one delivery request, as the agent (or its failure) gave
+// it: the shape the delivery client reports, unchanged.
 struct DeliveryResult {
-    bool crash = false; // no valid reply: I/O error, garbage, timeout (deferral, no feedback)
-    int status = 0;     // agent status: 0 = all recipients finished
-    Dsn hop;            // hop status; empty status = none
+    enum class Kind {
+        replied,     // the agent answered: `status` and `hop`
+        unavailable, // the request never reached an agent (the transport is dead)
+        crashed,     // no valid reply: I/O error, garbage, timeout (deferral, no feedback)
+    };
+    Kind kind = Kind::replied;
+    int status = 0; // agent status: 0 = all recipients finished
+    Dsn hop;        // hop status; empty status = none
+
+    bool crashed() const { return kind == Kind::crashed; }
 };
+
+// The hop status of a transport whose agents cannot be reached.
+inline Dsn transport_unavailable() {
+    return {"4.3.0", "mail transport unavailable"};
+}
 
 class Scheduler {
   public:
@@ -118,7 +131,8 @@ class Scheduler {
     // rate delay, the driver waits that long after connection_ready()
     // before asking; an empty answer releases the rate lock.
     Entry* select_entry(Transport& t);
-    // Reports the outcome of a selected entry and frees it.
+    // Reports the outcome of a selected entry and frees it; an entry whose
+    // request never reached an agent waits again and its transport is dead.
     void delivery_done(Entry* e, const DeliveryResult& r);
     // Gives a selected entry back without an attempt (e.g. the request could
     // not even be written): it goes to the end of its queue's todo list and
