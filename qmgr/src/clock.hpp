@@ -11,9 +11,9 @@
 
 namespace cqmgr::qmgr {
 
-class Clock {
+class WallClock {
   public:
-    virtual ~Clock() = default;
+    virtual ~WallClock() = default;
     // Seconds since the epoch.
     virtual int64_t now() const = 0;
     // Seconds and microseconds since the epoch.
@@ -21,7 +21,7 @@ class Clock {
 };
 
 // The system's clock.
-class SystemClock final : public Clock {
+class SystemClock final : public WallClock {
   public:
     int64_t now() const override { return ::time(nullptr); }
     protocol::TimeVal precise() const override {

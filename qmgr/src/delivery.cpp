@@ -27,7 +27,7 @@ bool needs_smtputf8(std::string_view s) {
 }
 } // namespace
 
-Delivery::Delivery(asio::io_context& io, const conf::QmgrParams& params, const Clock& clock,
+Delivery::Delivery(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
                    core::Scheduler& sched)
     : io_(io), params_(params), clock_(clock), sched_(sched) {}
 

@@ -13,7 +13,7 @@ namespace cqmgr::qmgr {
 
 class Delivery {
   public:
-    Delivery(asio::io_context& io, const conf::QmgrParams& params, const Clock& clock,
+    Delivery(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
              core::Scheduler& sched);
 
     // Starts connections for every transport that has work (coalesced: many
@@ -41,7 +41,7 @@ class Delivery {
 
     asio::io_context& io_;
     const conf::QmgrParams& params_;
-    const Clock& clock_;
+    const WallClock& clock_;
     core::Scheduler& sched_;
     bool posted_ = false;
 };

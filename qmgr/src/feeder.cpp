@@ -10,7 +10,7 @@ namespace {
 constexpr int max_pause = 60; // seconds
 } // namespace
 
-Feeder::Feeder(asio::io_context& io, const conf::QmgrParams& params, const Clock& clock,
+Feeder::Feeder(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
                const queuefile::ActiveQueue& store, StoreRetry& retry, MasterLink& master,
                Hooks hooks)
     : io_(io), params_(params), clock_(clock), store_(store), retry_(retry), master_(master),

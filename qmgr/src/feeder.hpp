@@ -44,7 +44,7 @@ class Feeder {
         std::function<void()> flush_dead;
     };
 
-    Feeder(asio::io_context& io, const conf::QmgrParams& params, const Clock& clock,
+    Feeder(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
            const queuefile::ActiveQueue& store, StoreRetry& retry, MasterLink& master, Hooks hooks);
 
     // Recovers active/, starts both scans and the periodic deferred scan.
@@ -67,7 +67,7 @@ class Feeder {
 
     asio::io_context& io_;
     const conf::QmgrParams& params_;
-    const Clock& clock_;
+    const WallClock& clock_;
     const queuefile::ActiveQueue& store_;
     StoreRetry& retry_;
     MasterLink& master_;

@@ -44,7 +44,7 @@ void sort_by_domain(std::vector<queuefile::Recipient>& rcpts) {
 }
 } // namespace
 
-Intake::Intake(const conf::QmgrParams& params, const Clock& clock,
+Intake::Intake(const conf::QmgrParams& params, const WallClock& clock,
                const queuefile::ActiveQueue& store, StoreRetry& retry, Resolver& resolver,
                core::Scheduler& sched, DeferFn defer)
     : params_(params), clock_(clock), store_(store), retry_(retry), resolver_(resolver),

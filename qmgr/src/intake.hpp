@@ -28,8 +28,9 @@ class Intake {
     using DeferFn =
         std::function<void(Message&, const std::vector<queuefile::Recipient>&, const core::Dsn&)>;
 
-    Intake(const conf::QmgrParams& params, const Clock& clock, const queuefile::ActiveQueue& store,
-           StoreRetry& retry, Resolver& resolver, core::Scheduler& sched, DeferFn defer);
+    Intake(const conf::QmgrParams& params, const WallClock& clock,
+           const queuefile::ActiveQueue& store, StoreRetry& retry, Resolver& resolver,
+           core::Scheduler& sched, DeferFn defer);
 
     // The result of claiming a ready file.
     struct Claimed {
@@ -65,7 +66,7 @@ class Intake {
     std::string log_addr(std::string_view addr) const;
 
     const conf::QmgrParams& params_;
-    const Clock& clock_;
+    const WallClock& clock_;
     const queuefile::ActiveQueue& store_;
     StoreRetry& retry_;
     Resolver& resolver_;

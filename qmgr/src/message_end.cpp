@@ -35,7 +35,7 @@ protocol::NoticeRequest maybe_verp(const Message& m, protocol::NoticeRequest n, 
 }
 } // namespace
 
-MessageEnd::MessageEnd(const conf::QmgrParams& params, const Clock& clock,
+MessageEnd::MessageEnd(const conf::QmgrParams& params, const WallClock& clock,
                        const queuefile::ActiveQueue& store, StoreRetry& retry, Intake& intake,
                        core::Scheduler& sched)
     : params_(params), clock_(clock), store_(store), retry_(retry), intake_(intake), sched_(sched) {

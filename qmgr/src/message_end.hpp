@@ -24,7 +24,7 @@ class MessageEnd {
         more, // another batch of recipients was read: assign it
     };
 
-    MessageEnd(const conf::QmgrParams& params, const Clock& clock,
+    MessageEnd(const conf::QmgrParams& params, const WallClock& clock,
                const queuefile::ActiveQueue& store, StoreRetry& retry, Intake& intake,
                core::Scheduler& sched);
 
@@ -44,7 +44,7 @@ class MessageEnd {
     }
 
     const conf::QmgrParams& params_;
-    const Clock& clock_;
+    const WallClock& clock_;
     const queuefile::ActiveQueue& store_;
     StoreRetry& retry_;
     Intake& intake_;

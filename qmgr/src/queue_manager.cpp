@@ -8,7 +8,7 @@
 namespace cqmgr::qmgr {
 
 QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
-                           const conf::QmgrParams& params, const Clock& clock,
+                           const conf::QmgrParams& params, const WallClock& clock,
                            const FlushDomains& flush_domains, MasterLink& master)
     : io_(io), params_(params), clock_(clock),
       store_(queuefile::QueueLayout(params.hash_queue_names,

@@ -34,7 +34,7 @@ namespace cqmgr::qmgr {
 class QueueManager : public core::Driver {
   public:
     QueueManager(asio::io_context& io, const conf::MainCf& cf, const conf::QmgrParams& params,
-                 const Clock& clock, const FlushDomains& flush_domains, MasterLink& master);
+                 const WallClock& clock, const FlushDomains& flush_domains, MasterLink& master);
 
     // Recovers active/ and starts the scans.
     void start() { feeder_.start(); }
@@ -69,7 +69,7 @@ class QueueManager : public core::Driver {
 
     asio::io_context& io_;
     const conf::QmgrParams& params_;
-    const Clock& clock_;
+    const WallClock& clock_;
     queuefile::ActiveQueue store_;
     WarningLimiter limiter_;
     StoreRetry retry_;

@@ -6,7 +6,7 @@
 
 namespace cqmgr::qmgr {
 
-SelfDefer::SelfDefer(asio::io_context& io, const conf::QmgrParams& params, const Clock& clock,
+SelfDefer::SelfDefer(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
                      const FlushDomains& flush_domains, std::function<void(Message&)> written)
     : io_(io), params_(params), clock_(clock), flush_domains_(flush_domains),
       written_(std::move(written)) {}

@@ -21,7 +21,7 @@ namespace cqmgr::qmgr {
 class SelfDefer {
   public:
     // `written` runs after each record, for the message's end to proceed.
-    SelfDefer(asio::io_context& io, const conf::QmgrParams& params, const Clock& clock,
+    SelfDefer(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
               const FlushDomains& flush_domains, std::function<void(Message&)> written);
 
     // Defers `rcpts` of `m` with `dsn` (a 4.X.Y status; others become 4.0.0).
@@ -35,7 +35,7 @@ class SelfDefer {
 
     asio::io_context& io_;
     const conf::QmgrParams& params_;
-    const Clock& clock_;
+    const WallClock& clock_;
     const FlushDomains& flush_domains_;
     std::function<void(Message&)> written_;
 };

@@ -19,7 +19,7 @@ struct StoreRetry::Attempt {
     int delay = first_delay;
 };
 
-StoreRetry::StoreRetry(asio::io_context& io, const Clock& clock, WarningLimiter& limiter)
+StoreRetry::StoreRetry(asio::io_context& io, const WallClock& clock, WarningLimiter& limiter)
     : io_(io), clock_(clock), limiter_(limiter) {}
 
 void StoreRetry::run(const std::string& kind, Op op, Done done) {

@@ -21,7 +21,7 @@ class StoreRetry {
     using Op = std::function<queuefile::StoreResult()>;
     using Done = std::function<void(const queuefile::StoreResult&)>;
 
-    StoreRetry(asio::io_context& io, const Clock& clock, WarningLimiter& limiter);
+    StoreRetry(asio::io_context& io, const WallClock& clock, WarningLimiter& limiter);
 
     // Runs `op` now and, while it fails for a reason other than the file
     // being gone, again after 1, 2, 4, ... up to 60 seconds.  Each failure is
@@ -39,7 +39,7 @@ class StoreRetry {
     void schedule(std::shared_ptr<Attempt> a);
 
     asio::io_context& io_;
-    const Clock& clock_;
+    const WallClock& clock_;
     WarningLimiter& limiter_;
     int pending_ = 0;
 };
