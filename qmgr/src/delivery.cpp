@@ -70,6 +70,7 @@ awaitable<void> Delivery::run_connection(core::Transport* t) {
     if (!e) {
         // The work went elsewhere meanwhile; the agent just sees EOF.  No
         // pump: a connection asked for now would find nothing either.
+        trace_idle(*t);
         session.close();
         co_return;
     }
@@ -79,6 +80,12 @@ awaitable<void> Delivery::run_connection(core::Transport* t) {
     sched_.set_time(clock_.now());
     report(e, out);
     pump();
+}
+
+void Delivery::trace_idle(const core::Transport& t) const {
+    if (log::verbose())
+        log::debug("qmgr_deliver: transport " + t.name +
+                   ": no entry for the agent, connection closed");
 }
 
 void Delivery::trace_request(const core::Entry& e) const {

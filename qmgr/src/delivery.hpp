@@ -32,6 +32,8 @@ class Delivery {
     // -v: the entry about to go to an agent (a plain function, so that its
     // strings stay out of run_connection's frame).
     void trace_request(const core::Entry& e) const;
+    // -v: an agent connection that carries no request (there should be none).
+    void trace_idle(const core::Transport& t) const;
     // The agent timeouts from main.cf.
     protocol::DeliveryTimeouts timeouts() const;
     // Waits out the transport's rate delay.
