@@ -177,8 +177,8 @@ constexpr auto kGlobal = std::to_array<ParamSpec>({
       "master's restart back-off"),
 });
 
-// qmgr.c's tables in the order the trigger server reads them: int, str,
-// bool, time.
+// qmgr's own parameter tables in the order the trigger server reads them:
+// int, str, bool, time.
 constexpr auto kQmgr = std::to_array<ParamSpec>({
     P("qmgr_message_active_limit", T::Int, "20000", 1, 0, Q, true, "messages in the active queue"),
     P("qmgr_message_recipient_limit", T::Int, "20000", 1, 0, Q, true,

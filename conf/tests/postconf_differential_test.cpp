@@ -1,12 +1,13 @@
 // Differential test of conf/ against the installed Postfix 3.7, over every
 // case in tests/corpus/NN-name/ (main.cf, optionally master.cf):
 //
-//  1. `postconf -c DIR -x NAME...` for every parameter qmgr reads (facts
-//     §9.1, §9.3: the whole param_table) and every per-transport override
-//     of every delivery transport in master.cf: the expanded strings must
-//     match MainCf::str() (postconf prints values with white space runs
-//     squeezed to one blank, so both sides are compared that way), and a
-//     postconf fatal error must be a ConfigError here.
+//  1. `postconf -c DIR -x NAME...` for every parameter qmgr reads
+//     (docs/postfix-facts.md §9: the whole param_table) and every
+//     per-transport override of every delivery transport in master.cf: the
+//     expanded strings must match MainCf::str() (postconf prints values
+//     with white space runs squeezed to one blank, so both sides are
+//     compared that way), and a postconf fatal error must be a ConfigError
+//     here.
 //  2. The typed values QmgrParams / read_transport_params() produce must
 //     equal the typed reading of postconf's strings.
 //  3. `postconf -c DIR -P -x` (master.cf -o values, expanded in each

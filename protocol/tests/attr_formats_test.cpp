@@ -1,4 +1,4 @@
-// The three attribute formats (facts sheet sections 3.2 and 3.3): exact
+// The three attribute formats (docs/postfix-facts.md §3.1): exact
 // bytes as Postfix 3.7.11's attr_print0 / attr_print_plain / attr_print64
 // write them, strict decoding, nested tables, limits.
 #include "cqmgr/protocol/attr.hpp"
@@ -9,7 +9,7 @@ using namespace cqmgr::protocol;
 using namespace std::string_literals;
 
 namespace {
-// The list of facts section 3.3's [built] example: a=b, n=5, {k=v}.
+// The example list of docs/postfix-facts.md §3.1: a=b, n=5, {k=v}.
 std::string sample(AttrFormat f) {
     AttrWriter w(f);
     w.str("a", "b").num("n", 5).table({{"k", "v"}}).end();
@@ -34,19 +34,21 @@ AttrParser::Status parse_bytewise(AttrFormat f, const std::string& wire, AttrLis
 } // namespace
 
 TEST(AttrFormats, NullHashMatchesFactsSheet) {
-    // Section 3.2: `61 00 62 00 7b 00 6b 00 76 00 7d 00 00`.
+    // docs/postfix-facts.md §3.1: `61 00 62 00 7b 00 6b 00 76 00 7d 00 00`.
     AttrWriter w;
     w.str("a", "b").table({{"k", "v"}}).end();
     EXPECT_EQ(w.bytes(), "a\0b\0{\0k\0v\0}\0\0"s);
 }
 
 TEST(AttrFormats, Base64MatchesFactsSheet) {
-    // Section 3.3 [built]: YQ==:Yg==\nbg==:NQ==\new==\naw==:dg==\nfQ==\n\n
+    // docs/postfix-facts.md §3.1, as Postfix's encoder wrote it:
+    // YQ==:Yg==\nbg==:NQ==\new==\naw==:dg==\nfQ==\n\n
     EXPECT_EQ(sample(AttrFormat::base64), "YQ==:Yg==\nbg==:NQ==\new==\naw==:dg==\nfQ==\n\n");
 }
 
 TEST(AttrFormats, PlainMatchesFactsSheet) {
-    // Section 3.3: name=value\n, the hash delimiters go out with their NUL.
+    // docs/postfix-facts.md §3.1: name=value\n, the hash delimiters go out
+    // with their NUL.
     EXPECT_EQ(sample(AttrFormat::plain), "a=b\nn=5\n{\0\nk=v\n}\0\n\n"s);
 }
 

@@ -1,5 +1,6 @@
-// Codec tests; expected bytes come from the facts sheet and the strace
-// captures of stock qmgr 3.7.11.
+// Codec tests; expected bytes are those Postfix's own encoders write
+// (docs/postfix-facts.md §3) and those a stock qmgr 3.7.11 sent, recorded
+// with strace.
 #include "cqmgr/protocol/attr.hpp"
 #include "cqmgr/protocol/base64.hpp"
 
@@ -37,7 +38,7 @@ TEST(Attr, ParsesAcrossChunkBoundaries) {
 }
 
 TEST(Attr, HashBecomesNestedTable) {
-    // Facts sheet section 3.2: `a=b`, `{k=v}`, end.
+    // docs/postfix-facts.md §3.1: `a=b`, `{k=v}`, end.
     auto l = decode_one("a\0b\0{\0k\0v\0}\0\0"s);
     ASSERT_TRUE(l);
     ASSERT_EQ(l->attrs.size(), 2u);

@@ -1,6 +1,7 @@
-// Request/reply encodings checked byte for byte against the strace captures of
-// stock qmgr 3.7.11 (shared/captures/deliver-ok, dead-destination,
-// deliver-5xx-bounce).
+// Request/reply encodings checked byte for byte against what a stock qmgr
+// 3.7.11 sent and received, recorded with strace while it delivered a
+// message, deferred one to a dead destination and bounced one on a 5xx
+// (docs/postfix-facts.md §3 to §6).
 #include "cqmgr/protocol/base64.hpp"
 #include "cqmgr/protocol/flush_client.hpp"
 #include "cqmgr/protocol/messages.hpp"
@@ -14,7 +15,7 @@ using namespace cqmgr::protocol;
 using namespace std::string_literals;
 
 namespace {
-// The `time` attribute qmgr sent in the deliver-ok capture.
+// The `time` attribute a stock qmgr sent with a delivery request (recorded).
 const std::string captured_time =
     "vlQCawAAAABaqwkAAAAAAL5UAmsAAAAATOYJAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
     "AAAAAAAAAAAAAAAAAAAAAAAA==";
@@ -119,7 +120,8 @@ TEST(Announcement, Checked) {
 }
 
 TEST(MasterStatus, TwelveBytes) {
-    // From the capture: pid 0x563a (":V"), generation 2, TAKEN then AVAIL.
+    // As a stock qmgr wrote them: pid 0x563a (":V"), generation 2, TAKEN
+    // then AVAIL (docs/postfix-facts.md §7.3).
     EXPECT_EQ(encode_master_status(0x563a, 2, master_stat_taken),
               ":V\0\0\x02\0\0\0\0\0\0\0"s);
     EXPECT_EQ(encode_master_status(0x563a, 2, master_stat_avail),
@@ -127,8 +129,8 @@ TEST(MasterStatus, TwelveBytes) {
 }
 
 TEST(Append, EncodesRcptAndDsnFieldsInOrder) {
-    // Facts sheet section 6.2: nrequest=0, flags, queue_id, rcpt_print's
-    // five, dsn_print's seven.
+    // docs/postfix-facts.md §6.2: nrequest=0, flags, queue_id, the
+    // recipient's five, the hop status's seven.
     AppendRequest a;
     a.flags = 0x400;
     a.queue_id = "9D5D6A768A3";
@@ -172,7 +174,7 @@ TEST(Dsn, ValidLikePostfix) {
 }
 
 TEST(Rewrite, RequestAndReply) {
-    // Facts sheet section 5.3.
+    // docs/postfix-facts.md §5.3.
     EXPECT_EQ(encode_rewrite_request("local", "u"),
               "request\0rewrite\0rule\0local\0address\0u\0\0"s);
     auto l = decode_one("flags\0" "0\0address\0u@test.example\0\0"s);
@@ -197,7 +199,7 @@ TEST(Resolve, FlagHelpers) {
 }
 
 TEST(Verify, UpdateAndQueryRequests) {
-    // Facts sheet section 6.5.
+    // docs/postfix-facts.md §6.7.
     EXPECT_EQ(encode_verify_update("u@x", verify_rcpt::bounce, "no such user"),
               "request\0update\0address\0u@x\0recipient_status\0" "2\0reason\0no such user\0\0"s);
     EXPECT_EQ(encode_verify_query("u@x"), "request\0query\0address\0u@x\0\0"s);

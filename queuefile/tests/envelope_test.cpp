@@ -1,5 +1,6 @@
 // Envelope reading, checked on queue files that stock Postfix 3.7.11 wrote
-// (taken from the strace captures) and on files built record by record.
+// (fixtures/*.qf, kept from recorded runs of stock qmgr) and on files built
+// record by record.
 #include "cqmgr/queuefile/envelope.hpp"
 
 #include <fcntl.h>

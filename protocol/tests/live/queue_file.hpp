@@ -1,5 +1,5 @@
-// A small reader for Postfix queue files (record format of facts sheet
-// section 2), enough for the live tests: envelope fields, recipients with
+// A small reader for Postfix queue files (record format of
+// docs/postfix-facts.md §2), enough for the live tests: envelope fields, recipients with
 // their record offsets, done markers, and the message content.  Follows
 // pointer records; stops at the end record.
 #pragma once

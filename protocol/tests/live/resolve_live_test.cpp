@@ -71,8 +71,8 @@ TEST(LiveResolve, AddressTableMatchesConfiguration) {
     auto [usr_t, usr_n] = map("someone@peruser.example");
     ASSERT_EQ(hop_t, "") << "the hoponly entry keeps the class transport";
     // What trivial-rewrite leaves in transport and nexthop when it gives up
-    // on the syntax before choosing a transport (resolve.c initialises them
-    // with these strings); qmgr must not use them.
+    // on the syntax before choosing a transport (its resolver starts them
+    // out as these strings); qmgr must not use them.
     const std::string no_channel = "CHANNEL NOT UPDATED", no_nexthop = "NEXTHOP NOT UPDATED";
 
     const std::vector<Expect> table_rows = {
@@ -180,9 +180,9 @@ TEST(LiveResolve, ManyCallersShareOneConnection) {
 }
 
 TEST(LiveResolve, LongAddressesHaveNoServerLimit) {
-    // Facts sheet section 11: is there any string length limit on the
-    // server side?  Send a 1 MB local part and read the echo with raised
-    // client limits.
+    // Is there any string length limit on the server side
+    // (docs/postfix-facts.md §3.4)?  Send a 1 MB local part and read the
+    // echo with raised client limits.
     for (size_t len : {size_t(100 * 1024), size_t(1024 * 1024)}) {
         SCOPED_TRACE(len);
         std::string addr = std::string(len, 'a') + "@other.example";

@@ -1,16 +1,17 @@
-// The SCHEDULER_README's "active server concurrency limiter" measurement,
-// simulated: one message with 2000 recipients for one destination, two
-// recipients per delivery, 1 s per recipient, a server that accepts 5
-// sessions and answers any further one with 421, a client limit of 20 and an
-// initial concurrency of 5.  The README measured 16.5 %, 24.5 % and 49.7 %
-// deferred for 1/N, 1/sqrt(N) and constant feedback (theory: 1/6, 1/4, 1/2).
+// Postfix's published "active server concurrency limiter" measurement (the
+// 421 experiment, docs/postfix-facts.md §10.9), simulated: one message with
+// 2000 recipients for one destination, two recipients per delivery, 1 s per
+// recipient, a server that accepts 5 sessions and answers any further one
+// with 421, a client limit of 20 and an initial concurrency of 5.  The
+// measurement gave 16.5 %, 24.5 % and 49.7 % deferred for 1/N, 1/sqrt(N)
+// and constant feedback (theory: 1/6, 1/4, 1/2).
 //
-// Those figures follow the README's pseudocode.  Postfix 3.7's code also has
+// Those figures follow the published pseudocode.  Postfix 3.7's code also has
 // an overshoot guard (the window moves once feedback is within half a step),
 // which turns a fresh negative cycle under constant feedback into a double
 // step: success, success, failure instead of success, failure, so about 1/3
 // is deferred.  The scheduler reproduces 3.7 by default; the pseudocode
-// arithmetic is available to the simulator to check the README's numbers.
+// arithmetic is available to the simulator to check the published numbers.
 #include "cqmgr/core/simulation.hpp"
 
 #include <gtest/gtest.h>

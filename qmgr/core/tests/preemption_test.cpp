@@ -1,4 +1,4 @@
-// The preemption sequences worked out in Postfix's SCHEDULER_README: a
+// The preemption sequences of docs/postfix-facts.md §10.4: a
 // ten-recipient message followed by two two-recipient messages, slot cost 2.
 #include "fake_driver.hpp"
 
@@ -9,7 +9,7 @@ using namespace cqmgr::core::test;
 
 namespace {
 
-// Runs the README example and returns the delivery sequence as job numbers.
+// Runs the example and returns the delivery sequence as job numbers.
 std::string run_sequence(int loan, int discount) {
     FakeDriver drv;
     SchedulerConfig cfg;

@@ -1,9 +1,10 @@
-// master.cf as master(8) reads it (master/master_ent.c): logical lines as in
-// main.cf; eight fields separated by blanks (service, type, private,
-// unprivileged, chroot, wakeup, maxproc, command), "-" for a default; then
-// the command's arguments, where a word starting with '{' is a group whose
-// braces and surrounding blanks master strips ("-o { name = value }").
-// Errors master stops on are fatal here too (load returns false).
+// master.cf as master(8) reads it (docs/postfix-facts.md §7.1): logical
+// lines as in main.cf; eight fields separated by blanks (service, type,
+// private, unprivileged, chroot, wakeup, maxproc, command), "-" for a
+// default; then the command's arguments, where a word starting with '{' is
+// a group whose braces and surrounding blanks master strips
+// ("-o { name = value }").  Errors master stops on are fatal here too (load
+// returns false).
 //
 // cqmgr uses it to know which transports exist (unix services with a
 // private socket) and what each service line passes with -o; qmgr itself
@@ -44,7 +45,7 @@ struct MasterService {
 };
 
 // How master turns a service line into a process: the resolved fields, the
-// program path and the argument vector (facts §7.1).
+// program path and the argument vector (docs/postfix-facts.md §7.1).
 struct MasterSpawn {
     bool private_socket = true;
     bool unprivileged = true;

@@ -40,7 +40,7 @@ struct ParamSpec {
     int64_t max = 0;
     ParamReader reader = ParamReader::AllDaemons;
     bool computed = false;  // default computed at run time (myhostname, mydomain, mynetworks)
-    bool qmgr_uses = false; // its value changes what qmgr does (facts §9.3)
+    bool qmgr_uses = false; // its value changes what qmgr does (docs/postfix-facts.md §9.2)
     std::string_view note;  // what qmgr uses it for
 };
 

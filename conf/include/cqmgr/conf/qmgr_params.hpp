@@ -1,5 +1,5 @@
 // The typed start-up configuration of the queue manager: everything stock
-// qmgr(8) reads before it serves its first trigger (facts §9.1 and §9.3),
+// qmgr(8) reads before it serves its first trigger (docs/postfix-facts.md §9),
 // read in Postfix's order with Postfix's syntax, bounds and start-up checks,
 // so that a configuration stock qmgr refuses is refused here with the same
 // fatal text (ConfigError::postfix_text()), and one it accepts gives the
@@ -23,7 +23,8 @@ struct QmgrParams {
     // before the adjustments below.
     std::map<std::string, Value, std::less<>> values;
 
-    // qmgr's own parameters (§9.1).  Times are in seconds.
+    // qmgr's own parameters (docs/compatibility.md, "Parameters").  Times are
+    // in seconds.
     int64_t qmgr_message_active_limit = 20000;
     int64_t qmgr_message_recipient_limit = 20000; // raised to the active limit if smaller
     int64_t qmgr_message_recipient_minimum = 10;
@@ -61,7 +62,7 @@ struct QmgrParams {
     bool disable_verp_bounces = false;
     bool confirm_delay_cleared = false;
 
-    // Global parameters that change what qmgr does (§9.3).
+    // Global parameters that change what qmgr does (docs/postfix-facts.md §9.2).
     std::string config_directory;
     std::string compatibility_level;
     std::string queue_directory;

@@ -1,8 +1,7 @@
 // The value syntax Postfix daemons apply when they read a typed parameter
-// (global/mail_conf_int.c, mail_conf_long.c, mail_conf_time.c,
-// mail_conf_bool.c, conv_time.c, util/valid_hostname.c).  Each parser
-// returns nullopt where the Postfix daemon would stop with a fatal error;
-// the callers add the bounds checks.
+// (docs/postfix-facts.md §9.1).  Each parser returns nullopt where the
+// Postfix daemon would stop with a fatal error; the callers add the bounds
+// checks.
 #pragma once
 
 #include <cstdint>

@@ -12,7 +12,7 @@
 
 namespace cqmgr::protocol {
 
-// The three attribute encodings of Postfix's util/attr_print*.c.
+// The three attribute encodings of Postfix (docs/postfix-facts.md §3.1).
 //  null:   name NUL value NUL ... NUL          (every service qmgr talks to)
 //  plain:  name=value LF ... LF                (attr_clnt users: policy, anvil)
 //  base64: b64(name):b64(value) LF ... LF      (no user in 3.7, kept for completeness)

@@ -15,10 +15,10 @@
 namespace cqmgr::protocol {
 
 // Bounds that keep a hostile or broken peer from making us allocate without
-// limit.  Postfix's readers have no explicit bound of their own (the length
-// checks in util/attr_scan*.c are compiled out); these are far above
-// anything a real daemon sends.  max_table_entries matches Postfix's
-// ATTR_HASH_LIMIT.  Lengths are of decoded bytes.
+// limit.  Postfix's readers have no bound of their own on a string's length
+// (docs/postfix-facts.md §3.4); these are far above anything a real daemon
+// sends.  max_table_entries matches Postfix's ATTR_HASH_LIMIT.  Lengths are
+// of decoded bytes.
 struct AttrLimits {
     size_t max_name = 256;
     size_t max_value = 256 * 1024;

@@ -14,7 +14,8 @@
 
 namespace cqmgr::queuefile {
 
-// Record type letters (Postfix's rec_type.h names, our spelling).
+// Record type letters (Postfix's names for them, our spelling;
+// docs/postfix-facts.md §2.2).
 namespace rec {
 inline constexpr char size = 'C', time = 'T', ctime = 'c', fullname = 'F', insp = 'I',
                       filt = 'L', from = 'S', rcpt = 'R', done = 'D', drcp = '/', orcp = 'O',

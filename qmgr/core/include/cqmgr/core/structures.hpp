@@ -71,9 +71,9 @@ struct TransportConfig {
     // Postfix 3.7 moves the window as soon as the accumulated feedback is
     // within half a step of the hysteresis ("prepare for overshoot"); with
     // constant feedback that makes the first negative step of a cycle a
-    // double step.  false gives the SCHEDULER_README pseudocode instead,
-    // which is what its published measurements describe.  Only the
-    // simulator sets it.
+    // double step.  false gives Postfix's published pseudocode instead,
+    // which is what its published measurements describe
+    // (docs/postfix-facts.md §10.7, §10.9).  Only the simulator sets it.
     bool overshoot_guard = true;
 };
 

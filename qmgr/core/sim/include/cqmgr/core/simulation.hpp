@@ -1,7 +1,8 @@
 // A discrete-event simulation of delivery: simulated destinations (with a
 // server concurrency limit, a per-recipient latency, failures) served by the
 // real scheduler core on a simulated clock.  Used by tests that reproduce
-// the SCHEDULER_README measurements and by tools/qmgr-sim for admins.
+// Postfix's published scheduler measurements (docs/postfix-facts.md §10.9)
+// and by tools/qmgr-sim for admins.
 #pragma once
 
 #include "cqmgr/core/scheduler.hpp"
