@@ -255,14 +255,23 @@ void run_command_action(const ActionSpec& a, std::size_t index, ActionContext& c
     }
 }
 
-// Waits for a wait_for condition, bounded by its timeout and the scenario deadline.
+// Waits for a wait_for condition, bounded by its timeout and the scenario
+// deadline; a service that master throttles after a failed start ends the
+// wait at once.
 void run_wait(const WaitSpec& w, const std::string& where, ActionContext& ctx) {
     auto until = step_deadline(ctx, w.timeout);
     std::string state;
+    MaillogTail tail(ctx.inst.maillog_path());
     for (;;) {
         if (wait_condition_met(w, ctx, state)) return;
         if (!ctx.inst.master_alive())
             throw Error(where + ": expected master to keep running while waiting, found it gone");
+        for (const auto& line : tail.read_new_lines())
+            if (is_startup_failure(line, ctx.killed))
+                throw Error(where +
+                            ": a Postfix service failed at startup (master throttles it), "
+                            "so the wait cannot end: " +
+                            line);
         if (Clock::now() >= until) {
             std::string want;
             switch (w.kind) {

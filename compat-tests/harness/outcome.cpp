@@ -425,6 +425,13 @@ bool is_expected_problem(const LogLine& l, const ExpectedKills& expected) {
                        [&](const std::regex& re) { return std::regex_search(l.raw, re); });
 }
 
+// A problem line about "bad command startup" that the scenario did not provoke.
+bool is_startup_failure(const std::string& raw, const ExpectedKills& expected) {
+    if (raw.find("bad command startup") == std::string::npos) return false;
+    auto l = parse_log_line(raw);
+    return l && is_problem_line(l->program, l->text) && !is_expected_problem(*l, expected);
+}
+
 // Walks all lines twice: first to learn the queue IDs, then to classify.
 Outcome collect_outcome(const std::vector<std::string>& maillog_lines, const Vars& vars,
                         const std::vector<std::string>& sink_names, QueueCounts queue,

@@ -76,6 +76,11 @@ bool is_expected_kill(const std::string& text, const ExpectedKills& killed);
 // True if a problem line is an expected kill or matches an allowed regex.
 bool is_expected_problem(const LogLine& l, const ExpectedKills& expected);
 
+// True if a raw maillog line says master throttles a service that died at
+// startup ("bad command startup") and the scenario did not cause it: the
+// service then stays down for a minute, so waiting on is pointless.
+bool is_startup_failure(const std::string& raw, const ExpectedKills& expected);
+
 // Builds the outcome from all maillog lines and the final queue counts.
 // master's lines about processes the scenario killed on purpose are not problems.
 Outcome collect_outcome(const std::vector<std::string>& maillog_lines, const Vars& vars,

@@ -53,7 +53,7 @@ void account(Progress& p, const std::vector<std::string>& lines, const ExpectedK
             p.statuses["expired"]++;
         if (is_problem_line(l->program, l->text) && !is_expected_problem(*l, killed)) {
             p.problems.push_back(raw);
-            if (raw.find("bad command startup") != std::string::npos && p.startup_failure.empty())
+            if (p.startup_failure.empty() && is_startup_failure(raw, killed))
                 p.startup_failure = raw;
         }
     }

@@ -624,3 +624,17 @@ TEST(Instance, MasterCfChrootAndQmgrType) {
     cfg.chroot.clear();
     EXPECT_NE(master_cf_text(cfg).find("\n#qmgr unix n - n 300 1 qmgr\n"), std::string::npos);
 }
+
+TEST(Outcome, StartupFailuresUnlessProvoked) {
+    const std::string line = "Jan  1 00:00:00 test postfix/master[1]: warning: /x/libexec/cqmgr: "
+                             "bad command startup -- throttling";
+    ExpectedKills none;
+    EXPECT_TRUE(is_startup_failure(line, none));
+    EXPECT_FALSE(is_startup_failure("Jan  1 00:00:00 test postfix/qmgr[2]: removed", none));
+    ExpectedKills killed;
+    killed.programs.insert("cqmgr");
+    EXPECT_FALSE(is_startup_failure(line, killed));
+    ExpectedKills allowed;
+    allowed.allowed.emplace_back("/cqmgr: bad command startup");
+    EXPECT_FALSE(is_startup_failure(line, allowed));
+}
