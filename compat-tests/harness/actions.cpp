@@ -177,9 +177,29 @@ std::vector<std::string> queue_files(const std::string& dir) {
     return out;
 }
 
+// A fifo service (master.cf type fifo) gets the bytes written into the
+// named pipe; an error if nobody reads it (no queue manager listening).
+void send_fifo_trigger(const std::string& path, const std::string& bytes) {
+    int fd = open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) throw sys_error("trigger: open fifo " + path);
+    bool ok = write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
+    int saved = errno;
+    close(fd);
+    if (!ok) {
+        errno = saved;
+        throw sys_error("trigger: write fifo " + path);
+    }
+}
+
 // Writes trigger bytes plus the NUL that unix_trigger clients send, then
-// waits (up to 10 s) for the server to close, like mail_trigger() does.
+// waits (up to 10 s) for the server to close, like mail_trigger() does; a
+// fifo (master.cf type fifo) is written as fifo_trigger() does.
 void send_trigger(const std::string& path, const std::string& bytes) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) {
+        send_fifo_trigger(path, bytes);
+        return;
+    }
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) throw sys_error("socket");
     sockaddr_un sa{};
@@ -235,14 +255,23 @@ void run_command_action(const ActionSpec& a, std::size_t index, ActionContext& c
     }
 }
 
-// Waits for a wait_for condition, bounded by its timeout and the scenario deadline.
+// Waits for a wait_for condition, bounded by its timeout and the scenario
+// deadline; a service that master throttles after a failed start ends the
+// wait at once.
 void run_wait(const WaitSpec& w, const std::string& where, ActionContext& ctx) {
     auto until = step_deadline(ctx, w.timeout);
     std::string state;
+    MaillogTail tail(ctx.inst.maillog_path());
     for (;;) {
         if (wait_condition_met(w, ctx, state)) return;
         if (!ctx.inst.master_alive())
             throw Error(where + ": expected master to keep running while waiting, found it gone");
+        for (const auto& line : tail.read_new_lines())
+            if (is_startup_failure(line, ctx.killed))
+                throw Error(where +
+                            ": a Postfix service failed at startup (master throttles it), "
+                            "so the wait cannot end: " +
+                            line);
         if (Clock::now() >= until) {
             std::string want;
             switch (w.kind) {
@@ -255,6 +284,9 @@ void run_wait(const WaitSpec& w, const std::string& where, ActionContext& ctx) {
                 break;
             case WaitSpec::Kind::Connections:
                 want = std::to_string(w.connections) + " connections to sink '" + w.sink + "'";
+                break;
+            case WaitSpec::Kind::Unlocked:
+                want = "no locked file in " + w.queue + "/";
                 break;
             }
             throw Error(where + ": timed out waiting for " + want + ", found " + state);
@@ -283,6 +315,11 @@ bool wait_condition_met(const WaitSpec& w, ActionContext& ctx, std::string& stat
         auto n = count_files(ctx.inst.queue_dir() + "/" + w.queue);
         state = std::to_string(n) + " files";
         return n == static_cast<std::uint64_t>(w.files);
+    }
+    case WaitSpec::Kind::Unlocked: {
+        auto n = count_locked_files(ctx.inst.queue_dir() + "/" + w.queue);
+        state = std::to_string(n) + " locked files";
+        return n == 0;
     }
     case WaitSpec::Kind::Connections: {
         Sink* s = ctx.sinks.at(w.sink);
@@ -447,6 +484,14 @@ void run_action(const ActionSpec& a, std::size_t index, ActionContext& ctx) {
         if (rename(parked.c_str(), sock.c_str()) != 0)
             throw sys_error("start_service " + a.service + ": rename " + parked +
                             " (was it stopped?)");
+    } else if (a.kind == "fill_fs") {
+        long long n = ctx.inst.queue_fs().fill();
+        if (ctx.verbose)
+            std::cout << "  " << a.where << ": wrote " << n << " bytes into "
+                      << ctx.inst.queue_fs().filler_path() << "\n"
+                      << std::flush;
+    } else if (a.kind == "free_fs") {
+        ctx.inst.queue_fs().free_space();
     } else if (a.kind == "start_sink") {
         ctx.sinks.at(a.sink)->start();
     } else if (a.kind == "stop_sink") {

@@ -18,6 +18,13 @@ class Interrupted : public Error {
     Interrupted() : Error("interrupted by signal") {}
 };
 
+// Something the scenario needs is missing on this machine (e.g. loop
+// devices): the scenario is skipped, not failed.
+class Unavailable : public Error {
+  public:
+    using Error::Error;
+};
+
 // Builds an Error for a failed system call: "<what>: <strerror(errno)>".
 Error sys_error(const std::string& what);
 

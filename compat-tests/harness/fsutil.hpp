@@ -27,6 +27,11 @@ void backdate(const std::string& path, int seconds_ago);
 // A missing directory counts as zero.
 std::uint64_t count_files(const std::string& dir);
 
+// Counts regular files below `dir` that some process holds a lock on
+// (flock or fcntl, as /proc/locks lists them), e.g. queue files that a
+// delivery agent still has open.
+std::uint64_t count_locked_files(const std::string& dir);
+
 // Removes a tree; returns an error description, or "" on success.
 std::string remove_tree(const std::string& path) noexcept;
 

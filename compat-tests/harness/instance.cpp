@@ -1,10 +1,12 @@
 #include "instance.hpp"
 
+#include "chroot_env.hpp"
 #include "error.hpp"
 #include "fsutil.hpp"
 #include "process.hpp"
 #include "signals.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -80,10 +82,26 @@ const char* qmgr_kind_name(QmgrKind k) {
     return k == QmgrKind::Stock ? "stock" : "cqmgr";
 }
 
-// Queue directories reported in outcomes and checked by queue_empty.
-const std::vector<std::string>& reported_queues() {
+// Queue directories that hold messages (checked by queue_empty).
+const std::vector<std::string>& message_queues() {
     static const std::vector<std::string> q = {"maildrop", "incoming", "active",
                                                "deferred", "hold",     "corrupt"};
+    return q;
+}
+
+// The per-message log directories (defer and bounce logs, trace logs).
+const std::vector<std::string>& log_queues() {
+    static const std::vector<std::string> q = {"defer", "bounce", "trace"};
+    return q;
+}
+
+// Both, in the order outcomes print them.
+const std::vector<std::string>& reported_queues() {
+    static const std::vector<std::string> q = [] {
+        std::vector<std::string> v = message_queues();
+        v.insert(v.end(), log_queues().begin(), log_queues().end());
+        return v;
+    }();
     return q;
 }
 
@@ -113,12 +131,14 @@ void Instance::create(const InstanceConfig& cfg) {
     UserIds postfix = lookup_user("postfix");
     make_dir(dir_ + "/conf", 0755, 0, 0);
     make_dir(dir_ + "/queue", 0755, 0, 0);
+    if (cfg.queue_fs_mib > 0) queue_fs_.mount(dir_ + "/queue.img", queue_dir(), cfg.queue_fs_mib);
     // master(8) creates data/master.lock as the mail owner.
     make_dir(dir_ + "/data", 0700, postfix.uid, postfix.gid);
     make_dir(dir_ + "/libexec", 0755, 0, 0);
     // local(8) delivers as the recipient (nobody) and must create mailbox and lock files.
     make_dir(dir_ + "/mail", 01777, 0, 0);
     make_queue_dirs();
+    if (!cfg.chroot.empty()) populate_chroot(queue_dir());
     link_daemons(cfg);
     write_main_cf(cfg);
     write_master_cf(cfg);
@@ -211,41 +231,61 @@ void Instance::write_main_cf(const InstanceConfig& cfg) {
     backdate(path, 60);
 }
 
-// master.cf: every service runs unchrooted; qmgr is stock qmgr or cqmgr.
-void Instance::write_master_cf(const InstanceConfig& cfg) {
+// The services of a stock master.cf, unchrooted unless the scenario names
+// them; qmgr is stock qmgr or cqmgr, as a unix or fifo service.
+std::string master_cf_text(const InstanceConfig& cfg) {
+    // name, type, private, unpriv, wakeup, maxproc, command (+ continuation lines)
+    struct Line {
+        std::string name, type, priv, unpriv, wakeup, maxproc, command;
+    };
+    std::string qmgr_cmd = cfg.qmgr == QmgrKind::Stock ? "qmgr" : "cqmgr";
+    const std::vector<Line> lines = {
+        {"smtpd", "inet", "n", "-", "-", "-", "smtpd"},
+        {"pickup", "unix", "n", "-", "60", "1", "pickup"},
+        {"cleanup", "unix", "n", "-", "-", "0", "cleanup"},
+        {"qmgr", cfg.qmgr_service_type, "n", "-", "300", "1", qmgr_cmd},
+        {"rewrite", "unix", "-", "-", "-", "-", "trivial-rewrite"},
+        {"bounce", "unix", "-", "-", "-", "0", "bounce"},
+        {"defer", "unix", "-", "-", "-", "0", "bounce"},
+        {"trace", "unix", "-", "-", "-", "0", "bounce"},
+        {"verify", "unix", "-", "-", "-", "1", "verify"},
+        {"flush", "unix", "n", "-", "1000?", "0", "flush"},
+        {"proxymap", "unix", "-", "-", "-", "-", "proxymap"},
+        {"proxywrite", "unix", "-", "-", "-", "1", "proxymap"},
+        {"smtp", "unix", "-", "-", "-", "-", "smtp"},
+        {"relay", "unix", "-", "-", "-", "-", "smtp\n  -o syslog_name=postfix/$service_name"},
+        {"showq", "unix", "n", "-", "-", "-", "showq"},
+        {"error", "unix", "-", "-", "-", "-", "error"},
+        {"retry", "unix", "-", "-", "-", "-", "error"},
+        {"discard", "unix", "-", "-", "-", "-", "discard"},
+        {"local", "unix", "-", "n", "-", "-", "local"},
+        {"virtual", "unix", "-", "n", "-", "-", "virtual"},
+        {"lmtp", "unix", "-", "-", "-", "-", "lmtp"},
+        {"anvil", "unix", "-", "-", "-", "1", "anvil"},
+        {"scache", "unix", "-", "-", "-", "1", "scache"},
+        {"postlog", "unix-dgram", "n", "-", "-", "1", "postlogd"},
+    };
     std::ostringstream o;
-    o << "# written by compat-run\n"
-      << "127.0.0.1:" << cfg.smtpd_port << " inet n - n - - smtpd\n"
-      << "pickup     unix  n - n 60 1 pickup\n"
-      << "cleanup    unix  n - n -  0 cleanup\n"
-      << (cfg.qmgr_enabled ? "" : "#") << "qmgr       unix  n - n 300 1 "
-      << (cfg.qmgr == QmgrKind::Stock ? "qmgr" : "cqmgr") << "\n"
-      << "rewrite    unix  - - n -  - trivial-rewrite\n"
-      << "bounce     unix  - - n -  0 bounce\n"
-      << "defer      unix  - - n -  0 bounce\n"
-      << "trace      unix  - - n -  0 bounce\n"
-      << "verify     unix  - - n -  1 verify\n"
-      << "flush      unix  n - n 1000? 0 flush\n"
-      << "proxymap   unix  - - n -  - proxymap\n"
-      << "proxywrite unix  - - n -  1 proxymap\n"
-      << "smtp       unix  - - n -  - smtp\n"
-      << "relay      unix  - - n -  - smtp\n"
-      << "  -o syslog_name=postfix/$service_name\n"
-      << "showq      unix  n - n -  - showq\n"
-      << "error      unix  - - n -  - error\n"
-      << "retry      unix  - - n -  - error\n"
-      << "discard    unix  - - n -  - discard\n"
-      << "local      unix  - n n -  - local\n"
-      << "virtual    unix  - n n -  - virtual\n"
-      << "lmtp       unix  - - n -  - lmtp\n"
-      << "anvil      unix  - - n -  1 anvil\n"
-      << "scache     unix  - - n -  1 scache\n"
-      << "postlog    unix-dgram n - n - 1 postlogd\n";
+    o << "# written by compat-run\n";
+    for (const auto& l : lines) {
+        bool chrooted = std::find(cfg.chroot.begin(), cfg.chroot.end(), l.name) != cfg.chroot.end();
+        std::string name =
+            l.name == "smtpd" ? "127.0.0.1:" + std::to_string(cfg.smtpd_port) : l.name;
+        bool disabled = l.name == "qmgr" && !cfg.qmgr_enabled;
+        o << (disabled ? "#" : "") << name << " " << l.type << " " << l.priv << " " << l.unpriv
+          << " " << (chrooted ? "y" : "n") << " " << l.wakeup << " " << l.maxproc << " "
+          << l.command << "\n";
+    }
     if (!cfg.master_cf.empty()) o << "# scenario services\n";
     for (const auto& line : cfg.master_cf)
         o << line << "\n";
+    return o.str();
+}
+
+// Writes master.cf with an old mtime (see write_main_cf).
+void Instance::write_master_cf(const InstanceConfig& cfg) {
     std::string path = conf_dir() + "/master.cf";
-    write_file(path, o.str());
+    write_file(path, master_cf_text(cfg));
     backdate(path, 60);
 }
 
@@ -312,6 +352,7 @@ void Instance::stop() noexcept {
     auto pids = pids_with_env(entry);
     if (pids.empty()) {
         reap_exited_children();
+        queue_fs_.unmount();
         return;
     }
     auto left = wait_gone(pids, std::chrono::seconds(5));
@@ -326,6 +367,7 @@ void Instance::stop() noexcept {
     }
     if (!left.empty()) wait_gone(left, std::chrono::seconds(2));
     reap_exited_children();
+    queue_fs_.unmount();
 }
 
 // Probes the master pid.

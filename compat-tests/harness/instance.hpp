@@ -2,6 +2,8 @@
 // directories, daemon symlinks, and the master(8) process.
 #pragma once
 
+#include "queue_fs.hpp"
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -24,13 +26,23 @@ struct InstanceConfig {
     std::uint16_t smtpd_port = 0;
     std::vector<std::pair<std::string, std::string>> main_cf; // already expanded
     std::vector<std::string> master_cf;                       // already expanded
-    int master_exit_after = 600; // master -e: safety net if the harness is killed
+    int master_exit_after = 600;            // master -e: safety net if the harness is killed
+    std::string qmgr_service_type = "unix"; // master.cf type of the qmgr line (unix, fifo)
+    std::vector<std::string> chroot;        // services with chroot = y
+    int queue_fs_mib = 0;                   // > 0: queue/ is a loop-mounted ext4 image of this size
 };
+
+// The master.cf text for an instance (no file is written).
+std::string master_cf_text(const InstanceConfig& cfg);
 
 // File counts per queue directory (hashed subdirectories included).
 using QueueCounts = std::map<std::string, std::uint64_t>;
 
-// The queue directories that the outcome reports.
+// The queue directories that hold messages (maildrop ... corrupt).
+const std::vector<std::string>& message_queues();
+// The per-message log directories: defer, bounce, trace.
+const std::vector<std::string>& log_queues();
+// Both: the queue directories that the outcome reports and compares.
 const std::vector<std::string>& reported_queues();
 
 class Instance {
@@ -46,7 +58,7 @@ class Instance {
     // Starts master -w and records the daemon's pid; throws with the maillog tail on failure.
     void start();
     // Stops master (SIGTERM, bounded wait, SIGKILL) and any process left with
-    // this instance's MAIL_CONFIG; safe to call twice.
+    // this instance's MAIL_CONFIG, then unmounts a queue_fs; safe to call twice.
     void stop() noexcept;
 
     // True while the master daemon is alive (zombies count as dead).
@@ -61,6 +73,8 @@ class Instance {
     std::string conf_dir() const { return dir_ + "/conf"; }
     std::string queue_dir() const { return dir_ + "/queue"; }
     std::string maillog_path() const { return dir_ + "/maillog"; }
+    // The queue's own file system (mounted only with queue_fs_mib > 0).
+    QueueFs& queue_fs() { return queue_fs_; }
 
   private:
     // Helpers of create(); see instance.cpp.
@@ -74,6 +88,7 @@ class Instance {
     bool started_ = false; // master -w was run (its pid may not be known yet)
     pid_t master_pid_ = -1;
     int master_exit_after_ = 600;
+    QueueFs queue_fs_;
 };
 
 // True if pid exists and is not a zombie.

@@ -3,6 +3,7 @@
 #include "error.hpp"
 #include "outcome.hpp"
 #include "process.hpp"
+#include "queue_fs.hpp"
 #include "runner.hpp"
 #include "scenario.hpp"
 #include "signals.hpp"
@@ -19,6 +20,9 @@ namespace fs = std::filesystem;
 using namespace compat;
 
 namespace {
+
+// Exit status for a scenario this machine cannot run (ctest SKIP_RETURN_CODE).
+constexpr int kSkipStatus = 77;
 
 struct Cli {
     std::string mode = "both";
@@ -173,6 +177,15 @@ int main(int argc, char** argv) {
         std::cerr << "compat-run: " << e.what() << "\n";
         std::cout << "compat " << sc.name << ": FAIL: " << e.what() << "\n";
         return 1;
+    }
+
+    if (sc.queue_fs.size_mib > 0) {
+        std::string why;
+        if (!loop_devices_available(why)) {
+            std::cout << "compat " << sc.name << ": SKIP: queue_fs needs loop devices: " << why
+                      << "\n";
+            return kSkipStatus;
+        }
     }
 
     std::cout << "compat " << sc.name << (sc.description.empty() ? "" : ": " + sc.description)

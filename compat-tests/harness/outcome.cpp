@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <dirent.h>
 #include <filesystem>
 #include <iomanip>
@@ -148,6 +149,15 @@ std::string backoff_text(const std::vector<long>& v) {
     return o.str();
 }
 
+// "2.01, 2.00 x3": gaps in seconds, for messages.
+std::string gaps_text(const std::vector<double>& gaps) {
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(2);
+    for (size_t i = 0; i < gaps.size(); ++i)
+        o << (i ? ", " : "") << gaps[i];
+    return o.str();
+}
+
 } // namespace
 
 namespace {
@@ -211,6 +221,82 @@ std::vector<long> deferred_backoffs(const std::string& deferred_dir) {
     return out;
 }
 
+// The mtime of each tx.* file: smtp-sink writes the last bytes of a
+// transaction's dump when the client ends DATA, before it replies. A sink
+// removes the file of a transaction the client aborts; only a sink that was
+// stopped mid-transaction leaves one behind, empty (nothing was flushed).
+std::vector<double> sink_transaction_times(const std::string& dump_dir) {
+    std::vector<double> out;
+    for (const auto& p : paths_below(dump_dir)) {
+        if (p.filename().string().rfind("tx.", 0) != 0) continue;
+        struct stat st {};
+        if (lstat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) continue;
+        out.push_back(static_cast<double>(st.st_mtim.tv_sec) +
+                      static_cast<double>(st.st_mtim.tv_nsec) / 1e9);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// Pools the sinks' transaction times and returns successive differences.
+std::vector<double> transaction_gaps(const Outcome& o, const std::vector<std::string>& sinks) {
+    std::vector<double> times;
+    for (const auto& name : sinks)
+        if (o.transaction_times.count(name))
+            times.insert(times.end(), o.transaction_times.at(name).begin(),
+                         o.transaction_times.at(name).end());
+    std::sort(times.begin(), times.end());
+    std::vector<double> gaps;
+    for (size_t i = 1; i < times.size(); ++i)
+        gaps.push_back(times[i] - times[i - 1]);
+    return gaps;
+}
+
+// Short IDs hash on their leading characters (the microseconds in hex). A
+// long ID (time, microseconds, 'z', inode number) hashes on its four
+// microsecond characters, decoded from Postfix's base-52 alphabet and
+// written as five upper-case hex digits. An ID shorter than the depth is
+// padded with '_'.
+std::string hashed_queue_subdir(const std::string& id, int depth) {
+    static const std::string alphabet = "0123456789BCDFGHJKLMNPQRSTVWXYZbcdfghjklmnpqrstvwxyz";
+    std::string key = id;
+    size_t z = id.rfind('z');
+    const size_t time_chars = 6 + 4; // at least six for seconds, exactly four for microseconds
+    if (z != std::string::npos && z >= time_chars) {
+        unsigned long usec = 0;
+        bool ok = true;
+        for (size_t i = z - 4; i < z; ++i) {
+            size_t digit = alphabet.find(id[i]);
+            if (digit == std::string::npos) {
+                ok = false;
+                break;
+            }
+            usec = usec * 52 + digit;
+        }
+        char hex[32];
+        std::snprintf(hex, sizeof hex, "%05lX", ok ? usec : 0UL);
+        key = hex;
+    }
+    std::string out;
+    for (int i = 0; i < depth; ++i) {
+        out += i < static_cast<int>(key.size()) ? key[static_cast<size_t>(i)] : '_';
+        out += '/';
+    }
+    return out;
+}
+
+// Relative paths of the regular files below a queue directory, sorted.
+std::vector<std::string> queue_file_paths(const std::string& queue_dir) {
+    std::vector<std::string> out;
+    for (const auto& p : paths_below(queue_dir)) {
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(p, ec))
+            out.push_back(std::filesystem::relative(p, queue_dir, ec).string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
 // Reads the smtp-sink generated X-Mail-Args/X-Rcpt-Args headers of each dump file.
 Multiset sink_transactions(const std::string& dump_dir) {
     Multiset out;
@@ -236,6 +322,7 @@ Multiset sink_transactions(const std::string& dump_dir) {
             if (line.rfind("X-Rcpt-Args: ", 0) == 0) rcpts.push_back(line.substr(13));
             if (line.rfind("Received: ", 0) == 0) break; // end of smtp-sink's own headers
         }
+        if (mail.empty()) continue; // a stopped sink's unwritten (aborted) transaction
         std::sort(rcpts.begin(), rcpts.end());
         std::string key = "MAIL " + mail + " | RCPT ";
         for (size_t i = 0; i < rcpts.size(); ++i)
@@ -331,6 +418,20 @@ bool is_expected_kill(const std::string& text, const ExpectedKills& killed) {
     return killed.programs.count(slash == std::string::npos ? path : path.substr(slash + 1)) > 0;
 }
 
+// A kill the scenario made, or a line it provokes on purpose.
+bool is_expected_problem(const LogLine& l, const ExpectedKills& expected) {
+    if (is_expected_kill(l.text, expected)) return true;
+    return std::any_of(expected.allowed.begin(), expected.allowed.end(),
+                       [&](const std::regex& re) { return std::regex_search(l.raw, re); });
+}
+
+// A problem line about "bad command startup" that the scenario did not provoke.
+bool is_startup_failure(const std::string& raw, const ExpectedKills& expected) {
+    if (raw.find("bad command startup") == std::string::npos) return false;
+    auto l = parse_log_line(raw);
+    return l && is_problem_line(l->program, l->text) && !is_expected_problem(*l, expected);
+}
+
 // Walks all lines twice: first to learn the queue IDs, then to classify.
 Outcome collect_outcome(const std::vector<std::string>& maillog_lines, const Vars& vars,
                         const std::vector<std::string>& sink_names, QueueCounts queue,
@@ -354,7 +455,7 @@ Outcome collect_outcome(const std::vector<std::string>& maillog_lines, const Var
         sink_suffix[":${sink." + n + "}"] = n;
 
     for (const auto& l : parsed) {
-        if (is_problem_line(l.program, l.text) && !is_expected_kill(l.text, killed))
+        if (is_problem_line(l.program, l.text) && !is_expected_problem(l, killed))
             o.problems.push_back(l.raw);
         if (!l.queue_id.empty()) {
             if (auto d = parse_delivery(l.text)) {
@@ -413,8 +514,10 @@ std::vector<std::string> check_expectations(const Expect& e, const Outcome& o, c
     check("expired", e.expired);
     if (e.queue_empty) {
         std::string left;
-        for (const auto& [q, n] : o.queue)
+        for (const auto& q : message_queues()) {
+            std::uint64_t n = o.queue.count(q) ? o.queue.at(q) : 0;
             if (n != 0) left += (left.empty() ? "" : ", ") + q + " " + std::to_string(n);
+        }
         if (*e.queue_empty && !left.empty()) f.push_back("expected an empty queue, found " + left);
         if (!*e.queue_empty && left.empty())
             f.push_back("expected a non-empty queue, found it empty");
@@ -565,6 +668,42 @@ std::vector<std::string> check_expectations(const Expect& e, const Outcome& o, c
             f.push_back("expected the fast flush log flush/" + name + " to list " +
                         std::to_string(want) + " queue IDs, found " + std::to_string(got));
     }
+    for (const auto& sp : e.spacing) {
+        std::vector<double> gaps = transaction_gaps(o, sp.sinks);
+        std::string names;
+        for (const auto& n : sp.sinks)
+            names += (names.empty() ? "" : ", ") + n;
+        if (gaps.empty()) {
+            f.push_back("expected gaps between transactions at sinks " + names +
+                        ", found fewer than two transactions");
+            continue;
+        }
+        for (double g : gaps)
+            if (!sp.gap.contains(g)) {
+                f.push_back("expected every gap between successive transactions at sinks " + names +
+                            " in " + sp.gap.describe() + " s, found " + gaps_text(gaps));
+                break;
+            }
+    }
+    if (e.flow_tokens && !e.flow_tokens->contains(static_cast<double>(o.flow_tokens)))
+        f.push_back("expected " + e.flow_tokens->describe() +
+                    " in-flow tokens in master's flow pipe at the end, found " +
+                    (o.flow_tokens < 0 ? std::string("no flow pipe to look at")
+                                       : std::to_string(o.flow_tokens)));
+    if (e.hashed) {
+        for (const auto& q : e.hashed->queues) {
+            if (!o.queue_paths.count(q)) continue;
+            for (const auto& rel : o.queue_paths.at(q)) {
+                size_t slash = rel.rfind('/');
+                std::string id = slash == std::string::npos ? rel : rel.substr(slash + 1);
+                std::string want = hashed_queue_subdir(id, e.hashed->depth) + id;
+                if (rel != want)
+                    f.push_back("expected " + q + "/" + id + " at " + q + "/" + want +
+                                " (hash_queue_depth " + std::to_string(e.hashed->depth) +
+                                "), found it at " + q + "/" + rel);
+            }
+        }
+    }
     if (!o.problems.empty())
         f.push_back("expected no fatal/panic/crash lines in the maillog, found " +
                     std::to_string(o.problems.size()) + ", first: " + o.problems.front());
@@ -675,6 +814,12 @@ void print_outcome(std::ostream& out, const Outcome& o, bool verbose) {
         out << "  fast flush log " << k << ": " << v << " queue IDs\n";
     for (const auto& [k, v] : o.transactions)
         out << "  sink " << k << ": " << total(v) << " transactions captured\n";
+    for (const auto& [k, v] : o.transaction_times) {
+        std::vector<double> gaps = transaction_gaps(o, {k});
+        if (!gaps.empty())
+            out << "  sink " << k << ": gaps between transactions (s): " << gaps_text(gaps) << "\n";
+    }
+    if (o.flow_tokens >= 0) out << "  in-flow tokens at the end: " << o.flow_tokens << "\n";
     if (!o.peak_connections.empty()) {
         out << "  peak connections:";
         for (const auto& [k, v] : o.peak_connections)

@@ -3,11 +3,13 @@
 #pragma once
 
 #include "instance.hpp"
+#include "maillog.hpp"
 #include "scenario.hpp"
 
 #include <map>
 #include <optional>
 #include <ostream>
+#include <regex>
 #include <set>
 #include <string>
 #include <sys/types.h>
@@ -52,20 +54,32 @@ struct Outcome {
     std::vector<std::string> maillog;             // raw lines, for expect.log
     std::vector<std::string> corrupt_files;       // names of the files left in corrupt/
     Multiset flush_logs; // fast flush log file -> distinct queue IDs it lists
+    std::map<std::string, std::vector<double>> transaction_times; // dump sink -> sorted times (s)
+    long flow_tokens = -1; // bytes in master's in-flow pipe at the end (-1: not measured)
+    std::map<std::string, std::vector<std::string>> queue_paths; // queue dir -> relative paths
     std::size_t log_lines = 0;
     double injection_seconds = 0; // time spent injecting
     double outcome_seconds = -1;  // first injection -> outcome reached (-1: not reached)
 };
 
-// Processes a scenario signalled on purpose.
+// Processes a scenario signalled on purpose, and problem lines it provokes.
 struct ExpectedKills {
-    std::set<pid_t> pids;           // "process ... pid N killed by signal S" is expected
-    std::set<std::string> programs; // "PATH/NAME: bad command startup" is expected (a process
-                                    // killed before it finished a request)
+    std::set<pid_t> pids;            // "process ... pid N killed by signal S" is expected
+    std::set<std::string> programs;  // "PATH/NAME: bad command startup" is expected (a process
+                                     // killed before it finished a request)
+    std::vector<std::regex> allowed; // fatal/panic/crash lines (raw) that are part of the test
 };
 
 // True if a master line about a dead child is explained by an expected kill.
 bool is_expected_kill(const std::string& text, const ExpectedKills& killed);
+
+// True if a problem line is an expected kill or matches an allowed regex.
+bool is_expected_problem(const LogLine& l, const ExpectedKills& expected);
+
+// True if a raw maillog line says master throttles a service that died at
+// startup ("bad command startup") and the scenario did not cause it: the
+// service then stays down for a minute, so waiting on is pointless.
+bool is_startup_failure(const std::string& raw, const ExpectedKills& expected);
 
 // Builds the outcome from all maillog lines and the final queue counts.
 // master's lines about processes the scenario killed on purpose are not problems.
@@ -83,6 +97,20 @@ std::vector<long> deferred_backoffs(const std::string& deferred_dir);
 // distinct queue IDs in it.
 Multiset flush_log_ids(const std::string& flush_dir);
 
+// The times (seconds since the epoch, sub-second) at which an smtp-sink -d
+// wrote each captured transaction in `dump_dir`, sorted.
+std::vector<double> sink_transaction_times(const std::string& dump_dir);
+
+// Successive differences of the pooled, sorted transaction times of `sinks`.
+std::vector<double> transaction_gaps(const Outcome& o, const std::vector<std::string>& sinks);
+
+// The hashed subdirectory ("A/B/") in which Postfix keeps queue ID `id` at
+// hash_queue_depth `depth`.
+std::string hashed_queue_subdir(const std::string& id, int depth);
+
+// Paths of the regular files below a queue directory, relative to it ("A/B/ID"), sorted.
+std::vector<std::string> queue_file_paths(const std::string& queue_dir);
+
 // Names of the regular files below a directory (recursively), sorted.
 std::vector<std::string> file_names_below(const std::string& dir);
 
@@ -94,7 +122,7 @@ Multiset sink_transactions(const std::string& dump_dir);
 struct CompareOptions {
     CompareMode qmgr_lines = CompareMode::Multiset;
     CompareMode qmgr_warnings = CompareMode::Multiset;
-    double backoff_tolerance = 2; // seconds
+    double backoff_tolerance = 2;                  // seconds
     std::optional<double> deferral_rate_tolerance; // set: compare rates, not recipient records
 };
 

@@ -2,6 +2,7 @@
 
 #include "actions.hpp"
 #include "error.hpp"
+#include "flow_pipe.hpp"
 #include "inject.hpp"
 #include "maillog.hpp"
 #include "net.hpp"
@@ -50,9 +51,9 @@ void account(Progress& p, const std::vector<std::string>& lines, const ExpectedK
         if ((l->service == "qmgr" || l->service == "cqmgr") && l->text.rfind("from=<", 0) == 0 &&
             l->text.find("status=expired") != std::string::npos)
             p.statuses["expired"]++;
-        if (is_problem_line(l->program, l->text) && !is_expected_kill(l->text, killed)) {
+        if (is_problem_line(l->program, l->text) && !is_expected_problem(*l, killed)) {
             p.problems.push_back(raw);
-            if (raw.find("bad command startup") != std::string::npos && p.startup_failure.empty())
+            if (p.startup_failure.empty() && is_startup_failure(raw, killed))
                 p.startup_failure = raw;
         }
     }
@@ -159,6 +160,9 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
         cfg.master_cf.push_back(vars.expand(line, "master_cf"));
     // Safety net: master exits by itself if this harness is killed outright.
     cfg.master_exit_after = sc.timeout + 60;
+    cfg.qmgr_service_type = sc.qmgr_service_type;
+    cfg.chroot = sc.chroot;
+    cfg.queue_fs_mib = sc.queue_fs.size_mib;
 
     UserIds postfix = lookup_user("postfix");
     std::vector<std::unique_ptr<Sink>> sinks; // declared before the instance: torn down after it
@@ -195,6 +199,8 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
     auto t0 = Clock::now();
     auto deadline = t0 + std::chrono::seconds(sc.timeout);
     ExpectedKills killed;
+    for (const auto& re : sc.allowed_problems)
+        killed.allowed.emplace_back(vars.expand(re, "allowed_problems"));
     ActionContext actx{inst, vars, {}, deadline, opts.verbose, killed};
     for (auto& s : sinks)
         actx.sinks[s->name()] = s.get();
@@ -235,6 +241,10 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
     res.outcome.backoffs = deferred_backoffs(inst.queue_dir() + "/deferred");
     res.outcome.corrupt_files = file_names_below(inst.queue_dir() + "/corrupt");
     res.outcome.flush_logs = flush_log_ids(inst.queue_dir() + "/flush");
+    for (const auto& q : reported_queues())
+        if (q != "maildrop")
+            res.outcome.queue_paths[q] = queue_file_paths(inst.queue_dir() + "/" + q);
+    if (inst.master_alive()) res.outcome.flow_tokens = flow_tokens(inst.master_pid());
 
     // A process the scenario stopped (SIGSTOP) would ignore master's SIGTERM.
     if (inst.master_alive())
@@ -246,8 +256,11 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
         s->stop();
     for (size_t i = 0; i < sinks.size(); ++i) {
         res.outcome.peak_connections[sinks[i]->name()] = sampler.peak(i);
-        if (sinks[i]->dumps())
+        if (sinks[i]->dumps()) {
             res.outcome.transactions[sinks[i]->name()] = sink_transactions(sinks[i]->dump_dir());
+            res.outcome.transaction_times[sinks[i]->name()] =
+                sink_transaction_times(sinks[i]->dump_dir());
+        }
     }
 
     for (auto& f : check_expectations(sc.expect, res.outcome, vars))

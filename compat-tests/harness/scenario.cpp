@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <csignal>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <toml++/toml.h>
@@ -255,16 +256,24 @@ std::map<std::string, int> parse_counts(const toml::table& t, const std::string&
     return out;
 }
 
-// Reads {min = X, max = Y}.
-Range parse_range(const toml::table& t, const std::string& where, const std::string& source) {
-    TableReader r(t, where, source);
+// Reads the min/max keys of a table being read into a Range; at least one
+// is required, each within [lo, hi].
+Range read_bounds(TableReader& r, const std::string& where, const std::string& source, double lo,
+                  double hi) {
     Range rg;
-    rg.min = r.number("min", -1e12, 1e12);
-    rg.max = r.number("max", -1e12, 1e12);
+    rg.min = r.number("min", lo, hi);
+    rg.max = r.number("max", lo, hi);
     if (!rg.min && !rg.max)
         throw Error(source + ": " + where + ": expected min and/or max, found neither");
     if (rg.min && rg.max && *rg.min > *rg.max)
         throw Error(source + ": " + where + ": expected min <= max");
+    return rg;
+}
+
+// Reads {min = X, max = Y}.
+Range parse_range(const toml::table& t, const std::string& where, const std::string& source) {
+    TableReader r(t, where, source);
+    Range rg = read_bounds(r, where, source, -1e12, 1e12);
     r.reject_unknown();
     return rg;
 }
@@ -320,15 +329,57 @@ LogExpect parse_log_expect(const toml::table& t, const std::string& where,
     return l;
 }
 
-// The queue directories expectations and waits may name.
+// The queue directories expectations and waits may name: the message
+// queues and the per-message log directories.
 bool is_queue_name(const std::string& q) {
-    for (const char* n : {"maildrop", "incoming", "active", "deferred", "hold", "corrupt"})
+    for (const char* n : {"maildrop", "incoming", "active", "deferred", "hold", "corrupt", "defer",
+                          "bounce", "trace"})
         if (q == n) return true;
     return false;
 }
 
 std::string queue_names_text() {
-    return "maildrop, incoming, active, deferred, hold, corrupt";
+    return "maildrop, incoming, active, deferred, hold, corrupt, defer, bounce, trace";
+}
+
+// Reads one expect.spacing entry: { sinks = [...], min = S, max = S }.
+SpacingExpect parse_spacing(const toml::table& t, const std::string& where,
+                            const std::string& source) {
+    TableReader r(t, where, source);
+    SpacingExpect sp;
+    sp.sinks = r.strings("sinks").value_or(std::vector<std::string>{});
+    if (sp.sinks.empty())
+        throw Error(source + ": " + where + ": expected sinks = [\"name\", ...], found none");
+    sp.gap = read_bounds(r, where, source, 0, 3600); // seconds
+    r.reject_unknown();
+    return sp;
+}
+
+// Reads expect.hashed: { depth = N, queues = [...] }.
+HashedExpect parse_hashed(const toml::table& t, const std::string& source) {
+    TableReader r(t, "expect.hashed", source);
+    HashedExpect h;
+    h.depth = static_cast<int>(r.integer("depth", 1, 10).value_or(1));
+    h.queues = r.strings("queues").value_or(std::vector<std::string>{});
+    if (h.queues.empty())
+        throw Error(source + ": expect.hashed: expected queues = [\"deferred\", ...], found none");
+    for (const auto& q : h.queues)
+        if (!is_queue_name(q) || q == "maildrop")
+            throw Error(source + ": expect.hashed.queues: expected hashable queue directories (" +
+                        queue_names_text() + " but maildrop), found '" + q + "'");
+    r.reject_unknown();
+    return h;
+}
+
+// Reads queue_fs: { size_mib = N }.
+QueueFsSpec parse_queue_fs(const toml::table& t, const std::string& source) {
+    TableReader r(t, "queue_fs", source);
+    QueueFsSpec q;
+    q.size_mib = static_cast<int>(r.integer("size_mib", 4, 1024).value_or(0));
+    if (q.size_mib == 0)
+        throw Error(source + ": queue_fs: expected size_mib = N (4..1024), found none");
+    r.reject_unknown();
+    return q;
 }
 
 // Reads [expect].
@@ -388,6 +439,22 @@ Expect parse_expect(const toml::table& t, const std::string& source) {
         e.transactions = parse_counts(*tx, "expect.transactions", source);
     if (const auto* fl = r.table("flush_log"))
         e.flush_log = parse_counts(*fl, "expect.flush_log", source);
+    for_each_table(r.array("spacing"), "expect.spacing", source, [&](const auto& t, const auto& w) {
+        e.spacing.push_back(parse_spacing(t, w, source));
+    });
+    if (const toml::node* ft = r.get("flow_tokens")) {
+        if (ft->is_integer()) {
+            Range rg;
+            rg.min = rg.max = static_cast<double>(ft->as_integer()->get());
+            e.flow_tokens = rg;
+        } else if (ft->is_table()) {
+            e.flow_tokens = parse_range(*ft->as_table(), "expect.flow_tokens", source);
+        } else {
+            throw Error(source + ": expect.flow_tokens: expected an integer or {min, max}, found " +
+                        type_name(*ft));
+        }
+    }
+    if (const auto* h = r.table("hashed")) e.hashed = parse_hashed(*h, source);
     r.reject_unknown();
     return e;
 }
@@ -399,11 +466,12 @@ WaitSpec parse_wait(const toml::table& t, const std::string& where, const std::s
     auto log = r.str("log");
     auto queue = r.str("queue");
     auto sink = r.str("sink");
-    int kinds = (log ? 1 : 0) + (queue ? 1 : 0) + (sink ? 1 : 0);
+    auto unlocked = r.str("unlocked");
+    int kinds = (log ? 1 : 0) + (queue ? 1 : 0) + (sink ? 1 : 0) + (unlocked ? 1 : 0);
     if (kinds != 1)
         throw Error(source + ": " + where +
-                    ": expected exactly one of log = \"regex\", queue = \"name\" or sink = "
-                    "\"name\", found " +
+                    ": expected exactly one of log = \"regex\", queue = \"name\", sink = "
+                    "\"name\" or unlocked = \"queue\", found " +
                     std::to_string(kinds));
     if (log) {
         w.kind = WaitSpec::Kind::Log;
@@ -418,6 +486,12 @@ WaitSpec parse_wait(const toml::table& t, const std::string& where, const std::s
         auto f = r.integer("files", 0, 100000000);
         if (!f) throw Error(source + ": " + where + ": expected files = N with queue, found none");
         w.files = static_cast<int>(*f);
+    } else if (unlocked) {
+        w.kind = WaitSpec::Kind::Unlocked;
+        w.queue = *unlocked;
+        if (!is_queue_name(w.queue))
+            throw Error(r.at("unlocked", t.get("unlocked")) + ": expected a queue directory (" +
+                        queue_names_text() + "), found '" + w.queue + "'");
     } else {
         w.kind = WaitSpec::Kind::Connections;
         w.sink = *sink;
@@ -440,8 +514,8 @@ ActionSpec parse_action(const toml::table& t, const std::string& where, const st
     if (const auto* w = r.table("wait_for"))
         a.wait_for = parse_wait(*w, where + ".wait_for", source);
     static const char* const kinds[] = {
-        "command",      "sleep",        "trigger",       "kill_qmgr",  "kill_process",
-        "corrupt_file", "stop_service", "start_service", "start_sink", "stop_sink"};
+        "command",      "sleep",         "trigger",    "kill_qmgr", "kill_process", "corrupt_file",
+        "stop_service", "start_service", "start_sink", "stop_sink", "fill_fs",      "free_fs"};
     for (const char* k : kinds) {
         if (t.get(k) == nullptr) continue;
         if (!a.kind.empty())
@@ -453,7 +527,7 @@ ActionSpec parse_action(const toml::table& t, const std::string& where, const st
         throw Error(source + ": " + where +
                     ": expected one of wait_for, command, sleep, "
                     "trigger, kill_qmgr, kill_process, corrupt_file, stop_service, start_service, "
-                    "start_sink, stop_sink; found none");
+                    "start_sink, stop_sink, fill_fs, free_fs; found none");
     if (a.kind == "command") {
         a.command = r.strings("command").value();
         if (a.command.empty())
@@ -500,6 +574,9 @@ ActionSpec parse_action(const toml::table& t, const std::string& where, const st
         a.service = r.str(a.kind).value();
     } else if (a.kind == "start_sink" || a.kind == "stop_sink") {
         a.sink = r.str(a.kind).value();
+    } else if (a.kind == "fill_fs" || a.kind == "free_fs") {
+        if (!r.boolean(a.kind).value())
+            throw Error(r.at(a.kind, t.get(a.kind)) + ": expected true, found false");
     }
     r.reject_unknown();
     return a;
@@ -540,8 +617,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
     s.timeout = static_cast<int>(r.integer("timeout", 1, 3600).value_or(60));
     s.settle = r.number("settle", 0, 60).value_or(1.0);
     s.slow = r.boolean("slow").value_or(false);
-    s.compare_qmgr_lines =
-        parse_compare_mode(r, "compare_qmgr_lines", CompareMode::Multiset, false);
+    s.compare_qmgr_lines = parse_compare_mode(r, "compare_qmgr_lines", CompareMode::Multiset, true);
     s.compare_qmgr_warnings =
         parse_compare_mode(r, "compare_qmgr_warnings", CompareMode::Multiset, true);
     if (r.boolean("ignore_qmgr_warnings").value_or(false))
@@ -554,6 +630,34 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
                                    main_cf_value(v, source + ": main_cf." + std::string(k.str())));
     }
     s.master_cf = r.strings("master_cf").value_or(std::vector<std::string>{});
+    if (auto t = r.str("qmgr_service_type")) {
+        if (*t != "unix" && *t != "fifo")
+            throw Error(r.at("qmgr_service_type", root.get("qmgr_service_type")) +
+                        ": expected \"unix\" or \"fifo\", found \"" + *t + "\"");
+        s.qmgr_service_type = *t;
+    }
+    for (const auto& svc : r.strings("chroot").value_or(std::vector<std::string>{})) {
+        const auto& known = chrootable_services();
+        if (svc != "all" && svc != "qmgr" &&
+            std::find(known.begin(), known.end(), svc) == known.end())
+            throw Error(r.at("chroot", root.get("chroot")) +
+                        ": expected \"all\", \"qmgr\" or a chrootable service, found \"" + svc +
+                        "\"");
+        if (svc == "all")
+            s.chroot.insert(s.chroot.end(), known.begin(), known.end());
+        else
+            s.chroot.push_back(svc);
+    }
+    if (const auto* qf = r.table("queue_fs")) s.queue_fs = parse_queue_fs(*qf, source);
+    s.allowed_problems = r.strings("allowed_problems").value_or(std::vector<std::string>{});
+    for (const auto& re : s.allowed_problems) {
+        try {
+            std::regex check(re);
+        } catch (const std::regex_error& err) {
+            throw Error(r.at("allowed_problems", root.get("allowed_problems")) +
+                        ": expected valid regexes, found /" + re + "/: " + err.what());
+        }
+    }
     for_each_table(r.array("sink"), "sink", source, [&](const auto& t, const auto& where) {
         SinkSpec sink = parse_sink(t, where, source);
         for (const auto& other : s.sinks)
@@ -604,6 +708,21 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
             throw Error(source + ": expect.transactions." + name +
                         ": expected the name of a [[sink]] with dump = true");
     }
+    for (const auto& sp : s.expect.spacing)
+        for (const auto& name : sp.sinks) {
+            auto it = sink_named(name);
+            if (it == s.sinks.end() || !it->dump)
+                throw Error(source +
+                            ": expect.spacing.sinks: expected the name of a [[sink]] with "
+                            "dump = true, found '" +
+                            name + "'");
+        }
+    bool fs_actions = std::any_of(s.actions.begin(), s.actions.end(), [](const ActionSpec& a) {
+        return a.kind == "fill_fs" || a.kind == "free_fs";
+    });
+    if (fs_actions && s.queue_fs.size_mib == 0)
+        throw Error(source + ": fill_fs/free_fs actions: expected a queue_fs = { size_mib = N } "
+                             "(they fill the queue's own file system), found none");
     for (const auto& [name, n] : s.expect.per_sink) {
         (void)n;
         bool known = std::any_of(s.sinks.begin(), s.sinks.end(),
@@ -613,6 +732,14 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
                         ": expected the name of a [[sink]], found none");
     }
     r.reject_unknown();
+    return s;
+}
+
+// Debian's master.cf runs these with chroot = y (qmgr is not among them).
+const std::vector<std::string>& chrootable_services() {
+    static const std::vector<std::string> s = {
+        "smtpd", "pickup", "cleanup", "rewrite", "bounce", "defer",   "trace", "verify", "flush",
+        "smtp",  "relay",  "showq",   "error",   "retry",  "discard", "lmtp",  "anvil",  "scache"};
     return s;
 }
 

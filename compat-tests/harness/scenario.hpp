@@ -49,11 +49,11 @@ struct InjectSpec {
 
 // What a wait_for step waits for (all bounded by the scenario timeout).
 struct WaitSpec {
-    enum class Kind { Log, Queue, Connections };
+    enum class Kind { Log, Queue, Connections, Unlocked };
     Kind kind = Kind::Log;
     std::string log;               // Log: ECMAScript regex matched against whole maillog lines
     int count = 1;                 // Log: at least this many matching lines
-    std::string queue;             // Queue: a queue directory name
+    std::string queue;             // Queue, Unlocked: a queue directory name
     int files = 0;                 // Queue: exactly this many files
     std::string sink;              // Connections: a sink name
     int connections = 1;           // Connections: at least this many established connections
@@ -70,7 +70,8 @@ struct ActionSpec {
     double delay_before = 0;
     std::optional<WaitSpec> wait_for;
     std::string kind; // "" (wait only), command, sleep, trigger, kill_qmgr, kill_process,
-                      // corrupt_file, stop_service, start_service, start_sink, stop_sink
+                      // corrupt_file, stop_service, start_service, start_sink, stop_sink,
+                      // fill_fs, free_fs
     std::vector<std::string> command; // command
     bool allow_failure = false;       // command: a non-zero exit is not an error
     double sleep = 0;                 // sleep
@@ -92,6 +93,21 @@ struct Range {
     std::optional<double> max;
     bool contains(double v) const { return (!min || v >= *min) && (!max || v <= *max); }
     std::string describe() const;
+};
+
+// Gaps between successive mail transactions captured by dump sinks (pooled
+// over `sinks`, ordered by the time each transaction's dump file was
+// written): every gap must lie in [min, max] seconds.
+struct SpacingExpect {
+    std::vector<std::string> sinks; // names of [[sink]]s with dump = true
+    Range gap;                      // seconds, each gap
+};
+
+// Files of hashed queue directories: each must sit in the subdirectory
+// that Postfix derives from its queue ID (hash_queue_depth levels).
+struct HashedExpect {
+    int depth = 1;
+    std::vector<std::string> queues; // e.g. deferred, defer, incoming
 };
 
 // Number of maillog lines matching a regex.
@@ -130,10 +146,18 @@ struct Expect {
     std::vector<LogExpect> log;                    // maillog lines matching a regex
     std::vector<OrderExpect> order;                // maillog lines before others
     std::map<std::string, Range> peak_connections; // sink -> most simultaneous connections seen
-    std::optional<Range> deferral_rate; // percent: status=deferred / (sent + deferred) lines
-    std::map<std::string, int> transactions;       // dump sink -> captured mail transactions
-    std::map<std::string, int> flush_log;          // fast flush log (file name in queue/flush/,
-                                                   // e.g. dest_example) -> distinct queue IDs
+    std::optional<Range> deferral_rate;      // percent: status=deferred / (sent + deferred) lines
+    std::map<std::string, int> transactions; // dump sink -> captured mail transactions
+    std::map<std::string, int> flush_log;    // fast flush log (file name in queue/flush/,
+                                             // e.g. dest_example) -> distinct queue IDs
+    std::vector<SpacingExpect> spacing;      // gaps between captured transactions
+    std::optional<Range> flow_tokens;        // in-flow tokens in master's flow pipe at the end
+    std::optional<HashedExpect> hashed;      // hashed queue file placement
+};
+
+// Where the queue directory lives.
+struct QueueFsSpec {
+    int size_mib = 0; // > 0: a loop-mounted ext4 image of this size (no root reserve)
 };
 
 // How two runs' qmgr log lines are compared.
@@ -146,7 +170,7 @@ struct Scenario {
     int timeout = 60;    // seconds per run to reach the outcome
     double settle = 1.0; // seconds the state must stay unchanged
     bool slow = false;   // informational: ctest label compat-slow
-    CompareMode compare_qmgr_lines = CompareMode::Multiset;
+    CompareMode compare_qmgr_lines = CompareMode::Multiset;    // Ignore: not compared
     CompareMode compare_qmgr_warnings = CompareMode::Multiset; // ignore_qmgr_warnings = Ignore
     double backoff_tolerance = 2; // seconds between the runs' sorted deferred backoffs
     // Set: recipients are compared by their deferral rate (within this many
@@ -155,11 +179,21 @@ struct Scenario {
     std::optional<double> deferral_rate_tolerance;
     std::vector<std::pair<std::string, std::string>> main_cf; // appended to the base main.cf
     std::vector<std::string> master_cf;                       // extra master.cf lines
+    std::string qmgr_service_type = "unix"; // master.cf type of the qmgr line: unix or fifo
+    std::vector<std::string> chroot;        // services run chrooted ("all": as Debian ships)
+    QueueFsSpec queue_fs;                   // the queue on a file system of its own
+    // Regexes for fatal/panic/crash lines that are part of the scenario
+    // (e.g. stock qmgr exits on ENOSPC); any other such line is a failure.
+    std::vector<std::string> allowed_problems;
     std::vector<SinkSpec> sinks;
     std::vector<InjectSpec> injects;
     std::vector<ActionSpec> actions;
     Expect expect;
 };
+
+// The master.cf services that "all" chroots: those Debian's master.cf runs
+// with chroot = y.
+const std::vector<std::string>& chrootable_services();
 
 // Reads and validates a scenario file; throws Error naming file, line and key.
 Scenario load_scenario(const std::string& path);

@@ -283,18 +283,27 @@ order = [ { lines = "small", before_last = "bulk" } ]
     EXPECT_FALSE(s.deferral_rate_tolerance);
 }
 
+namespace {
+// The error parse_scenario reports for a document, or "no error".
+std::string parse_error(const std::string& text) {
+    try {
+        parse_scenario(text, "t.toml");
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+// parse_error for a scenario with one sink "a" and one injection, then `tail`.
+std::string parse_error_after_sink(const std::string& tail) {
+    return parse_error("name=\"x\"\n[[sink]]\nname=\"a\"\n[[inject]]\nmethod=\"smtp\"\n"
+                       "to=\"a@b\"\n" +
+                       tail);
+}
+} // namespace
+
 TEST(Scenario, RejectsBadActions) {
-    auto msg = [](const std::string& actions) {
-        try {
-            parse_scenario("name=\"x\"\n[[sink]]\nname=\"a\"\n[[inject]]\nmethod=\"smtp\"\n"
-                           "to=\"a@b\"\n" +
-                               actions,
-                           "t.toml");
-        } catch (const Error& e) {
-            return std::string(e.what());
-        }
-        return std::string("no error");
-    };
+    auto msg = parse_error_after_sink;
     EXPECT_NE(msg("[[action]]\nsleep=1\ncommand=[\"x\"]\n").find("one action per"),
               std::string::npos);
     EXPECT_NE(msg("[[action]]\ndelay_before=1\n").find("expected one of"), std::string::npos);
@@ -446,4 +455,186 @@ TEST(Outcome, ComparesBackoffsSetsAndTransactions) {
     EXPECT_EQ(check_expectations(e, a, v).size(), 1u);
     a.backoffs.clear();
     EXPECT_EQ(check_expectations(e, a, v).size(), 1u); // nothing to check is a failure too
+}
+
+TEST(Scenario, ParsesInstanceOptionsAndTimingExpectations) {
+    Scenario s = parse_scenario(R"(
+name = "x"
+qmgr_service_type = "fifo"
+chroot = ["all", "qmgr"]
+queue_fs = { size_mib = 16 }
+allowed_problems = ["postfix/qmgr\\[\\d+\\]: fatal: .*No space left on device"]
+compare_qmgr_lines = "ignore"
+[[sink]]
+name = "a"
+dump = true
+[[sink]]
+name = "b"
+dump = true
+[[inject]]
+method = "smtp"
+to = "x@y"
+[[action]]
+fill_fs = true
+[[action]]
+free_fs = true
+[expect]
+spacing = [ { sinks = ["a", "b"], min = 1.0 }, { sinks = ["a"], min = 0.5, max = 9 } ]
+flow_tokens = 0
+hashed = { depth = 2, queues = ["deferred", "defer"] }
+queue = { defer = 1, bounce = 0 }
+)",
+                                "t.toml");
+    EXPECT_EQ(s.qmgr_service_type, "fifo");
+    EXPECT_EQ(s.chroot.size(), chrootable_services().size() + 1);
+    EXPECT_EQ(s.chroot.back(), "qmgr");
+    EXPECT_EQ(s.queue_fs.size_mib, 16);
+    ASSERT_EQ(s.allowed_problems.size(), 1u);
+    EXPECT_EQ(s.compare_qmgr_lines, CompareMode::Ignore);
+    EXPECT_EQ(s.actions[0].kind, "fill_fs");
+    EXPECT_EQ(s.actions[1].kind, "free_fs");
+    ASSERT_EQ(s.expect.spacing.size(), 2u);
+    EXPECT_EQ(s.expect.spacing[0].sinks.size(), 2u);
+    EXPECT_TRUE(s.expect.spacing[0].gap.contains(1.0));
+    EXPECT_FALSE(s.expect.spacing[0].gap.contains(0.99));
+    EXPECT_FALSE(s.expect.spacing[1].gap.contains(9.5));
+    ASSERT_TRUE(s.expect.flow_tokens);
+    EXPECT_TRUE(s.expect.flow_tokens->contains(0));
+    EXPECT_FALSE(s.expect.flow_tokens->contains(1));
+    ASSERT_TRUE(s.expect.hashed);
+    EXPECT_EQ(s.expect.hashed->depth, 2);
+    EXPECT_EQ(s.expect.queue.at("defer"), 1);
+}
+
+TEST(Scenario, RejectsBadInstanceOptions) {
+    auto msg = parse_error_after_sink;
+    // Top-level keys must come before the first table.
+    auto top = [](const std::string& text) {
+        return parse_error("name=\"x\"\n" + text + "\n[[inject]]\nmethod=\"smtp\"\nto=\"a@b\"\n");
+    };
+    EXPECT_NE(top("qmgr_service_type = \"inet\"").find("\"unix\" or \"fifo\""), std::string::npos);
+    EXPECT_NE(top("chroot = [\"local\"]").find("chrootable"), std::string::npos);
+    EXPECT_NE(top("queue_fs = { size_mib = 1 }").find("[4, 1024]"), std::string::npos);
+    EXPECT_NE(top("allowed_problems = [\"(\"]").find("valid regexes"), std::string::npos);
+    EXPECT_NE(msg("[[action]]\nfill_fs = true\n").find("queue_fs"), std::string::npos);
+    EXPECT_NE(msg("[[action]]\nfill_fs = false\n").find("expected true"), std::string::npos);
+    EXPECT_NE(msg("[expect]\nspacing = [ { sinks = [\"a\"], min = 1 } ]\n").find("dump = true"),
+              std::string::npos);
+    EXPECT_NE(msg("[expect]\nspacing = [ { sinks = [\"a\"] } ]\n").find("min and/or max"),
+              std::string::npos);
+    EXPECT_NE(msg("[expect]\nhashed = { depth = 2 }\n").find("queues"), std::string::npos);
+    EXPECT_NE(msg("[expect]\nhashed = { queues = [\"maildrop\"] }\n").find("hashable"),
+              std::string::npos);
+}
+
+TEST(Outcome, HashedQueueSubdirectories) {
+    // Short IDs: the leading characters, one per level.
+    EXPECT_EQ(hashed_queue_subdir("63904A7250F", 1), "6/");
+    EXPECT_EQ(hashed_queue_subdir("63904A7250F", 2), "6/3/");
+    EXPECT_EQ(hashed_queue_subdir("A", 3), "A/_/_/");
+    // Long IDs: the four microsecond characters before the last 'z', base 52
+    // ("0Hbh" = ((0*52 + 15)*52 + 31)*52 + 36 = 42208 = 0x0A4E0), in hex.
+    EXPECT_EQ(hashed_queue_subdir("4Xyt5k0Hbhz9vKj", 2), "0/A/");
+    EXPECT_EQ(hashed_queue_subdir("4Xyt5k0Hbhz9vKj", 5), "0/A/4/E/0/");
+    // A 'z' too early to separate a long ID's time from its inode: hashed as is.
+    EXPECT_EQ(hashed_queue_subdir("4Xyzt", 2), "4/X/");
+}
+
+TEST(Outcome, ChecksSpacingFlowTokensAndPlacement) {
+    Outcome o;
+    o.collected = true;
+    o.transaction_times["a"] = {100.0, 102.5, 105.0};
+    o.transaction_times["b"] = {101.0};
+    o.flow_tokens = 0;
+    o.queue_paths["deferred"] = {"6/3/63904A7250F", "7/7904A7250F"};
+    auto gaps = transaction_gaps(o, {"a", "b"});
+    ASSERT_EQ(gaps.size(), 3u);
+    EXPECT_DOUBLE_EQ(gaps[0], 1.0);
+    EXPECT_DOUBLE_EQ(gaps[1], 1.5);
+    Expect e;
+    SpacingExpect per_a;
+    per_a.sinks = {"a"};
+    per_a.gap.min = 2.0;
+    e.spacing.push_back(per_a);
+    Vars v;
+    EXPECT_TRUE(check_expectations(e, o, v).empty());
+    SpacingExpect pooled = per_a;
+    pooled.sinks = {"a", "b"};
+    e.spacing.push_back(pooled);
+    auto f = check_expectations(e, o, v);
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_NE(f[0].find("1.00, 1.50, 2.50"), std::string::npos);
+    Expect tokens;
+    tokens.flow_tokens = Range{1, std::nullopt};
+    f = check_expectations(tokens, o, v);
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_NE(f[0].find("in-flow tokens"), std::string::npos);
+    Expect placed;
+    placed.hashed = HashedExpect{2, {"deferred"}};
+    f = check_expectations(placed, o, v);
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_NE(f[0].find("deferred/7/9/7904A7250F"), std::string::npos);
+}
+
+TEST(Outcome, AllowedProblemsAreNotProblems) {
+    Vars v;
+    ExpectedKills expected;
+    expected.allowed.emplace_back("qmgr\\[\\d+\\]: fatal: .*No space left on device");
+    std::vector<std::string> log = {
+        "Jan  1 00:00:00 test postfix/qmgr[10]: fatal: qmgr_active_defer: rename A from active "
+        "to deferred: No space left on device",
+        "Jan  1 00:00:01 test postfix/qmgr[11]: fatal: something else"};
+    Outcome o = collect_outcome(log, v, {}, {}, expected);
+    ASSERT_EQ(o.problems.size(), 1u);
+    EXPECT_NE(o.problems[0].find("something else"), std::string::npos);
+}
+
+TEST(Outcome, EmptyQueueIgnoresLogDirectories) {
+    Outcome o;
+    o.collected = true;
+    o.queue = {{"incoming", 0}, {"active", 0}, {"defer", 2}};
+    Expect e;
+    e.queue_empty = true;
+    Vars v;
+    EXPECT_TRUE(check_expectations(e, o, v).empty());
+    e.queue["defer"] = 1;
+    EXPECT_EQ(check_expectations(e, o, v).size(), 1u);
+    Outcome other = o;
+    other.queue["defer"] = 0;
+    auto diffs = compare_outcomes(o, "stock", other, "cqmgr", CompareOptions{});
+    ASSERT_EQ(diffs.size(), 1u);
+    EXPECT_NE(diffs[0].find("defer"), std::string::npos);
+}
+
+TEST(Instance, MasterCfChrootAndQmgrType) {
+    InstanceConfig cfg;
+    cfg.qmgr = QmgrKind::Cqmgr;
+    cfg.smtpd_port = 2525;
+    cfg.qmgr_service_type = "fifo";
+    cfg.chroot = {"qmgr", "smtpd"};
+    std::string text = master_cf_text(cfg);
+    EXPECT_NE(text.find("\nqmgr fifo n - y 300 1 cqmgr\n"), std::string::npos);
+    EXPECT_NE(text.find("\n127.0.0.1:2525 inet n - y - - smtpd\n"), std::string::npos);
+    EXPECT_NE(text.find("\ncleanup unix n - n - 0 cleanup\n"), std::string::npos);
+    EXPECT_NE(text.find("\nrelay unix - - n - - smtp\n  -o syslog_name=postfix/$service_name\n"),
+              std::string::npos);
+    cfg.qmgr_enabled = false;
+    cfg.qmgr = QmgrKind::Stock;
+    cfg.qmgr_service_type = "unix";
+    cfg.chroot.clear();
+    EXPECT_NE(master_cf_text(cfg).find("\n#qmgr unix n - n 300 1 qmgr\n"), std::string::npos);
+}
+
+TEST(Outcome, StartupFailuresUnlessProvoked) {
+    const std::string line = "Jan  1 00:00:00 test postfix/master[1]: warning: /x/libexec/cqmgr: "
+                             "bad command startup -- throttling";
+    ExpectedKills none;
+    EXPECT_TRUE(is_startup_failure(line, none));
+    EXPECT_FALSE(is_startup_failure("Jan  1 00:00:00 test postfix/qmgr[2]: removed", none));
+    ExpectedKills killed;
+    killed.programs.insert("cqmgr");
+    EXPECT_FALSE(is_startup_failure(line, killed));
+    ExpectedKills allowed;
+    allowed.allowed.emplace_back("/cqmgr: bad command startup");
+    EXPECT_FALSE(is_startup_failure(line, allowed));
 }

@@ -1,0 +1,44 @@
+// A queue directory on a file system of its own: a small loop-mounted ext4
+// image, so that a scenario can fill it up (ENOSPC) without touching the
+// machine's disks.
+#pragma once
+
+#include <string>
+
+namespace compat {
+
+// True if this machine can loop-mount an image (root, /dev/loop-control, a
+// free loop device); otherwise `why` says what is missing.
+bool loop_devices_available(std::string& why);
+
+class QueueFs {
+  public:
+    // Nothing happens until mount().
+    QueueFs() = default;
+    QueueFs(const QueueFs&) = delete;
+    QueueFs& operator=(const QueueFs&) = delete;
+    ~QueueFs();
+
+    // Creates `image` (size_mib MiB), makes an ext4 file system without a
+    // root reserve on it and mounts it on `mount_point` (an existing, empty
+    // directory). Throws Unavailable when loop devices cannot be used.
+    void mount(const std::string& image, const std::string& mount_point, int size_mib);
+    // Unmounts (lazily if busy); safe to call twice and when never mounted.
+    void unmount() noexcept;
+    bool mounted() const { return mounted_; }
+
+    // Writes a root-owned filler file until the file system is full
+    // (ENOSPC); returns the bytes written.
+    long long fill();
+    // Removes the filler file again.
+    void free_space();
+
+    const std::string& mount_point() const { return mount_point_; }
+    std::string filler_path() const { return mount_point_ + "/compat-filler"; }
+
+  private:
+    std::string mount_point_;
+    bool mounted_ = false;
+};
+
+} // namespace compat
