@@ -1,6 +1,7 @@
 #include "cqmgr/protocol/conversation.hpp"
 
 #include <cerrno>
+#include <cstring>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -53,16 +54,46 @@ bool Conversation::disarm() {
 }
 
 awaitable<bool> Conversation::connect(const std::string& path, Duration timeout) {
-    error_code ec;
+    if (!connect_start(path)) co_return false;
+    co_return co_await connect_finish(timeout);
+}
+
+bool Conversation::connect_start(const std::string& path) {
     // sockaddr_un holds at most 107 bytes of path; Asio throws beyond that.
     if (path.empty() || path.size() >= sizeof(sockaddr_un::sun_path)) {
         error_ = "expected a socket path of 1 to " +
                  std::to_string(sizeof(sockaddr_un::sun_path) - 1) + " bytes, got " +
                  std::to_string(path.size()) + " bytes";
-        co_return false;
+        return false;
     }
+    error_code ec;
+    asio::local::stream_protocol::endpoint ep(path);
+    socket_.open(ep.protocol(), ec);
+    if (!ec) socket_.non_blocking(true, ec);
+    if (ec) {
+        error_ = ec.message();
+        close();
+        return false;
+    }
+    if (::connect(socket_.native_handle(), ep.data(), static_cast<socklen_t>(ep.size())) == 0) {
+        connected_ = true;
+        return true;
+    }
+    // A full listen queue: try again, waiting (connect_finish()).
+    if (errno == EAGAIN || errno == EINPROGRESS || errno == EINTR) {
+        connect_path_ = path;
+        return true;
+    }
+    error_ = std::strerror(errno);
+    close();
+    return false;
+}
+
+awaitable<bool> Conversation::connect_finish(Duration timeout) {
+    if (connected_) co_return true;
+    error_code ec;
     arm(timeout);
-    co_await socket_.async_connect(asio::local::stream_protocol::endpoint(path),
+    co_await socket_.async_connect(asio::local::stream_protocol::endpoint(connect_path_),
                                    asio::redirect_error(asio::use_awaitable, ec));
     bool late = disarm();
     if (ec) {

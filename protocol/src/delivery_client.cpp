@@ -17,9 +17,12 @@ constexpr size_t reply_status = 7;
 
 const char* kind_name(DeliveryOutcome::Kind k) {
     switch (k) {
-    case DeliveryOutcome::Kind::replied: return "replied";
-    case DeliveryOutcome::Kind::unavailable: return "unavailable";
-    case DeliveryOutcome::Kind::crashed: return "crashed";
+    case DeliveryOutcome::Kind::replied:
+        return "replied";
+    case DeliveryOutcome::Kind::unavailable:
+        return "unavailable";
+    case DeliveryOutcome::Kind::crashed:
+        return "crashed";
     }
     return "unknown";
 }
@@ -44,23 +47,39 @@ DeliveryOutcome AgentSession::failed(DeliveryOutcome::Kind kind, std::string war
     DeliveryOutcome o;
     o.kind = kind;
     o.reply.hop.status = "4.3.0";
-    o.reply.hop.reason = kind == DeliveryOutcome::Kind::unavailable ? "mail transport unavailable"
-                                                                    : "unknown mail transport error";
+    o.reply.hop.reason = kind == DeliveryOutcome::Kind::unavailable
+                             ? "mail transport unavailable"
+                             : "unknown mail transport error";
     o.reply.status = -1;
     o.warning = std::move(warning);
     return o;
 }
 
 awaitable<bool> AgentSession::open(std::string path, DeliveryTimeouts timeouts) {
+    if (!start(std::move(path), timeouts)) co_return false;
+    co_return co_await finish_open();
+}
+
+bool AgentSession::start(std::string path, DeliveryTimeouts timeouts) {
     close();
     path_ = std::move(path);
     timeouts_ = timeouts;
     failure_ = DeliveryOutcome{};
     conv_ = Conversation::create(ex_);
-    if (!co_await conv_->connect(path_, timeouts_.connect)) {
-        failure_ = failed(DeliveryOutcome::Kind::unavailable,
-                          "connect to transport " + path_ + ": " + conv_->error());
-        close();
+    if (conv_->connect_start(path_)) return true;
+    connect_failed();
+    return false;
+}
+
+void AgentSession::connect_failed() {
+    failure_ = failed(DeliveryOutcome::Kind::unavailable,
+                      "connect to transport " + path_ + ": " + conv_->error());
+    close();
+}
+
+awaitable<bool> AgentSession::finish_open() {
+    if (!co_await conv_->connect_finish(timeouts_.connect)) {
+        connect_failed();
         co_return false;
     }
     AttrScan scan(announcement_items, path_ + " socket");
@@ -73,7 +92,8 @@ awaitable<bool> AgentSession::open(std::string path, DeliveryTimeouts timeouts) 
     // Kept whether or not the announcement fails (announcement_warning()).
     failure_.detail = scan.warning();
     if (scan.failed()) {
-        failure_ = failed(DeliveryOutcome::Kind::unavailable, path_ + " socket: malformed response");
+        failure_ =
+            failed(DeliveryOutcome::Kind::unavailable, path_ + " socket: malformed response");
         failure_.detail = scan.warning();
         close();
         co_return false;
@@ -143,7 +163,8 @@ DeliveryOutcome AgentSession::outcome_of(AttrScan& scan) const {
     // Stock needs every attribute up to the status; a failure at the
     // terminator (an attribute too many) leaves the reply standing.
     if (scan.failed() || scan.converted() < std::size(reply_items)) {
-        DeliveryOutcome o = failed(DeliveryOutcome::Kind::crashed, path_ + " socket: malformed response");
+        DeliveryOutcome o =
+            failed(DeliveryOutcome::Kind::crashed, path_ + " socket: malformed response");
         o.detail = scan.warning();
         return o;
     }

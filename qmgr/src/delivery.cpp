@@ -39,17 +39,25 @@ void Delivery::pump() {
         sched_.set_time(clock_.now());
         while (core::Transport* t = sched_.select_transport()) {
             log::debug("qmgr_transport_select: " + t->name);
-            asio::co_spawn(io_, run_connection(t), asio::detached);
+            // The connect is tried now: when it fails at once (no such
+            // service, nobody listening), the transport is dead before the
+            // loop picks it again, as in stock.
+            protocol::AgentSession session(io_.get_executor());
+            if (!session.start("private/" + t->name, timeouts())) {
+                log::warn(session.failure().warning);
+                sched_.connection_failed(*t, core::transport_unavailable());
+                continue;
+            }
+            asio::co_spawn(io_, run_connection(t, std::move(session)), asio::detached);
         }
     });
 }
 
-awaitable<void> Delivery::run_connection(core::Transport* t) {
+awaitable<void> Delivery::run_connection(core::Transport* t, protocol::AgentSession session) {
     // Only what must live across a suspension is declared here: this
     // coroutine runs once per delivery, and a frame above about 1 kB takes
     // the allocator's slow path every time.
-    protocol::AgentSession session(io_.get_executor());
-    bool ok = co_await session.open("private/" + t->name, timeouts());
+    bool ok = co_await session.finish_open();
     if (!session.announcement_warning().empty()) log::warn(session.announcement_warning());
     sched_.set_time(clock_.now());
     if (int delay = t->cfg.transport_rate_delay; delay > 0) {

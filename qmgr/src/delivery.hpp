@@ -23,7 +23,8 @@ class Delivery {
   private:
     // One delivery: connect to the transport's agent, hand it the entry the
     // scheduler selects, report the outcome.
-    awaitable<void> run_connection(core::Transport* t);
+    // `session` has its connection started (AgentSession::start()).
+    awaitable<void> run_connection(core::Transport* t, protocol::AgentSession session);
     // Builds the request for entry `e`.
     protocol::DeliveryRequest request_for(const core::Entry& e) const;
     // The request for entry `e`, encoded for the wire.  A plain function, so

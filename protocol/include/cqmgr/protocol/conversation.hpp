@@ -24,6 +24,13 @@ class Conversation : public std::enable_shared_from_this<Conversation> {
     // Connects to the UNIX-domain stream socket at `path` (relative to the
     // queue directory, which is our working directory).
     awaitable<bool> connect(const std::string& path, Duration timeout);
+    // The same in two steps.  connect_start() tries at once, without
+    // waiting, and is false when that already failed (no such socket,
+    // refused): a caller learns it before it does anything else, as
+    // Postfix's non-blocking connect lets stock qmgr learn it.
+    // connect_finish() waits for a connection the first step left pending.
+    bool connect_start(const std::string& path);
+    awaitable<bool> connect_finish(Duration timeout);
 
     // Replaces the decoder's bounds (before the first read).
     void set_limits(AttrLimits limits) { parser_ = AttrParser(limits); }
@@ -82,6 +89,8 @@ class Conversation : public std::enable_shared_from_this<Conversation> {
     std::string pending_; // bytes read but not yet parsed
     std::string error_;
     bool clean_eof_ = false;
+    std::string connect_path_; // set while a connection is pending
+    bool connected_ = false;   // connect_start() connected at once
 };
 
 } // namespace cqmgr::protocol

@@ -93,6 +93,11 @@ class AgentSession {
     // qmgr, an EOF before any byte of the announcement is not yet a failure:
     // it surfaces when deliver() writes the request.
     awaitable<bool> open(std::string path, DeliveryTimeouts timeouts);
+    // The same in two steps: start() connects without waiting and is false
+    // when that failed at once (failure() set); finish_open() waits for the
+    // connection and the announcement.
+    bool start(std::string path, DeliveryTimeouts timeouts);
+    awaitable<bool> finish_open();
 
     // Sends one request and reads the reply, then closes the connection (the
     // agent waits for that close).  Call only after open() returned true.
@@ -116,6 +121,8 @@ class AgentSession {
     const std::string& path() const { return path_; }
 
   private:
+    // Sets failure() for a connection that could not be made, and closes.
+    void connect_failed();
     // Fills an outcome of `kind` with the stock hop status and `warning`.
     static DeliveryOutcome failed(DeliveryOutcome::Kind kind, std::string warning);
     // Reads and decodes the agent's reply (its own coroutine, so that the
