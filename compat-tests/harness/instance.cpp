@@ -239,6 +239,8 @@ std::string master_cf_text(const InstanceConfig& cfg) {
         std::string name, type, priv, unpriv, wakeup, maxproc, command;
     };
     std::string qmgr_cmd = cfg.qmgr == QmgrKind::Stock ? "qmgr" : "cqmgr";
+    for (const auto& a : cfg.qmgr_args)
+        qmgr_cmd += " " + a;
     const std::vector<Line> lines = {
         {"smtpd", "inet", "n", "-", "-", "-", "smtpd"},
         {"pickup", "unix", "n", "-", "60", "1", "pickup"},

@@ -20,14 +20,15 @@ const char* qmgr_kind_name(QmgrKind k);
 
 struct InstanceConfig {
     QmgrKind qmgr = QmgrKind::Stock;
-    std::string cqmgr_path;   // absolute; linked as libexec/cqmgr when non-empty
+    std::string cqmgr_path;      // absolute; linked as libexec/cqmgr when non-empty
     std::string fake_agent_path; // absolute; copied to libexec/compat-fake-agent when non-empty
-    bool qmgr_enabled = true; // false: the qmgr service line is commented out
+    bool qmgr_enabled = true;    // false: the qmgr service line is commented out
     std::uint16_t smtpd_port = 0;
     std::vector<std::pair<std::string, std::string>> main_cf; // already expanded
     std::vector<std::string> master_cf;                       // already expanded
     int master_exit_after = 600;            // master -e: safety net if the harness is killed
     std::string qmgr_service_type = "unix"; // master.cf type of the qmgr line (unix, fifo)
+    std::vector<std::string> qmgr_args;     // extra arguments on the qmgr line, e.g. -v
     std::vector<std::string> chroot;        // services with chroot = y
     int queue_fs_mib = 0;                   // > 0: queue/ is a loop-mounted ext4 image of this size
 };

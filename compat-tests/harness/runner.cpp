@@ -161,6 +161,7 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
     // Safety net: master exits by itself if this harness is killed outright.
     cfg.master_exit_after = sc.timeout + 60;
     cfg.qmgr_service_type = sc.qmgr_service_type;
+    cfg.qmgr_args = sc.qmgr_args;
     cfg.chroot = sc.chroot;
     cfg.queue_fs_mib = sc.queue_fs.size_mib;
 

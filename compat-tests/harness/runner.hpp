@@ -14,7 +14,7 @@
 namespace compat {
 
 struct RunOptions {
-    std::string cqmgr_path; // absolute; empty if unknown
+    std::string cqmgr_path;      // absolute; empty if unknown
     std::string fake_agent_path; // compat-fake-agent, absolute; empty if not built
     bool verbose = false;
     bool keep_on_interrupt = false; // keep the instance directory when interrupted

@@ -636,6 +636,11 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
                         ": expected \"unix\" or \"fifo\", found \"" + *t + "\"");
         s.qmgr_service_type = *t;
     }
+    s.qmgr_args = r.strings("qmgr_args").value_or(std::vector<std::string>{});
+    for (const auto& a : s.qmgr_args)
+        if (a.empty() || a.find_first_of(" \t\n") != std::string::npos)
+            throw Error(r.at("qmgr_args", root.get("qmgr_args")) +
+                        ": expected arguments without white space, found \"" + a + "\"");
     for (const auto& svc : r.strings("chroot").value_or(std::vector<std::string>{})) {
         const auto& known = chrootable_services();
         if (svc != "all" && svc != "qmgr" &&

@@ -180,6 +180,7 @@ struct Scenario {
     std::vector<std::pair<std::string, std::string>> main_cf; // appended to the base main.cf
     std::vector<std::string> master_cf;                       // extra master.cf lines
     std::string qmgr_service_type = "unix"; // master.cf type of the qmgr line: unix or fifo
+    std::vector<std::string> qmgr_args;     // extra arguments on the qmgr line (both runs)
     std::vector<std::string> chroot;        // services run chrooted ("all": as Debian ships)
     QueueFsSpec queue_fs;                   // the queue on a file system of its own
     // Regexes for fatal/panic/crash lines that are part of the scenario

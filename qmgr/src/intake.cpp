@@ -58,7 +58,7 @@ Intake::Claimed Intake::claim(const std::string& id, const std::string& queue, i
                               mode_t mode) {
     using Step = queuefile::ActiveQueue::Claim::Step;
     Claimed out;
-    log::debug("qmgr_message_alloc: " + queue + " " + id);
+    log::debug("qmgr_message_alloc: active " + id);
     auto c = store_.claim(queue, id);
     switch (c.step) {
     case Step::none:

@@ -56,7 +56,6 @@ bool MessageEnd::finish_now(const Message& m) {
 
 awaitable<MessageEnd::Outcome> MessageEnd::finish(Message& m) {
     const std::string id = m.id;
-    log::debug("qmgr_active_done: " + id);
 
     // 1. Recipients that bounced: have the bounce service send the notice.
     switch (store_.log_state("bounce", id)) {

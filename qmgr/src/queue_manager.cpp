@@ -91,6 +91,7 @@ void QueueManager::message_done(core::Message& cm) {
 void QueueManager::maybe_finish(Message& m) {
     if (!m.may_finish()) return;
     m.phase = Message::Phase::finishing;
+    log::debug("qmgr_active_done: " + m.id);
     // Forgetting the message waits for the next turn either way: we may be
     // inside a scheduler callback that still uses it.
     if (end_.finish_now(m))
