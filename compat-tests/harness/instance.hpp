@@ -24,6 +24,9 @@ struct InstanceConfig {
     std::vector<std::pair<std::string, std::string>> main_cf; // already expanded
     std::vector<std::string> master_cf;                       // already expanded
     int master_exit_after = 600; // master -e: safety net if the harness is killed
+    // cqmgr is built with sanitizers: libexec/cqmgr is a wrapper that sends
+    // its reports to sanitizer_dir() (see sanitizer.hpp).
+    bool sanitizer_reports = false;
 };
 
 // File counts per queue directory (hashed subdirectories included).
@@ -60,6 +63,8 @@ class Instance {
     std::string conf_dir() const { return dir_ + "/conf"; }
     std::string queue_dir() const { return dir_ + "/queue"; }
     std::string maillog_path() const { return dir_ + "/maillog"; }
+    // Where a sanitized cqmgr writes its reports.
+    std::string sanitizer_dir() const;
 
   private:
     // Helpers of create(); see instance.cpp.
@@ -73,6 +78,7 @@ class Instance {
     bool started_ = false; // master -w was run (its pid may not be known yet)
     pid_t master_pid_ = -1;
     int master_exit_after_ = 600;
+    bool sanitizer_reports_ = false;
 };
 
 // True if pid exists and is not a zombie.

@@ -6,6 +6,7 @@
 #include "maillog.hpp"
 #include "net.hpp"
 #include "process.hpp"
+#include "sanitizer.hpp"
 #include "signals.hpp"
 #include "sink.hpp"
 
@@ -150,6 +151,7 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
     InstanceConfig cfg;
     cfg.qmgr = kind;
     cfg.cqmgr_path = opts.cqmgr_path;
+    cfg.sanitizer_reports = opts.sanitized && kind == QmgrKind::Cqmgr;
     cfg.smtpd_port = ports[0];
     for (const auto& [k, v] : sc.main_cf)
         cfg.main_cf.emplace_back(k, vars.expand(v, "main_cf." + k));
@@ -238,7 +240,12 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
     if (inst.master_alive())
         for (const auto& p : children_of(inst.master_pid()))
             if (killed.pids.count(p.pid)) kill(p.pid, SIGCONT);
-    inst.stop();
+    inst.stop(); // after this, cqmgr has exited and reported its leaks, if any
+    if (cfg.sanitizer_reports) {
+        // First: a sanitizer finding explains whatever else went wrong.
+        auto reports = sanitizer_reports(inst.sanitizer_dir());
+        res.failures.insert(res.failures.begin(), reports.begin(), reports.end());
+    }
     sampler.stop();
     for (auto& s : sinks)
         s->stop();

@@ -17,6 +17,7 @@ struct RunOptions {
     std::string cqmgr_path; // absolute; empty if unknown
     bool verbose = false;
     bool keep_on_interrupt = false; // keep the instance directory when interrupted
+    bool sanitized = false;         // cqmgr has ASan/UBSan: any report of it fails the run
 };
 
 struct RunResult {
