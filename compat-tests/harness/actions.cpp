@@ -80,6 +80,23 @@ std::vector<ProcInfo> await_children(const ActionContext& ctx,
     }
 }
 
+// Waits (bounded) until every process in `procs` waits for events, i.e. has
+// finished starting up. A queue manager killed before it took master's first
+// wakeup makes master log "bad command startup" and stop the service for
+// 60 s; a slow start (a sanitizer build, a loaded machine) must not race
+// with the kill. After `limit` the caller goes ahead anyway.
+void await_started(const std::vector<ProcInfo>& procs, std::chrono::milliseconds limit) {
+    auto until = Clock::now() + limit;
+    for (;;) {
+        bool starting = false;
+        for (const auto& p : procs)
+            if (process_alive(p.pid) && !waits_for_events(p.pid)) starting = true;
+        if (!starting || Clock::now() >= until) return;
+        check_interrupted();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+}
+
 // Sends `sig` to every process in `procs` and records them as killed on purpose.
 void signal_all(const std::vector<ProcInfo>& procs, int sig, ActionContext& ctx,
                 const std::string& what) {
@@ -427,6 +444,7 @@ void run_action(const ActionSpec& a, std::size_t index, ActionContext& ctx) {
         int sig = signal_number(a.signal, a.where);
         auto procs =
             await_children(ctx, {"qmgr", "cqmgr"}, std::chrono::seconds(10), "queue manager");
+        await_started(procs, std::chrono::seconds(10));
         signal_all(procs, sig, ctx, "queue manager");
         if (sig == SIGKILL || sig == SIGTERM) await_gone(procs, std::chrono::seconds(5));
     } else if (a.kind == "kill_process") {

@@ -4,6 +4,7 @@
 #include "error.hpp"
 #include "fsutil.hpp"
 #include "process.hpp"
+#include "sanitizer.hpp"
 #include "signals.hpp"
 
 #include <algorithm>
@@ -128,6 +129,7 @@ Instance::~Instance() {
 // Builds the whole instance layout.
 void Instance::create(const InstanceConfig& cfg) {
     master_exit_after_ = cfg.master_exit_after;
+    sanitizer_reports_ = cfg.sanitizer_reports;
     UserIds postfix = lookup_user("postfix");
     make_dir(dir_ + "/conf", 0755, 0, 0);
     make_dir(dir_ + "/queue", 0755, 0, 0);
@@ -155,10 +157,17 @@ void Instance::make_queue_dirs() {
     make_dir(q + "/maildrop", 0730, postfix.uid, postdrop);
     make_dir(q + "/public", 0710, postfix.uid, postdrop);
     make_dir(q + "/pid", 0755, 0, 0);
+    // cqmgr writes its reports after it has dropped privileges.
+    if (sanitizer_reports_) make_dir(sanitizer_dir(), 0755, postfix.uid, postfix.gid);
 }
 
-// daemon_directory: a symlink for every stock daemon, plus cqmgr and the
-// fake agent.
+// The queue directory's sanitizer report directory.
+std::string Instance::sanitizer_dir() const {
+    return queue_dir() + "/" + sanitizer_report_dir();
+}
+
+// daemon_directory: a symlink for every stock daemon, plus cqmgr (a wrapper
+// script when its sanitizer reports are collected) and the fake agent.
 void Instance::link_daemons(const InstanceConfig& cfg) {
     std::string lib = dir_ + "/libexec";
     DIR* d = opendir(kPostfixLibexec);
@@ -186,7 +195,9 @@ void Instance::link_daemons(const InstanceConfig& cfg) {
         if (access(cfg.cqmgr_path.c_str(), X_OK) != 0)
             throw Error("expected an executable cqmgr at " + cfg.cqmgr_path + ", found none (" +
                         std::strerror(errno) + ")");
-        if (symlink(cfg.cqmgr_path.c_str(), (lib + "/cqmgr").c_str()) != 0)
+        if (cfg.sanitizer_reports)
+            write_file(lib + "/cqmgr", sanitizer_wrapper(cfg.cqmgr_path), 0755);
+        else if (symlink(cfg.cqmgr_path.c_str(), (lib + "/cqmgr").c_str()) != 0)
             throw sys_error("symlink " + lib + "/cqmgr");
     } else if (cfg.qmgr == QmgrKind::Cqmgr) {
         throw Error("expected a cqmgr binary path for a cqmgr run, found none");

@@ -31,6 +31,9 @@ struct InstanceConfig {
     std::vector<std::string> qmgr_args;     // extra arguments on the qmgr line, e.g. -v
     std::vector<std::string> chroot;        // services with chroot = y
     int queue_fs_mib = 0;                   // > 0: queue/ is a loop-mounted ext4 image of this size
+    // cqmgr is built with sanitizers: libexec/cqmgr is a wrapper that sends
+    // its reports to sanitizer_dir() (see sanitizer.hpp).
+    bool sanitizer_reports = false;
 };
 
 // The master.cf text for an instance (no file is written).
@@ -76,6 +79,8 @@ class Instance {
     std::string maillog_path() const { return dir_ + "/maillog"; }
     // The queue's own file system (mounted only with queue_fs_mib > 0).
     QueueFs& queue_fs() { return queue_fs_; }
+    // Where a sanitized cqmgr writes its reports.
+    std::string sanitizer_dir() const;
 
   private:
     // Helpers of create(); see instance.cpp.
@@ -90,6 +95,7 @@ class Instance {
     pid_t master_pid_ = -1;
     int master_exit_after_ = 600;
     QueueFs queue_fs_;
+    bool sanitizer_reports_ = false;
 };
 
 // True if pid exists and is not a zombie.

@@ -30,6 +30,7 @@ struct Cli {
     bool keep = false;        // keep the instance directories, always
     bool keep_failed = false; // keep them when the scenario fails or is interrupted
     bool verbose = false;
+    bool sanitized = false; // cqmgr is an ASan/UBSan build
     std::string scenario;
 };
 
@@ -37,7 +38,7 @@ struct Cli {
 void usage(std::ostream& out) {
     out << "usage: compat-run [--qmgr stock|cqmgr|both|stock-twice] [--cqmgr PATH] [--keep] "
            "[--keep-failed] "
-           "[--verbose] "
+           "[--verbose] [--sanitized] "
            "SCENARIO.toml\n"
            "  --qmgr MODE   run with stock qmgr, with cqmgr, or both and compare (default: both);\n"
            "                stock-twice runs stock twice and compares (is the scenario "
@@ -45,7 +46,9 @@ void usage(std::ostream& out) {
            "  --cqmgr PATH  the cqmgr binary (default: ../qmgr/cqmgr next to compat-run)\n"
            "  --keep        keep the instance directories (default: always removed)\n"
            "  --keep-failed keep them only when the scenario fails or is interrupted\n"
-           "  --verbose     show commands, progress, and all normalized qmgr/recipient lines\n";
+           "  --verbose     show commands, progress, and all normalized qmgr/recipient lines\n"
+           "  --sanitized   cqmgr is built with ASan/UBSan: run it through a wrapper that\n"
+           "                keeps its reports, and fail the run on any of them\n";
 }
 
 // Parses argv; throws Error with the offending argument.
@@ -80,6 +83,8 @@ Cli parse_cli(int argc, char** argv) {
             c.keep_failed = true;
         } else if (a == "--verbose" || a == "-v") {
             c.verbose = true;
+        } else if (a == "--sanitized") {
+            c.sanitized = true;
         } else if (a == "--help" || a == "-h") {
             usage(std::cout);
             std::exit(0);
@@ -168,6 +173,7 @@ int main(int argc, char** argv) {
     RunOptions opts;
     opts.verbose = cli.verbose;
     opts.keep_on_interrupt = cli.keep || cli.keep_failed;
+    opts.sanitized = cli.sanitized;
     std::vector<std::string> reasons;
     try {
         opts.cqmgr_path =

@@ -14,6 +14,7 @@
 #include <set>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -353,6 +354,28 @@ std::string program_name(const ProcInfo& p) {
     const std::string& a = p.argv[0];
     size_t slash = a.rfind('/');
     return slash == std::string::npos ? a : a.substr(slash + 1);
+}
+
+// /proc/PID/syscall starts with the number of the system call the process
+// is blocked in ("running" when it is not blocked).
+bool waits_for_events(pid_t pid) {
+    std::string text = read_proc("/proc/" + std::to_string(pid) + "/syscall");
+    char* end = nullptr;
+    long nr = std::strtol(text.c_str(), &end, 10);
+    if (end == text.c_str()) return false;
+    static const std::set<long> waits = {
+#ifdef SYS_select
+        SYS_select,
+#endif
+#ifdef SYS_poll
+        SYS_poll,
+#endif
+#ifdef SYS_epoll_wait
+        SYS_epoll_wait,
+#endif
+        SYS_pselect6,   SYS_ppoll, SYS_epoll_pwait,
+    };
+    return waits.count(nr) > 0;
 }
 
 } // namespace compat

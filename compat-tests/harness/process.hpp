@@ -93,4 +93,8 @@ std::vector<ProcInfo> children_of(pid_t parent);
 // The last path component of argv[0] ("" if there is no argv).
 std::string program_name(const ProcInfo& p);
 
+// True if `pid` is blocked in a system call that waits for events (poll,
+// select, epoll): a daemon that has finished starting up and waits for work.
+bool waits_for_events(pid_t pid);
+
 } // namespace compat

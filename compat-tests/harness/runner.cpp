@@ -7,6 +7,7 @@
 #include "maillog.hpp"
 #include "net.hpp"
 #include "process.hpp"
+#include "sanitizer.hpp"
 #include "signals.hpp"
 #include "sink.hpp"
 
@@ -153,6 +154,7 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
     cfg.qmgr = kind;
     cfg.cqmgr_path = opts.cqmgr_path;
     cfg.fake_agent_path = opts.fake_agent_path;
+    cfg.sanitizer_reports = opts.sanitized && kind == QmgrKind::Cqmgr;
     cfg.smtpd_port = ports[0];
     for (const auto& [k, v] : sc.main_cf)
         cfg.main_cf.emplace_back(k, vars.expand(v, "main_cf." + k));
@@ -251,7 +253,12 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
     if (inst.master_alive())
         for (const auto& p : children_of(inst.master_pid()))
             if (killed.pids.count(p.pid)) kill(p.pid, SIGCONT);
-    inst.stop();
+    inst.stop(); // after this, cqmgr has exited and reported its leaks, if any
+    if (cfg.sanitizer_reports) {
+        // First: a sanitizer finding explains whatever else went wrong.
+        auto reports = sanitizer_reports(inst.sanitizer_dir());
+        res.failures.insert(res.failures.begin(), reports.begin(), reports.end());
+    }
     sampler.stop();
     for (auto& s : sinks)
         s->stop();

@@ -18,6 +18,7 @@ struct RunOptions {
     std::string fake_agent_path; // compat-fake-agent, absolute; empty if not built
     bool verbose = false;
     bool keep_on_interrupt = false; // keep the instance directory when interrupted
+    bool sanitized = false;         // cqmgr has ASan/UBSan: any report of it fails the run
 };
 
 struct RunResult {

@@ -1,8 +1,10 @@
 // Unit tests for the compat harness's parsing and normalization.
 #include "actions.hpp"
 #include "error.hpp"
+#include "fsutil.hpp"
 #include "maillog.hpp"
 #include "outcome.hpp"
+#include "sanitizer.hpp"
 #include "scenario.hpp"
 
 #include <gtest/gtest.h>
@@ -637,4 +639,36 @@ TEST(Outcome, StartupFailuresUnlessProvoked) {
     ExpectedKills allowed;
     allowed.allowed.emplace_back("/cqmgr: bad command startup");
     EXPECT_FALSE(is_startup_failure(line, allowed));
+}
+
+TEST(Sanitizer, WrapperSendsStderrToAFilePerProcess) {
+    std::string w = sanitizer_wrapper("/x/it's/cqmgr");
+    EXPECT_EQ(w.rfind("#!/bin/bash\n", 0), 0u);
+    EXPECT_NE(w.find(std::string("exec 2>>") + sanitizer_report_dir() + "/cqmgr.$$\n"),
+              std::string::npos)
+        << w;
+    EXPECT_NE(w.find("export ASAN_OPTIONS="), std::string::npos) << w;
+    EXPECT_NE(w.find("export UBSAN_OPTIONS="), std::string::npos) << w;
+    EXPECT_NE(w.find("\nexec -a cqmgr '/x/it'\\''s/cqmgr' \"$@\"\n"), std::string::npos) << w;
+}
+
+TEST(Sanitizer, EachNonEmptyReportIsAFailure) {
+    TempDir dir("/tmp/compat-harness-test-");
+    dir.remove_on_exit(true);
+    EXPECT_TRUE(sanitizer_reports(dir.path()).empty());
+    EXPECT_TRUE(sanitizer_reports(dir.path() + "/missing").empty());
+    write_file(dir.path() + "/cqmgr.41", ""); // opened, nothing written: no finding
+    std::string report;
+    for (int i = 0; i < 10; ++i) {
+        report += "line ";
+        report += std::to_string(i);
+        report += '\n';
+    }
+    write_file(dir.path() + "/cqmgr.42", "==42==ERROR: AddressSanitizer: heap-use-after-free\n");
+    write_file(dir.path() + "/cqmgr.43", report);
+    auto f = sanitizer_reports(dir.path(), 4);
+    ASSERT_EQ(f.size(), 2u);
+    EXPECT_EQ(f[0].rfind("sanitizer report cqmgr.42 (cqmgr pid 42):\n==42==ERROR", 0), 0u) << f[0];
+    EXPECT_NE(f[1].find("line 3\n... (6 more lines)"), std::string::npos) << f[1];
+    EXPECT_EQ(f[1].find("line 4"), std::string::npos) << f[1];
 }

@@ -1,0 +1,27 @@
+// Sanitizer reports of a cqmgr built with AddressSanitizer and
+// UndefinedBehaviorSanitizer: a wrapper that sends the daemon's reports to
+// files in the instance, and the check that turns any such file into a
+// failure of the run.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace compat {
+
+// The report directory, relative to the queue directory. master(8) runs its
+// children in the queue directory, and cqmgr stays there (also when it
+// chroots there), so a relative path reaches it from every process.
+const char* sanitizer_report_dir();
+
+// The script that stands in for cqmgr in daemon_directory: it sends stderr,
+// where the sanitizers report, to <report dir>/cqmgr.PID, sets their options
+// and execs `cqmgr_path` under the name cqmgr (same pid, same argv).
+std::string sanitizer_wrapper(const std::string& cqmgr_path);
+
+// One failure per non-empty report file in `dir`: the file name and its text
+// (the first `max_lines` lines of it).
+std::vector<std::string> sanitizer_reports(const std::string& dir, std::size_t max_lines = 120);
+
+} // namespace compat
