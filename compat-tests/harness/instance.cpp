@@ -195,9 +195,11 @@ void Instance::link_daemons(const InstanceConfig& cfg) {
         if (access(cfg.cqmgr_path.c_str(), X_OK) != 0)
             throw Error("expected an executable cqmgr at " + cfg.cqmgr_path + ", found none (" +
                         std::strerror(errno) + ")");
-        if (cfg.sanitizer_reports)
-            write_file(lib + "/cqmgr", sanitizer_wrapper(cfg.cqmgr_path), 0755);
-        else if (symlink(cfg.cqmgr_path.c_str(), (lib + "/cqmgr").c_str()) != 0)
+        if (cfg.sanitizer_reports) {
+            bool chrooted =
+                std::find(cfg.chroot.begin(), cfg.chroot.end(), "qmgr") != cfg.chroot.end();
+            write_file(lib + "/cqmgr", sanitizer_wrapper(cfg.cqmgr_path, !chrooted), 0755);
+        } else if (symlink(cfg.cqmgr_path.c_str(), (lib + "/cqmgr").c_str()) != 0)
             throw sys_error("symlink " + lib + "/cqmgr");
     } else if (cfg.qmgr == QmgrKind::Cqmgr) {
         throw Error("expected a cqmgr binary path for a cqmgr run, found none");

@@ -48,14 +48,15 @@ const char* sanitizer_report_dir() {
 // sanitizers' own log_path does not serve: with GCC's separate ASan and UBSan
 // libraries, UBSan keeps writing to stderr. The first error stops the daemon
 // (ASan by SIGABRT, which master logs as a crash); leaks are checked at exit.
-std::string sanitizer_wrapper(const std::string& cqmgr_path) {
+std::string sanitizer_wrapper(const std::string& cqmgr_path, bool leak_check) {
     std::string dir = sanitizer_report_dir();
     std::string script =
         "#!/bin/bash\n"
         "# written by compat-run --sanitized: cqmgr's stderr to a file per process\n"
         "exec 2>>" +
         dir + "/cqmgr.$$\n";
-    script += "export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1\n"
+    script += std::string("export ASAN_OPTIONS=detect_leaks=") + (leak_check ? "1" : "0") +
+              ":abort_on_error=1\n"
               "export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1\n"
               "exec -a cqmgr ";
     script += shell_quote(cqmgr_path);

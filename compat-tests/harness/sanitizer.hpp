@@ -18,7 +18,10 @@ const char* sanitizer_report_dir();
 // The script that stands in for cqmgr in daemon_directory: it sends stderr,
 // where the sanitizers report, to <report dir>/cqmgr.PID, sets their options
 // and execs `cqmgr_path` under the name cqmgr (same pid, same argv).
-std::string sanitizer_wrapper(const std::string& cqmgr_path);
+// `leak_check` is false for a chrooted cqmgr: LeakSanitizer reads
+// /proc/PID/task at exit, and the queue directory has no /proc, so it would
+// report its own fatal error instead of leaks.
+std::string sanitizer_wrapper(const std::string& cqmgr_path, bool leak_check = true);
 
 // One failure per non-empty report file in `dir`: the file name and its text
 // (the first `max_lines` lines of it).

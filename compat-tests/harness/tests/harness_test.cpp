@@ -650,6 +650,9 @@ TEST(Sanitizer, WrapperSendsStderrToAFilePerProcess) {
     EXPECT_NE(w.find("export ASAN_OPTIONS="), std::string::npos) << w;
     EXPECT_NE(w.find("export UBSAN_OPTIONS="), std::string::npos) << w;
     EXPECT_NE(w.find("\nexec -a cqmgr '/x/it'\\''s/cqmgr' \"$@\"\n"), std::string::npos) << w;
+    EXPECT_NE(w.find("detect_leaks=1"), std::string::npos) << w;
+    // Chrooted, LeakSanitizer has no /proc: leaks are not checked.
+    EXPECT_NE(sanitizer_wrapper("/x/cqmgr", false).find("detect_leaks=0"), std::string::npos);
 }
 
 TEST(Sanitizer, EachNonEmptyReportIsAFailure) {
