@@ -1,0 +1,326 @@
+#include "format.hpp"
+
+#include "fields.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace cqmgr::ctl {
+
+namespace {
+
+using Align = Table::Align;
+
+// Label/value lines with the values aligned after the longest label.
+std::string labelled(const std::vector<std::pair<std::string, std::string>>& lines) {
+    size_t width = 0;
+    for (const auto& [label, value] : lines)
+        width = std::max(width, label.size());
+    std::string out;
+    for (const auto& [label, value] : lines)
+        out += label + ":" + std::string(width - label.size() + 2, ' ') + value + '\n';
+    return out;
+}
+
+// "N what" for a count field, "- what" when absent.
+std::string counted(const json& obj, std::string_view key, std::string_view what) {
+    return count_of(obj, key) + " " + std::string(what);
+}
+
+// The short state flags of a transport or queue: dead, suspended, throttled,
+// rate delay.
+std::string state_flags(const json& entry) {
+    std::vector<std::string> flags;
+    if (field(entry, "dead")) flags.push_back("dead");
+    if (field(entry, "suspended")) flags.push_back("suspended");
+    if (const json* t = field(entry, "throttle"))
+        flags.push_back("throttle " + count_of(*t, "concurrency"));
+    if (const json* r = field(entry, "rate_delay")) {
+        if (r->is_object() && bool_of(*r, "waiting")) flags.push_back("rate delay");
+    }
+    if (bool_of(entry, "rate_locked")) flags.push_back("rate delay");
+    std::string out;
+    for (const auto& f : flags)
+        out += (out.empty() ? "" : ", ") + f;
+    return out;
+}
+
+// The lower-case first word of a request line.
+std::string request_name(std::string_view request) {
+    std::string name(request.substr(0, request.find_first_of(" \t")));
+    for (auto& c : name)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return name;
+}
+
+} // namespace
+
+std::string format_reply(std::string_view request, const json& reply, int64_t now) {
+    const std::string name = request_name(request);
+    if (name == "summary") return format_summary(reply);
+    if (name == "queues") return format_queues(reply, now);
+    if (name == "jobs") return format_jobs(reply);
+    if (name == "message") return format_message(reply, now);
+    if (name == "deliveries") return format_deliveries(reply);
+    if (name == "help") return format_help(reply);
+    if (name == "suspend" || name == "resume" || name == "flush" || name == "throttle" ||
+        name == "unthrottle")
+        return format_changed(reply, now);
+    return format_generic(reply);
+}
+
+std::string format_summary(const json& reply) {
+    const json& active = object_of(reply, "active");
+    const json& feed = object_of(reply, "feed");
+    const json& resolver = object_of(reply, "resolver");
+    const json& counters = object_of(reply, "counters");
+
+    std::string head = string_of(reply, "version", "cqmgr") + ", pid " + count_of(reply, "pid");
+    if (auto up = number_of(reply, "uptime")) head += ", up " + format_seconds(*up);
+
+    std::string active_text = counted(active, "messages", "messages") + " (limit " +
+                              count_of(active, "message_limit") + "), " +
+                              counted(active, "recipients", "recipients") + " (limit " +
+                              count_of(active, "recipient_limit") + ")";
+    if (auto oldest = number_of(active, "oldest_age"))
+        active_text += ", oldest " + format_seconds(*oldest);
+
+    return head + '\n' +
+           labelled({
+               {"active queue", active_text},
+               {"feed", feed_state(feed)},
+               {"resolver", counted(resolver, "requests", "requests") + ", " +
+                                counted(resolver, "cache_hits", "cache hits")},
+               {"scheduler", counted(reply, "transports", "transports") + ", " +
+                                 counted(reply, "queues", "queues") + ", " +
+                                 counted(reply, "deliveries_in_flight", "deliveries in flight")},
+               {"deliveries", counter_list(object_of(counters, "deliveries"))},
+               {"dsn classes", counter_list(object_of(counters, "dsn_class"), ".x.x")},
+               {"messages", counter_list(object_of(counters, "messages"))},
+           });
+}
+
+std::string counter_list(const json& counters, std::string_view suffix) {
+    std::string out;
+    if (!counters.is_object()) return "-";
+    for (const auto& [name, value] : counters.items()) {
+        if (!out.empty()) out += ", ";
+        out += (value.is_number() ? number_text(value.get<double>()) : value.dump()) + " " + name +
+               std::string(suffix);
+    }
+    return out.empty() ? "-" : out;
+}
+
+std::string feed_state(const json& feed) {
+    std::string text;
+    if (bool_of(feed, "paused")) text = "paused";
+    std::string scanning;
+    for (const auto& q : array_of(feed, "scanning"))
+        if (q.is_string()) scanning += (scanning.empty() ? "" : ", ") + q.get<std::string>();
+    if (!scanning.empty()) text += (text.empty() ? "" : ", ") + std::string("scanning ") + scanning;
+    if (text.empty()) text = "idle";
+    return text + ", " + counted(feed, "in_flow_tokens_written", "in-flow tokens written");
+}
+
+std::vector<QueueRow> queue_rows(const json& queues_reply, bool with_transports) {
+    std::vector<QueueRow> rows;
+    for (const auto& t : array_of(queues_reply, "transports")) {
+        const std::string transport = string_of(t, "name");
+        auto load = [](const json& e) {
+            return number_of(e, "busy").value_or(0) + number_of(e, "todo").value_or(0);
+        };
+        if (with_transports) rows.push_back({transport, "*", &t, load(t)});
+        for (const auto& q : array_of(t, "queues"))
+            rows.push_back({transport, string_of(q, "name"), &q, load(q)});
+    }
+    return rows;
+}
+
+Table queue_table(const std::vector<QueueRow>& rows) {
+    Table table({{"TRANSPORT"},
+                 {"DESTINATION"},
+                 {"WINDOW", Align::Right},
+                 {"BUSY", Align::Right},
+                 {"TODO", Align::Right},
+                 {"LAST"},
+                 {"STATE"}});
+    for (const auto& row : rows) {
+        const json& e = *row.entry;
+        table.add({row.transport, row.queue, count_of(e, "window"), count_of(e, "busy"),
+                   count_of(e, "todo"), string_of(object_of(e, "last_dsn"), "status"),
+                   state_flags(e)});
+    }
+    return table;
+}
+
+Table condition_table(const json& queues_reply, int64_t now, bool throttled) {
+    Table table({{"TARGET"}, {"CONDITION"}, {"UNTIL"}, {"REASON"}});
+    for (const auto& row : queue_rows(queues_reply, true)) {
+        const json& e = *row.entry;
+        const std::string target =
+            row.queue == "*" ? row.transport : row.transport + ":" + row.queue;
+        if (const json* dead = field(e, "dead")) {
+            std::string reason = string_of(*dead, "reason", "");
+            const std::string status = string_of(*dead, "status", "");
+            if (!status.empty()) reason = status + " " + reason;
+            table.add({target, "dead", format_until(*dead, "until", now), reason});
+        }
+        if (const json* s = field(e, "suspended")) {
+            std::string reason = string_of(*s, "reason", "");
+            if (auto by = number_of(*s, "by"))
+                reason +=
+                    (reason.empty() ? "" : " ") + std::string("(by uid ") + number_text(*by) + ")";
+            table.add({target, "suspended", format_until(*s, "until", now), reason});
+        }
+        if (const json* t = field(e, "throttle"); t && throttled)
+            table.add({target, "throttle " + count_of(*t, "concurrency"),
+                       format_until(*t, "until", now), ""});
+    }
+    return table;
+}
+
+std::string format_queues(const json& reply, int64_t now) {
+    const auto rows = queue_rows(reply, true);
+    if (rows.empty()) return "no transports\n";
+    std::string out = queue_table(rows).text();
+    Table conditions = condition_table(reply, now, true);
+    if (!conditions.empty()) out += '\n' + conditions.text();
+    return out;
+}
+
+std::string format_jobs(const json& reply) {
+    Table table({{"TRANSPORT"},
+                 {"QUEUE_ID"},
+                 {"LEVEL", Align::Right},
+                 {"PARENT"},
+                 {"SLOTS", Align::Right},
+                 {"ENTRIES", Align::Right},
+                 {"RCPTS", Align::Right},
+                 {"LIMIT", Align::Right},
+                 {"UNREAD", Align::Right},
+                 {"PEERS", Align::Right},
+                 {"BLOCKER"}});
+    for (const auto& t : array_of(reply, "transports")) {
+        for (const auto& j : array_of(t, "jobs")) {
+            // Preempting jobs are indented under their parent's level.
+            const auto level = static_cast<size_t>(number_of(j, "stack_level").value_or(0));
+            table.add({string_of(t, "name"),
+                       std::string(2 * std::min<size_t>(level, 8), ' ') + string_of(j, "queue_id"),
+                       count_of(j, "stack_level"), string_of(j, "parent"),
+                       count_of(j, "slots_used") + "/" + count_of(j, "slots_available"),
+                       count_of(j, "selected_entries") + "/" + count_of(j, "read_entries"),
+                       count_of(j, "rcpt_count"), count_of(j, "rcpt_limit"),
+                       count_of(j, "rcpt_unread"), count_of(j, "peers"),
+                       bool_of(j, "blocker") ? "yes" : "no"});
+        }
+    }
+    if (table.empty()) return "no jobs\n";
+    return table.text();
+}
+
+std::string format_message(const json& reply, int64_t now) {
+    std::string queued = "-";
+    if (auto q = number_of(reply, "queued")) {
+        queued = format_time(static_cast<int64_t>(*q));
+        if (*q <= static_cast<double>(now))
+            queued += " (" + format_seconds(static_cast<double>(now) - *q) + " ago)";
+    }
+    std::string out = string_of(reply, "queue_id") + '\n' +
+                      labelled({
+                          {"phase", string_of(reply, "phase")},
+                          {"queued", queued},
+                          {"recipients", count_of(reply, "recipients_in_core") + " in core, " +
+                                             count_of(reply, "recipients_unread") + " unread"},
+                      });
+    Table table({{"TRANSPORT"}, {"QUEUE"}, {"STATE"}, {"RECIPIENT"}});
+    for (const auto& e : array_of(reply, "entries")) {
+        const std::string transport = string_of(e, "transport");
+        const std::string queue = string_of(e, "queue");
+        const std::string state = string_of(e, "state");
+        const json& rcpts = array_of(e, "recipients");
+        if (rcpts.empty()) table.add({transport, queue, state, "-"});
+        for (const auto& r : rcpts)
+            table.add({transport, queue, state, r.is_string() ? r.get<std::string>() : r.dump()});
+    }
+    if (!table.empty()) out += '\n' + table.text();
+    return out;
+}
+
+std::string format_deliveries(const json& reply) {
+    std::vector<const json*> list;
+    for (const auto& d : array_of(reply, "deliveries"))
+        list.push_back(&d);
+    if (list.empty()) return "no deliveries in flight\n";
+    // The oldest first: a delivery that takes long is what one looks for.
+    std::stable_sort(list.begin(), list.end(), [](const json* a, const json* b) {
+        return number_of(*a, "age").value_or(0) > number_of(*b, "age").value_or(0);
+    });
+    Table table(
+        {{"TRANSPORT"}, {"QUEUE"}, {"QUEUE_ID"}, {"RCPTS", Align::Right}, {"AGE", Align::Right}});
+    for (const json* d : list) {
+        auto age = number_of(*d, "age");
+        table.add({string_of(*d, "transport"), string_of(*d, "queue"), string_of(*d, "queue_id"),
+                   count_of(*d, "recipients"), age ? format_seconds(*age) : "-"});
+    }
+    return table.text();
+}
+
+std::string format_changed(const json& reply, int64_t now) {
+    const json& changed = array_of(reply, "changed");
+    if (changed.empty()) return "nothing changed\n";
+    Table table({{"TARGET"}, {"CHANGE"}});
+    for (const auto& c : changed) {
+        std::vector<std::string> parts;
+        std::string reason;
+        if (c.is_object()) {
+            for (const auto& [key, value] : c.items()) {
+                if (key == "target" || value.is_null()) continue;
+                if (key == "until")
+                    parts.push_back("until " + format_until(c, "until", now));
+                else if (key == "reason")
+                    reason = value.is_string() ? value.get<std::string>() : value.dump();
+                else if (value.is_boolean())
+                    parts.push_back(value.get<bool>() ? key : "not " + key);
+                else if (value.is_number())
+                    parts.push_back(key + " " + number_text(value.get<double>()));
+                else if (value.is_string())
+                    parts.push_back(key + " " + value.get<std::string>());
+                else
+                    parts.push_back(key + " " + value.dump());
+            }
+        }
+        std::string text;
+        for (const auto& p : parts)
+            text += (text.empty() ? "" : ", ") + p;
+        if (!reason.empty()) text += (text.empty() ? "" : ": ") + reason;
+        table.add({string_of(c, "target"), text});
+    }
+    return table.text();
+}
+
+std::string format_help(const json& reply) {
+    const json* requests = field(reply, "requests");
+    if (!requests) requests = field(reply, "help");
+    if (requests && requests->is_string()) {
+        std::string text = requests->get<std::string>();
+        return text.empty() || text.back() == '\n' ? text : text + '\n';
+    }
+    if (requests && requests->is_array()) {
+        std::string out;
+        for (const auto& r : *requests) {
+            if (r.is_string())
+                out += r.get<std::string>() + '\n';
+            else if (r.is_object())
+                out += string_of(r, "usage", string_of(r, "name")) +
+                       (field(r, "description") ? "  " + string_of(r, "description") : "") + '\n';
+        }
+        return out;
+    }
+    return format_generic(reply);
+}
+
+std::string format_generic(const json& reply) {
+    return reply.dump(2) + '\n';
+}
+
+} // namespace cqmgr::ctl

@@ -1,0 +1,163 @@
+// The human form of each sample reply of docs/control-protocol.md.
+#include "format.hpp"
+#include "samples.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace cqmgr::ctl;
+using cqmgr::ctl::test::sample;
+
+namespace {
+// 10 minutes before the samples' "until" of 1764000600.
+constexpr int64_t now = 1764000000;
+} // namespace
+
+TEST(Format, Summary) {
+    EXPECT_EQ(format_reply("summary", sample("summary"), now),
+              "cqmgr 0.x, pid 123, up 12s\n"
+              "active queue:  10 messages (limit 20000), 40 recipients (limit 20000), oldest 3.2s\n"
+              "feed:          scanning incoming, 100 in-flow tokens written\n"
+              "resolver:      40 requests, 0 cache hits\n"
+              "scheduler:     2 transports, 7 queues, 3 deliveries in flight\n"
+              "deliveries:    30 done, 2 deferred, 0 crashed, 0 unavailable\n"
+              "dsn classes:   30 2.x.x, 2 4.x.x, 0 5.x.x\n"
+              "messages:      20 removed, 1 deferred, 0 bounced, 0 expired\n");
+}
+
+TEST(Format, SummaryOfAPausedIdleFeed) {
+    auto s = sample("summary");
+    s["feed"]["scanning"] = json::array();
+    s["feed"]["paused"] = true;
+    EXPECT_NE(format_summary(s).find("feed:          paused, 100 in-flow tokens written\n"),
+              std::string::npos);
+    s["feed"]["paused"] = false;
+    EXPECT_NE(format_summary(s).find("feed:          idle, 100"), std::string::npos);
+}
+
+TEST(Format, Queues) {
+    EXPECT_EQ(format_reply("queues", sample("queues"), now),
+              "TRANSPORT  DESTINATION  WINDOW  BUSY  TODO  LAST   STATE\n"
+              "smtp       *                 -     3     5  -\n"
+              "smtp       example.com       5     3     5  2.0.0  dead, suspended, throttle 2\n"
+              "\n"
+              "TARGET            CONDITION   UNTIL                            REASON\n"
+              "smtp:example.com  dead        2025-11-24T16:00:00Z (ending)    4.4.1 connect to "
+              "...: Connection refused\n"
+              "smtp:example.com  suspended   2025-11-24T16:10:00Z (in 10m00s)  maintenance (by "
+              "uid 0)\n"
+              "smtp:example.com  throttle 2  -\n");
+}
+
+TEST(Format, QueuesWithoutConditionsHasNoSecondTable) {
+    auto q = sample("queues");
+    auto& dest = q["transports"][0]["queues"][0];
+    dest["dead"] = nullptr;
+    dest["suspended"] = nullptr;
+    dest["throttle"] = nullptr;
+    EXPECT_EQ(format_queues(q, now), "TRANSPORT  DESTINATION  WINDOW  BUSY  TODO  LAST   STATE\n"
+                                     "smtp       *                 -     3     5  -\n"
+                                     "smtp       example.com       5     3     5  2.0.0\n");
+    EXPECT_EQ(format_queues(json::parse(R"({"ok":true,"transports":[]})"), now), "no transports\n");
+}
+
+TEST(Format, Jobs) {
+    EXPECT_EQ(format_reply("JOBS smtp", sample("jobs"), now),
+              "TRANSPORT  QUEUE_ID  LEVEL  PARENT  SLOTS  ENTRIES  RCPTS  LIMIT  UNREAD  PEERS  "
+              "BLOCKER\n"
+              "smtp       4F3A2B1C      0  -         3/6     3/10     40     50       0      4  "
+              "no\n");
+}
+
+TEST(Format, JobsIndentsPreemptingJobs) {
+    auto j = sample("jobs");
+    auto child = j["transports"][0]["jobs"][0];
+    child["queue_id"] = "5A5A5A5A";
+    child["stack_level"] = 1;
+    child["parent"] = "4F3A2B1C";
+    j["transports"][0]["jobs"].push_back(child);
+    const std::string text = format_jobs(j);
+    EXPECT_NE(text.find("\nsmtp       4F3A2B1C  "), std::string::npos) << text;
+    EXPECT_NE(text.find("\nsmtp         5A5A5A5A      1  4F3A2B1C"), std::string::npos) << text;
+}
+
+TEST(Format, Message) {
+    EXPECT_EQ(format_reply("message 4F3A2B1C", sample("message"), now + 90),
+              "4F3A2B1C\n"
+              "phase:       waiting\n"
+              "queued:      2025-11-24T16:00:00Z (1m30s ago)\n"
+              "recipients:  3 in core, 0 unread\n"
+              "\n"
+              "TRANSPORT  QUEUE        STATE  RECIPIENT\n"
+              "smtp       example.com  busy   a@example.com\n"
+              "smtp       example.com  busy   b@example.com\n");
+}
+
+TEST(Format, Deliveries) {
+    EXPECT_EQ(format_reply("deliveries", sample("deliveries"), now),
+              "TRANSPORT  QUEUE        QUEUE_ID  RCPTS    AGE\n"
+              "smtp       example.com  4F3A2B1C      2  0.42s\n");
+    EXPECT_EQ(format_deliveries(json::parse(R"({"ok":true,"deliveries":[]})")),
+              "no deliveries in flight\n");
+}
+
+TEST(Format, DeliveriesOldestFirst) {
+    auto d = sample("deliveries");
+    auto young = d["deliveries"][0];
+    young["queue_id"] = "YOUNG";
+    young["age"] = 0.1;
+    auto old = d["deliveries"][0];
+    old["queue_id"] = "OLD";
+    old["age"] = 75.0;
+    d["deliveries"] = json::array({young, old});
+    const std::string text = format_deliveries(d);
+    EXPECT_LT(text.find("OLD"), text.find("YOUNG"));
+    EXPECT_NE(text.find("1m15s"), std::string::npos);
+}
+
+TEST(Format, Changed) {
+    EXPECT_EQ(format_reply("suspend smtp:example.com for 10m reason maintenance", sample("suspend"),
+                           now - 600),
+              "TARGET            CHANGE\n"
+              "smtp:example.com  suspended, until 2025-11-24T16:00:00Z (in 10m00s): maintenance\n");
+    EXPECT_EQ(format_reply("resume smtp", json::parse(R"({"ok":true,"changed":[]})"), now),
+              "nothing changed\n");
+    EXPECT_EQ(format_changed(json::parse(R"({"ok":true,"changed":[
+                  {"target":"smtp:example.com","suspended":false},
+                  {"target":"relay:example.com","throttle":2,"until":null}]})"),
+                             now),
+              "TARGET             CHANGE\n"
+              "smtp:example.com   not suspended\n"
+              "relay:example.com  throttle 2\n");
+}
+
+TEST(Format, Help) {
+    EXPECT_EQ(format_help(json::parse(R"({"ok":true,"requests":["help","summary"]})")),
+              "help\nsummary\n");
+    EXPECT_EQ(format_help(json::parse(R"({"ok":true,"help":"help\nsummary"})")), "help\nsummary\n");
+    EXPECT_EQ(format_help(json::parse(
+                  R"({"ok":true,"requests":[{"name":"queues","usage":"queues [TRANSPORT]"}]})")),
+              "queues [TRANSPORT]\n");
+}
+
+TEST(Format, UnknownRequestsPrintTheirJson) {
+    EXPECT_EQ(format_reply("frobnicate", json::parse(R"({"ok":true,"x":1})"), now),
+              "{\n  \"ok\": true,\n  \"x\": 1\n}\n");
+}
+
+// A reply of another shape (an older or newer daemon) prints, with "-" for
+// what is missing, and never throws.
+TEST(Format, OddRepliesDoNotThrow) {
+    const std::vector<json> odd = {
+        json::object(),
+        json::parse(R"({"ok":true,"transports":"x","deliveries":{},"entries":[1,null]})"),
+        json::parse(R"({"ok":true,"transports":[null,1,{"queues":[null,{"dead":"x"}]}]})"),
+        json::parse(R"({"ok":true,"transports":[{"jobs":[{}]}],"changed":[1,"x",{}]})"),
+        json::parse(R"({"ok":true,"counters":[],"active":7,"feed":{"scanning":[1]}})"),
+    };
+    for (const auto& j : odd) {
+        for (const char* r : {"summary", "queues", "jobs", "message x", "deliveries", "help",
+                              "suspend x", "flush x"}) {
+            EXPECT_NO_THROW(format_reply(r, j, now)) << r << " " << j.dump();
+        }
+    }
+}
