@@ -94,16 +94,23 @@ std::string format_summary(const json& reply) {
                {"scheduler", counted(reply, "transports", "transports") + ", " +
                                  counted(reply, "queues", "queues") + ", " +
                                  counted(reply, "deliveries_in_flight", "deliveries in flight")},
-               {"deliveries", counter_list(object_of(counters, "deliveries"))},
-               {"dsn classes", counter_list(object_of(counters, "dsn_class"), ".x.x")},
-               {"messages", counter_list(object_of(counters, "messages"))},
+               {"deliveries", counter_list(object_of(counters, "deliveries"), delivery_counters)},
+               {"dsn classes", counter_list(object_of(counters, "dsn_class"), {}, ".x.x")},
+               {"messages", counter_list(object_of(counters, "messages"), message_counters)},
            });
 }
 
-std::string counter_list(const json& counters, std::string_view suffix) {
-    std::string out;
+std::string counter_list(const json& counters, std::span<const std::string_view> order,
+                         std::string_view suffix) {
     if (!counters.is_object()) return "-";
-    for (const auto& [name, value] : counters.items()) {
+    std::vector<std::string> names;
+    for (auto name : order)
+        if (counters.contains(name)) names.emplace_back(name);
+    for (const auto& [name, value] : counters.items())
+        if (std::find(order.begin(), order.end(), name) == order.end()) names.push_back(name);
+    std::string out;
+    for (const auto& name : names) {
+        const json& value = *counters.find(name);
         if (!out.empty()) out += ", ";
         out += (value.is_number() ? number_text(value.get<double>()) : value.dump()) + " " + name +
                std::string(suffix);

@@ -6,8 +6,10 @@
 
 #include "table.hpp"
 
+#include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -31,8 +33,16 @@ std::string format_help(const json& reply);
 std::string format_generic(const json& reply);
 
 // The items of an object of counters as "N name, N name" (`suffix` after
-// each name), "-" when there are none.
-std::string counter_list(const json& counters, std::string_view suffix = "");
+// each name), "-" when there are none.  The names in `order` come first, in
+// that order (the protocol's order; JSON objects have none), then the
+// others by name.
+std::string counter_list(const json& counters, std::span<const std::string_view> order,
+                         std::string_view suffix = "");
+// The orders of summary's delivery and message counters.
+inline constexpr std::array<std::string_view, 4> delivery_counters = {"done", "deferred", "crashed",
+                                                                      "unavailable"};
+inline constexpr std::array<std::string_view, 4> message_counters = {"removed", "deferred",
+                                                                     "bounced", "expired"};
 // The feed's state in a `summary` reply: "paused", "scanning incoming",
 // "idle", with the in-flow tokens written.
 std::string feed_state(const json& feed);

@@ -65,7 +65,9 @@ int main(int argc, char** argv) {
         // Usage mistakes are found before postconf runs.
         if (opts.command != "top") request_line(opts.command, opts.args);
     } catch (const UsageError& e) {
-        std::cerr << "cqmgrctl: " << e.what() << '\n' << usage_text();
+        // The whole usage text when no command was given, else a pointer to it.
+        std::cerr << "cqmgrctl: " << e.what() << '\n'
+                  << (opts.command.empty() ? usage_text() : "try cqmgrctl --help\n");
         return EX_USAGE;
     }
     try {

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <ctime>
 #include <fcntl.h>
+#include <iterator>
+#include <optional>
 #include <poll.h>
 #include <unistd.h>
 

@@ -53,11 +53,12 @@ std::vector<std::string> header(const TopInput& in) {
               count_of(s, "transports") + " transports, " + count_of(s, "queues") + " queues";
 
     const json& counters = object_of(s, "counters");
-    std::string third = "deliveries/s " + (in.rates ? format_rate(in.rates->deliveries) : "-") +
-                        "  deferrals/s " + (in.rates ? format_rate(in.rates->deferrals) : "-") +
-                        "  since start: " + counter_list(object_of(counters, "deliveries"));
-    std::string fourth = "feed: " + feed_state(object_of(s, "feed")) +
-                         "; messages: " + counter_list(object_of(counters, "messages"));
+    std::string third =
+        "deliveries/s " + (in.rates ? format_rate(in.rates->deliveries) : "-") + "  deferrals/s " +
+        (in.rates ? format_rate(in.rates->deferrals) : "-") +
+        "  since start: " + counter_list(object_of(counters, "deliveries"), delivery_counters);
+    std::string fourth = "feed: " + feed_state(object_of(s, "feed")) + "; messages: " +
+                         counter_list(object_of(counters, "messages"), message_counters);
     return {first, second, third, fourth};
 }
 

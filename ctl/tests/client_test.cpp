@@ -10,6 +10,7 @@
 using namespace cqmgr::ctl;
 using namespace cqmgr::ctl::test;
 using namespace std::chrono_literals;
+using nlohmann::json;
 
 namespace {
 

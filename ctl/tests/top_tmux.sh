@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # top_tmux.sh — checks `cqmgrctl top` in a real terminal: tmux runs it in a
-# detached 120x40 session; the pane must show the header and a destination
-# line; then `q` must end it, and a second run must end on Ctrl-C, each time
+# detached 120x40 session; the pane must show the header with rates (from
+# the second poll on) and a destination line; then `q` must end it, and a second run must end on Ctrl-C, each time
 # with exit status 0 and the terminal back in canonical mode with echo.
 #
 # usage: top_tmux.sh [--cqmgrctl PATH] [--expect TEXT]... SOCKET_OR_CONFIG
@@ -59,10 +59,11 @@ wait_for() {
   return 1
 }
 
-# The frame: header lines and a row of the busiest destinations table
-# (transport, destination, window, busy, todo).
+# The frame: header lines, rates (there from the second poll on: the
+# connection carried several polls), and a row of the busiest destinations
+# table (transport, destination, window, busy, todo).
 check_frame() {
-  grep -q '^cqmgrctl top - ' "$tmp/pane" && grep -q '^deliveries/s ' "$tmp/pane" &&
+  grep -q '^cqmgrctl top - ' "$tmp/pane" && grep -q '^deliveries/s [0-9]' "$tmp/pane" &&
     grep -q '^TRANSPORT  DESTINATION  WINDOW  BUSY  TODO' "$tmp/pane" &&
     grep -Eq '^[^ ]+ +[^ ]+ +[0-9-]+ +[0-9]+ +[0-9]+( |$)' "$tmp/pane" || return 1
   local text
@@ -88,7 +89,7 @@ run_once() {
   cat "$tmp/pane"
   tmx send-keys -t "$session" "$keys"
   wait_for "$session" 30 exited
-  if ! grep -q '^top exited 0$' "$tmp/pane" || ! grep -q '^modes icanon echo $' "$tmp/pane"; then
+  if ! grep -q '^top exited 0$' "$tmp/pane" || ! grep -q '^modes icanon echo *$' "$tmp/pane"; then
     echo "top_tmux.sh: FAIL: $session: after $keys:" >&2
     cat "$tmp/pane" >&2
     return 1

@@ -34,7 +34,8 @@ json many_queues(int n) {
         if (i == n) q["dead"] = {{"status", "4.4.1"}, {"reason", "refused"}, {"until", now + 60}};
         queues.push_back(q);
     }
-    return {{"ok", true}, {"transports", {{{"name", "smtp"}, {"queues", queues}}}}};
+    json transport = {{"name", "smtp"}, {"queues", queues}};
+    return {{"ok", true}, {"transports", json::array({transport})}};
 }
 
 bool has_line_starting(const std::vector<std::string>& lines, const std::string& prefix) {
