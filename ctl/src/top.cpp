@@ -133,7 +133,11 @@ int run_top(const std::string& path, const Options& opts) {
         in.status = status;
         in.interval = opts.interval;
         in.now = static_cast<int64_t>(std::time(nullptr));
-        term.size(in.rows, in.cols);
+        // A pipe or file gets whole frames: every destination, lines uncut.
+        if (screen)
+            term.size(in.rows, in.cols);
+        else
+            in.rows = in.cols = 100000;
         term.write(frame_bytes(render_top(in), screen));
         if (opts.iterations && ++frames >= *opts.iterations) return 0;
 
