@@ -80,6 +80,7 @@ run_once() {
   {
     printf '%q ' "$cqmgrctl" "${where[@]}" top --interval 0.5
     printf '\necho "top exited $?"\n'
+    # shellcheck disable=SC2016 # expanded by the pane's shell
     printf 'echo "modes $(stty -a | tr " ;" "\\n\\n" | grep -x -e icanon -e -icanon -e echo -e -echo | tr "\\n" " ")"\n'
     printf 'sleep 120\n'
   } >"$tmp/run-$session.sh"
