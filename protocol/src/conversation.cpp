@@ -129,14 +129,11 @@ awaitable<bool> Conversation::read_list(AttrList& out, Duration timeout) {
 }
 
 awaitable<Conversation::ReadEnd> Conversation::read_some(Duration timeout) {
-    constexpr size_t chunk = 4096;
     error_code ec;
     arm(timeout);
-    size_t before = pending_.size();
-    pending_.resize(before + chunk);
-    size_t n = co_await socket_.async_read_some(asio::buffer(pending_.data() + before, chunk),
+    size_t n = co_await socket_.async_read_some(asio::buffer(chunk_),
                                                 asio::redirect_error(asio::use_awaitable, ec));
-    pending_.resize(before + (ec ? 0 : n));
+    if (!ec) pending_.append(chunk_.data(), n);
     bool late = disarm();
     if (!ec) co_return ReadEnd::data;
     error_ = late ? "timeout" : ec == asio::error::eof ? eof_error : ec.message();

@@ -8,6 +8,7 @@
 #include "cqmgr/protocol/asio.hpp"
 #include "cqmgr/protocol/attr.hpp"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -87,6 +88,9 @@ class Conversation : public std::enable_shared_from_this<Conversation> {
     std::chrono::steady_clock::time_point timer_due_{};
     AttrParser parser_;
     std::string pending_; // bytes read but not yet parsed
+    // Where a read lands before it is appended to pending_: growing pending_
+    // by a whole chunk first would zero-fill 4 kB for every ~100-byte reply.
+    std::array<char, 4096> chunk_{};
     std::string error_;
     bool clean_eof_ = false;
     std::string connect_path_; // set while a connection is pending
