@@ -13,6 +13,7 @@ Queue& Scheduler::queue_create(Transport& t, const std::string& name, const std:
     slot->window = t.cfg.init_dest_concurrency;
     t.queues_rr.push_back(*slot);
     queue_count_++;
+    if (!holds_.empty() || !caps_.empty()) admin_apply(*slot);
     trace([&] { return "qmgr_queue_create: " + t.name + " " + name + " nexthop " + nexthop; });
     return *slot;
 }
@@ -57,6 +58,14 @@ void Scheduler::queue_unthrottle(Queue& q) {
         if (limit > 0 && q.window > limit) q.window = limit;
     }
     driver_.queue_window(q, true);
+}
+
+// Brings dead queue `q` back now (its revival timer is cancelled); a revived
+// queue with nothing to do is let go, as stock does.
+void Scheduler::queue_revive(Queue& q) {
+    q.timer_due = 0;
+    queue_unthrottle(q);
+    if (q.todo.empty() && q.busy.empty()) queue_done(q);
 }
 
 void Scheduler::queue_throttle(Queue& q, const Dsn& dsn) {
