@@ -88,45 +88,33 @@ json ControlCommands::execute(const ControlCommand& cmd) {
     json changed = json::array();
     bool settings_changed = false;
     std::string line = std::string("control: ") + kind_name(cmd.kind) + " " + target.text();
+    // Each setting changed gives one object: its target and `fields`.
+    auto note = [&](bool did, json fields) {
+        if (!did) return;
+        json j = change(target);
+        j.update(fields);
+        changed.push_back(std::move(j));
+        settings_changed = true;
+    };
     switch (cmd.kind) {
     case Kind::suspend:
-        if (sched_.admin_suspend(target, core::AdminHold{until, cmd.reason, cmd.uid})) {
-            json j = change(target);
-            j["suspended"] = true;
-            j["until"] = until_json(until);
-            j["reason"] = cmd.reason;
-            changed.push_back(std::move(j));
-            settings_changed = true;
-        }
+        note(sched_.admin_suspend(target, core::AdminHold{until, cmd.reason, cmd.uid}),
+             {{"suspended", true}, {"until", until_json(until)}, {"reason", cmd.reason}});
         line += until_text(until, cmd.duration) + by;
         if (!cmd.reason.empty()) line += ": " + cmd.reason;
         break;
     case Kind::resume:
-        if (sched_.admin_resume(target)) {
-            json j = change(target);
-            j["suspended"] = false;
-            changed.push_back(std::move(j));
-            settings_changed = true;
-        }
+        note(sched_.admin_resume(target), {{"suspended", false}});
         line += by;
         break;
     case Kind::throttle:
-        if (sched_.admin_throttle(target, core::AdminCap{cmd.concurrency, until, cmd.uid})) {
-            json j = change(target);
-            j["throttle"] = {{"concurrency", cmd.concurrency}, {"until", until_json(until)}};
-            changed.push_back(std::move(j));
-            settings_changed = true;
-        }
+        note(sched_.admin_throttle(target, core::AdminCap{cmd.concurrency, until, cmd.uid}),
+             {{"throttle", {{"concurrency", cmd.concurrency}, {"until", until_json(until)}}}});
         line += " concurrency " + std::to_string(cmd.concurrency) +
                 until_text(until, cmd.duration) + by;
         break;
     case Kind::unthrottle:
-        if (sched_.admin_unthrottle(target)) {
-            json j = change(target);
-            j["throttle"] = nullptr;
-            changed.push_back(std::move(j));
-            settings_changed = true;
-        }
+        note(sched_.admin_unthrottle(target), {{"throttle", nullptr}});
         line += by;
         break;
     case Kind::flush:

@@ -34,6 +34,16 @@ std::optional<AdminHold> transport_hold(const std::map<AdminTarget, AdminHold>& 
     return it->second;
 }
 
+// Sets `map[target]` to `value`; false when it had that value already.
+template <class Map>
+bool replace(Map& map, const AdminTarget& target, const typename Map::mapped_type& value) {
+    auto [it, fresh] = map.try_emplace(target, value);
+    if (fresh) return true;
+    if (it->second == value) return false;
+    it->second = value;
+    return true;
+}
+
 } // namespace
 
 // Gives transport `t` the copy of its suspension.
@@ -66,6 +76,14 @@ std::vector<Queue*> Scheduler::admin_queues(const AdminTarget& target) const {
     return out;
 }
 
+// A setting of `target` was set (or replaced): its end, if it has one, is
+// timed (a replaced setting's old timer finds a different `until` and does
+// nothing), and it takes effect.
+void Scheduler::admin_started(Timer::Kind kind, const AdminTarget& target, int64_t until) {
+    if (until != 0) timer_add(until, Timer{kind, target.transport, target.queue});
+    admin_changed(target);
+}
+
 // A setting of `target` changed: renew the copies it covers, let jobs that
 // were waiting for those queues go again, and wake the driver.
 void Scheduler::admin_changed(const AdminTarget& target) {
@@ -83,15 +101,9 @@ void Scheduler::admin_changed(const AdminTarget& target) {
 
 bool Scheduler::admin_suspend(const AdminTarget& target, const AdminHold& hold) {
     if (target.transport.empty() && target.queue.empty()) panic("admin_suspend: empty target");
-    auto [it, fresh] = holds_.try_emplace(target, hold);
-    if (!fresh) {
-        if (it->second == hold) return false;
-        it->second = hold; // the old timer, if any, finds a different `until` and does nothing
-    }
+    if (!replace(holds_, target, hold)) return false;
     trace([&] { return "admin_suspend: " + target.text(); });
-    if (hold.until != 0)
-        timer_add(hold.until, Timer{Timer::Kind::hold_expire, target.transport, target.queue});
-    admin_changed(target);
+    admin_started(Timer::Kind::hold_expire, target, hold.until);
     return true;
 }
 
@@ -106,18 +118,12 @@ bool Scheduler::admin_throttle(const AdminTarget& target, const AdminCap& cap) {
     if (target.queue.empty()) panic("admin_throttle: no queue in target " + target.text());
     if (cap.concurrency < 1)
         panic("admin_throttle: concurrency " + std::to_string(cap.concurrency));
-    auto [it, fresh] = caps_.try_emplace(target, cap);
-    if (!fresh) {
-        if (it->second == cap) return false;
-        it->second = cap;
-    }
+    if (!replace(caps_, target, cap)) return false;
     trace([&] {
         return "admin_throttle: " + target.text() + " concurrency " +
                std::to_string(cap.concurrency);
     });
-    if (cap.until != 0)
-        timer_add(cap.until, Timer{Timer::Kind::cap_expire, target.transport, target.queue});
-    admin_changed(target);
+    admin_started(Timer::Kind::cap_expire, target, cap.until);
     return true;
 }
 

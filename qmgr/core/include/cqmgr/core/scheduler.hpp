@@ -270,6 +270,7 @@ class Scheduler {
         std::string queue;
     };
     void timer_add(int64_t due, Timer t);
+    void admin_started(Timer::Kind kind, const AdminTarget& target, int64_t until);
     void timer_fire(const Timer& t, int64_t due);
 
     SchedulerConfig cfg_;
