@@ -334,6 +334,7 @@ QmgrParams QmgrParams::load(const MainCf& given, const MainCf::Warn& warn, Optio
     q.postlog_service_name = r.s("postlog_service_name");
     q.trigger_timeout = r.i("trigger_timeout");
     q.backwards_bounce_logfile_compatibility = r.b("backwards_bounce_logfile_compatibility");
+    q.data_directory = r.s("data_directory");
 
     // qmgr's start-up adjustments (qmgr_post_init), with its warnings.
     auto say = [&](const std::string& text) {

@@ -51,6 +51,7 @@ TEST(QmgrParams, Defaults) {
     EXPECT_EQ(std::get<int64_t>(q.values.at("max_idle")), 100);
     EXPECT_EQ(std::get<int64_t>(q.values.at("message_size_limit")), 10240000);
     EXPECT_TRUE(q.defer_transports.empty());
+    EXPECT_EQ(q.data_directory, "/var/lib/postfix"); // postconf -d data_directory
 }
 
 TEST(QmgrParams, ValuesAndUnits) {

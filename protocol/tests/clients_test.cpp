@@ -402,4 +402,9 @@ TEST(VerifyAndFlush, Exchanges) {
     EXPECT_TRUE(f.completed);
     EXPECT_EQ(f.status, flush_stat::deny);
     EXPECT_EQ(seen.get("site"), "dest.example");
+
+    auto s = fake::run(io, flush_send_site(dir / "flush", "site.example", t));
+    EXPECT_TRUE(s.completed);
+    EXPECT_EQ(seen.get("request"), "send_site");
+    EXPECT_EQ(seen.get("site"), "site.example");
 }

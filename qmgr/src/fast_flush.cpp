@@ -101,4 +101,12 @@ awaitable<void> flush_add_deferred(const FlushDomains& domains, std::string serv
         log::warn(queue_id + ": " + service + " service failure");
 }
 
+awaitable<int> flush_send_site(const FlushDomains& domains, std::string service, std::string site,
+                               std::chrono::seconds ipc_timeout) {
+    if (domains.match(site) == FlushDomains::Verdict::no) co_return protocol::flush_stat::deny;
+    auto r = co_await protocol::flush_send_site("public/" + service, site,
+                                                protocol::CommandTimeouts::ipc(ipc_timeout));
+    co_return r.completed ? r.status : protocol::flush_stat::fail;
+}
+
 } // namespace cqmgr::qmgr

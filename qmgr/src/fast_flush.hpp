@@ -58,4 +58,11 @@ awaitable<void> flush_add_deferred(const FlushDomains& domains, std::string serv
                                    std::string queue_id, std::string address,
                                    std::chrono::seconds ipc_timeout);
 
+// Asks `service` to deliver the mail deferred for `site`, as postqueue -s
+// does, unless `domains` rules the site out.  Returns the flush status
+// (protocol::flush_stat): `deny` without asking when the site is not
+// eligible, `fail` when the service could not be reached.
+awaitable<int> flush_send_site(const FlushDomains& domains, std::string service, std::string site,
+                               std::chrono::seconds ipc_timeout);
+
 } // namespace cqmgr::qmgr

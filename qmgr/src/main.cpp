@@ -150,6 +150,8 @@ int main(int argc, char** argv) {
     qmgr::FlushDomains flush_domains(params.fast_flush_domains, parent_style);
     qmgr::TableWatch tables(flush_domains.tables());
     ::tzset();
+    // The control settings' directory, out of reach once chrooted.
+    int data_dir_fd = qmgr::AdminState::open_directory(params.data_directory);
     qmgr::enter_jail(cl->chroot ? params.queue_directory : std::string(),
                      cl->unprivileged ? params.mail_owner : std::string());
 
@@ -172,7 +174,8 @@ int main(int argc, char** argv) {
     auto on_trigger = [&qm](std::string_view bytes) { qm->on_trigger(bytes); };
     qmgr::MasterLink master(io, cl->transport, pre_accept, on_trigger, stop);
     qmgr::SystemClock clock;
-    qm = std::make_unique<qmgr::QueueManager>(io, cf, params, clock, flush_domains, master);
+    qm = std::make_unique<qmgr::QueueManager>(io, cf, params, clock, flush_domains, master,
+                                              data_dir_fd);
 
     if (cl->stdin_mode) {
         // One trigger from standard input, then exit, as stock's stand-alone mode.

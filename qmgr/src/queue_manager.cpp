@@ -1,5 +1,6 @@
 #include "queue_manager.hpp"
 
+#include "cqmgr/protocol/flush_client.hpp"
 #include "feedback_debug.hpp"
 #include "log.hpp"
 
@@ -9,8 +10,8 @@ namespace cqmgr::qmgr {
 
 QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                            const conf::QmgrParams& params, const WallClock& clock,
-                           const FlushDomains& flush_domains, MasterLink& master)
-    : io_(io), params_(params), clock_(clock),
+                           const FlushDomains& flush_domains, MasterLink& master, int data_dir_fd)
+    : io_(io), params_(params), clock_(clock), flush_domains_(flush_domains),
       store_(queuefile::QueueLayout(params.hash_queue_names,
                                     static_cast<int>(params.hash_queue_depth)),
              params.dont_remove != 0),
@@ -36,6 +37,13 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                        sched_.set_time(clock_.now());
                        sched_.flush_dead();
                    }}),
+      admin_state_(data_dir_fd, params.data_directory),
+      control_(
+          sched_, admin_state_, clock_,
+          [this](const std::string& site) {
+              asio::co_spawn(io_, control_flush(site), asio::detached);
+          },
+          [](const std::string& line) { log::info(line); }),
       sched_timer_(io) {
     sched_.set_time(clock_.now());
 }
@@ -139,6 +147,18 @@ void QueueManager::queue_window(const core::Queue& q, bool positive) {
 
 void QueueManager::trace(const std::string& line) {
     log::debug(line);
+}
+
+void QueueManager::admin_expired(core::AdminKind kind, const core::AdminTarget& target) {
+    control_.expired(kind, target);
+}
+
+awaitable<void> QueueManager::control_flush(std::string site) {
+    int status = co_await flush_send_site(flush_domains_, params_.flush_service_name, site,
+                                          std::chrono::seconds(params_.qmgr_ipc_timeout));
+    if (status != protocol::flush_stat::ok && status != protocol::flush_stat::deny)
+        log::warn("control: flush " + site + ": " + params_.flush_service_name +
+                  " service failure");
 }
 
 void QueueManager::wakeup() {

@@ -6,7 +6,9 @@
 // once nothing is in flight.
 #pragma once
 
+#include "admin_state.hpp"
 #include "clock.hpp"
+#include "control_commands.hpp"
 #include "cqmgr/conf/main_cf.hpp"
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
@@ -33,13 +35,23 @@ namespace cqmgr::qmgr {
 
 class QueueManager : public core::Driver {
   public:
+    // `data_dir_fd`: data_directory opened before the jail
+    // (AdminState::open_directory()), or -1.
     QueueManager(asio::io_context& io, const conf::MainCf& cf, const conf::QmgrParams& params,
-                 const WallClock& clock, const FlushDomains& flush_domains, MasterLink& master);
+                 const WallClock& clock, const FlushDomains& flush_domains, MasterLink& master,
+                 int data_dir_fd = -1);
 
-    // Recovers active/ and starts the scans.
-    void start() { feeder_.start(); }
+    // Restores the kept control settings, recovers active/ and starts the scans.
+    void start() {
+        control_.restore();
+        feeder_.start();
+    }
     // Handles the bytes of one trigger request.
     void on_trigger(std::string_view bytes) { feeder_.on_trigger(bytes); }
+    // The control socket's commands.
+    ControlCommands& control() { return control_; }
+    // The scheduler, for the control socket's queries (read only).
+    const core::Scheduler& scheduler() const { return sched_; }
 
   private:
     // The feeder's offer of a ready file.
@@ -54,6 +66,8 @@ class QueueManager : public core::Driver {
     // Forgets a message whose file has left active.
     void forget(Message& m);
     void arm_scheduler_timer();
+    // The flush(8) request of a control flush of `site`.
+    awaitable<void> control_flush(std::string site);
 
     // core::Driver
     void refill(core::Message& m, int limit) override;
@@ -66,10 +80,12 @@ class QueueManager : public core::Driver {
     void queue_feedback(const core::Queue& q, bool positive, double step) override;
     void queue_window(const core::Queue& q, bool positive) override;
     void trace(const std::string& line) override;
+    void admin_expired(core::AdminKind kind, const core::AdminTarget& target) override;
 
     asio::io_context& io_;
     const conf::QmgrParams& params_;
     const WallClock& clock_;
+    const FlushDomains& flush_domains_;
     queuefile::ActiveQueue store_;
     WarningLimiter limiter_;
     StoreRetry retry_;
@@ -81,6 +97,8 @@ class QueueManager : public core::Driver {
     Intake intake_;
     MessageEnd end_;
     Feeder feeder_;
+    AdminState admin_state_;
+    ControlCommands control_;
     asio::steady_timer sched_timer_;
     int64_t sched_timer_due_ = 0;
     std::unordered_map<std::string, std::unique_ptr<Message>> messages_;

@@ -1,4 +1,5 @@
 #include "../src/fast_flush.hpp"
+#include "cqmgr/protocol/flush_client.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -75,4 +76,22 @@ TEST(FlushDomains, FilesContributeTheirPatterns) {
     EXPECT_EQ(negated.match("one.example"), V::no);
     EXPECT_EQ(negated.match("bad.three.example"), V::yes); // !! cancels out
     EXPECT_EQ(negated.match("four.example"), V::yes);
+}
+
+// A control flush asks the flush service only for a site that
+// fast_flush_domains covers; an unreachable service is a failure.
+TEST(FlushSendSite, AsksOnlyForCoveredSites) {
+    cqmgr::asio::io_context io;
+    FlushDomains d("example.com", true);
+    int not_covered = 99, unreachable = 99;
+    auto run = [&](const std::string& site, int& status) {
+        cqmgr::asio::co_spawn(
+            io, flush_send_site(d, "no-such-flush-service", site, std::chrono::seconds(1)),
+            [&status](std::exception_ptr, int s) { status = s; });
+    };
+    run("other.example", not_covered);
+    run("example.com", unreachable);
+    io.run();
+    EXPECT_EQ(not_covered, cqmgr::protocol::flush_stat::deny);
+    EXPECT_EQ(unreachable, cqmgr::protocol::flush_stat::fail);
 }

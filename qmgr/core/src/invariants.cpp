@@ -71,6 +71,7 @@ void Scheduler::check_invariants() const {
         fail("recipient count " + std::to_string(recipient_count_) + " != in-core " +
              std::to_string(total_rcpts));
     if (total_queues != queue_count_) fail("queue count mismatch");
+    check_admin();
     for (const auto& [m, n] : msg_rcpts)
         if (m->rcpt_count != n) fail("message " + m->id + ": recipient count mismatch");
     for (const auto& [m, n] : msg_entries)

@@ -346,7 +346,8 @@ Peer* Scheduler::job_peer_select(Job& j, Peer*& held) {
 }
 
 Entry* Scheduler::select_entry(Transport& t) {
-    Entry* e = select_entry_locked(t);
+    // A transport suspended since its connection was granted gets nothing.
+    Entry* e = t.hold ? nullptr : select_entry_locked(t);
     // Nothing to send: release the rate lock so the transport is not stalled.
     if (!e) t.rate_locked = false;
     return e;
@@ -427,7 +428,10 @@ Entry* Scheduler::entry_take(Peer& p, Job* resume) {
 void Scheduler::job_blocker_update(Queue& q) {
     Transport& t = *q.transport;
     if (q.blocker_tag != t.blocker_tag) return;
-    if (q.window > q.busy_count() && !q.todo.empty()) {
+    // A queue the administrator suspended or capped frees nobody until it
+    // may take more.
+    int room = q.select_window() - q.busy_count();
+    if (q.may_start() && room > 0 && !q.todo.empty()) {
         // Unmark every blocker of the transport at once; selection finds the
         // real current job again.
         t.blocker_tag += 2;
@@ -435,7 +439,7 @@ void Scheduler::job_blocker_update(Queue& q) {
         t.job_current = t.job_list.empty() ? nullptr : &t.job_list.front();
         t.candidate_cache_current = nullptr;
     }
-    if (q.window > q.busy_count() || q.dead()) q.blocker_tag = 0;
+    if ((!q.hold && room > 0) || q.dead()) q.blocker_tag = 0;
 }
 
 } // namespace cqmgr::core

@@ -13,6 +13,7 @@ Queue& Scheduler::queue_create(Transport& t, const std::string& name, const std:
     slot->window = t.cfg.init_dest_concurrency;
     t.queues_rr.push_back(*slot);
     queue_count_++;
+    if (!holds_.empty() || !caps_.empty()) admin_apply(*slot);
     trace([&] { return "qmgr_queue_create: " + t.name + " " + name + " nexthop " + nexthop; });
     return *slot;
 }
@@ -59,6 +60,14 @@ void Scheduler::queue_unthrottle(Queue& q) {
     driver_.queue_window(q, true);
 }
 
+// Brings dead queue `q` back now (its revival timer is cancelled); a revived
+// queue with nothing to do is let go, as stock does.
+void Scheduler::queue_revive(Queue& q) {
+    q.timer_due = 0;
+    queue_unthrottle(q);
+    if (q.todo.empty() && q.busy.empty()) queue_done(q);
+}
+
 void Scheduler::queue_throttle(Queue& q, const Dsn& dsn) {
     Transport& t = *q.transport;
     if (!q.ready()) panic("queue_throttle: queue " + q.name + " not ready");
@@ -94,10 +103,13 @@ void Scheduler::queue_throttle(Queue& q, const Dsn& dsn) {
 
 void Scheduler::queue_defer_todo(Queue& q, const Dsn& dsn) {
     // Waiting entries go to the retry transport, which logs each recipient as
-    // deferred with the reason.  Entries already there (or when retry itself
-    // is dead) are deferred by the driver.
+    // deferred with the reason.  Entries already there (or when retry itself,
+    // or its queue for this reason, is dead) are deferred by the driver.
     Transport& rt = transport(cfg_.retry_transport);
-    bool to_retry = q.transport != &rt && !rt.dead;
+    const std::string retry_name = dsn.status + " " + dsn.reason;
+    auto rit = rt.queue_by_name.find(retry_name);
+    bool to_retry =
+        q.transport != &rt && !rt.dead && (rit == rt.queue_by_name.end() || !rit->second->dead());
     while (!q.todo.empty()) {
         Entry* e = &q.todo.front();
         Message& m = *e->message;
@@ -108,8 +120,7 @@ void Scheduler::queue_defer_todo(Queue& q, const Dsn& dsn) {
         m.refcount++; // keep the message alive while its entry moves
         entry_done(e, Which::todo);
         if (to_retry) {
-            std::string name = dsn.status + " " + dsn.reason;
-            Queue& rq = queue_for(rt, name, name);
+            Queue& rq = queue_for(rt, retry_name, retry_name);
             for (auto& r : rcpts)
                 assign(m, rq, std::move(r));
         } else {

@@ -84,6 +84,12 @@ void Scheduler::timer_add(int64_t due, Timer t) {
 }
 
 void Scheduler::timer_fire(const Timer& t, int64_t due) {
+    // The administrator's settings are kept by name, not by queue.
+    if (t.kind == Timer::Kind::hold_expire || t.kind == Timer::Kind::cap_expire) {
+        admin_expire(t.kind == Timer::Kind::hold_expire ? AdminKind::hold : AdminKind::cap,
+                     AdminTarget{t.transport, t.queue}, due);
+        return;
+    }
     // Timers name their objects, so a timer that outlives its queue is harmless.
     auto tit = transports_.find(t.transport);
     if (tit == transports_.end()) return;
@@ -101,9 +107,7 @@ void Scheduler::timer_fire(const Timer& t, int64_t due) {
     if (q.timer_due != due) return;
     q.timer_due = 0;
     if (t.kind == Timer::Kind::queue_revive && q.dead()) {
-        queue_unthrottle(q);
-        // A revived queue with nothing to do is let go, as stock does.
-        if (q.todo.empty() && q.busy.empty()) queue_done(q);
+        queue_revive(q);
     } else if (t.kind == Timer::Kind::queue_resume && q.suspended) {
         q.suspended = false;
         job_blocker_update(q);
@@ -142,6 +146,7 @@ Transport& Scheduler::transport(const std::string& name) {
         slot->slot_loan_factor = 100 - std::clamp(c.slot_discount, 0, 100);
         slot->rcpt_unused = c.recipient_limit;
         slot->rcpt_per_stack = c.extra_recipient_limit;
+        admin_apply(*slot);
         // New transports are tried first, as in stock.
         transport_rr_.push_front(*slot);
         trace([&] {
@@ -258,12 +263,12 @@ void Scheduler::message_free(Message& m) {
 Transport* Scheduler::select_transport() {
     for (auto it = transport_rr_.begin(); it != transport_rr_.end(); ++it) {
         Transport& t = *it;
-        if (t.dead || t.rate_locked || t.pending >= max_pending) continue;
+        if (t.dead || t.hold || t.rate_locked || t.pending >= max_pending) continue;
         int need = t.pending + 1;
         for (Queue& q : t.queues_rr) {
-            if (!q.ready()) continue;
+            if (!q.may_start()) continue;
             // Entries held back for a refill give an agent nothing to do.
-            need -= std::min(q.window - q.busy_count(), q.selectable_count());
+            need -= std::min(q.select_window() - q.busy_count(), q.selectable_count());
             if (need <= 0) {
                 // Rotate: the next search starts after this transport.
                 if (std::next(it) != transport_rr_.end())
@@ -388,11 +393,8 @@ void Scheduler::flush_dead() {
         std::vector<Queue*> dead;
         for (Queue& q : t.queues_rr)
             if (q.dead()) dead.push_back(&q);
-        for (Queue* q : dead) {
-            q->timer_due = 0;
-            queue_unthrottle(*q);
-            if (q->todo.empty() && q->busy.empty()) queue_done(*q);
-        }
+        for (Queue* q : dead)
+            queue_revive(*q);
     }
     driver_.wakeup();
 }

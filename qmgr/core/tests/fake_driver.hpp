@@ -67,6 +67,11 @@ struct FakeDriver : Driver {
         for (auto& r : rcpts) deferred.push_back(r.address);
     }
     void wakeup() override { ++wakeups; }
+    // Administrative settings that ended by themselves, as "hold smtp:d".
+    std::vector<std::string> expired;
+    void admin_expired(AdminKind kind, const AdminTarget& target) override {
+        expired.push_back((kind == AdminKind::hold ? "hold " : "cap ") + target.text());
+    }
 };
 
 // A transport with the given slot cost, one recipient per entry and no

@@ -347,3 +347,26 @@ TEST(Clog, AdviceDependsOnOtherDestinationsOfTheTransport) {
     EXPECT_TRUE(has(shared, "you may need a separate master.cf transport for big.example"));
     EXPECT_FALSE(has(shared, "you may need to reduce smtp connect and helo timeouts"));
 }
+
+// When the retry transport's queue for a reason is dead itself, a
+// destination that dies for the same reason has its waiting mail deferred
+// by the driver, as stock does, instead of moving it into the dead queue.
+TEST_F(Fixture, DeadRetryQueueLeavesTheDeferralToTheDriver) {
+    const DeliveryResult refused{DeliveryResult::Kind::replied, 1, {"4.4.1", "connect refused"}};
+    kill_destination("a.example", 2);
+    Transport& retry = s->transport("retry");
+    ASSERT_EQ(retry.queue_by_name.size(), 1u);
+    Queue& rq = *retry.queue_by_name.begin()->second;
+    Entry* r = s->select_entry(retry);
+    ASSERT_TRUE(r);
+    s->delivery_done(r, refused);
+    ASSERT_TRUE(rq.dead());
+    message("B", 2, "b.example");
+    Entry* b = s->select_entry(s->transport("smtp"));
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->message->id, "B");
+    s->delivery_done(b, refused);
+    EXPECT_EQ(drv.deferred, std::vector<std::string>{"B-1@b.example"});
+    EXPECT_EQ(rq.todo_count(), 0);
+    s->check_invariants();
+}

@@ -108,6 +108,9 @@ struct QmgrParams {
     std::string postlog_service_name;
     int64_t trigger_timeout = 10;
     bool backwards_bounce_logfile_compatibility = true;
+    // Not used by stock qmgr: cqmgr keeps the control socket's suspensions
+    // and throttles there (docs/control-protocol.md).
+    std::string data_directory;
 
     struct Options {
         // Check mail_owner, default_privs and setgid_group against the

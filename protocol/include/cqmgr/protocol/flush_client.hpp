@@ -27,4 +27,12 @@ std::string encode_flush_add(std::string_view site, std::string_view queue_id);
 awaitable<CommandResult> flush_add(std::string path, std::string site, std::string queue_id,
                                    CommandTimeouts timeouts);
 
+// request=send_site, site.
+std::string encode_flush_send_site(std::string_view site);
+
+// Asks for delivery of the mail deferred for `site` (postqueue -s).  Like
+// flush_add(), the fast_flush_domains check stays with the caller.
+awaitable<CommandResult> flush_send_site(std::string path, std::string site,
+                                         CommandTimeouts timeouts);
+
 } // namespace cqmgr::protocol

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace cqmgr::core {
 
@@ -48,6 +49,11 @@ class Driver {
     // With SchedulerConfig::verbose: one line about a scheduling decision
     // and its reason (logged with -v).
     virtual void trace(const std::string& line) { (void)line; }
+    // An administrator's suspension (AdminKind::hold) or cap of `target`
+    // ended by itself; wakeup() follows.
+    virtual void admin_expired(AdminKind kind, const AdminTarget& target) {
+        (void)kind, (void)target;
+    }
 };
 
 // The result of one delivery request, as the agent (or its failure) gave
@@ -148,6 +154,36 @@ class Scheduler {
     // Brings `t` back (when dead) and releases its rate lock.
     void transport_unthrottle(Transport& t);
 
+    // ---- runtime control (admin.cpp) ----
+    // The administrator's suspensions and caps are kept by target (see
+    // AdminTarget), and every transport and queue they cover, now or
+    // created later, carries a copy (Transport::hold, Queue::hold,
+    // Queue::cap).  A queue covered both by its own target and by its bare
+    // name takes its own.  A setting with `until` ends by itself then
+    // (Driver::admin_expired).  Each returns whether anything changed and
+    // wakes the driver when it did.
+    //
+    // Suspends `target` (any of the three kinds), replacing an earlier
+    // suspension of the same target.
+    bool admin_suspend(const AdminTarget& target, const AdminHold& hold);
+    // Ends the suspension of exactly `target`.
+    bool admin_resume(const AdminTarget& target);
+    // Caps the queues `target` names (not a whole transport: panics) at
+    // cap.concurrency (>= 1), replacing an earlier cap of the same target.
+    bool admin_throttle(const AdminTarget& target, const AdminCap& cap);
+    // Removes the cap of exactly `target`.
+    bool admin_unthrottle(const AdminTarget& target);
+    // Revives the dead queues `target` covers now, and their dead
+    // transports, through the one revival path (the backoff and cohort
+    // state start afresh, as when a dead queue's time is up).  Returns what
+    // was revived: transports as {name, ""}, queues as {transport, queue}.
+    std::vector<AdminTarget> admin_flush(const AdminTarget& target);
+    const std::map<AdminTarget, AdminHold>& admin_holds() const { return holds_; }
+    const std::map<AdminTarget, AdminCap>& admin_caps() const { return caps_; }
+    // The queues that exist now and that `target` covers (a whole
+    // transport: all of its queues).
+    std::vector<Queue*> admin_queues(const AdminTarget& target) const;
+
     // ---- inspection ----
     int recipient_count() const { return recipient_count_; }
     int queue_count() const { return queue_count_; }
@@ -212,15 +248,29 @@ class Scheduler {
     void queue_done(Queue& q);
     void queue_throttle(Queue& q, const Dsn& dsn);
     void queue_unthrottle(Queue& q);
+    void queue_revive(Queue& q);
     void queue_defer_todo(Queue& q, const Dsn& dsn);
     void queue_suspend(Queue& q, int delay);
+    // admin.cpp
+    void admin_apply(Transport& t);
+    void admin_apply(Queue& q);
+    void admin_changed(const AdminTarget& target);
+    void admin_expire(AdminKind kind, const AdminTarget& target, int64_t due);
+    void check_admin() const;
     // timers
     struct Timer {
-        enum class Kind { queue_revive, queue_resume, transport_revive } kind;
+        enum class Kind {
+            queue_revive,
+            queue_resume,
+            transport_revive,
+            hold_expire, // an administrator's suspension ends
+            cap_expire,  // an administrator's cap ends
+        } kind;
         std::string transport;
         std::string queue;
     };
     void timer_add(int64_t due, Timer t);
+    void admin_started(Timer::Kind kind, const AdminTarget& target, int64_t until);
     void timer_fire(const Timer& t, int64_t due);
 
     SchedulerConfig cfg_;
@@ -232,6 +282,8 @@ class Scheduler {
     std::map<std::string, std::unique_ptr<Transport>> transports_;
     List<Transport, &Transport::hook> transport_rr_;
     std::multimap<int64_t, Timer> timers_;
+    std::map<AdminTarget, AdminHold> holds_;
+    std::map<AdminTarget, AdminCap> caps_;
 };
 
 // Aborts with a message: a broken scheduler invariant.

@@ -15,6 +15,7 @@
 // when done.  Messages are owned by the caller.
 #pragma once
 
+#include "cqmgr/core/admin.hpp"
 #include "cqmgr/core/feedback.hpp"
 #include "cqmgr/core/recipient.hpp"
 
@@ -150,10 +151,26 @@ struct Queue {
     bool suspended = false; // pausing for the destination rate delay
     int64_t timer_due = 0;  // pending revive/resume timer, 0 = none
     int64_t clog_time_to_warn = 0;
+    // The administrator's settings that apply here (copies of the
+    // scheduler's, see admin.hpp), none by default.  A hold or a cap does
+    // not change ready(): the queue stays live and its deliveries in flight
+    // still give feedback; it only stops or limits new selections
+    // (may_start(), select_window()).
+    std::optional<AdminHold> hold;
+    std::optional<AdminCap> cap;
     Hook transport_hook; // on transport->queues_rr
 
+    // Live (not dead) and not pausing for the destination rate delay.
     bool ready() const { return window > 0 && !suspended; }
     bool dead() const { return window == 0; }
+    // Ready, and not suspended by the administrator: new deliveries may
+    // start here, as far as select_window() allows.
+    bool may_start() const { return ready() && !hold; }
+    // The window selection works with: the concurrency window, lowered to
+    // the administrator's cap if there is one.
+    int select_window() const {
+        return cap && cap->concurrency < window ? cap->concurrency : window;
+    }
     int todo_count() const { return static_cast<int>(todo.size()); }
     // Waiting entries that an agent could be given now, window permitting.
     int selectable_count() const { return todo_count() - held; }
@@ -287,6 +304,10 @@ struct Transport {
     int64_t dead_until = 0;
     int rcpt_unused = 0;
     int rcpt_per_stack = 0;
+    // The administrator's suspension of the whole transport (a copy of the
+    // scheduler's, see admin.hpp): no connection is asked for and no entry
+    // selected while it lasts.
+    std::optional<AdminHold> hold;
     Hook hook; // on the scheduler's transport list
 
     bool is_blocker(const Job& j) const { return j.blocker_tag == blocker_tag; }

@@ -1,0 +1,156 @@
+#include "control_commands.hpp"
+
+#include <ctime>
+
+namespace cqmgr::qmgr {
+
+namespace {
+
+using json = nlohmann::json;
+using Kind = ControlCommand::Kind;
+
+const char* kind_name(Kind k) {
+    switch (k) {
+    case Kind::suspend:
+        return "suspend";
+    case Kind::resume:
+        return "resume";
+    case Kind::flush:
+        return "flush";
+    case Kind::throttle:
+        return "throttle";
+    case Kind::unthrottle:
+        return "unthrottle";
+    }
+    return "?";
+}
+
+json until_json(int64_t until) {
+    return until == 0 ? json(nullptr) : json(until);
+}
+
+// Unix seconds as ISO 8601 in UTC, e.g. 2026-11-24T06:00:00Z.
+std::string iso_utc(int64_t t) {
+    time_t tt = static_cast<time_t>(t);
+    struct tm tm;
+    ::gmtime_r(&tt, &tm);
+    char buf[32];
+    ::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+json error_reply(const std::string& text) {
+    return json{{"ok", false}, {"error", text}};
+}
+
+} // namespace
+
+ControlCommands::ControlCommands(core::Scheduler& sched, AdminState& state, const WallClock& clock,
+                                 FlushSite flush_site, LogLine log_line)
+    : sched_(sched), state_(state), clock_(clock), flush_site_(std::move(flush_site)),
+      log_line_(std::move(log_line)) {}
+
+std::string ControlCommands::check(const ControlCommand& cmd) {
+    std::string name = kind_name(cmd.kind);
+    bool by_transport = cmd.kind == Kind::suspend || cmd.kind == Kind::resume;
+    if (by_transport && cmd.transport.empty())
+        return name + " needs TRANSPORT or TRANSPORT:DESTINATION";
+    if (!by_transport && cmd.destination.empty()) return name + " needs a destination";
+    if (cmd.kind == Kind::throttle && cmd.concurrency < 1) return "concurrency must be at least 1";
+    if (cmd.duration < 0 || cmd.duration > max_control_duration)
+        return "duration must be more than 0 and at most 365 days";
+    return {};
+}
+
+json ControlCommands::change(const core::AdminTarget& target) const {
+    json j{{"target", target.text()}};
+    if (target.any_transport()) {
+        json queues = json::array();
+        for (const core::Queue* q : sched_.admin_queues(target))
+            queues.push_back(q->transport->name + ":" + q->name);
+        j["queues"] = std::move(queues);
+    }
+    return j;
+}
+
+std::string ControlCommands::until_text(int64_t until, int64_t duration) const {
+    if (until == 0) return {};
+    return " until " + iso_utc(until) + " (" + std::to_string(duration) + "s)";
+}
+
+json ControlCommands::execute(const ControlCommand& cmd) {
+    if (std::string why = check(cmd); !why.empty()) return error_reply(why);
+    int64_t now = clock_.now();
+    sched_.set_time(now);
+    const core::AdminTarget target{cmd.transport, cmd.destination};
+    const int64_t until = cmd.duration > 0 ? now + cmd.duration : 0;
+    const std::string by = " by uid " + std::to_string(cmd.uid);
+    json changed = json::array();
+    bool settings_changed = false;
+    std::string line = std::string("control: ") + kind_name(cmd.kind) + " " + target.text();
+    // Each setting changed gives one object: its target and `fields`.
+    auto note = [&](bool did, json fields) {
+        if (!did) return;
+        json j = change(target);
+        j.update(fields);
+        changed.push_back(std::move(j));
+        settings_changed = true;
+    };
+    switch (cmd.kind) {
+    case Kind::suspend:
+        note(sched_.admin_suspend(target, core::AdminHold{until, cmd.reason, cmd.uid}),
+             {{"suspended", true}, {"until", until_json(until)}, {"reason", cmd.reason}});
+        line += until_text(until, cmd.duration) + by;
+        if (!cmd.reason.empty()) line += ": " + cmd.reason;
+        break;
+    case Kind::resume:
+        note(sched_.admin_resume(target), {{"suspended", false}});
+        line += by;
+        break;
+    case Kind::throttle:
+        note(sched_.admin_throttle(target, core::AdminCap{cmd.concurrency, until, cmd.uid}),
+             {{"throttle", {{"concurrency", cmd.concurrency}, {"until", until_json(until)}}}});
+        line += " concurrency " + std::to_string(cmd.concurrency) +
+                until_text(until, cmd.duration) + by;
+        break;
+    case Kind::unthrottle:
+        note(sched_.admin_unthrottle(target), {{"throttle", nullptr}});
+        line += by;
+        break;
+    case Kind::flush:
+        for (const core::AdminTarget& r : sched_.admin_flush(target))
+            changed.push_back(json{{"target", r.text()}, {"revived", true}});
+        // Its deferred mail, as postqueue -s asks for it.
+        if (flush_site_) flush_site_(cmd.destination);
+        line += by;
+        break;
+    }
+    log_line_(line);
+    json reply{{"ok", true}, {"changed", std::move(changed)}};
+    if (settings_changed && !save())
+        reply["warning"] = "the change is not kept across restarts (see the log)";
+    return reply;
+}
+
+void ControlCommands::restore() {
+    sched_.set_time(clock_.now());
+    for (const AdminRecord& r : state_.load(clock_.now())) {
+        if (r.kind == core::AdminKind::hold)
+            sched_.admin_suspend(r.target, r.hold);
+        else
+            sched_.admin_throttle(r.target, r.cap);
+    }
+}
+
+void ControlCommands::expired(core::AdminKind kind, const core::AdminTarget& target) {
+    log_line_(std::string("control: ") +
+              (kind == core::AdminKind::hold ? "suspension" : "throttle") + " of " + target.text() +
+              " expired");
+    save();
+}
+
+bool ControlCommands::save() {
+    return state_.save(admin_records(sched_.admin_holds(), sched_.admin_caps()));
+}
+
+} // namespace cqmgr::qmgr
