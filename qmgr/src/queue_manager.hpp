@@ -7,6 +7,8 @@
 #pragma once
 
 #include "clock.hpp"
+#include "control_queries.hpp"
+#include "counters.hpp"
 #include "cqmgr/conf/main_cf.hpp"
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
@@ -40,6 +42,8 @@ class QueueManager : public core::Driver {
     void start() { feeder_.start(); }
     // Handles the bytes of one trigger request.
     void on_trigger(std::string_view bytes) { feeder_.on_trigger(bytes); }
+    // What the control socket's queries read (references into this object).
+    ControlSources control_sources() const;
 
   private:
     // The feeder's offer of a ready file.
@@ -83,7 +87,8 @@ class QueueManager : public core::Driver {
     Feeder feeder_;
     asio::steady_timer sched_timer_;
     int64_t sched_timer_due_ = 0;
-    std::unordered_map<std::string, std::unique_ptr<Message>> messages_;
+    MessageMap messages_;
+    Counters counters_;
 };
 
 } // namespace cqmgr::qmgr
