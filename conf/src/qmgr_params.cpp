@@ -336,6 +336,9 @@ QmgrParams QmgrParams::load(const MainCf& given, const MainCf::Warn& warn, Optio
     q.backwards_bounce_logfile_compatibility = r.b("backwards_bounce_logfile_compatibility");
     q.data_directory = r.s("data_directory");
 
+    // cqmgr's own parameters: read by name, with their defaults here.
+    q.cqmgr_control_socket = cf.str("cqmgr_control_socket", "private/cqmgr", 0);
+
     // qmgr's start-up adjustments (qmgr_post_init), with its warnings.
     auto say = [&](const std::string& text) {
         if (warn) warn(text);

@@ -177,3 +177,14 @@ TEST(QmgrParams, WorksWithoutRegisteredDefaults) {
     EXPECT_EQ(q.queue_run_delay, 60);
     EXPECT_EQ(q.maximal_backoff_time, 4000);
 }
+
+TEST(QmgrParams, ControlSocket) {
+    EXPECT_EQ(load("").cqmgr_control_socket, "private/cqmgr");
+    EXPECT_EQ(load("cqmgr_control_socket =\n").cqmgr_control_socket, "");
+    EXPECT_EQ(load("cqmgr_control_socket = $queue_directory/ctl\n").cqmgr_control_socket,
+              "/var/spool/postfix/ctl");
+    MainCf cf;
+    register_defaults(cf, "vm");
+    cf.set("cqmgr_control_socket", "private/other");
+    EXPECT_EQ(QmgrParams::load(cf, {}, no_accounts).cqmgr_control_socket, "private/other");
+}

@@ -29,7 +29,7 @@ bool needs_smtputf8(std::string_view s) {
 
 Delivery::Delivery(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
                    core::Scheduler& sched)
-    : io_(io), params_(params), clock_(clock), sched_(sched) {}
+    : io_(io), params_(params), clock_(clock), sched_(sched), record_(sched) {}
 
 void Delivery::pump() {
     if (posted_) return;
@@ -84,6 +84,7 @@ awaitable<void> Delivery::run_connection(core::Transport* t, protocol::AgentSess
     }
     pump();
     trace_request(*e);
+    record_.started(*e, clock_);
     protocol::DeliveryOutcome out = co_await session.deliver_encoded(encoded_request_for(*e));
     sched_.set_time(clock_.now());
     report(e, out);
@@ -121,11 +122,13 @@ void Delivery::report(core::Entry* e, const protocol::DeliveryOutcome& out) {
     if (!out.detail.empty()) log::warn(out.detail);
     if (out.kind != Kind::replied) log::warn(out.warning);
     using R = core::DeliveryResult::Kind;
-    sched_.delivery_done(e, {out.kind == Kind::replied       ? R::replied
-                             : out.kind == Kind::unavailable ? R::unavailable
-                                                             : R::crashed,
-                             out.reply.status,
-                             {out.reply.hop.status, out.reply.hop.reason}});
+    core::DeliveryResult result{out.kind == Kind::replied       ? R::replied
+                                : out.kind == Kind::unavailable ? R::unavailable
+                                                                : R::crashed,
+                                out.reply.status,
+                                {out.reply.hop.status, out.reply.hop.reason}};
+    record_.finished(*e, out.kind == Kind::replied ? result.hop : core::Dsn{}, clock_);
+    sched_.delivery_done(e, result);
 }
 
 std::string Delivery::encoded_request_for(const core::Entry& e) const {

@@ -8,6 +8,7 @@
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
 #include "cqmgr/protocol/delivery_client.hpp"
+#include "delivery_record.hpp"
 
 namespace cqmgr::qmgr {
 
@@ -19,6 +20,8 @@ class Delivery {
     // Starts connections for every transport that has work (coalesced: many
     // calls in one loop pass cost one pass).
     void pump();
+    // The deliveries in flight and each destination's last hop status.
+    const DeliveryRecord& record() const { return record_; }
 
   private:
     // One delivery: connect to the transport's agent, hand it the entry the
@@ -46,6 +49,7 @@ class Delivery {
     const conf::QmgrParams& params_;
     const WallClock& clock_;
     core::Scheduler& sched_;
+    DeliveryRecord record_;
     bool posted_ = false;
 };
 

@@ -20,6 +20,7 @@
 #include <array>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace cqmgr::qmgr {
 
@@ -53,6 +54,16 @@ class Feeder {
     void on_trigger(std::string_view bytes);
     // Asks for a feed pass soon (a message left, or a scan request came).
     void wake();
+
+    // For the control socket: whether feeding pauses after a file-system
+    // error, and the queues whose scans are running.
+    bool paused() const { return paused_; }
+    std::vector<std::string> scanning() const {
+        std::vector<std::string> v;
+        for (const Scan& s : scans_)
+            if (s.running()) v.push_back(s.queue());
+        return v;
+    }
 
   private:
     enum { incoming, deferred };

@@ -8,6 +8,10 @@
 // what must be opened outside the jail, enter the jail (-c chroot, -u
 // mail_owner), then serve triggers.  With -S the one trigger on standard
 // input is served and the process exits, as stock does.
+#include "control_dispatch.hpp"
+#include "control_queries.hpp"
+#include "control_server.hpp"
+#include "control_wiring.hpp"
 #include "cqmgr/conf/command_line.hpp"
 #include "cqmgr/conf/config_error.hpp"
 #include "cqmgr/conf/main_cf.hpp"
@@ -23,8 +27,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <optional>
+#include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
+#include <utility>
 
 using namespace cqmgr;
 
@@ -152,6 +159,13 @@ int main(int argc, char** argv) {
     ::tzset();
     // The control settings' directory, out of reach once chrooted.
     int data_dir_fd = qmgr::AdminState::open_directory(params.data_directory);
+    // The control socket serves root and mail_owner and belongs to
+    // mail_owner: the account is looked up now, as the jail has no
+    // password file.
+    std::optional<std::pair<uid_t, gid_t>> owner;
+    if (!params.cqmgr_control_socket.empty())
+        if (passwd* pw = ::getpwnam(params.mail_owner.c_str()))
+            owner = std::make_pair(pw->pw_uid, pw->pw_gid);
     qmgr::enter_jail(cl->chroot ? params.queue_directory : std::string(),
                      cl->unprivileged ? params.mail_owner : std::string());
 
@@ -195,6 +209,35 @@ int main(int argc, char** argv) {
     ::signal(SIGALRM, watchdog_fired);
     asio::steady_timer watchdog(io);
     watchdog_pet(watchdog, params.qmgr_daemon_timeout);
+
+    // The control socket, in the queue directory (our working directory,
+    // also inside the chroot), once the process has its final identity.
+    qmgr::ControlQueries queries(
+        qm->control_sources(),
+        {::getpid(), std::string("cqmgr ") + CQMGR_VERSION, clock.precise()});
+    queries.set_annotate(qmgr::annotate_control_state);
+    qmgr::ControlDispatch dispatch(queries);
+    dispatch.set_commands([&qm](const control::Request& r, uid_t uid) {
+        return qm->control().execute(qmgr::control_command(r, uid));
+    });
+    std::unique_ptr<qmgr::ControlServer> control;
+    if (!params.cqmgr_control_socket.empty()) {
+        qmgr::ControlServer::Options o;
+        o.path = params.cqmgr_control_socket;
+        o.allowed = {0};
+        if (owner) {
+            o.allowed.push_back(owner->first);
+            o.owner_uid = owner->first;
+            o.owner_gid = owner->second;
+        }
+        o.write_timeout = std::chrono::seconds(params.qmgr_ipc_timeout);
+        control = std::make_unique<qmgr::ControlServer>(
+            io, o,
+            [&dispatch](std::string_view line, uid_t uid) { return dispatch.answer(line, uid); },
+            [](const std::string& w) { log::warn(w); });
+        std::string why;
+        if (!control->start(why)) log::warn("control: " + why);
+    }
 
     qm->start();
     io.run();

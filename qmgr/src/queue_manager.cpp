@@ -48,6 +48,22 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
     sched_.set_time(clock_.now());
 }
 
+ControlSources QueueManager::control_sources() const {
+    return ControlSources{
+        .sched = sched_,
+        .messages = messages_,
+        .deliveries = delivery_.record(),
+        .counters = counters_,
+        .clock = clock_,
+        .feed =
+            [this] {
+                return FeedState{feeder_.paused(), feeder_.scanning()};
+            },
+        .message_active_limit = params_.qmgr_message_active_limit,
+        .message_recipient_limit = params_.qmgr_message_recipient_limit,
+    };
+}
+
 Feeder::Taken QueueManager::take(const std::string& id, const std::string& queue, int scan_flags,
                                  mode_t mode) {
     Intake::Claimed c = intake_.claim(id, queue, scan_flags, mode);

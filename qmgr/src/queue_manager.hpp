@@ -9,6 +9,8 @@
 #include "admin_state.hpp"
 #include "clock.hpp"
 #include "control_commands.hpp"
+#include "control_queries.hpp"
+#include "counters.hpp"
 #include "cqmgr/conf/main_cf.hpp"
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
@@ -52,6 +54,8 @@ class QueueManager : public core::Driver {
     ControlCommands& control() { return control_; }
     // The scheduler, for the control socket's queries (read only).
     const core::Scheduler& scheduler() const { return sched_; }
+    // What the control socket's queries read (references into this object).
+    ControlSources control_sources() const;
 
   private:
     // The feeder's offer of a ready file.
@@ -101,7 +105,8 @@ class QueueManager : public core::Driver {
     ControlCommands control_;
     asio::steady_timer sched_timer_;
     int64_t sched_timer_due_ = 0;
-    std::unordered_map<std::string, std::unique_ptr<Message>> messages_;
+    MessageMap messages_;
+    Counters counters_;
 };
 
 } // namespace cqmgr::qmgr

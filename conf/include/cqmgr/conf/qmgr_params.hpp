@@ -112,6 +112,12 @@ struct QmgrParams {
     // and throttles there (docs/control-protocol.md).
     std::string data_directory;
 
+    // cqmgr's own parameters (unknown to Postfix and postconf, so they are
+    // not in param_table.hpp).
+    // The control socket (docs/control-protocol.md): relative to
+    // queue_directory unless absolute; empty turns it off.
+    std::string cqmgr_control_socket = "private/cqmgr";
+
     struct Options {
         // Check mail_owner, default_privs and setgid_group against the
         // password and group files as Postfix does (unit tests turn it off).

@@ -1,0 +1,87 @@
+// The replies of the control socket's queries (docs/control-protocol.md):
+// summary, queues, jobs, message and deliveries, each built in one pass
+// over the daemon's live state (the scheduler core, the messages in the
+// active queue, the deliveries in flight, the counters).  Reading only:
+// nothing here changes what the daemon does.
+#pragma once
+
+#include "clock.hpp"
+#include "counters.hpp"
+#include "cqmgr/control/reply.hpp"
+#include "cqmgr/control/request.hpp"
+#include "cqmgr/core/scheduler.hpp"
+#include "delivery_record.hpp"
+#include "message.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace cqmgr::qmgr {
+
+// The messages in the active queue, by queue ID (QueueManager's).
+using MessageMap = std::unordered_map<std::string, std::unique_ptr<Message>>;
+
+// The state of the scans and the feed.
+struct FeedState {
+    bool paused = false;
+    std::vector<std::string> scanning; // queues whose scans are running
+};
+
+// Where the replies come from.  Everything is read at the time of the
+// query; the references must outlive the ControlQueries.
+struct ControlSources {
+    const core::Scheduler& sched;
+    const MessageMap& messages;
+    const DeliveryRecord& deliveries;
+    const Counters& counters;
+    const WallClock& clock;
+    std::function<FeedState()> feed;
+    int64_t message_active_limit = 0;    // qmgr_message_active_limit
+    int64_t message_recipient_limit = 0; // qmgr_message_recipient_limit
+};
+
+// Who answers: the process, its version and when it started.
+struct ControlIdentity {
+    int64_t pid = 0;
+    std::string version;
+    protocol::TimeVal started;
+};
+
+class ControlQueries {
+  public:
+    using Json = control::Json;
+    // Adds what another part knows to a transport's object (queue ==
+    // nullptr) or a destination's object in the `queues` reply, e.g. the
+    // "suspended" and "throttle" state that commands keep.
+    using Annotate =
+        std::function<void(const core::Transport& t, const core::Queue* q, Json& object)>;
+
+    ControlQueries(ControlSources sources, ControlIdentity identity);
+
+    // Sets the annotation hook (none: "suspended" and "throttle" are null).
+    void set_annotate(Annotate a) { annotate_ = std::move(a); }
+
+    // The reply to a query request (r.is_query()).
+    Json answer(const control::Request& r) const;
+
+    Json help() const;
+    Json summary() const;
+    Json queues(const std::string& transport) const;
+    Json jobs(const std::string& transport) const;
+    Json message(const std::string& queue_id) const;
+    Json deliveries() const;
+
+  private:
+    Json transport_state(const core::Transport& t) const;
+    Json queue_state(const core::Transport& t, const core::Queue& q) const;
+    Json job_state(const core::Transport& t, const core::Job& j) const;
+
+    ControlSources src_;
+    ControlIdentity id_;
+    Annotate annotate_;
+};
+
+} // namespace cqmgr::qmgr

@@ -1,0 +1,249 @@
+#include "control_server.hpp"
+
+#include "cqmgr/control/framing.hpp"
+#include "cqmgr/control/reply.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+namespace cqmgr::qmgr {
+
+namespace {
+using Socket = asio::local::stream_protocol::socket;
+
+// How long to wait before accepting again after accept() failed (out of
+// descriptors, say), so that a persistent error does not spin the loop.
+constexpr auto accept_retry_delay = std::chrono::seconds(1);
+
+// The user ID of the peer, from the kernel (SO_PEERCRED).
+std::optional<uid_t> peer_uid(Socket& sock) {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(sock.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+        len != sizeof cred)
+        return std::nullopt;
+    return cred.uid;
+}
+
+// Closes a connection; errors do not matter any more.
+void close_quietly(Socket& sock) {
+    error_code ignored;
+    sock.shutdown(Socket::shutdown_both, ignored);
+    sock.close(ignored);
+}
+} // namespace
+
+class ControlServer::Listener : public std::enable_shared_from_this<Listener> {
+  public:
+    Listener(asio::io_context& io, Options options, Answer answer, Warn warn)
+        : io_(io), options_(std::move(options)), answer_(std::move(answer)), warn_(std::move(warn)),
+          acceptor_(io), retry_timer_(io) {}
+
+    bool start(std::string& error);
+    void stop() {
+        stopped_ = true;
+        error_code ignored;
+        acceptor_.close(ignored);
+        retry_timer_.cancel();
+    }
+
+    class Session;
+
+    asio::io_context& io_;
+    const Options options_;
+    const Answer answer_;
+    const Warn warn_;
+    asio::local::stream_protocol::acceptor acceptor_;
+    asio::steady_timer retry_timer_;
+    size_t clients_ = 0;
+    bool stopped_ = false;
+
+  private:
+    void accept();
+    void on_accept(Socket sock);
+};
+
+// One client connection: reads request lines, answers each and writes its
+// reply before it reads the next.  It owns itself through the handlers
+// that are pending on it (shared_from_this), so it ends when the client
+// goes, a write times out, or a reply says it is the last.
+class ControlServer::Listener::Session : public std::enable_shared_from_this<Session> {
+  public:
+    Session(std::shared_ptr<Listener> listener, Socket sock, uid_t uid, bool counted)
+        : listener_(std::move(listener)), sock_(std::move(sock)), timer_(listener_->io_), uid_(uid),
+          counted_(counted) {
+        if (counted_) ++listener_->clients_;
+    }
+    ~Session() {
+        if (counted_) --listener_->clients_;
+    }
+
+    // Serves requests until the client goes.
+    void serve() { next(); }
+    // Sends one reply and closes.
+    void refuse(std::string reply) { send(std::move(reply), true); }
+
+  private:
+    // Answers the next complete line, or reads more.
+    void next() {
+        if (listener_->stopped_) return close_quietly(sock_);
+        std::string line;
+        switch (framer_.next(line)) {
+        case control::LineFramer::Status::line:
+            return send(listener_->answer_(line, uid_), false);
+        case control::LineFramer::Status::too_long:
+            // The rest of the line is not read: the connection goes.
+            return send(control::reply_line(control::error_reply("request too long")), true);
+        case control::LineFramer::Status::need_more:
+            break;
+        }
+        sock_.async_read_some(asio::buffer(buf_),
+                              [self = shared_from_this()](const error_code& ec, size_t n) {
+                                  if (ec) {
+                                      // EOF or a broken connection: the client is gone.
+                                      close_quietly(self->sock_);
+                                      return;
+                                  }
+                                  self->framer_.append(std::string_view(self->buf_.data(), n));
+                                  self->next();
+                              });
+    }
+
+    // Writes `reply`; a client that does not take it within the write
+    // timeout is dropped.
+    void send(std::string reply, bool then_close) {
+        out_ = std::move(reply);
+        timer_.expires_after(listener_->options_.write_timeout);
+        timer_.async_wait([self = shared_from_this()](const error_code& ec) {
+            if (!ec) close_quietly(self->sock_); // the write fails and the session ends
+        });
+        asio::async_write(sock_, asio::buffer(out_),
+                          [self = shared_from_this(), then_close](const error_code& ec, size_t) {
+                              self->timer_.cancel();
+                              if (ec || then_close) {
+                                  close_quietly(self->sock_);
+                                  return;
+                              }
+                              self->next();
+                          });
+    }
+
+    std::shared_ptr<Listener> listener_;
+    Socket sock_;
+    asio::steady_timer timer_;
+    uid_t uid_;
+    bool counted_;
+    control::LineFramer framer_;
+    std::array<char, control::max_request_bytes> buf_{};
+    std::string out_;
+};
+
+bool ControlServer::Listener::start(std::string& error) {
+    const std::string& path = options_.path;
+    if (path.empty() || path.size() >= sizeof(sockaddr_un::sun_path)) {
+        error = "bad socket path: \"" + path + "\"";
+        return false;
+    }
+    // A socket left by an earlier process goes; anything else there stays.
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) {
+        if (!S_ISSOCK(st.st_mode)) {
+            error = path + ": exists and is not a socket";
+            return false;
+        }
+        if (::unlink(path.c_str()) < 0 && errno != ENOENT) {
+            error = "remove " + path + ": " + std::strerror(errno);
+            return false;
+        }
+    }
+    error_code ec;
+    asio::local::stream_protocol::endpoint ep(path);
+    if (acceptor_.open(ep.protocol(), ec); ec) {
+        error = "socket: " + ec.message();
+        return false;
+    }
+    if (acceptor_.bind(ep, ec); ec) {
+        error = "bind " + path + ": " + ec.message();
+        return false;
+    }
+    if (::chmod(path.c_str(), 0660) < 0) {
+        error = "chmod " + path + ": " + std::strerror(errno);
+        return false;
+    }
+    if (options_.owner_uid && ::geteuid() == 0 &&
+        ::chown(path.c_str(), *options_.owner_uid, options_.owner_gid.value_or(gid_t(-1))) < 0) {
+        error = "chown " + path + ": " + std::strerror(errno);
+        return false;
+    }
+    if (acceptor_.listen(asio::socket_base::max_listen_connections, ec); ec) {
+        error = "listen " + path + ": " + ec.message();
+        return false;
+    }
+    accept();
+    return true;
+}
+
+void ControlServer::Listener::accept() {
+    acceptor_.async_accept([self = shared_from_this()](const error_code& ec, Socket sock) {
+        if (self->stopped_ || ec == asio::error::operation_aborted) return;
+        if (ec) {
+            // Out of descriptors or memory: try again a little later.
+            self->retry_timer_.expires_after(accept_retry_delay);
+            self->retry_timer_.async_wait([self](const error_code& tec) {
+                if (!tec && !self->stopped_) self->accept();
+            });
+            return;
+        }
+        self->on_accept(std::move(sock));
+        self->accept();
+    });
+}
+
+void ControlServer::Listener::on_accept(Socket sock) {
+    std::optional<uid_t> uid = peer_uid(sock);
+    bool allowed = uid && std::find(options_.allowed.begin(), options_.allowed.end(), *uid) !=
+                              options_.allowed.end();
+    if (!allowed) {
+        if (warn_)
+            warn_("control: connection from uid " +
+                  (uid ? std::to_string(*uid) : std::string("unknown")) + " refused");
+        std::make_shared<Session>(shared_from_this(), std::move(sock), uid.value_or(uid_t(-1)),
+                                  false)
+            ->refuse(control::reply_line(control::error_reply("permission denied")));
+        return;
+    }
+    if (clients_ >= options_.max_clients) {
+        std::make_shared<Session>(shared_from_this(), std::move(sock), *uid, false)
+            ->refuse(control::reply_line(control::error_reply("too many control connections")));
+        return;
+    }
+    std::make_shared<Session>(shared_from_this(), std::move(sock), *uid, true)->serve();
+}
+
+ControlServer::ControlServer(asio::io_context& io, Options options, Answer answer, Warn warn)
+    : listener_(
+          std::make_shared<Listener>(io, std::move(options), std::move(answer), std::move(warn))) {}
+
+ControlServer::~ControlServer() {
+    listener_->stop();
+}
+
+bool ControlServer::start(std::string& error) {
+    return listener_->start(error);
+}
+
+void ControlServer::stop() {
+    listener_->stop();
+}
+
+size_t ControlServer::clients() const {
+    return listener_->clients_;
+}
+
+} // namespace cqmgr::qmgr

@@ -1,0 +1,64 @@
+// The control socket (docs/control-protocol.md): a unix stream socket in
+// the queue directory, served from the event loop.  Each client's
+// credentials are read with SO_PEERCRED; only the allowed user IDs are
+// served.  Requests are lines, one at a time per connection; each is
+// answered by the `Answer` function, synchronously, from the in-memory
+// state, and the reply is written asynchronously.  Nothing here blocks the
+// loop: a client that does not read its reply within `write_timeout` is
+// dropped.
+#pragma once
+
+#include "cqmgr/protocol/asio.hpp"
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <sys/types.h>
+#include <vector>
+
+namespace cqmgr::qmgr {
+
+class ControlServer {
+  public:
+    // The reply line to one request line from user `uid`.
+    using Answer = std::function<std::string(std::string_view line, uid_t uid)>;
+    // Where warnings go (a refused user).
+    using Warn = std::function<void(const std::string&)>;
+
+    struct Options {
+        std::string path{};               // the socket; relative to the working directory
+        std::vector<uid_t> allowed{};     // user IDs that are served
+        std::optional<uid_t> owner_uid{}; // chown the socket to this (when running as root)
+        std::optional<gid_t> owner_gid{};
+        std::chrono::seconds write_timeout{60}; // qmgr_ipc_timeout
+        size_t max_clients = 16;
+    };
+
+    ControlServer(asio::io_context& io, Options options, Answer answer, Warn warn);
+    ~ControlServer();
+    ControlServer(const ControlServer&) = delete;
+    ControlServer& operator=(const ControlServer&) = delete;
+
+    // Removes a stale socket, binds, sets mode 0660 and the owner, listens
+    // and starts accepting.  Returns false with `error` set when the
+    // socket cannot be served.
+    bool start(std::string& error);
+    // Stops accepting; connections in progress finish their current reply.
+    void stop();
+
+    // Clients being served now (refused ones not counted).
+    size_t clients() const;
+
+  private:
+    // The listening socket and what its connections share; it lives as
+    // long as the server or any connection or pending operation, whichever
+    // is longest, and stops serving when the server goes.
+    class Listener;
+
+    std::shared_ptr<Listener> listener_;
+};
+
+} // namespace cqmgr::qmgr
