@@ -16,6 +16,7 @@
 #include "jail.hpp"
 #include "log.hpp"
 #include "master_link.hpp"
+#include "metrics_endpoint.hpp"
 #include "queue_manager.hpp"
 #include "table_watch.hpp"
 
@@ -150,6 +151,15 @@ int main(int argc, char** argv) {
     qmgr::FlushDomains flush_domains(params.fast_flush_domains, parent_style);
     qmgr::TableWatch tables(flush_domains.tables());
     ::tzset();
+    // The metrics endpoint's socket, when configured, so that a privileged
+    // port works too (metrics_endpoint.hpp); a failure is retried later.
+    std::unique_ptr<qmgr::MetricsEndpoint> metrics;
+    if (!params.cqmgr_metrics_listen.empty() && !cl->stdin_mode) {
+        metrics = std::make_unique<qmgr::MetricsEndpoint>(
+            params.cqmgr_metrics_listen,
+            static_cast<size_t>(params.cqmgr_metrics_destination_limit));
+        metrics->open();
+    }
     qmgr::enter_jail(cl->chroot ? params.queue_directory : std::string(),
                      cl->unprivileged ? params.mail_owner : std::string());
 
@@ -193,7 +203,13 @@ int main(int argc, char** argv) {
     asio::steady_timer watchdog(io);
     watchdog_pet(watchdog, params.qmgr_daemon_timeout);
 
+    if (metrics)
+        metrics->attach(io, [&qm] {
+            return qmgr::take_metrics_snapshot(qm->scheduler(), qm->counters(),
+                                               qm->messages_in_active());
+        });
     qm->start();
     io.run();
+    metrics.reset(); // its threads and timer go before the loop does
     return 0;
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "clock.hpp"
+#include "counters.hpp"
 #include "cqmgr/conf/main_cf.hpp"
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
@@ -28,6 +29,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace cqmgr::qmgr {
 
@@ -40,6 +42,13 @@ class QueueManager : public core::Driver {
     void start() { feeder_.start(); }
     // Handles the bytes of one trigger request.
     void on_trigger(std::string_view bytes) { feeder_.on_trigger(bytes); }
+
+    // What the daemon has done since it started.
+    const Counters& counters() const { return counters_; }
+    // The scheduler's state, for the metrics (read on the loop thread only).
+    const core::Scheduler& scheduler() const { return sched_; }
+    // Messages in the active queue (in memory).
+    int messages_in_active() const { return static_cast<int>(messages_.size()); }
 
   private:
     // The feeder's offer of a ready file.
@@ -70,6 +79,8 @@ class QueueManager : public core::Driver {
     asio::io_context& io_;
     const conf::QmgrParams& params_;
     const WallClock& clock_;
+    // Before the parts that count into it.
+    Counters counters_;
     queuefile::ActiveQueue store_;
     WarningLimiter limiter_;
     StoreRetry retry_;
@@ -84,6 +95,9 @@ class QueueManager : public core::Driver {
     asio::steady_timer sched_timer_;
     int64_t sched_timer_due_ = 0;
     std::unordered_map<std::string, std::unique_ptr<Message>> messages_;
+    // Dead destinations, to tell a revival from a success in queue_window()
+    // (compared, never dereferenced).
+    std::unordered_set<const core::Queue*> dead_queues_;
 };
 
 } // namespace cqmgr::qmgr
