@@ -46,12 +46,14 @@ inline constexpr std::array<double, 14> delivery_time_bounds{
 struct Counters {
     // Delivery requests by the agent's answer (see docs/control-protocol.md).
     struct Deliveries {
-        uint64_t done = 0;        // status 0: every recipient of the entry finished
+        uint64_t done = 0;        // status 0: every recipient delivered or bounced
         uint64_t deferred = 0;    // status nonzero: some recipients were deferred
         uint64_t crashed = 0;     // no valid reply
         uint64_t unavailable = 0; // the request never reached an agent
     };
     // Per transport, and the hop status class (index = first digit, 0 = none).
+    // An agent sets a hop status only when the destination itself failed;
+    // a normal reply (per-recipient bounces and deferrals included) has none.
     std::map<std::string, Deliveries> deliveries;
     std::map<std::string, std::array<uint64_t, 6>> dsn_class;
     // Per transport, by result (done, deferred, crashed, unavailable, in
