@@ -4,8 +4,10 @@
 // The Exposer answers from threads of its own (civetweb's), while every
 // piece of daemon state belongs to the event loop's thread.  A scrape
 // therefore never reads that state itself: it posts a request to the loop,
-// which copies what the metrics show into a snapshot in one handler (a few
-// hundred microseconds with a thousand destinations), and waits for it, at
+// which copies what the metrics show into a snapshot in one handler (20 to
+// 60 microseconds with 20,000 messages over 1,000 destinations, measured;
+// building and serializing the reply then takes 0.3 to 0.6 ms on the
+// scraper's thread), and waits for it, at
 // most two seconds; if the loop is that late, the previous snapshot is
 // served.  The families are then built and serialized on the scraper's
 // thread.  We chose this over updating prometheus-cpp's metric objects at
