@@ -138,7 +138,7 @@ double wait_for_outcome(const Scenario& sc, Instance& inst, Clock::time_point t0
 // The part of a run that owns processes; everything is torn down on return or throw.
 void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, RunResult& res) {
     const std::string& dir = res.dir->path();
-    auto ports = allocate_ports(1 + sc.sinks.size());
+    auto ports = allocate_ports(1 + sc.sinks.size() + sc.ports.size());
     Vars vars;
     vars.set("dir", dir);
     vars.set("smtpd", std::to_string(ports[0]));
@@ -149,6 +149,8 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
         vars.set("sink." + sc.sinks[i].name, std::to_string(ports[i + 1]));
         vars.set("sinkdir." + sc.sinks[i].name, dir + "/sinks/" + sc.sinks[i].name);
     }
+    for (size_t i = 0; i < sc.ports.size(); ++i)
+        vars.set("port." + sc.ports[i], std::to_string(ports[1 + sc.sinks.size() + i]));
 
     InstanceConfig cfg;
     cfg.qmgr = kind;
@@ -184,7 +186,8 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
             std::cout << "  sink " << spec.name << (spec.start ? " listening" : " (down) reserved")
                       << " on 127.0.0.1:" << ports[i + 1] << "\n";
     }
-    std::vector<std::uint16_t> sink_ports(ports.begin() + 1, ports.end());
+    std::vector<std::uint16_t> sink_ports(ports.begin() + 1,
+                                          ports.begin() + 1 + static_cast<long>(sc.sinks.size()));
     ConnectionSampler sampler(sink_ports); // stopped before the sinks (declared after them)
 
     Instance inst(dir);
@@ -215,6 +218,7 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
             const auto& a = sc.actions[k];
             for (; next < static_cast<size_t>(a.after_inject); ++next)
                 run_injection(sc.injects[next], next, vars, inst, ports[0], deadline, opts.verbose);
+            if (!a.qmgr.empty() && a.qmgr != qmgr_kind_name(kind)) continue;
             try {
                 run_action(a, k, actx);
             } catch (const Interrupted&) {

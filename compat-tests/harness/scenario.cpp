@@ -523,6 +523,10 @@ ActionSpec parse_action(const toml::table& t, const std::string& where, const st
                         a.kind + " and " + k);
         a.kind = k;
     }
+    a.qmgr = r.str("qmgr").value_or("");
+    if (!a.qmgr.empty() && a.qmgr != "stock" && a.qmgr != "cqmgr")
+        throw Error(r.at("qmgr", t.get("qmgr")) + ": expected \"stock\" or \"cqmgr\", found \"" +
+                    a.qmgr + "\"");
     if (a.kind.empty() && !a.wait_for)
         throw Error(source + ": " + where +
                     ": expected one of wait_for, command, sleep, "
@@ -671,6 +675,15 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
                             sink.name + "' twice");
         s.sinks.push_back(std::move(sink));
     });
+    s.ports = r.strings("ports").value_or(std::vector<std::string>{});
+    for (size_t i = 0; i < s.ports.size(); ++i)
+        if (s.ports[i].empty() ||
+            s.ports[i].find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") !=
+                std::string::npos ||
+            std::find(s.ports.begin(), s.ports.begin() + static_cast<long>(i), s.ports[i]) !=
+                s.ports.begin() + static_cast<long>(i))
+            throw Error(r.at("ports", root.get("ports")) +
+                        ": expected unique names of [a-z0-9_-], found \"" + s.ports[i] + "\"");
     for_each_table(r.array("inject"), "inject", source, [&](const auto& t, const auto& w) {
         s.injects.push_back(parse_inject(t, w, source));
     });
@@ -812,8 +825,9 @@ std::string Vars::expand(const std::string& text, const std::string& context) co
         auto it = values_.find(name);
         if (it != values_.end()) {
             out += it->second;
-        } else if (name.rfind("sink.", 0) == 0 || name.rfind("sinkdir.", 0) == 0 || name == "dir" ||
-                   name == "smtpd" || name == "conf" || name == "queue") {
+        } else if (name.rfind("sink.", 0) == 0 || name.rfind("sinkdir.", 0) == 0 ||
+                   name.rfind("port.", 0) == 0 || name == "dir" || name == "smtpd" ||
+                   name == "conf" || name == "queue") {
             std::string known;
             for (const auto& [k, v] : values_)
                 known += (known.empty() ? "" : ", ") + std::string("${") + k + "}";

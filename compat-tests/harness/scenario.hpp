@@ -85,6 +85,9 @@ struct ActionSpec {
     std::string from_queue = "hold";
     std::string to_queue = "incoming";
     std::string how = "truncate"; // truncate, bad_record, no_sender
+    // "stock" or "cqmgr": run the action only in that queue manager's run
+    // (e.g. a check of cqmgr's own metrics); "" = in both.
+    std::string qmgr;
 };
 
 // A numeric range; either bound may be absent.
@@ -187,6 +190,9 @@ struct Scenario {
     // (e.g. stock qmgr exits on ENOSPC); any other such line is a failure.
     std::vector<std::string> allowed_problems;
     std::vector<SinkSpec> sinks;
+    // Names of free loopback ports to allocate per run, as ${port.NAME}
+    // (for a listener of the queue manager's own, e.g. its metrics).
+    std::vector<std::string> ports;
     std::vector<InjectSpec> injects;
     std::vector<ActionSpec> actions;
     Expect expect;
@@ -209,9 +215,10 @@ int signal_number(const std::string& name, const std::string& context);
 class Vars {
   public:
     void set(const std::string& name, const std::string& value) { values_[name] = value; }
-    // Expands ${dir}, ${smtpd}, ${sink.NAME} and ${sinkdir.NAME}; any other
-    // ${...} (Postfix's own syntax, e.g. ${recipient}) is left alone, but an
-    // unknown ${sink.*} or ${sinkdir.*} is an error.
+    // Expands ${dir}, ${smtpd}, ${sink.NAME}, ${sinkdir.NAME} and
+    // ${port.NAME}; any other ${...} (Postfix's own syntax, e.g.
+    // ${recipient}) is left alone, but an unknown ${sink.*}, ${sinkdir.*}
+    // or ${port.*} is an error.
     std::string expand(const std::string& text, const std::string& context) const;
     const std::map<std::string, std::string>& values() const { return values_; }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -35,6 +36,32 @@ QmgrParams::Value read_param(const MainCf& cf, const ParamSpec& p) {
         return cf.time(name, p.def, 's', p.min, p.max);
     }
     return std::string();
+}
+
+// True for a listen address that civetweb takes for a plain HTTP port:
+// PORT, IPv4:PORT or [IPv6]:PORT, the port from 1 to 65535.
+bool listen_address_ok(const std::string& a) {
+    size_t colon = a.rfind(':');
+    std::string port = colon == std::string::npos ? a : a.substr(colon + 1);
+    if (port.empty() || port.size() > 5 ||
+        port.find_first_not_of("0123456789") != std::string::npos)
+        return false;
+    if (int p = std::stoi(port); p < 1 || p > 65535) return false;
+    if (colon == std::string::npos) return true;
+    std::string host = a.substr(0, colon);
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+        return host.find_first_not_of("0123456789abcdefABCDEF:.", 1) == host.size() - 1;
+    int dots = 0;
+    for (size_t i = 0, start = 0; i <= host.size(); ++i) {
+        if (i < host.size() && host[i] != '.') {
+            if (!std::isdigit(static_cast<unsigned char>(host[i])) || i - start >= 3) return false;
+            continue;
+        }
+        if (i == start || std::stoi(host.substr(start, i - start)) > 255) return false;
+        dots += i < host.size();
+        start = i + 1;
+    }
+    return dots == 3;
 }
 
 // Collects typed values and applies the checks Postfix makes while it reads.
@@ -338,6 +365,22 @@ QmgrParams QmgrParams::load(const MainCf& given, const MainCf::Warn& warn, Optio
 
     // cqmgr's own parameters: read by name, with their defaults here.
     q.cqmgr_control_socket = cf.str("cqmgr_control_socket", "private/cqmgr", 0);
+
+    // cqmgr's own parameters.
+    q.cqmgr_metrics_listen = cf.str("cqmgr_metrics_listen", "", 0);
+    if (!q.cqmgr_metrics_listen.empty() && !listen_address_ok(q.cqmgr_metrics_listen))
+        throw ConfigError(cf.where("cqmgr_metrics_listen"),
+                          "file " + q.config_directory +
+                              "/main.cf: parameter cqmgr_metrics_listen: bad value: \"" +
+                              q.cqmgr_metrics_listen +
+                              "\" (expected PORT, IPv4:PORT or [IPv6]:PORT)");
+    // 0 is a valid limit here (no series per destination), and a minimum
+    // of 0 means "no bound" to integer(): negative values are checked here.
+    q.cqmgr_metrics_destination_limit = cf.integer("cqmgr_metrics_destination_limit", 50, 0);
+    if (q.cqmgr_metrics_destination_limit < 0)
+        throw ConfigError(cf.where("cqmgr_metrics_destination_limit"),
+                          "invalid cqmgr_metrics_destination_limit parameter value " +
+                              std::to_string(q.cqmgr_metrics_destination_limit) + " < 0");
 
     // qmgr's start-up adjustments (qmgr_post_init), with its warnings.
     auto say = [&](const std::string& text) {

@@ -188,3 +188,30 @@ TEST(QmgrParams, ControlSocket) {
     cf.set("cqmgr_control_socket", "private/other");
     EXPECT_EQ(QmgrParams::load(cf, {}, no_accounts).cqmgr_control_socket, "private/other");
 }
+
+TEST(QmgrParams, MetricsParametersAreOffByDefault) {
+    auto q = load("");
+    EXPECT_EQ(q.cqmgr_metrics_listen, "");
+    EXPECT_EQ(q.cqmgr_metrics_destination_limit, 50);
+}
+
+TEST(QmgrParams, MetricsParameters) {
+    auto q = load("cqmgr_metrics_listen = 127.0.0.1:9154\ncqmgr_metrics_destination_limit = 0\n");
+    EXPECT_EQ(q.cqmgr_metrics_listen, "127.0.0.1:9154");
+    EXPECT_EQ(q.cqmgr_metrics_destination_limit, 0);
+    EXPECT_EQ(load("cqmgr_metrics_listen = 9154\n").cqmgr_metrics_listen, "9154");
+    EXPECT_EQ(load("cqmgr_metrics_listen = [::1]:9154\n").cqmgr_metrics_listen, "[::1]:9154");
+    EXPECT_EQ(load("port = 9100\ncqmgr_metrics_listen = 127.0.0.1:$port\n").cqmgr_metrics_listen,
+              "127.0.0.1:9100");
+    for (const char* bad : {"localhost:9154", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536",
+                            "127.0.0.256:80", "1.2.3:80", "127.0.0.1:80s", "[::1:80", ":80"})
+        EXPECT_EQ(fatal(std::string("cqmgr_metrics_listen = ") + bad + "\n"),
+                  std::string("file /etc/postfix/main.cf: parameter cqmgr_metrics_listen: bad "
+                              "value: \"") +
+                      bad + "\" (expected PORT, IPv4:PORT or [IPv6]:PORT)")
+            << bad;
+    EXPECT_EQ(fatal("cqmgr_metrics_destination_limit = -1\n"),
+              "invalid cqmgr_metrics_destination_limit parameter value -1 < 0");
+    EXPECT_EQ(fatal("cqmgr_metrics_destination_limit = x\n"),
+              "bad numerical configuration: cqmgr_metrics_destination_limit = x");
+}

@@ -7,26 +7,67 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace cqmgr::qmgr {
+
+// Observations sorted into fixed buckets, Prometheus-style: `buckets[i]`
+// counts the values no larger than bounds[i] and larger than bounds[i-1];
+// the last element counts those above every bound.
+struct Histogram {
+    std::vector<uint64_t> buckets;
+    double sum = 0;
+    uint64_t count = 0;
+
+    void observe(std::span<const double> bounds, double value) {
+        if (buckets.empty()) buckets.assign(bounds.size() + 1, 0);
+        size_t i = 0;
+        while (i < bounds.size() && value > bounds[i])
+            ++i;
+        ++buckets[i];
+        sum += value;
+        ++count;
+    }
+};
+
+// Upper bounds (seconds) of the queue delay histogram: from a fraction of a
+// second for mail that goes straight through to the default five-day
+// maximal_queue_lifetime.
+inline constexpr std::array<double, 16> queue_delay_bounds{
+    0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 4 * 3600, 86400, 2 * 86400, 5 * 86400};
+// Upper bounds (seconds) of the delivery request time histogram: a local
+// delivery takes milliseconds, a slow SMTP peer minutes.
+inline constexpr std::array<double, 14> delivery_time_bounds{
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
 
 struct Counters {
     // Delivery requests by the agent's answer (see docs/control-protocol.md).
     struct Deliveries {
-        uint64_t done = 0;        // status 0: every recipient of the entry finished
+        uint64_t done = 0;        // status 0: every recipient delivered or bounced
         uint64_t deferred = 0;    // status nonzero: some recipients were deferred
         uint64_t crashed = 0;     // no valid reply
         uint64_t unavailable = 0; // the request never reached an agent
     };
     // Per transport, and the hop status class (index = first digit, 0 = none).
+    // An agent sets a hop status only when the destination itself failed;
+    // a normal reply (per-recipient bounces and deferrals included) has none.
     std::map<std::string, Deliveries> deliveries;
     std::map<std::string, std::array<uint64_t, 6>> dsn_class;
-    // Message ends.
+    // Per transport, by result (done, deferred, crashed, unavailable, in
+    // this order) and hop status class together: what the metrics show.
+    std::map<std::string, std::array<std::array<uint64_t, 6>, 4>> deliveries_by_class;
+    // Message ends.  `removed`, `deferred` and `quarantined` are where the
+    // file went (each message that leaves active counts once); `bounced`
+    // (a non-delivery notice was asked for) and `expired` (returned to the
+    // sender) are counted besides.
     uint64_t messages_removed = 0;
     uint64_t messages_deferred = 0;
     uint64_t messages_bounced = 0;
     uint64_t messages_expired = 0;
+    uint64_t messages_quarantined = 0;
     // Messages taken into the active queue.
     uint64_t messages_activated = 0;
     // Resolver requests sent and answered from a cache.
@@ -34,6 +75,31 @@ struct Counters {
     uint64_t resolver_cache_hits = 0;
     // In-flow tokens written to master.
     uint64_t in_flow_tokens = 0;
+    // Per transport: seconds from a message's arrival to the reply of a
+    // request whose recipients all finished (status 0), and seconds each
+    // delivery request took from the entry's selection to the outcome.
+    std::map<std::string, Histogram> queue_delay;
+    std::map<std::string, Histogram> delivery_time;
+
+    // How a delivery request ended, for count_delivery().
+    enum class Result { done, deferred, crashed, unavailable };
+    // Counts one delivery request of `transport`; `dsn` is the hop status
+    // ("" when none), `seconds` the request's time and `queue_delay` the
+    // message's time since arrival (used only for `done`).
+    void count_delivery(const std::string& transport, Result result, std::string_view dsn,
+                        double seconds, double queue_delay_seconds) {
+        Deliveries& d = deliveries[transport];
+        (result == Result::done       ? d.done
+         : result == Result::deferred ? d.deferred
+         : result == Result::crashed  ? d.crashed
+                                      : d.unavailable)++;
+        size_t cls = !dsn.empty() && dsn[0] >= '1' && dsn[0] <= '5' ? size_t(dsn[0] - '0') : 0;
+        dsn_class[transport][cls]++;
+        deliveries_by_class[transport][static_cast<size_t>(result)][cls]++;
+        delivery_time[transport].observe(delivery_time_bounds, seconds);
+        if (result == Result::done)
+            queue_delay[transport].observe(queue_delay_bounds, queue_delay_seconds);
+    }
 };
 
 } // namespace cqmgr::qmgr

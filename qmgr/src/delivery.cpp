@@ -3,6 +3,7 @@
 #include "address.hpp"
 #include "log.hpp"
 #include "message.hpp"
+#include "probes.hpp"
 
 namespace cqmgr::qmgr {
 
@@ -28,8 +29,8 @@ bool needs_smtputf8(std::string_view s) {
 } // namespace
 
 Delivery::Delivery(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
-                   core::Scheduler& sched)
-    : io_(io), params_(params), clock_(clock), sched_(sched), record_(sched) {}
+                   core::Scheduler& sched, Counters& counters)
+    : io_(io), params_(params), clock_(clock), sched_(sched), record_(sched), counters_(counters) {}
 
 void Delivery::pump() {
     if (posted_) return;
@@ -85,9 +86,12 @@ awaitable<void> Delivery::run_connection(core::Transport* t, protocol::AgentSess
     pump();
     trace_request(*e);
     record_.started(*e, clock_);
+    CQMGR_PROBE_DELIVERY_START(t->name.c_str(), e->queue->name.c_str(), e->message->id.c_str(),
+                               e->rcpts.size());
+    auto started = std::chrono::steady_clock::now();
     protocol::DeliveryOutcome out = co_await session.deliver_encoded(encoded_request_for(*e));
     sched_.set_time(clock_.now());
-    report(e, out);
+    report(e, out, started);
     pump();
 }
 
@@ -114,8 +118,10 @@ awaitable<void> Delivery::rate_pause(int seconds) {
     co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
 
-void Delivery::report(core::Entry* e, const protocol::DeliveryOutcome& out) {
+void Delivery::report(core::Entry* e, const protocol::DeliveryOutcome& out,
+                      std::chrono::steady_clock::time_point started) {
     using Kind = protocol::DeliveryOutcome::Kind;
+    observe(*e, out, started);
     // Stock's attribute scanner speaks first (what was wrong with the
     // bytes), then qmgr (what it makes of that).  A reply can carry the
     // first alone: stock accepts an attribute after the status.
@@ -129,6 +135,32 @@ void Delivery::report(core::Entry* e, const protocol::DeliveryOutcome& out) {
                                 {out.reply.hop.status, out.reply.hop.reason}};
     record_.finished(*e, out.kind == Kind::replied ? result.hop : core::Dsn{}, clock_);
     sched_.delivery_done(e, result);
+}
+
+void Delivery::observe(const core::Entry& e, const protocol::DeliveryOutcome& out,
+                       std::chrono::steady_clock::time_point started) {
+    using Kind = protocol::DeliveryOutcome::Kind;
+    using Result = Counters::Result;
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                  std::chrono::steady_clock::now() - started)
+                  .count();
+    Result result = out.kind == Kind::unavailable ? Result::unavailable
+                    : out.kind == Kind::crashed   ? Result::crashed
+                    : out.reply.status == 0       ? Result::done
+                                                  : Result::deferred;
+    // Only a reply carries a hop status.
+    const char* dsn = out.kind == Kind::replied ? out.reply.hop.status.c_str() : "";
+    const auto& env = static_cast<const Message&>(*e.message).env;
+    protocol::TimeVal now = clock_.precise();
+    double queue_delay = static_cast<double>(now.sec - env.arrival_sec) +
+                         static_cast<double>(now.usec - env.arrival_usec) / 1e6;
+    counters_.count_delivery(e.queue->transport->name, result, dsn, static_cast<double>(us) / 1e6,
+                             queue_delay);
+    int status = out.kind == Kind::unavailable ? -2
+                 : out.kind == Kind::crashed   ? -1
+                                               : out.reply.status;
+    CQMGR_PROBE_DELIVERY_END(e.queue->transport->name.c_str(), e.queue->name.c_str(),
+                             e.message->id.c_str(), us, status, dsn);
 }
 
 std::string Delivery::encoded_request_for(const core::Entry& e) const {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "clock.hpp"
+#include "counters.hpp"
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
 #include "cqmgr/protocol/delivery_client.hpp"
@@ -15,7 +16,7 @@ namespace cqmgr::qmgr {
 class Delivery {
   public:
     Delivery(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
-             core::Scheduler& sched);
+             core::Scheduler& sched, Counters& counters);
 
     // Starts connections for every transport that has work (coalesced: many
     // calls in one loop pass cost one pass).
@@ -42,14 +43,20 @@ class Delivery {
     protocol::DeliveryTimeouts timeouts() const;
     // Waits out the transport's rate delay.
     awaitable<void> rate_pause(int seconds);
-    // Hands an agent's outcome for entry `e` to the scheduler.
-    void report(core::Entry* e, const protocol::DeliveryOutcome& out);
+    // Hands an agent's outcome for entry `e` (sent at `started`) to the
+    // scheduler, after counting it.
+    void report(core::Entry* e, const protocol::DeliveryOutcome& out,
+                std::chrono::steady_clock::time_point started);
+    // Counts the outcome of entry `e` and fires the delivery__end probe.
+    void observe(const core::Entry& e, const protocol::DeliveryOutcome& out,
+                 std::chrono::steady_clock::time_point started);
 
     asio::io_context& io_;
     const conf::QmgrParams& params_;
     const WallClock& clock_;
     core::Scheduler& sched_;
     DeliveryRecord record_;
+    Counters& counters_;
     bool posted_ = false;
 };
 

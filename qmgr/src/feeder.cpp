@@ -12,9 +12,9 @@ constexpr int max_pause = 60; // seconds
 
 Feeder::Feeder(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
                const queuefile::ActiveQueue& store, StoreRetry& retry, MasterLink& master,
-               Hooks hooks)
+               Hooks hooks, Counters& counters)
     : io_(io), params_(params), clock_(clock), store_(store), retry_(retry), master_(master),
-      hooks_(std::move(hooks)), pause_timer_(io), deferred_timer_(io) {}
+      hooks_(std::move(hooks)), counters_(counters), pause_timer_(io), deferred_timer_(io) {}
 
 void Feeder::start() {
     // Whatever a previous queue manager left in active goes back to incoming
@@ -97,9 +97,9 @@ void Feeder::feed() {
     // The scans take turns; with the active queue full, new mail goes first.
     room = hooks_.active_count() < params_.qmgr_message_active_limit;
     first_ = room ? (last + 1) % 2 : incoming;
-    master_.feed_tokens(flow_token_change(params_.in_flow_delay, master_.tokens(),
-                                          static_cast<int>(params_.default_process_limit),
-                                          taken && last == incoming, scans_[incoming].running()));
+    counters_.in_flow_tokens += master_.feed_tokens(flow_token_change(
+        params_.in_flow_delay, master_.tokens(), static_cast<int>(params_.default_process_limit),
+        taken && last == incoming, scans_[incoming].running()));
     if (offered && !paused_) wake();
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "clock.hpp"
+#include "counters.hpp"
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/protocol/asio.hpp"
 #include "cqmgr/queuefile/active_queue.hpp"
@@ -46,7 +47,8 @@ class Feeder {
     };
 
     Feeder(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
-           const queuefile::ActiveQueue& store, StoreRetry& retry, MasterLink& master, Hooks hooks);
+           const queuefile::ActiveQueue& store, StoreRetry& retry, MasterLink& master, Hooks hooks,
+           Counters& counters);
 
     // Recovers active/, starts both scans and the periodic deferred scan.
     void start();
@@ -83,6 +85,7 @@ class Feeder {
     StoreRetry& retry_;
     MasterLink& master_;
     Hooks hooks_;
+    Counters& counters_;
     std::array<Scan, 2> scans_{Scan("incoming"), Scan("deferred")};
     int first_ = incoming; // the scan that goes first in the next pass
     bool posted_ = false;

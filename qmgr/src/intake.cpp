@@ -2,6 +2,7 @@
 
 #include "address.hpp"
 #include "log.hpp"
+#include "probes.hpp"
 #include "routing.hpp"
 #include "scan.hpp"
 #include "status_line.hpp"
@@ -231,6 +232,8 @@ awaitable<void> Intake::assign(Message& m) {
                 log::debug("qmgr_message_resolve: " + m.id + ": " + tg.rcpt.address + " -> " +
                            q->transport->name + " queue " + q->name + " (" + t.name + "/" +
                            tg.queue + " is dead)");
+            CQMGR_PROBE_RECIPIENT_ASSIGN(m.id.c_str(), tg.rcpt.address.c_str(),
+                                         q->transport->name.c_str(), q->name.c_str());
             sched_.assign(m, *q, std::move(tg.rcpt));
         } else {
             log::debug("qmgr_message_resolve: " + m.id + ": " + tg.rcpt.address +

@@ -20,6 +20,7 @@
 #include "jail.hpp"
 #include "log.hpp"
 #include "master_link.hpp"
+#include "metrics_endpoint.hpp"
 #include "queue_manager.hpp"
 #include "table_watch.hpp"
 
@@ -166,6 +167,15 @@ int main(int argc, char** argv) {
     if (!params.cqmgr_control_socket.empty())
         if (passwd* pw = ::getpwnam(params.mail_owner.c_str()))
             owner = std::make_pair(pw->pw_uid, pw->pw_gid);
+    // The metrics endpoint's socket, when configured, so that a privileged
+    // port works too (metrics_endpoint.hpp); a failure is retried later.
+    std::unique_ptr<qmgr::MetricsEndpoint> metrics;
+    if (!params.cqmgr_metrics_listen.empty() && !cl->stdin_mode) {
+        metrics = std::make_unique<qmgr::MetricsEndpoint>(
+            params.cqmgr_metrics_listen,
+            static_cast<size_t>(params.cqmgr_metrics_destination_limit));
+        metrics->open();
+    }
     qmgr::enter_jail(cl->chroot ? params.queue_directory : std::string(),
                      cl->unprivileged ? params.mail_owner : std::string());
 
@@ -239,7 +249,13 @@ int main(int argc, char** argv) {
         if (!control->start(why)) log::warn("control: " + why);
     }
 
+    if (metrics)
+        metrics->attach(io, [&qm] {
+            return qmgr::take_metrics_snapshot(qm->scheduler(), qm->counters(),
+                                               qm->messages_in_active());
+        });
     qm->start();
     io.run();
+    metrics.reset(); // its threads and timer go before the loop does
     return 0;
 }

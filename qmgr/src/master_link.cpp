@@ -157,13 +157,13 @@ int MasterLink::tokens() const {
     return count;
 }
 
-void MasterLink::feed_tokens(int change) {
-    if (!active_ || change == 0) return;
+int MasterLink::feed_tokens(int change) {
+    if (!active_ || change == 0) return 0;
     std::string bytes(static_cast<size_t>(change > 0 ? change : -change), '\0');
     // A full pipe means cleanup has tokens enough; a short read, fewer to take.
     ssize_t n = change > 0 ? ::write(flow_write_fd, bytes.data(), bytes.size())
                            : ::read(flow_read_fd, bytes.data(), bytes.size());
-    (void)n;
+    return change > 0 && n > 0 ? static_cast<int>(n) : 0;
 }
 
 } // namespace cqmgr::qmgr

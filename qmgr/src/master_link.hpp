@@ -37,8 +37,9 @@ class MasterLink {
     bool start();
 
     // Adjusts cleanup's in-flow tokens after a feed pass by `change` (see
-    // flow_token_change()), given the count now in the pipe.
-    void feed_tokens(int change);
+    // flow_token_change()), given the count now in the pipe.  Returns the
+    // number of tokens written (0 when tokens were taken back).
+    int feed_tokens(int change);
     // The number of tokens in the pipe now (0 when not under master).
     int tokens() const;
 

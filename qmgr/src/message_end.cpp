@@ -3,6 +3,7 @@
 #include "end_plan.hpp"
 #include "log.hpp"
 #include "notices.hpp"
+#include "probes.hpp"
 #include "status_line.hpp"
 
 namespace cqmgr::qmgr {
@@ -37,9 +38,9 @@ protocol::NoticeRequest maybe_verp(const Message& m, protocol::NoticeRequest n, 
 
 MessageEnd::MessageEnd(const conf::QmgrParams& params, const WallClock& clock,
                        const queuefile::ActiveQueue& store, StoreRetry& retry, Intake& intake,
-                       core::Scheduler& sched)
-    : params_(params), clock_(clock), store_(store), retry_(retry), intake_(intake), sched_(sched) {
-}
+                       core::Scheduler& sched, Counters& counters)
+    : params_(params), clock_(clock), store_(store), retry_(retry), intake_(intake), sched_(sched),
+      counters_(counters) {}
 
 bool MessageEnd::finish_now(const Message& m) {
     // The agent closes its descriptor right after it replies; an unlink
@@ -66,6 +67,7 @@ awaitable<MessageEnd::Outcome> MessageEnd::finish(Message& m) {
         break;
     case LogState::present:
         log::debug("qmgr_active_done: bounce " + id);
+        counters_.messages_bounced++;
         m.flags |= co_await send_notice(
             params_.bounce_service_name,
             maybe_verp(m, notice(m, protocol::bounce_cmd::flush, 0), params_.disable_verp_bounces),
@@ -102,6 +104,7 @@ awaitable<MessageEnd::Outcome> MessageEnd::finish(Message& m) {
             log::info(id + ": from=<" +
                       log_address(*m.env.sender, params_.info_log_address_format == "internal") +
                       ">, status=" + expiry_word(fate) + ", returned to sender");
+            counters_.messages_expired++;
             m.flags = co_await send_notice(
                 params_.defer_service_name,
                 maybe_verp(m,
@@ -122,6 +125,8 @@ awaitable<MessageEnd::Outcome> MessageEnd::finish(Message& m) {
     if (m.flags) {
         int64_t when = clock_.now() + backoff(m.env, clock_.now(), params_);
         log::debug("wakeup " + id + " after " + std::to_string(when - clock_.now()) + " secs");
+        counters_.messages_deferred++;
+        CQMGR_PROBE_MESSAGE_DONE(id.c_str(), "deferred");
         retry_.run(
             "qmgr_active_defer", [this, id, when] { return store_.defer_until(id, when); },
             [](const queuefile::StoreResult& r) {
@@ -134,6 +139,8 @@ awaitable<MessageEnd::Outcome> MessageEnd::finish(Message& m) {
 }
 
 void MessageEnd::quarantine(const std::string& id) {
+    counters_.messages_quarantined++;
+    CQMGR_PROBE_MESSAGE_DONE(id.c_str(), "corrupt");
     retry_.run(
         "qmgr_active_corrupt", [this, id] { return store_.quarantine(id); },
         [id](const queuefile::StoreResult& r) {
@@ -145,6 +152,8 @@ void MessageEnd::quarantine(const std::string& id) {
 }
 
 void MessageEnd::remove(const std::string& id) {
+    counters_.messages_removed++;
+    CQMGR_PROBE_MESSAGE_DONE(id.c_str(), "removed");
     retry_.run(
         "qmgr_active_done_3_generic", [this, id] { return store_.remove(id); },
         [id](const queuefile::StoreResult& r) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "clock.hpp"
+#include "counters.hpp"
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
 #include "cqmgr/queuefile/active_queue.hpp"
@@ -26,7 +27,7 @@ class MessageEnd {
 
     MessageEnd(const conf::QmgrParams& params, const WallClock& clock,
                const queuefile::ActiveQueue& store, StoreRetry& retry, Intake& intake,
-               core::Scheduler& sched);
+               core::Scheduler& sched, Counters& counters);
 
     // The common end, every recipient done with nothing to report: removes
     // the file at once and returns true; false when finish() is needed.
@@ -49,6 +50,7 @@ class MessageEnd {
     StoreRetry& retry_;
     Intake& intake_;
     core::Scheduler& sched_;
+    Counters& counters_;
 };
 
 } // namespace cqmgr::qmgr

@@ -3,6 +3,7 @@
 #include "cqmgr/protocol/flush_client.hpp"
 #include "feedback_debug.hpp"
 #include "log.hpp"
+#include "probes.hpp"
 
 #include <algorithm>
 
@@ -15,18 +16,19 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
       store_(queuefile::QueueLayout(params.hash_queue_names,
                                     static_cast<int>(params.hash_queue_depth)),
              params.dont_remove != 0),
-      retry_(io, clock, limiter_), resolver_(io.get_executor(), params.rewrite_service_name,
-                                             std::chrono::seconds(params.qmgr_ipc_timeout)),
+      retry_(io, clock, limiter_),
+      resolver_(io.get_executor(), params.rewrite_service_name,
+                std::chrono::seconds(params.qmgr_ipc_timeout), counters_),
       transport_settings_(cf, params),
       sched_(
           scheduler_config(params, log::verbose() > 0),
           [this](const std::string& t) { return transport_settings_(t); }, *this),
-      delivery_(io, params, clock, sched_),
+      delivery_(io, params, clock, sched_, counters_),
       self_defer_(io, params, clock, flush_domains, [this](Message& m) { maybe_finish(m); }),
       intake_(params, clock, store_, retry_, resolver_, sched_,
               [this](Message& m, const std::vector<queuefile::Recipient>& rcpts,
                      const core::Dsn& dsn) { self_defer_.defer(m, rcpts, dsn); }),
-      end_(params, clock, store_, retry_, intake_, sched_),
+      end_(params, clock, store_, retry_, intake_, sched_, counters_),
       feeder_(io, params, clock, store_, retry_, master,
               {.active_count = [this] { return static_cast<int>(messages_.size()); },
                .in_memory = [this](const std::string& id) { return messages_.contains(id); },
@@ -36,7 +38,8 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                    [this] {
                        sched_.set_time(clock_.now());
                        sched_.flush_dead();
-                   }}),
+                   }},
+              counters_),
       admin_state_(data_dir_fd, params.data_directory),
       control_(
           sched_, admin_state_, clock_,
@@ -71,6 +74,8 @@ Feeder::Taken QueueManager::take(const std::string& id, const std::string& queue
     if (!c.message) return c.pause ? Feeder::Taken::pause : Feeder::Taken::no;
     Message& m = *c.message;
     messages_.emplace(id, std::move(c.message));
+    counters_.messages_activated++;
+    CQMGR_PROBE_MESSAGE_ACTIVATE(m.id.c_str(), queue.c_str());
     if (c.keep_defer_log) {
         // Force-expired with reasons on file: its end, without deliveries.
         m.phase = Message::Phase::waiting;
@@ -92,6 +97,7 @@ awaitable<void> QueueManager::assign_batch(Message& m) {
 
 void QueueManager::refill(core::Message& cm, int limit) {
     auto& m = static_cast<Message&>(cm);
+    CQMGR_PROBE_REFILL(m.id.c_str(), limit);
     if (m.phase != Message::Phase::waiting || m.env.rcpt_offset == 0) {
         sched_.batch_done(m, m.env.rcpt_offset != 0, m.env.rcpt_unread);
         return;
@@ -157,6 +163,13 @@ void QueueManager::queue_feedback(const core::Queue& q, bool positive, double st
 }
 
 void QueueManager::queue_window(const core::Queue& q, bool positive) {
+    const char* transport = q.transport->name.c_str();
+    CQMGR_PROBE_FEEDBACK(transport, q.name.c_str(), positive ? 1 : 0, q.window);
+    if (!positive && q.dead() && q.dsn && dead_queues_.insert(&q).second)
+        CQMGR_PROBE_DEST_DEAD(transport, q.name.c_str(), q.dsn->status.c_str(),
+                              q.dsn->reason.c_str());
+    else if (positive && !dead_queues_.empty() && dead_queues_.erase(&q))
+        CQMGR_PROBE_DEST_REVIVE(transport, q.name.c_str());
     if (params_.destination_concurrency_feedback_debug || log::verbose())
         log_queue_window(q, positive);
 }

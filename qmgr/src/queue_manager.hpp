@@ -32,6 +32,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace cqmgr::qmgr {
 
@@ -52,10 +53,16 @@ class QueueManager : public core::Driver {
     void on_trigger(std::string_view bytes) { feeder_.on_trigger(bytes); }
     // The control socket's commands.
     ControlCommands& control() { return control_; }
-    // The scheduler, for the control socket's queries (read only).
+    // The scheduler's state, for the control socket's queries and the
+    // metrics (read only, on the loop thread).
     const core::Scheduler& scheduler() const { return sched_; }
     // What the control socket's queries read (references into this object).
     ControlSources control_sources() const;
+
+    // What the daemon has done since it started.
+    const Counters& counters() const { return counters_; }
+    // Messages in the active queue (in memory).
+    int messages_in_active() const { return static_cast<int>(messages_.size()); }
 
   private:
     // The feeder's offer of a ready file.
@@ -90,6 +97,8 @@ class QueueManager : public core::Driver {
     const conf::QmgrParams& params_;
     const WallClock& clock_;
     const FlushDomains& flush_domains_;
+    // Before the parts that count into it.
+    Counters counters_;
     queuefile::ActiveQueue store_;
     WarningLimiter limiter_;
     StoreRetry retry_;
@@ -106,7 +115,9 @@ class QueueManager : public core::Driver {
     asio::steady_timer sched_timer_;
     int64_t sched_timer_due_ = 0;
     MessageMap messages_;
-    Counters counters_;
+    // Dead destinations, to tell a revival from a success in queue_window()
+    // (compared, never dereferenced).
+    std::unordered_set<const core::Queue*> dead_queues_;
 };
 
 } // namespace cqmgr::qmgr

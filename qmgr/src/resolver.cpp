@@ -9,11 +9,13 @@ namespace {
 constexpr auto cache_ttl = std::chrono::seconds(30);
 } // namespace
 
-Resolver::Resolver(asio::any_io_executor ex, std::string service, std::chrono::seconds ipc_timeout)
+Resolver::Resolver(asio::any_io_executor ex, std::string service, std::chrono::seconds ipc_timeout,
+                   Counters& counters)
     : ex_(ex), service_(service),
       client_(ex, "private/" + service,
               protocol::RewriteTimeouts{ipc_timeout, std::chrono::seconds(5),
-                                        std::chrono::seconds(1000)}) {}
+                                        std::chrono::seconds(1000)}),
+      counters_(counters) {}
 
 awaitable<void> Resolver::take_turn() {
     while (busy_) {
@@ -58,12 +60,15 @@ awaitable<protocol::ResolveReply> Resolver::resolve(std::string request_class, s
                                                     std::string address) {
     if (!address.empty() && last_ && last_->address == address &&
         last_->request_class == request_class && last_->sender == sender &&
-        std::chrono::steady_clock::now() - last_->when < cache_ttl)
+        std::chrono::steady_clock::now() - last_->when < cache_ttl) {
+        counters_.resolver_cache_hits++;
         co_return last_->reply;
+    }
     // A resolver outage delays mail; it never loses it: ask until answered.
     // One caller at a time, so an outage costs one wait, not one per caller.
     co_await take_turn();
     for (;;) {
+        counters_.resolver_requests++;
         auto r = co_await client_.resolve(request_class, sender, address);
         if (r.ok) {
             connect_failures_ = 0;

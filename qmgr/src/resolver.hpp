@@ -4,6 +4,7 @@
 // retried after a second: a resolver outage delays mail, it never loses it.
 #pragma once
 
+#include "counters.hpp"
 #include "cqmgr/protocol/messages.hpp"
 #include "cqmgr/protocol/rewrite_client.hpp"
 
@@ -16,7 +17,9 @@ namespace cqmgr::qmgr {
 
 class Resolver {
   public:
-    Resolver(asio::any_io_executor ex, std::string service, std::chrono::seconds ipc_timeout);
+    // Counts its requests and cache hits in `counters`.
+    Resolver(asio::any_io_executor ex, std::string service, std::chrono::seconds ipc_timeout,
+             Counters& counters);
 
     // Resolves `address` for `sender`; `request_class` is "resolve" or
     // "verify".  Never fails: it retries until trivial-rewrite answers.
@@ -38,6 +41,7 @@ class Resolver {
     asio::any_io_executor ex_;
     std::string service_;
     protocol::RewriteClient client_;
+    Counters& counters_;
     int connect_failures_ = 0; // consecutive failed connects, for "connect #N"
     bool busy_ = false;
     std::deque<asio::steady_timer*> waiters_;

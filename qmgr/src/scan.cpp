@@ -1,6 +1,7 @@
 #include "scan.hpp"
 
 #include "log.hpp"
+#include "probes.hpp"
 
 namespace cqmgr::qmgr {
 
@@ -17,6 +18,7 @@ std::optional<std::string> Scan::next() {
     if (running_) {
         if (auto id = scanner_.next()) return id;
         running_ = false;
+        CQMGR_PROBE_SCAN_END(queue_.c_str());
         if (!(nflags_ & scan_flag::start)) log::debug("done " + queue_ + " queue scan");
     }
     if (!running_ && (nflags_ & scan_flag::start)) {
@@ -27,6 +29,7 @@ std::optional<std::string> Scan::next() {
 }
 
 void Scan::restart_later() {
+    if (running_) CQMGR_PROBE_SCAN_END(queue_.c_str());
     running_ = false;
     nflags_ |= flags_ | scan_flag::start;
 }
@@ -37,6 +40,7 @@ void Scan::begin() {
     flags_ = nflags_ & ~scan_flag::start;
     nflags_ = 0;
     running_ = true;
+    CQMGR_PROBE_SCAN_START(queue_.c_str());
     scanner_.start(queue_);
 }
 

@@ -323,6 +323,43 @@ TEST(Scenario, RejectsBadActions) {
     EXPECT_EQ(msg("[[action]]\nwait_for={log=\"x\"}\n"), "no error");
 }
 
+TEST(Scenario, PortsAndActionsForOneQueueManager) {
+    Scenario s = parse_scenario(R"(
+name = "x"
+ports = ["metrics", "other-1"]
+[main_cf]
+cqmgr_metrics_listen = "127.0.0.1:${port.metrics}"
+[[inject]]
+method = "smtp"
+to = "a@b"
+[[action]]
+qmgr = "cqmgr"
+command = ["curl", "http://127.0.0.1:${port.metrics}/metrics"]
+[[action]]
+sleep = 1
+)",
+                                "t.toml");
+    EXPECT_EQ(s.ports, (std::vector<std::string>{"metrics", "other-1"}));
+    EXPECT_EQ(s.actions[0].qmgr, "cqmgr");
+    EXPECT_EQ(s.actions[1].qmgr, "");
+    Vars v;
+    v.set("port.metrics", "9154");
+    EXPECT_EQ(v.expand("127.0.0.1:${port.metrics}", "t"), "127.0.0.1:9154");
+    EXPECT_THROW(v.expand("${port.nope}", "t"), Error);
+
+    auto msg = parse_error_after_sink;
+    EXPECT_NE(msg("[[action]]\nqmgr=\"postfix\"\nsleep=1\n").find("\"stock\" or \"cqmgr\""),
+              std::string::npos);
+    EXPECT_NE(parse_error("name=\"x\"\nports=[\"a\", \"a\"]\n[[inject]]\nmethod=\"smtp\"\n"
+                          "to=\"a@b\"\n")
+                  .find("unique names"),
+              std::string::npos);
+    EXPECT_NE(parse_error("name=\"x\"\nports=[\"A B\"]\n[[inject]]\nmethod=\"smtp\"\n"
+                          "to=\"a@b\"\n")
+                  .find("unique names"),
+              std::string::npos);
+}
+
 // A minimal queue file: C T S M N X R E (R after X, as cleanup writes
 // extracted recipients), built with the one-byte length form.
 static std::string rec(char type, const std::string& payload) {

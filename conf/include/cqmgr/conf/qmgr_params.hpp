@@ -118,6 +118,13 @@ struct QmgrParams {
     // queue_directory unless absolute; empty turns it off.
     std::string cqmgr_control_socket = "private/cqmgr";
 
+    // cqmgr's own parameters (not Postfix's; every one is off or neutral by
+    // default).
+    // The /metrics endpoint: PORT, IPv4:PORT or [IPv6]:PORT; empty = off.
+    std::string cqmgr_metrics_listen;
+    // Destinations with metric series of their own; the rest are summed.
+    int64_t cqmgr_metrics_destination_limit = 50;
+
     struct Options {
         // Check mail_owner, default_privs and setgid_group against the
         // password and group files as Postfix does (unit tests turn it off).

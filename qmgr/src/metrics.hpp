@@ -1,0 +1,54 @@
+// The Prometheus metrics of the daemon (cqmgr_metrics_listen): a snapshot of
+// its state, taken on the event loop thread, and the metric families built
+// from a snapshot, on any thread.  The names follow Prometheus' conventions
+// (docs/admin-guide.md lists them): counters end in _total, times are in
+// seconds, every name starts with cqmgr_.
+#pragma once
+
+#include "counters.hpp"
+#include "cqmgr/core/scheduler.hpp"
+
+#include <cstddef>
+#include <prometheus/metric_family.h>
+#include <string>
+#include <vector>
+
+namespace cqmgr::qmgr {
+
+// What a scrape shows, copied out of the daemon in one go.
+struct MetricsSnapshot {
+    Counters counters;
+    int active_messages = 0;
+    int active_recipients = 0;
+    struct Transport {
+        std::string name;
+        int window = 0; // the sum of its live destinations' windows
+        int busy = 0;   // entries with an agent
+        int todo = 0;   // entries waiting
+        int destinations = 0;
+        int dead_destinations = 0;
+        bool dead = false;
+    };
+    struct Destination {
+        std::string transport;
+        std::string name;
+        int window = 0;
+        int busy = 0;
+        int todo = 0;
+        bool dead = false;
+    };
+    std::vector<Transport> transports;
+    std::vector<Destination> destinations;
+};
+
+// Copies what the metrics show.  On the event loop thread only.
+MetricsSnapshot take_metrics_snapshot(const core::Scheduler& sched, const Counters& counters,
+                                      int active_messages);
+
+// The metric families of `s`.  At most `destination_limit` destinations get
+// series of their own (dead ones first, then the busiest by busy + todo);
+// the others of each transport are summed under destination="other".
+std::vector<prometheus::MetricFamily> build_metrics(const MetricsSnapshot& s,
+                                                    size_t destination_limit);
+
+} // namespace cqmgr::qmgr
