@@ -132,6 +132,14 @@ std::string find_fake_agent() {
     return !ec && fs::exists(p, ec) ? p.string() : "";
 }
 
+// The control client of the same build: ctl/cqmgrctl beside compat-tests/.
+std::string find_cqmgrctl() {
+    std::error_code ec;
+    fs::path p = fs::read_symlink("/proc/self/exe", ec).parent_path().parent_path() / "ctl" /
+                 "cqmgrctl";
+    return !ec && fs::exists(p, ec) ? p.string() : "";
+}
+
 // Shortens a message to one line for the final verdict.
 std::string first_line(const std::string& s) {
     size_t nl = s.find('\n');
@@ -170,6 +178,7 @@ int main(int argc, char** argv) {
         kinds.push_back(QmgrKind::Stock);
     else if (cli.mode != "stock")
         kinds.push_back(QmgrKind::Cqmgr);
+    if (sc.cqmgr_only && cli.mode == "both") kinds = {QmgrKind::Cqmgr};
     RunOptions opts;
     opts.verbose = cli.verbose;
     opts.keep_on_interrupt = cli.keep || cli.keep_failed;
@@ -179,6 +188,7 @@ int main(int argc, char** argv) {
         opts.cqmgr_path =
             resolve_cqmgr(cli.cqmgr, cli.mode != "stock" && cli.mode != "stock-twice");
         opts.fake_agent_path = find_fake_agent();
+        opts.cqmgrctl_path = find_cqmgrctl();
     } catch (const Error& e) {
         std::cerr << "compat-run: " << e.what() << "\n";
         std::cout << "compat " << sc.name << ": FAIL: " << e.what() << "\n";

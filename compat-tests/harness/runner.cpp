@@ -145,6 +145,8 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
     vars.set("conf", dir + "/conf");
     vars.set("queue", dir + "/queue");
     vars.set("fake_agent", dir + "/libexec/compat-fake-agent");
+    vars.set("cqmgrctl", opts.cqmgrctl_path.empty() ? "false" : opts.cqmgrctl_path);
+    vars.set("scripts", COMPAT_SCRIPTS_DIR);
     for (size_t i = 0; i < sc.sinks.size(); ++i) {
         vars.set("sink." + sc.sinks[i].name, std::to_string(ports[i + 1]));
         vars.set("sinkdir." + sc.sinks[i].name, dir + "/sinks/" + sc.sinks[i].name);

@@ -16,6 +16,7 @@ namespace compat {
 struct RunOptions {
     std::string cqmgr_path;      // absolute; empty if unknown
     std::string fake_agent_path; // compat-fake-agent, absolute; empty if not built
+    std::string cqmgrctl_path;   // the control client, absolute; empty if not built
     bool verbose = false;
     bool keep_on_interrupt = false; // keep the instance directory when interrupted
     bool sanitized = false;         // cqmgr has ASan/UBSan: any report of it fails the run

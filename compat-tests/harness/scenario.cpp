@@ -621,6 +621,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
     s.timeout = static_cast<int>(r.integer("timeout", 1, 3600).value_or(60));
     s.settle = r.number("settle", 0, 60).value_or(1.0);
     s.slow = r.boolean("slow").value_or(false);
+    s.cqmgr_only = r.boolean("cqmgr_only").value_or(false);
     s.compare_qmgr_lines = parse_compare_mode(r, "compare_qmgr_lines", CompareMode::Multiset, true);
     s.compare_qmgr_warnings =
         parse_compare_mode(r, "compare_qmgr_warnings", CompareMode::Multiset, true);

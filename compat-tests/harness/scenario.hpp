@@ -173,6 +173,9 @@ struct Scenario {
     int timeout = 60;    // seconds per run to reach the outcome
     double settle = 1.0; // seconds the state must stay unchanged
     bool slow = false;   // informational: ctest label compat-slow
+    // Only cqmgr runs (with --qmgr both): a scenario of cqmgr's own features,
+    // with its own expectations and nothing of stock's to compare.
+    bool cqmgr_only = false;
     CompareMode compare_qmgr_lines = CompareMode::Multiset;    // Ignore: not compared
     CompareMode compare_qmgr_warnings = CompareMode::Multiset; // ignore_qmgr_warnings = Ignore
     double backoff_tolerance = 2; // seconds between the runs' sorted deferred backoffs

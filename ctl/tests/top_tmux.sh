@@ -64,7 +64,7 @@ wait_for() {
 # table (transport, destination, window, busy, todo).
 check_frame() {
   grep -q '^cqmgrctl top - ' "$tmp/pane" && grep -q '^deliveries/s [0-9]' "$tmp/pane" &&
-    grep -q '^TRANSPORT  DESTINATION  WINDOW  BUSY  TODO' "$tmp/pane" &&
+    grep -Eq '^TRANSPORT +DESTINATION +WINDOW +BUSY +TODO' "$tmp/pane" &&
     grep -Eq '^[^ ]+ +[^ ]+ +[0-9-]+ +[0-9]+ +[0-9]+( |$)' "$tmp/pane" || return 1
   local text
   for text in ${expect[@]+"${expect[@]}"}; do grep -qF -- "$text" "$tmp/pane" || return 1; done
