@@ -230,15 +230,22 @@ Json ControlQueries::queue_state(const core::Transport& t, const core::Queue& q)
     return j;
 }
 
+// At most this many jobs per transport in a `jobs` reply.
+constexpr size_t max_jobs_listed = 500;
+
 Json ControlQueries::jobs(const std::string& only) const {
     Json list = Json::array();
     for (const core::Transport* t : transports_of(src_.sched, only)) {
+        // The head of the job list is what scheduling acts on; all of a
+        // list of 20,000 jobs would hold the loop for ~40 ms.
         Json jobs = Json::array();
+        size_t total = 0;
         for (const core::Job& job : t->job_list)
-            jobs.push_back(job_state(*t, job));
+            if (++total <= max_jobs_listed) jobs.push_back(job_state(*t, job));
         Json tj;
         tj["name"] = t->name;
         tj["jobs"] = std::move(jobs);
+        tj["jobs_total"] = total;
         list.push_back(std::move(tj));
     }
     Json j;

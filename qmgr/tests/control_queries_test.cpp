@@ -237,7 +237,18 @@ TEST_F(Queries, JobsListThePreemptionState) {
     EXPECT_EQ(jobs[0]["peers"], 1);
     EXPECT_EQ(jobs[1]["queue_id"], "B");
     EXPECT_EQ(jobs[1]["current"], false);
+    EXPECT_EQ(j["transports"][0]["jobs_total"], 2);
     EXPECT_EQ(parsed(queries->jobs("relay"))["transports"].size(), 0u);
+}
+
+TEST_F(Queries, JobsListsTheHeadOfALongJobList) {
+    make();
+    for (int i = 0; i < 600; ++i)
+        add("M" + std::to_string(i), 1, "d" + std::to_string(i % 10) + ".example");
+    auto t = parsed(queries->jobs(""))["transports"][0];
+    EXPECT_EQ(t["jobs"].size(), 500u);
+    EXPECT_EQ(t["jobs_total"], 600);
+    EXPECT_EQ(t["jobs"][0]["queue_id"], "M0");
 }
 
 TEST_F(Queries, MessageShowsWhereEachRecipientIs) {
