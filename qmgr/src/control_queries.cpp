@@ -130,22 +130,21 @@ Json ControlQueries::summary() const {
     j["queues"] = src_.sched.queue_count();
     j["deliveries_in_flight"] = src_.deliveries.in_flight().size();
 
-    Counters::Deliveries d;
+    // Totals over the transports: by result, and by hop status class.
+    std::array<uint64_t, 4> result{};
     std::array<uint64_t, 6> dsn{};
-    for (const auto& [t, n] : c.deliveries) {
-        d.done += n.done;
-        d.deferred += n.deferred;
-        d.crashed += n.crashed;
-        d.unavailable += n.unavailable;
-    }
-    for (const auto& [t, n] : c.dsn_class)
-        for (size_t i = 0; i < dsn.size(); ++i)
-            dsn[i] += n[i];
+    for (const auto& [t, by_result] : c.deliveries_by_class)
+        for (size_t r = 0; r < by_result.size(); ++r)
+            for (size_t i = 0; i < dsn.size(); ++i) {
+                result[r] += by_result[r][i];
+                dsn[i] += by_result[r][i];
+            }
+    using R = Counters::Result;
     Json counters;
-    counters["deliveries"] = {{"done", d.done},
-                              {"deferred", d.deferred},
-                              {"crashed", d.crashed},
-                              {"unavailable", d.unavailable}};
+    counters["deliveries"] = {{"done", result[size_t(R::done)]},
+                              {"deferred", result[size_t(R::deferred)]},
+                              {"crashed", result[size_t(R::crashed)]},
+                              {"unavailable", result[size_t(R::unavailable)]}};
     counters["dsn_class"] = {{"2", dsn[2]}, {"4", dsn[4]}, {"5", dsn[5]}};
     counters["messages"] = {{"removed", c.messages_removed},
                             {"deferred", c.messages_deferred},

@@ -44,20 +44,13 @@ inline constexpr std::array<double, 14> delivery_time_bounds{
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
 
 struct Counters {
-    // Delivery requests by the agent's answer (see docs/control-protocol.md).
-    struct Deliveries {
-        uint64_t done = 0;        // status 0: every recipient delivered or bounced
-        uint64_t deferred = 0;    // status nonzero: some recipients were deferred
-        uint64_t crashed = 0;     // no valid reply
-        uint64_t unavailable = 0; // the request never reached an agent
-    };
-    // Per transport, and the hop status class (index = first digit, 0 = none).
-    // An agent sets a hop status only when the destination itself failed;
-    // a normal reply (per-recipient bounces and deferrals included) has none.
-    std::map<std::string, Deliveries> deliveries;
-    std::map<std::string, std::array<uint64_t, 6>> dsn_class;
-    // Per transport, by result (done, deferred, crashed, unavailable, in
-    // this order) and hop status class together: what the metrics show.
+    // Delivery requests per transport, by the agent's answer (done: every
+    // recipient delivered or bounced; deferred: some must be tried again;
+    // crashed: no valid reply; unavailable: the request never reached an
+    // agent; in this order) and by the class of the hop status (the first
+    // digit, 0 = none).  An agent sets a hop status only when the
+    // destination itself failed.  The control socket's summary and the
+    // metrics both read their totals from here.
     std::map<std::string, std::array<std::array<uint64_t, 6>, 4>> deliveries_by_class;
     // Message ends.  `removed`, `deferred` and `quarantined` are where the
     // file went (each message that leaves active counts once); `bounced`
@@ -88,13 +81,7 @@ struct Counters {
     // message's time since arrival (used only for `done`).
     void count_delivery(const std::string& transport, Result result, std::string_view dsn,
                         double seconds, double queue_delay_seconds) {
-        Deliveries& d = deliveries[transport];
-        (result == Result::done       ? d.done
-         : result == Result::deferred ? d.deferred
-         : result == Result::crashed  ? d.crashed
-                                      : d.unavailable)++;
         size_t cls = !dsn.empty() && dsn[0] >= '1' && dsn[0] <= '5' ? size_t(dsn[0] - '0') : 0;
-        dsn_class[transport][cls]++;
         deliveries_by_class[transport][static_cast<size_t>(result)][cls]++;
         delivery_time[transport].observe(delivery_time_bounds, seconds);
         if (result == Result::done)

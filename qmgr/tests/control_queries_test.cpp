@@ -89,11 +89,10 @@ TEST_F(Queries, SummaryCountsTheActiveQueue) {
     add("A", 3, "a.example", "smtp", 900);
     add("B", 2, "b.example", "relay", 950);
     clock.t = {1000, 250000};
-    counters.deliveries["smtp"].done = 3;
-    counters.deliveries["relay"].done = 1;
-    counters.deliveries["relay"].deferred = 2;
-    counters.dsn_class["smtp"][2] = 3;
-    counters.dsn_class["relay"][4] = 2;
+    using R = Counters::Result;
+    counters.deliveries_by_class["smtp"][size_t(R::done)][2] = 3;
+    counters.deliveries_by_class["relay"][size_t(R::done)][0] = 1;
+    counters.deliveries_by_class["relay"][size_t(R::deferred)][4] = 2;
     counters.messages_removed = 7;
     counters.resolver_requests = 40;
     counters.resolver_cache_hits = 4;
