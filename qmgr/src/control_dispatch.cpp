@@ -2,6 +2,9 @@
 
 namespace cqmgr::qmgr {
 
+// Queries are the verbs before suspend; each has a slot in size_hints_.
+static_assert(static_cast<std::size_t>(control::Verb::suspend) <= 16);
+
 std::string ControlDispatch::answer(std::string_view line, uid_t uid) const {
     control::Parsed p = control::parse_request(line);
     if (!p.ok()) return control::reply_line(control::error_reply(p.error));
@@ -9,7 +12,9 @@ std::string ControlDispatch::answer(std::string_view line, uid_t uid) const {
     // A reply that cannot be built costs the client its answer, never the
     // daemon its life.
     try {
-        if (r.is_query()) return control::reply_line(queries_.answer(r));
+        if (r.is_query())
+            return control::reply_line(queries_.answer(r),
+                                       size_hints_[static_cast<std::size_t>(r.verb)]);
         if (!commands_) return control::reply_line(control::error_reply("not available"));
         return control::reply_line(commands_(r, uid));
     } catch (const std::exception& e) {

@@ -5,6 +5,7 @@
 
 #include "control_queries.hpp"
 
+#include <array>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -32,6 +33,8 @@ class ControlDispatch {
   private:
     const ControlQueries& queries_;
     CommandHandler commands_;
+    // The size of the last reply to each query, by verb.
+    mutable std::array<std::size_t, 16> size_hints_{};
 };
 
 } // namespace cqmgr::qmgr

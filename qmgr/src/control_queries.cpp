@@ -18,7 +18,7 @@ double seconds_between(protocol::TimeVal then, protocol::TimeVal now) {
 
 // {"status":..., "reason":..., "until":...} of a dead transport or queue.
 Json dead_state(const std::optional<core::Dsn>& dsn, int64_t until) {
-    Json j;
+    Json j = control::object_with_room(3);
     j["status"] = dsn ? dsn->status : std::string();
     j["reason"] = dsn ? dsn->reason : std::string();
     j["until"] = until > 0 ? Json(until) : Json(nullptr);
@@ -48,7 +48,7 @@ std::vector<const core::Transport*> transports_of(const core::Scheduler& sched,
 
 // One entry of a message's reply.
 Json entry_state(const core::Entry& e, const char* state) {
-    Json j;
+    Json j = control::object_with_room(4);
     j["transport"] = e.queue->transport->name;
     j["queue"] = e.queue->name;
     j["state"] = state;
@@ -97,14 +97,7 @@ Json ControlQueries::summary() const {
 
     // The oldest message by its arrival in the queue (not in active).
     Json oldest = nullptr;
-    if (!src_.messages.empty()) {
-        protocol::TimeVal first{INT64_MAX, 0};
-        for (const auto& [id, m] : src_.messages) {
-            protocol::TimeVal a{m->env.arrival_sec, m->env.arrival_usec};
-            if (a.sec < first.sec || (a.sec == first.sec && a.usec < first.usec)) first = a;
-        }
-        oldest = seconds_between(first, now);
-    }
+    if (auto first = src_.arrivals.oldest()) oldest = seconds_between(*first, now);
 
     Json j;
     j["ok"] = true;
@@ -186,7 +179,7 @@ Json ControlQueries::queues(const std::string& only) const {
 }
 
 Json ControlQueries::transport_state(const core::Transport& t) const {
-    Json j;
+    Json j = control::object_with_room(12);
     j["name"] = t.name;
     j["dead"] = t.dead ? dead_state(t.dsn, t.dead_until) : Json(nullptr);
     j["suspended"] = nullptr;
@@ -201,7 +194,7 @@ Json ControlQueries::transport_state(const core::Transport& t) const {
 }
 
 Json ControlQueries::queue_state(const core::Transport& t, const core::Queue& q) const {
-    Json j;
+    Json j = control::object_with_room(13);
     j["name"] = q.name;
     j["nexthop"] = q.nexthop;
     j["window"] = q.window;
@@ -220,7 +213,7 @@ Json ControlQueries::queue_state(const core::Transport& t, const core::Queue& q)
         j["last_dsn"] = nullptr;
     j["cohort"] = {
         {"success", q.success}, {"failure", q.failure}, {"fail_cohorts", q.fail_cohorts}};
-    Json rate;
+    Json rate = control::object_with_room(3);
     rate["seconds"] = t.cfg.dest_rate_delay;
     rate["waiting"] = q.suspended;
     rate["until"] = q.suspended && q.timer_due > 0 ? Json(q.timer_due) : Json(nullptr);
@@ -238,13 +231,14 @@ Json ControlQueries::jobs(const std::string& only) const {
         // The head of the job list is what scheduling acts on; all of a
         // list of 20,000 jobs would hold the loop for ~40 ms.
         Json jobs = Json::array();
-        size_t total = 0;
-        for (const core::Job& job : t->job_list)
-            if (++total <= max_jobs_listed) jobs.push_back(job_state(*t, job));
+        for (const core::Job& job : t->job_list) {
+            if (jobs.size() == max_jobs_listed) break;
+            jobs.push_back(job_state(*t, job));
+        }
         Json tj;
         tj["name"] = t->name;
         tj["jobs"] = std::move(jobs);
-        tj["jobs_total"] = total;
+        tj["jobs_total"] = t->job_list.size();
         list.push_back(std::move(tj));
     }
     Json j;
@@ -254,7 +248,7 @@ Json ControlQueries::jobs(const std::string& only) const {
 }
 
 Json ControlQueries::job_state(const core::Transport& t, const core::Job& job) const {
-    Json j;
+    Json j = control::object_with_room(13);
     j["queue_id"] = job.message->id;
     j["current"] = t.job_current == &job;
     j["stack_level"] = job.stack_level;

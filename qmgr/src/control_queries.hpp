@@ -5,6 +5,7 @@
 // nothing here changes what the daemon does.
 #pragma once
 
+#include "arrival_index.hpp"
 #include "clock.hpp"
 #include "counters.hpp"
 #include "cqmgr/control/reply.hpp"
@@ -35,6 +36,7 @@ struct FeedState {
 struct ControlSources {
     const core::Scheduler& sched;
     const MessageMap& messages;
+    const ArrivalIndex& arrivals; // of those messages
     const DeliveryRecord& deliveries;
     const Counters& counters;
     const WallClock& clock;

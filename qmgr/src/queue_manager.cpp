@@ -55,6 +55,7 @@ ControlSources QueueManager::control_sources() const {
     return ControlSources{
         .sched = sched_,
         .messages = messages_,
+        .arrivals = arrivals_,
         .deliveries = delivery_.record(),
         .counters = counters_,
         .clock = clock_,
@@ -74,6 +75,7 @@ Feeder::Taken QueueManager::take(const std::string& id, const std::string& queue
     if (!c.message) return c.pause ? Feeder::Taken::pause : Feeder::Taken::no;
     Message& m = *c.message;
     messages_.emplace(id, std::move(c.message));
+    arrivals_.add({m.env.arrival_sec, m.env.arrival_usec});
     counters_.messages_activated++;
     CQMGR_PROBE_MESSAGE_ACTIVATE(m.id.c_str(), queue.c_str());
     if (c.keep_defer_log) {
@@ -142,6 +144,7 @@ awaitable<void> QueueManager::finish(Message& m) {
 void QueueManager::forget(Message& m) {
     intake_.forget(m);
     sched_.message_free(m);
+    arrivals_.remove({m.env.arrival_sec, m.env.arrival_usec});
     std::string id = m.id;
     messages_.erase(id); // destroys m
     feeder_.wake();

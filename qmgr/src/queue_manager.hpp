@@ -115,6 +115,7 @@ class QueueManager : public core::Driver {
     asio::steady_timer sched_timer_;
     int64_t sched_timer_due_ = 0;
     MessageMap messages_;
+    ArrivalIndex arrivals_; // of messages_
     // Dead destinations, to tell a revival from a success in queue_window()
     // (compared, never dereferenced).
     std::unordered_set<const core::Queue*> dead_queues_;

@@ -28,6 +28,7 @@ struct Queries : ::testing::Test {
     std::unique_ptr<core::Scheduler> sched;
     FakeClock clock;
     MessageMap messages;
+    ArrivalIndex arrivals;
     std::unique_ptr<DeliveryRecord> record;
     Counters counters;
     FeedState feed{false, {"incoming"}};
@@ -41,8 +42,8 @@ struct Queries : ::testing::Test {
         sched->set_time(1000);
         record = std::make_unique<DeliveryRecord>(*sched);
         queries = std::make_unique<ControlQueries>(
-            ControlSources{*sched, messages, *record, counters, clock, [this] { return feed; },
-                           20000, 20000},
+            ControlSources{*sched, messages, arrivals, *record, counters, clock,
+                           [this] { return feed; }, 20000, 20000},
             ControlIdentity{123, "cqmgr test", {990, 500000}});
     }
     void SetUp() override { make(); }
@@ -64,6 +65,7 @@ struct Queries : ::testing::Test {
         sched->batch_done(*m, false, 0);
         Message& ref = *m;
         messages.emplace(id, std::move(m));
+        arrivals.add({arrival, 0});
         return ref;
     }
     // Hands the next entry of `transport` to an "agent" now.
