@@ -2,6 +2,7 @@
 // the workloads of issue #8, alternated in one session, with a table of
 // medians and ratios per workload.
 #include "clock.hpp"
+#include "control_cost.hpp"
 #include "error.hpp"
 #include "netns.hpp"
 #include "options.hpp"
@@ -21,14 +22,15 @@ using namespace bench;
 
 namespace {
 
-// build/qmgr/cqmgr, found from build/tools/qmgr-bench/qmgr-bench.
-std::string default_cqmgr() {
+// A program of the build tree (e.g. "qmgr/cqmgr"), found from
+// build/tools/qmgr-bench/qmgr-bench.
+std::string in_build_tree(const std::string& relative) {
     char buf[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
     if (n <= 0) throw compat::sys_error("readlink /proc/self/exe");
     std::string exe(buf, static_cast<size_t>(n));
     std::string dir = exe.substr(0, exe.rfind('/'));
-    return dir + "/../../qmgr/cqmgr";
+    return dir + "/../../" + relative;
 }
 
 // An absolute path: the instances link it from their own directories.
@@ -52,7 +54,11 @@ int run_session(const Options& o) {
                       << "); fanout's destinations will share one nexthop\n";
     }
     RunOptions ro;
-    ro.cqmgr_path = absolute(o.cqmgr_path.empty() ? default_cqmgr() : o.cqmgr_path);
+    ro.cqmgr_path = absolute(o.cqmgr_path.empty() ? in_build_tree("qmgr/cqmgr") : o.cqmgr_path);
+    if (o.poll || o.control_cost)
+        ro.cqmgrctl_path =
+            absolute(o.cqmgrctl_path.empty() ? in_build_tree("ctl/cqmgrctl") : o.cqmgrctl_path);
+    if (o.control_cost) return run_control_cost(session, ro);
     ro.keep_failed = o.keep_failed;
     ro.keep = o.keep;
     ro.verbose = o.verbose;
@@ -64,8 +70,11 @@ int run_session(const Options& o) {
     for (const auto& n : names)
         workloads.push_back(make_workload(n, session));
 
-    std::cout << "qmgr-bench: " << o.pairs << " pair(s) per workload, scale " << o.scale
-              << ", cqmgr " << ro.cqmgr_path << "\n";
+    // Each pair runs side a, then side b.
+    const std::string side_a = o.poll ? "cqmgr" : "stock";
+    const std::string side_b = o.poll ? "polled" : "cqmgr";
+    std::cout << "qmgr-bench: " << o.pairs << " pair(s) per workload (" << side_a << ", " << side_b
+              << "), scale " << o.scale << ", cqmgr " << ro.cqmgr_path << "\n";
     double t0 = boot_seconds();
     std::ostringstream tables;
     int failed = 0;
@@ -85,15 +94,17 @@ int run_session(const Options& o) {
             std::cout << "  prepared in " << static_cast<int>(boot_seconds() - tp) << " s\n";
         std::vector<RunResult> runs;
         for (int p = 1; p <= o.pairs; ++p)
-            for (auto kind : {compat::QmgrKind::Stock, compat::QmgrKind::Cqmgr}) {
-                ro.attach_out = o.attach_dir + "/" + w->name() + "-" + std::to_string(p) + "-" +
-                                compat::qmgr_kind_name(kind);
+            for (const auto& side : {side_a, side_b}) {
+                auto kind = side == "stock" ? compat::QmgrKind::Stock : compat::QmgrKind::Cqmgr;
+                ro.polled = side == "polled";
+                ro.attach_out =
+                    o.attach_dir + "/" + w->name() + "-" + std::to_string(p) + "-" + side;
                 runs.push_back(run_workload(*w, kind, ro));
                 print_run_line(std::cout, *w, p, runs.back());
                 if (!runs.back().error.empty()) ++failed;
             }
-        print_table(std::cout, *w, runs);
-        print_table(tables, *w, runs);
+        print_table(std::cout, *w, runs, side_a, side_b);
+        print_table(tables, *w, runs, side_a, side_b);
         w.reset(); // removes its queue template
     }
     std::cout << "\n## Summary (" << static_cast<int>(boot_seconds() - t0) << " s in all"

@@ -63,6 +63,12 @@ Options parse_options(int argc, char** argv) {
             o.attach = next();
         } else if (a == "--attach-dir") {
             o.attach_dir = next();
+        } else if (a == "--poll") {
+            o.poll = true;
+        } else if (a == "--control-cost") {
+            o.control_cost = true;
+        } else if (a == "--cqmgrctl") {
+            o.cqmgrctl_path = next();
         } else if (a == "--keep") {
             o.keep = true;
         } else if (a == "--keep-failed") {
@@ -87,6 +93,7 @@ void print_usage(std::ostream& out) {
            "                   [--cqmgr PATH] [--keep] [--keep-failed] [--shared-network] "
            "[--verbose]\n"
            "                   [--attach 'CMD {pid} {out}'] [--attach-dir DIR]\n"
+           "                   [--poll] [--control-cost] [--cqmgrctl PATH]\n"
            "Runs each workload with stock qmgr and with cqmgr alternately (stock, cqmgr, stock,\n"
            "cqmgr, ...) in private Postfix instances and prints the medians and ratios.\n"
            "  --pairs N         stock/cqmgr pairs per workload (default 3)\n"
@@ -109,7 +116,15 @@ void print_usage(std::ostream& out) {
            "                    {pid} is its pid, {out} DIR/WORKLOAD-PAIR-KIND; SIGINT ends it\n"
            "                    (e.g. 'strace -c -f -o {out} -p {pid}',\n"
            "                    'perf record -g -o {out} -p {pid}')\n"
-           "  --attach-dir DIR  where {out} files go (default /tmp/qmgr-bench-attach)\n";
+           "  --attach-dir DIR  where {out} files go (default /tmp/qmgr-bench-attach)\n"
+           "  --poll            compare cqmgr unpolled with cqmgr polled at 10 Hz by\n"
+           "                    `cqmgrctl top` and a /metrics scraper, instead of stock\n"
+           "                    with cqmgr\n"
+           "  --control-cost    instead of workloads: 20,000 active messages (times --scale)\n"
+           "                    over 1,000 destinations held by a suspension, and the\n"
+           "                    daemon's CPU time per summary, queues and jobs reply and\n"
+           "                    per metrics scrape\n"
+           "  --cqmgrctl PATH   the cqmgrctl binary (default: build/ctl/cqmgrctl)\n";
 }
 
 } // namespace bench

@@ -17,6 +17,9 @@ struct Options {
     bool shared_network = false; // do not enter a private network namespace
     std::string attach;          // tool to attach to each run's queue manager ({pid}, {out})
     std::string attach_dir = "/tmp/qmgr-bench-attach"; // where {out} files go
+    bool poll = false;         // cqmgr unpolled against cqmgr polled, instead of stock
+    bool control_cost = false; // the control-cost measurement instead of workloads
+    std::string cqmgrctl_path; // empty: ../../ctl/cqmgrctl next to this program
     bool verbose = false;
     bool help = false;
 };

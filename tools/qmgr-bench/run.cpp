@@ -6,6 +6,7 @@
 #include "error.hpp"
 #include "fsutil.hpp"
 #include "net.hpp"
+#include "poller.hpp"
 #include "qmgr_probe.hpp"
 #include "signals.hpp"
 #include "sink.hpp"
@@ -38,7 +39,7 @@ void check_log(const DeliveryWatch& watch) {
 void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
              const std::string& dir, Metrics& m) {
     auto specs = w.sinks();
-    auto ports = compat::allocate_ports(1 + specs.size());
+    auto ports = compat::allocate_ports(2 + specs.size()); // the last: metrics
     compat::UserIds postfix = compat::lookup_user("postfix");
     compat::make_dir(dir + "/sinks", 0755, 0, 0);
     std::vector<std::unique_ptr<compat::Sink>> sinks; // outlive the instance
@@ -49,12 +50,15 @@ void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
         sinks.back()->start(s.args);
     }
     compat::Instance inst(dir);
-    RunContext ctx{inst, ports[0], {ports.begin() + 1, ports.end()}, opts.verbose};
+    RunContext ctx{inst, ports[0], {ports.begin() + 1, ports.end() - 1}, opts.verbose};
     compat::InstanceConfig cfg;
     cfg.qmgr = kind;
     cfg.cqmgr_path = opts.cqmgr_path;
     cfg.smtpd_port = ports[0];
     cfg.main_cf = w.main_cf(ctx);
+    if (opts.polled)
+        cfg.main_cf.emplace_back("cqmgr_metrics_listen",
+                                 "127.0.0.1:" + std::to_string(ports.back()));
     cfg.master_exit_after = w.timeout() + 120;
     inst.create(cfg);
     w.populate(ctx);
@@ -68,6 +72,10 @@ void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
         tool = std::make_unique<AttachedTool>(opts.attach, probe.usage().pid, opts.attach_out, 1);
         started = boot_seconds(); // the time it was stopped does not count
     }
+    std::unique_ptr<Poller> poller;
+    if (opts.polled)
+        poller = std::make_unique<Poller>(inst, opts.cqmgrctl_path, ports.back(),
+                                          dir + "/cqmgrctl-top.log");
     DeliveryWatch watch(inst.maillog_path(), w.tag());
     auto inj = w.injection(ctx);
     if ((inj != nullptr) != w.live_injection())
@@ -79,6 +87,7 @@ void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
     for (;;) {
         compat::check_interrupted();
         if (!injected) injected = inj->step();
+        if (poller) poller->step();
         watch.poll();
         check_log(watch);
         double now = boot_seconds();
@@ -104,6 +113,11 @@ void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
     }
     probe.sample();
     if (tool) tool->stop();
+    if (poller) {
+        poller->stop();
+        m["scrapes"] = poller->scrapes();
+        if (poller->failed_scrapes() > 0) m["failed_scrapes"] = poller->failed_scrapes();
+    }
     const QmgrUsage& u = probe.usage();
     double start = inj ? inj->started : started;
     double n = static_cast<double>(w.recipients());
@@ -124,6 +138,7 @@ void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
 RunResult run_workload(const Workload& w, compat::QmgrKind kind, const RunOptions& opts) {
     RunResult res;
     res.kind = kind;
+    res.side = opts.polled ? "polled" : compat::qmgr_kind_name(kind);
     compat::TempDir dir("/tmp/cqmgr-bench-");
     dir.remove_on_exit(true);
     try {

@@ -17,10 +17,15 @@ struct RunOptions {
     bool verbose = false;
     std::string attach;     // command to attach to the queue manager ("" for none)
     std::string attach_out; // its {out}
+    // The "polled" side of --poll: cqmgr with its metrics endpoint on, watched
+    // by cqmgrctl top and a scraper at 10 Hz (see poller.hpp).
+    bool polled = false;
+    std::string cqmgrctl_path;
 };
 
 struct RunResult {
     compat::QmgrKind kind = compat::QmgrKind::Stock;
+    std::string side;  // the table column: "stock", "cqmgr" or "polled"
     Metrics metrics;   // empty if the run failed
     std::string error; // why it failed, "" on success
 };

@@ -19,29 +19,38 @@ std::string format_value(double v, int decimals) {
     return out;
 }
 
-// Medians of one figure over the successful runs of one kind.
-double median_of_kind(const std::vector<RunResult>& runs, compat::QmgrKind kind,
+// Medians of one figure over the successful runs of one side.
+double median_of_side(const std::vector<RunResult>& runs, const std::string& side,
                       const std::string& id, int& count) {
     std::vector<double> v;
     for (const auto& r : runs)
-        if (r.kind == kind && r.error.empty() && r.metrics.count(id)) v.push_back(r.metrics.at(id));
+        if (r.side == side && r.error.empty() && r.metrics.count(id)) v.push_back(r.metrics.at(id));
     count = static_cast<int>(v.size());
     return median(v);
 }
 
-// Common figures, then the workload's own.
+// Common figures, then the workload's own, then the poller's.
 std::vector<MetricDef> all_metrics(const Workload& w) {
     std::vector<MetricDef> defs = common_metrics(w.live_injection());
     for (auto& d : w.extra_metrics())
         defs.push_back(d);
+    defs.push_back({"scrapes", "metrics scrapes while polled", 0});
+    defs.push_back({"failed_scrapes", "failed scrapes", 0});
     return defs;
+}
+
+// The column heading of a side.
+std::string heading(const std::string& side) {
+    if (side == "stock") return "stock qmgr";
+    if (side == "polled") return "cqmgr polled";
+    return side;
 }
 
 } // namespace
 
 // "flush 1 stock: drain 12.31 s, CPU 4.10 s (205.0 µs/rcpt), peak RSS 7,544 kB, ...".
 void print_run_line(std::ostream& out, const Workload& w, int pair, const RunResult& r) {
-    out << "  " << w.name() << " pair " << pair << " " << compat::qmgr_kind_name(r.kind) << ": ";
+    out << "  " << w.name() << " pair " << pair << " " << r.side << ": ";
     if (!r.error.empty()) {
         out << "FAILED: " << r.error << "\n" << std::flush;
         return;
@@ -55,22 +64,26 @@ void print_run_line(std::ostream& out, const Workload& w, int pair, const RunRes
     out << "\n" << std::flush;
 }
 
-// Ratio of the medians; "-" where a side has no successful run or a zero median.
-void print_table(std::ostream& out, const Workload& w, const std::vector<RunResult>& runs) {
-    int n_stock = 0, n_cqmgr = 0;
-    median_of_kind(runs, compat::QmgrKind::Stock, "drain", n_stock);
-    median_of_kind(runs, compat::QmgrKind::Cqmgr, "drain", n_cqmgr);
-    out << "\n### " << w.name() << "\n\n"
-        << w.describe() << ". Medians of " << n_stock << " stock and " << n_cqmgr
-        << " cqmgr runs, alternated.\n\n"
-        << "| figure | stock qmgr | cqmgr | cqmgr/stock |\n|---|---|---|---|\n";
+// Ratio of the medians (b/a); "-" where a side has no successful run or a
+// zero median. Figures neither side has (the poller's, unpolled) are left out.
+void print_table(std::ostream& out, const Workload& w, const std::vector<RunResult>& runs,
+                 const std::string& a, const std::string& b) {
+    int n_a = 0, n_b = 0;
+    median_of_side(runs, a, "drain", n_a);
+    median_of_side(runs, b, "drain", n_b);
+    out << "\n### " << w.name() << (b == "polled" ? " (polled)" : "") << "\n\n"
+        << w.describe() << ". Medians of " << n_a << " " << a << " and " << n_b << " " << b
+        << " runs, alternated.\n\n"
+        << "| figure | " << heading(a) << " | " << heading(b) << " | " << b << "/" << a
+        << " |\n|---|---|---|---|\n";
     for (const auto& d : all_metrics(w)) {
-        int a = 0, b = 0;
-        double s = median_of_kind(runs, compat::QmgrKind::Stock, d.id, a);
-        double c = median_of_kind(runs, compat::QmgrKind::Cqmgr, d.id, b);
-        std::string ratio = (a && b && s != 0) ? format_value(c / s, 2) : "-";
-        out << "| " << d.label << " | " << (a ? format_value(s, d.decimals) : "-") << " | "
-            << (b ? format_value(c, d.decimals) : "-") << " | " << ratio << " |\n";
+        int ca = 0, cb = 0;
+        double va = median_of_side(runs, a, d.id, ca);
+        double vb = median_of_side(runs, b, d.id, cb);
+        if (!ca && !cb) continue;
+        std::string ratio = (ca && cb && va != 0) ? format_value(vb / va, 3) : "-";
+        out << "| " << d.label << " | " << (ca ? format_value(va, d.decimals) : "-") << " | "
+            << (cb ? format_value(vb, d.decimals) : "-") << " | " << ratio << " |\n";
     }
     out << std::flush;
 }
