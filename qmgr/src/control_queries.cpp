@@ -16,12 +16,37 @@ double seconds_between(protocol::TimeVal then, protocol::TimeVal now) {
     return std::round(std::max(s, 0.0) * 1000) / 1000;
 }
 
+// A time in a reply: null when there is none (0).
+Json until_json(int64_t until) {
+    return until > 0 ? Json(until) : Json(nullptr);
+}
+
 // {"status":..., "reason":..., "until":...} of a dead transport or queue.
 Json dead_state(const std::optional<core::Dsn>& dsn, int64_t until) {
     Json j = control::object_with_room(3);
     j["status"] = dsn ? dsn->status : std::string();
     j["reason"] = dsn ? dsn->reason : std::string();
-    j["until"] = until > 0 ? Json(until) : Json(nullptr);
+    j["until"] = until_json(until);
+    return j;
+}
+
+// {"reason","until","by"} of an administrator's suspension (until = null
+// when it ends at resume only), or null when there is none.
+Json hold_state(const std::optional<core::AdminHold>& h) {
+    if (!h) return nullptr;
+    Json j;
+    j["reason"] = h->reason;
+    j["until"] = until_json(h->until);
+    j["by"] = h->uid;
+    return j;
+}
+
+// {"concurrency","until"} of an administrator's cap, or null.
+Json cap_state(const std::optional<core::AdminCap>& c) {
+    if (!c) return nullptr;
+    Json j;
+    j["concurrency"] = c->concurrency;
+    j["until"] = until_json(c->until);
     return j;
 }
 
@@ -182,14 +207,13 @@ Json ControlQueries::transport_state(const core::Transport& t) const {
     Json j = control::object_with_room(12);
     j["name"] = t.name;
     j["dead"] = t.dead ? dead_state(t.dsn, t.dead_until) : Json(nullptr);
-    j["suspended"] = nullptr;
+    j["suspended"] = hold_state(t.hold);
     j["busy"] = 0; // set by the caller, who walks the queues anyway
     j["todo"] = 0;
     j["pending_connections"] = t.pending;
     j["rate_delay"] = t.cfg.transport_rate_delay;
     j["rate_locked"] = t.rate_locked;
     j["concurrency_limit"] = t.cfg.dest_concurrency_limit;
-    if (annotate_) annotate_(t, nullptr, j);
     return j;
 }
 
@@ -204,8 +228,8 @@ Json ControlQueries::queue_state(const core::Transport& t, const core::Queue& q)
     // A dead queue's reason is already in the words stock logs for its
     // recipients ("delivery temporarily suspended: ...").
     j["dead"] = q.dead() ? dead_state(q.dsn, q.timer_due) : Json(nullptr);
-    j["suspended"] = nullptr;
-    j["throttle"] = nullptr;
+    j["suspended"] = hold_state(q.hold);
+    j["throttle"] = cap_state(q.cap);
     if (const DeliveryRecord::LastDsn* last = src_.deliveries.last_dsn(q))
         j["last_dsn"] = {
             {"status", last->dsn.status}, {"reason", last->dsn.reason}, {"when", last->when}};
@@ -218,7 +242,6 @@ Json ControlQueries::queue_state(const core::Transport& t, const core::Queue& q)
     rate["waiting"] = q.suspended;
     rate["until"] = q.suspended && q.timer_due > 0 ? Json(q.timer_due) : Json(nullptr);
     j["rate_delay"] = std::move(rate);
-    if (annotate_) annotate_(t, &q, j);
     return j;
 }
 

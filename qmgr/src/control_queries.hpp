@@ -55,16 +55,8 @@ struct ControlIdentity {
 class ControlQueries {
   public:
     using Json = control::Json;
-    // Adds what another part knows to a transport's object (queue ==
-    // nullptr) or a destination's object in the `queues` reply, e.g. the
-    // "suspended" and "throttle" state that commands keep.
-    using Annotate =
-        std::function<void(const core::Transport& t, const core::Queue* q, Json& object)>;
 
     ControlQueries(ControlSources sources, ControlIdentity identity);
-
-    // Sets the annotation hook (none: "suspended" and "throttle" are null).
-    void set_annotate(Annotate a) { annotate_ = std::move(a); }
 
     // The reply to a query request (r.is_query()).
     Json answer(const control::Request& r) const;
@@ -83,7 +75,6 @@ class ControlQueries {
 
     ControlSources src_;
     ControlIdentity id_;
-    Annotate annotate_;
 };
 
 } // namespace cqmgr::qmgr

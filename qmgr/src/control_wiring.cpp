@@ -34,33 +34,4 @@ ControlCommand control_command(const control::Request& r, int64_t uid) {
     return c;
 }
 
-namespace {
-
-// {"reason","until","by"} of a suspension; until = null when it has no end.
-ControlQueries::Json hold_object(const core::AdminHold& h) {
-    ControlQueries::Json o;
-    o["reason"] = h.reason;
-    o["until"] = h.until ? ControlQueries::Json(h.until) : ControlQueries::Json(nullptr);
-    o["by"] = h.uid;
-    return o;
-}
-
-} // namespace
-
-void annotate_control_state(const core::Transport& t, const core::Queue* q,
-                            ControlQueries::Json& object) {
-    const auto& hold = q ? q->hold : t.hold;
-    object["suspended"] = hold ? hold_object(*hold) : ControlQueries::Json(nullptr);
-    if (!q) return;
-    if (q->cap) {
-        ControlQueries::Json c;
-        c["concurrency"] = q->cap->concurrency;
-        c["until"] =
-            q->cap->until ? ControlQueries::Json(q->cap->until) : ControlQueries::Json(nullptr);
-        object["throttle"] = c;
-    } else {
-        object["throttle"] = nullptr;
-    }
-}
-
 } // namespace cqmgr::qmgr

@@ -225,7 +225,6 @@ int main(int argc, char** argv) {
     qmgr::ControlQueries queries(
         qm->control_sources(),
         {::getpid(), std::string("cqmgr ") + CQMGR_VERSION, clock.precise()});
-    queries.set_annotate(qmgr::annotate_control_state);
     qmgr::ControlDispatch dispatch(queries);
     dispatch.set_commands([&qm](const control::Request& r, uid_t uid) {
         return qm->control().execute(qmgr::control_command(r, uid));

@@ -118,17 +118,32 @@ void transport_families(std::vector<MetricFamily>& out, const MetricsSnapshot& s
          &MetricsSnapshot::Transport::destinations},
         {"cqmgr_transport_dead_destinations", "Destinations declared dead",
          &MetricsSnapshot::Transport::dead_destinations},
+        {"cqmgr_transport_suspended_destinations",
+         "Destinations in memory suspended by the administrator",
+         &MetricsSnapshot::Transport::suspended_destinations},
+        {"cqmgr_transport_throttled_destinations",
+         "Destinations in memory whose concurrency the administrator has capped",
+         &MetricsSnapshot::Transport::throttled_destinations},
+        {"cqmgr_transport_dead", "1 while the transport is dead (its agents cannot be reached)",
+         &MetricsSnapshot::Transport::dead},
+        {"cqmgr_transport_suspended", "1 while the administrator has suspended the whole transport",
+         &MetricsSnapshot::Transport::suspended},
     };
     for (const auto& fd : fields) {
         auto& f = family(out, fd.name, fd.help, MetricType::Gauge);
         for (const auto& t : s.transports)
             sample(f, {{"transport", t.name}}, t.*fd.member);
     }
-    auto& dead =
-        family(out, "cqmgr_transport_dead",
-               "1 while the transport is dead (its agents cannot be reached)", MetricType::Gauge);
-    for (const auto& t : s.transports)
-        sample(dead, {{"transport", t.name}}, t.dead ? 1 : 0);
+}
+
+// The administrator's settings (control socket) in force.
+void control_families(std::vector<MetricFamily>& out, const MetricsSnapshot& s) {
+    auto& settings = family(out, "cqmgr_control_settings",
+                            "The administrator's suspensions and throttles in force, whether or "
+                            "not mail in memory is covered by them",
+                            MetricType::Gauge);
+    sample(settings, {{"kind", "suspension"}}, s.suspensions);
+    sample(settings, {{"kind", "throttle"}}, s.throttles);
 }
 
 // One destination's series, or the sum of those not shown.
@@ -136,19 +151,22 @@ struct DestinationRow {
     std::string transport;
     std::string name;
     int window = 0, busy = 0, todo = 0;
-    int dead = 0; // 0 or 1; for "other", how many are dead
+    // 0 or 1; for "other", how many of the destinations summed there are
+    int dead = 0, suspended = 0, throttled = 0;
 };
 
 // The destinations with series of their own (sorted by transport and
 // name), then per transport the sum of the others, named "other".  A real
-// destination named "other" is always in that sum.
+// destination named "other" is always in that sum.  Those an alert would
+// ask about (dead, suspended, throttled) are kept first.
 std::vector<DestinationRow> destination_rows(const MetricsSnapshot& s, size_t limit) {
     std::vector<const MetricsSnapshot::Destination*> order;
     order.reserve(s.destinations.size());
     for (const auto& d : s.destinations)
         order.push_back(&d);
     auto rank = [](const MetricsSnapshot::Destination* d) {
-        return std::make_tuple(!d->dead, -(d->busy + d->todo), std::cref(d->transport),
+        bool notable = d->dead || d->suspended || d->throttled;
+        return std::make_tuple(!notable, -(d->busy + d->todo), std::cref(d->transport),
                                std::cref(d->name));
     };
     std::sort(order.begin(), order.end(), [&](auto* a, auto* b) { return rank(a) < rank(b); });
@@ -157,7 +175,8 @@ std::vector<DestinationRow> destination_rows(const MetricsSnapshot& s, size_t li
     for (size_t i = 0; i < order.size(); ++i) {
         const auto& d = *order[i];
         if (i < limit && d.name != "other") {
-            rows.push_back({d.transport, d.name, d.window, d.busy, d.todo, d.dead ? 1 : 0});
+            rows.push_back({d.transport, d.name, d.window, d.busy, d.todo, d.dead ? 1 : 0,
+                            d.suspended ? 1 : 0, d.throttled ? 1 : 0});
             continue;
         }
         auto& o = other[d.transport];
@@ -167,6 +186,8 @@ std::vector<DestinationRow> destination_rows(const MetricsSnapshot& s, size_t li
         o.busy += d.busy;
         o.todo += d.todo;
         o.dead += d.dead ? 1 : 0;
+        o.suspended += d.suspended ? 1 : 0;
+        o.throttled += d.throttled ? 1 : 0;
     }
     std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
         return std::tie(a.transport, a.name) < std::tie(b.transport, b.name);
@@ -177,33 +198,43 @@ std::vector<DestinationRow> destination_rows(const MetricsSnapshot& s, size_t li
 }
 
 void destination_families(std::vector<MetricFamily>& out, const MetricsSnapshot& s, size_t limit) {
-    // Four families filled side by side: made here and moved to `out` at
-    // the end (a reference into `out` would not survive its growth).
-    MetricFamily window{"cqmgr_destination_window",
-                        "Concurrency window of the destination (0 while dead; for "
-                        "destination=\"other\" the sum over the destinations not shown)",
-                        MetricType::Gauge,
-                        {}};
-    MetricFamily busy{"cqmgr_destination_busy",
-                      "Entries being delivered to the destination",
-                      MetricType::Gauge,
-                      {}};
-    MetricFamily todo{
-        "cqmgr_destination_todo", "Entries waiting for the destination", MetricType::Gauge, {}};
-    MetricFamily dead{"cqmgr_destination_dead",
-                      "1 while the destination is dead (for destination=\"other\": how many of "
-                      "the destinations not shown are dead)",
-                      MetricType::Gauge,
-                      {}};
+    struct Field {
+        const char* name;
+        const char* help;
+        int DestinationRow::*member;
+    };
+    static constexpr Field fields[] = {
+        {"cqmgr_destination_window",
+         "Concurrency window of the destination (0 while dead; for destination=\"other\" the "
+         "sum over the destinations not shown)",
+         &DestinationRow::window},
+        {"cqmgr_destination_busy", "Entries being delivered to the destination",
+         &DestinationRow::busy},
+        {"cqmgr_destination_todo", "Entries waiting for the destination", &DestinationRow::todo},
+        {"cqmgr_destination_dead",
+         "1 while the destination is dead (for destination=\"other\": how many of the "
+         "destinations not shown are dead)",
+         &DestinationRow::dead},
+        {"cqmgr_destination_suspended",
+         "1 while the administrator has suspended the destination (for destination=\"other\": "
+         "how many of the destinations not shown are)",
+         &DestinationRow::suspended},
+        {"cqmgr_destination_throttled",
+         "1 while the administrator has capped the destination's concurrency (for "
+         "destination=\"other\": how many of the destinations not shown are)",
+         &DestinationRow::throttled},
+    };
+    // The families are filled side by side, row by row: made first, and
+    // filled through their index (a reference into `out` would not survive
+    // its growth).
+    size_t first = out.size();
+    for (const auto& fd : fields)
+        family(out, fd.name, fd.help, MetricType::Gauge);
     for (const auto& d : destination_rows(s, limit)) {
         Labels labels{{"transport", d.transport}, {"destination", d.name}};
-        sample(window, labels, d.window);
-        sample(busy, labels, d.busy);
-        sample(todo, labels, d.todo);
-        sample(dead, labels, d.dead);
+        for (size_t i = 0; i < std::size(fields); ++i)
+            sample(out[first + i], labels, d.*fields[i].member);
     }
-    for (auto* f : {&window, &busy, &todo, &dead})
-        out.push_back(std::move(*f));
 }
 
 // One histogram family with a series per transport.
@@ -236,18 +267,23 @@ MetricsSnapshot take_metrics_snapshot(const core::Scheduler& sched, const Counte
     for (const auto& [name, t] : sched.transports()) {
         MetricsSnapshot::Transport ts;
         ts.name = name;
-        ts.dead = t->dead;
+        ts.dead = t->dead ? 1 : 0;
+        ts.suspended = t->hold ? 1 : 0;
         for (const core::Queue& q : t->queues_rr) {
             ts.destinations++;
             ts.dead_destinations += q.dead();
+            ts.suspended_destinations += q.hold.has_value();
+            ts.throttled_destinations += q.cap.has_value();
             ts.window += q.window;
             ts.busy += q.busy_count();
             ts.todo += q.todo_count();
-            s.destinations.push_back(
-                {name, q.name, q.window, q.busy_count(), q.todo_count(), q.dead()});
+            s.destinations.push_back({name, q.name, q.window, q.busy_count(), q.todo_count(),
+                                      q.dead(), q.hold.has_value(), q.cap.has_value()});
         }
         s.transports.push_back(std::move(ts));
     }
+    s.suspensions = static_cast<int>(sched.admin_holds().size());
+    s.throttles = static_cast<int>(sched.admin_caps().size());
     return s;
 }
 
@@ -257,6 +293,7 @@ std::vector<prometheus::MetricFamily> build_metrics(const MetricsSnapshot& s,
     delivery_families(out, s.counters);
     message_families(out, s);
     transport_families(out, s);
+    control_families(out, s);
     destination_families(out, s, destination_limit);
     histogram_families(out, s.counters);
     return out;

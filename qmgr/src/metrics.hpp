@@ -27,7 +27,10 @@ struct MetricsSnapshot {
         int todo = 0;   // entries waiting
         int destinations = 0;
         int dead_destinations = 0;
-        bool dead = false;
+        int dead = 0;      // 1 while dead
+        int suspended = 0; // 1 while the administrator suspends it all
+        int suspended_destinations = 0;
+        int throttled_destinations = 0;
     };
     struct Destination {
         std::string transport;
@@ -36,9 +39,15 @@ struct MetricsSnapshot {
         int busy = 0;
         int todo = 0;
         bool dead = false;
+        bool suspended = false; // by the administrator (its own setting)
+        bool throttled = false; // capped by the administrator
     };
     std::vector<Transport> transports;
     std::vector<Destination> destinations;
+    // The administrator's settings in force (control socket), whether or
+    // not any mail in memory is covered by them.
+    int suspensions = 0;
+    int throttles = 0;
 };
 
 // Copies what the metrics show.  On the event loop thread only.
@@ -46,8 +55,9 @@ MetricsSnapshot take_metrics_snapshot(const core::Scheduler& sched, const Counte
                                       int active_messages);
 
 // The metric families of `s`.  At most `destination_limit` destinations get
-// series of their own (dead ones first, then the busiest by busy + todo);
-// the others of each transport are summed under destination="other".
+// series of their own (dead, suspended or throttled ones first, then the
+// busiest by busy + todo); the others of each transport are summed under
+// destination="other".
 std::vector<prometheus::MetricFamily> build_metrics(const MetricsSnapshot& s,
                                                     size_t destination_limit);
 

@@ -203,17 +203,30 @@ TEST_F(Queries, ADeadDestinationShowsStocksReason) {
     EXPECT_EQ(retry["todo"], 2); // the two recipients that waited, one per entry
 }
 
-TEST_F(Queries, AnnotationsAddState) {
+TEST_F(Queries, QueuesShowTheAdministratorsSettings) {
     add("A", 1, "a.example");
-    queries->set_annotate([](const core::Transport& t, const core::Queue* q, Json& o) {
-        if (!q)
-            o["suspended"] = {{"reason", "all of " + t.name}};
-        else
-            o["throttle"] = {{"concurrency", 2}};
-    });
-    auto j = parsed(queries->queues(""));
-    EXPECT_EQ(j["transports"][0]["suspended"]["reason"], "all of smtp");
-    EXPECT_EQ(j["transports"][0]["queues"][0]["throttle"]["concurrency"], 2);
+    add("B", 1, "b.example");
+    ASSERT_TRUE(sched->admin_suspend({"smtp", ""}, {0, "all of smtp", 0}));
+    ASSERT_TRUE(sched->admin_suspend({"smtp", "a.example"}, {1600, "maintenance", 1000}));
+    ASSERT_TRUE(sched->admin_throttle({"smtp", "a.example"}, {2, 1700, 1000}));
+    ASSERT_TRUE(sched->admin_throttle({"", "b.example"}, {1, 0, 0}));
+    // The reply as the client sees it, in its field order.
+    std::string line = control::reply_line(queries->queues("smtp"));
+    EXPECT_NE(line.find(R"("name":"smtp","dead":null,"suspended":{"reason":"all of smtp",)"
+                        R"("until":null,"by":0},"busy":0,"todo":2,)"),
+              std::string::npos)
+        << line;
+    EXPECT_NE(line.find(R"("dead":null,"suspended":{"reason":"maintenance","until":1600,)"
+                        R"("by":1000},"throttle":{"concurrency":2,"until":1700},"last_dsn")"),
+              std::string::npos)
+        << line;
+    auto j = parsed(queries->queues("smtp"));
+    auto b = j["transports"][0]["queues"][1];
+    EXPECT_EQ(b["name"], "b.example");
+    EXPECT_TRUE(b["suspended"].is_null()); // the transport's is on the transport
+    EXPECT_EQ(b["throttle"], (nlohmann::json{{"concurrency", 1}, {"until", nullptr}}));
+    ASSERT_TRUE(sched->admin_resume({"smtp", ""}));
+    EXPECT_TRUE(parsed(queries->queues("smtp"))["transports"][0]["suspended"].is_null());
 }
 
 TEST_F(Queries, JobsListThePreemptionState) {

@@ -37,8 +37,9 @@ std::map<std::string, double> values(const MetricFamily& f) {
 }
 
 MetricsSnapshot::Destination dest(std::string t, std::string n, int window, int busy, int todo,
-                                  bool dead = false) {
-    return {std::move(t), std::move(n), window, busy, todo, dead};
+                                  bool dead = false, bool suspended = false,
+                                  bool throttled = false) {
+    return {std::move(t), std::move(n), window, busy, todo, dead, suspended, throttled};
 }
 
 MetricsSnapshot sample_snapshot() {
@@ -98,10 +99,16 @@ TEST(Metrics, NamesFollowPrometheusConventions) {
                           "cqmgr_transport_dead",
                           "cqmgr_transport_destinations",
                           "cqmgr_transport_dead_destinations",
+                          "cqmgr_transport_suspended",
+                          "cqmgr_transport_suspended_destinations",
+                          "cqmgr_transport_throttled_destinations",
+                          "cqmgr_control_settings",
                           "cqmgr_destination_window",
                           "cqmgr_destination_busy",
                           "cqmgr_destination_todo",
                           "cqmgr_destination_dead",
+                          "cqmgr_destination_suspended",
+                          "cqmgr_destination_throttled",
                           "cqmgr_queue_delay_seconds",
                           "cqmgr_delivery_duration_seconds"})
         EXPECT_TRUE(names.contains(n)) << n;
@@ -177,6 +184,41 @@ TEST(Metrics, TheCapKeepsDeadAndBusiestAndSumsTheRestAsOther) {
                                                    {"transport=smtp,destination=other", 1}}));
 }
 
+TEST(Metrics, SuspendedAndThrottledDestinationsAreKeptUnderTheCap) {
+    MetricsSnapshot s = sample_snapshot();
+    s.transports[1].suspended_destinations = 1;
+    s.transports[1].throttled_destinations = 2;
+    s.suspensions = 1;
+    s.throttles = 3;
+    // Idle destinations that an alert asks about: kept before the busiest.
+    s.destinations.push_back(dest("smtp", "held.example", 5, 0, 0, false, true));
+    s.destinations.push_back(dest("smtp", "capped.example", 1, 0, 0, false, false, true));
+    s.destinations.push_back(dest("smtp", "capped2.example", 1, 0, 0, false, false, true));
+    auto fs = build_metrics(s, 3);
+    auto suspended = values(find(fs, "cqmgr_destination_suspended"));
+    auto throttled = values(find(fs, "cqmgr_destination_throttled"));
+    // Kept (by name): c.example (dead), capped.example, capped2.example and
+    // held.example rank first; the cap of 3 takes the first three of them
+    // in (transport, name) order.
+    EXPECT_EQ(suspended, (std::map<std::string, double>{
+                             {"transport=smtp,destination=c.example", 0},
+                             {"transport=smtp,destination=capped.example", 0},
+                             {"transport=smtp,destination=capped2.example", 0},
+                             {"transport=smtp,destination=other", 1}, // held.example, a, b, d, e
+                             {"transport=local,destination=other", 0},
+                         }));
+    EXPECT_EQ(throttled.at("transport=smtp,destination=capped.example"), 1);
+    EXPECT_EQ(throttled.at("transport=smtp,destination=other"), 0);
+    EXPECT_EQ(values(find(build_metrics(s, 50), "cqmgr_destination_suspended"))
+                  .at("transport=smtp,destination=held.example"),
+              1);
+    EXPECT_EQ(values(find(fs, "cqmgr_transport_suspended_destinations")).at("transport=smtp"), 1);
+    EXPECT_EQ(values(find(fs, "cqmgr_transport_throttled_destinations")).at("transport=smtp"), 2);
+    EXPECT_EQ(values(find(fs, "cqmgr_transport_suspended")).at("transport=smtp"), 0);
+    EXPECT_EQ(values(find(fs, "cqmgr_control_settings")),
+              (std::map<std::string, double>{{"kind=suspension", 1}, {"kind=throttle", 3}}));
+}
+
 TEST(Metrics, ADestinationNamedOtherIsAlwaysSummed) {
     MetricsSnapshot s;
     s.destinations = {dest("local", "other", 1, 1, 0), dest("local", "bob", 1, 0, 0)};
@@ -234,7 +276,8 @@ TEST(Metrics, SnapshotOfTheScheduler) {
     core::Message m;
     m.id = "A1";
     IdleDriver driver;
-    core::Scheduler sched({}, [](const std::string&) { return core::TransportConfig{}; }, driver);
+    core::Scheduler sched(
+        {}, [](const std::string&) { return core::TransportConfig{}; }, driver);
     sched.set_time(1000);
     sched.message_add(m);
     core::Transport& smtp = sched.transport("smtp");
@@ -277,4 +320,22 @@ TEST(Metrics, SnapshotOfTheScheduler) {
     }
     EXPECT_EQ(busy, 1);
     EXPECT_EQ(todo, 1);
+    EXPECT_EQ(s.suspensions, 0);
+
+    // The administrator's settings, as the control socket's commands make
+    // them.
+    ASSERT_TRUE(sched.admin_suspend({"smtp", ""}, {0, "all", 0}));
+    ASSERT_TRUE(sched.admin_suspend({"", "a.example"}, {0, "one", 0}));
+    ASSERT_TRUE(sched.admin_throttle({"smtp", "b.example"}, {1, 0, 0}));
+    ASSERT_TRUE(sched.admin_throttle({"", "nowhere.example"}, {1, 0, 0}));
+    s = take_metrics_snapshot(sched, c, 1);
+    EXPECT_EQ(s.transports[0].suspended, 1);
+    EXPECT_EQ(s.transports[0].suspended_destinations, 1);
+    EXPECT_EQ(s.transports[0].throttled_destinations, 1);
+    EXPECT_EQ(s.suspensions, 2);
+    EXPECT_EQ(s.throttles, 2);
+    for (const auto& d : s.destinations) {
+        EXPECT_EQ(d.suspended, d.name == "a.example") << d.name;
+        EXPECT_EQ(d.throttled, d.name == "b.example") << d.name;
+    }
 }
