@@ -22,6 +22,8 @@ class DeliveryWatch {
     void poll();
 
     std::uint64_t sent() const { return sent_; }
+    // status=deferred lines (a recipient deferred twice counts twice).
+    std::uint64_t deferred() const { return deferred_; }
     // Recipients with any other final or temporary status (deferred, bounced, ...).
     std::uint64_t not_sent() const { return not_sent_; }
     // The first such line, for error messages.
@@ -40,6 +42,7 @@ class DeliveryWatch {
     compat::MaillogTail tail_;
     std::string tag_;
     std::uint64_t sent_ = 0;
+    std::uint64_t deferred_ = 0;
     std::uint64_t not_sent_ = 0;
     std::string first_not_sent_;
     std::string first_fatal_;

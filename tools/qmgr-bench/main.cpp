@@ -65,7 +65,7 @@ int run_session(const Options& o) {
     ro.attach = o.attach;
     if (!o.attach.empty()) std::filesystem::create_directories(o.attach_dir);
 
-    auto names = o.workloads.empty() ? workload_names() : o.workloads;
+    auto names = o.workloads.empty() ? workload_names(false) : o.workloads;
     std::vector<std::unique_ptr<Workload>> workloads;
     for (const auto& n : names)
         workloads.push_back(make_workload(n, session));

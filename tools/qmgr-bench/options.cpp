@@ -3,6 +3,7 @@
 #include "error.hpp"
 #include "workload.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace bench {
@@ -100,11 +101,20 @@ void print_usage(std::ostream& out) {
            "  --workload NAME   run only these (repeatable); default: all of\n"
            "                    ";
     std::string sep;
-    for (const auto& n : workload_names()) {
+    for (const auto& n : workload_names(false)) {
         out << sep << n;
         sep = ", ";
     }
     out << "\n"
+           "                    (also: ";
+    sep.clear();
+    auto all = workload_names(true), def = workload_names(false);
+    for (const auto& n : all)
+        if (std::find(def.begin(), def.end(), n) == def.end()) {
+            out << sep << n;
+            sep = ", ";
+        }
+    out << ", only when named)\n"
            "  --scale F         multiply the workload sizes by F (default 1 = the issue's sizes;\n"
            "                    0.1 for a quick run)\n"
            "  --cqmgr PATH      the cqmgr binary (default: build/qmgr/cqmgr)\n"

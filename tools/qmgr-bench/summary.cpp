@@ -29,11 +29,14 @@ double median_of_side(const std::vector<RunResult>& runs, const std::string& sid
     return median(v);
 }
 
-// Common figures, then the workload's own, then the poller's.
+// Common figures, then the workload's own, then the deferrals and the
+// poller's (where a run has them).
 std::vector<MetricDef> all_metrics(const Workload& w) {
     std::vector<MetricDef> defs = common_metrics(w.live_injection());
     for (auto& d : w.extra_metrics())
         defs.push_back(d);
+    defs.push_back({"deferred", "status=deferred lines", 0});
+    defs.push_back({"deferred_pct", "deferred, % of sent+deferred lines", 1});
     defs.push_back({"scrapes", "metrics scrapes while polled", 0});
     defs.push_back({"failed_scrapes", "failed scrapes", 0});
     return defs;

@@ -25,6 +25,7 @@ struct Session {
 // What a workload sees of one run.
 struct RunContext {
     compat::Instance& inst;
+    compat::QmgrKind kind; // the queue manager of the run
     std::uint16_t smtpd_port = 0;
     std::vector<std::uint16_t> sink_ports; // in the order of Workload::sinks()
     bool verbose = false;
@@ -60,6 +61,11 @@ class Workload {
     virtual std::vector<compat::SinkSpec> sinks() const = 0;
     // main.cf settings of a run.
     virtual MainCf main_cf(const RunContext& run) const = 0;
+    // master.cf lines added to the instance's (e.g. a receiving smtpd).
+    virtual std::vector<std::string> master_cf(const RunContext&) const { return {}; }
+    // True if recipients may be deferred on the way (they must still all be
+    // delivered in the end); otherwise a deferral fails the run.
+    virtual bool deferrals_expected() const { return false; }
     // Before master starts: fill the queue, write lookup tables.
     virtual void populate(const RunContext&) const {}
     // True if injection() returns mail to inject while the run is measured.
@@ -74,9 +80,9 @@ class Workload {
     virtual void add_metrics(const DeliveryWatch&, const Injection*, Metrics&) const {}
 };
 
-// The workloads by name, in their default order: flush, fanout, deferred-restart,
-// intake, slow-receiver.
-std::vector<std::string> workload_names();
+// The workloads by name: with `all`, every one; otherwise those run by
+// default (flush, fanout, deferred-restart, intake, slow-receiver).
+std::vector<std::string> workload_names(bool all);
 
 // Creates a workload; throws compat::Error naming the known ones if `name` is not one.
 std::unique_ptr<Workload> make_workload(const std::string& name, const Session& session);

@@ -1,4 +1,5 @@
-// The five workloads of issue #8; each is defined in its own file.
+// The workloads of issue #8 and of later issues; each is defined in its own
+// file.
 #pragma once
 
 #include "workload.hpp"
@@ -17,5 +18,7 @@ std::unique_ptr<Workload> make_deferred_restart(const Session& session);
 std::unique_ptr<Workload> make_intake(const Session& session);
 // Bulk and small mail at a destination that answers slowly.
 std::unique_ptr<Workload> make_slow_receiver(const Session& session);
+// Issue #14: Postfix's 421 experiment (adaptive limits on the cqmgr side).
+std::unique_ptr<Workload> make_concurrency_421(const Session& session);
 
 } // namespace bench
