@@ -11,6 +11,7 @@
 #include "signals.hpp"
 #include "sink.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -75,6 +76,10 @@ void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
         tool = std::make_unique<AttachedTool>(opts.attach, probe.usage().pid, opts.attach_out, 1);
         started = boot_seconds(); // the time it was stopped does not count
     }
+    std::unique_ptr<compat::ConnectionSampler> connections;
+    if (w.watches_peaks())
+        connections = std::make_unique<compat::ConnectionSampler>(ctx.sink_ports);
+    std::uint64_t active_peak = 0;
     std::unique_ptr<Poller> poller;
     if (opts.polled)
         poller = std::make_unique<Poller>(inst, opts.cqmgrctl_path, ports.back(),
@@ -96,6 +101,9 @@ void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
         double now = boot_seconds();
         if (now >= next_sample) {
             probe.sample();
+            if (w.watches_peaks())
+                active_peak =
+                    std::max(active_peak, compat::count_files(inst.queue_dir() + "/active"));
             next_sample = now + 0.1;
         }
         if (injected && watch.sent() >= w.recipients() && queue_drained(inst)) break;
@@ -116,6 +124,14 @@ void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
     }
     probe.sample();
     if (tool) tool->stop();
+    if (connections) {
+        connections->stop();
+        int peak = 0;
+        for (size_t i = 0; i < ctx.sink_ports.size(); ++i)
+            peak = std::max(peak, connections->peak(i));
+        m["active_peak"] = static_cast<double>(active_peak);
+        m["connections_peak"] = peak;
+    }
     if (poller) {
         poller->stop();
         m["scrapes"] = poller->scrapes();

@@ -35,6 +35,8 @@ std::vector<MetricDef> all_metrics(const Workload& w) {
     std::vector<MetricDef> defs = common_metrics(w.live_injection());
     for (auto& d : w.extra_metrics())
         defs.push_back(d);
+    defs.push_back({"active_peak", "peak messages in active/ (sampled every 0.1 s)", 0});
+    defs.push_back({"connections_peak", "peak connections to a sink (sampled every 50 ms)", 0});
     defs.push_back({"deferred", "status=deferred lines", 0});
     defs.push_back({"deferred_pct", "deferred, % of sent+deferred lines", 1});
     defs.push_back({"scrapes", "metrics scrapes while polled", 0});

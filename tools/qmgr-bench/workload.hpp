@@ -66,6 +66,10 @@ class Workload {
     // True if recipients may be deferred on the way (they must still all be
     // delivered in the end); otherwise a deferral fails the run.
     virtual bool deferrals_expected() const { return false; }
+    // True to sample, while the run is measured, the files in active/ (every
+    // 0.1 s) and the connections to each sink (every 50 ms), and report the
+    // peaks as "active_peak" and "connections_peak" (the highest sink's).
+    virtual bool watches_peaks() const { return false; }
     // Before master starts: fill the queue, write lookup tables.
     virtual void populate(const RunContext&) const {}
     // True if injection() returns mail to inject while the run is measured.

@@ -23,6 +23,7 @@ const std::vector<Known>& registry() {
         {"intake", make_intake, true},
         {"slow-receiver", make_slow_receiver, true},
         {"concurrency-421", make_concurrency_421, false},
+        {"outage-recovery", make_outage_recovery, false},
     };
     return r;
 }

@@ -20,5 +20,7 @@ std::unique_ptr<Workload> make_intake(const Session& session);
 std::unique_ptr<Workload> make_slow_receiver(const Session& session);
 // Issue #14: Postfix's 421 experiment (adaptive limits on the cqmgr side).
 std::unique_ptr<Workload> make_concurrency_421(const Session& session);
+// Issue #14: deferred mail for a destination that comes back (recovery ramp).
+std::unique_ptr<Workload> make_outage_recovery(const Session& session);
 
 } // namespace bench
