@@ -39,6 +39,11 @@ std::string iso_utc(int64_t t) {
     return buf;
 }
 
+// "suspension" or "throttle", as the log lines name a kept setting.
+std::string setting_name(core::AdminKind kind) {
+    return kind == core::AdminKind::hold ? "suspension" : "throttle";
+}
+
 json error_reply(const std::string& text) {
     return json{{"ok", false}, {"error", text}};
 }
@@ -73,9 +78,9 @@ json ControlCommands::change(const core::AdminTarget& target) const {
     return j;
 }
 
-std::string ControlCommands::until_text(int64_t until, int64_t duration) const {
+std::string ControlCommands::until_text(int64_t until, const std::string& span) const {
     if (until == 0) return {};
-    return " until " + iso_utc(until) + " (" + std::to_string(duration) + "s)";
+    return " until " + iso_utc(until) + " (" + span + ")";
 }
 
 json ControlCommands::execute(const ControlCommand& cmd) {
@@ -100,7 +105,7 @@ json ControlCommands::execute(const ControlCommand& cmd) {
     case Kind::suspend:
         note(sched_.admin_suspend(target, core::AdminHold{until, cmd.reason, cmd.uid}),
              {{"suspended", true}, {"until", until_json(until)}, {"reason", cmd.reason}});
-        line += until_text(until, cmd.duration) + by;
+        line += until_text(until, std::to_string(cmd.duration) + "s") + by;
         if (!cmd.reason.empty()) line += ": " + cmd.reason;
         break;
     case Kind::resume:
@@ -111,7 +116,7 @@ json ControlCommands::execute(const ControlCommand& cmd) {
         note(sched_.admin_throttle(target, core::AdminCap{cmd.concurrency, until, cmd.uid}),
              {{"throttle", {{"concurrency", cmd.concurrency}, {"until", until_json(until)}}}});
         line += " concurrency " + std::to_string(cmd.concurrency) +
-                until_text(until, cmd.duration) + by;
+                until_text(until, std::to_string(cmd.duration) + "s") + by;
         break;
     case Kind::unthrottle:
         note(sched_.admin_unthrottle(target), {{"throttle", nullptr}});
@@ -133,19 +138,36 @@ json ControlCommands::execute(const ControlCommand& cmd) {
 }
 
 void ControlCommands::restore() {
-    sched_.set_time(clock_.now());
-    for (const AdminRecord& r : state_.load(clock_.now())) {
-        if (r.kind == core::AdminKind::hold)
+    const int64_t now = clock_.now();
+    sched_.set_time(now);
+    bool dropped = false;
+    for (const AdminRecord& r : state_.load()) {
+        std::string what = setting_name(r.kind) + " of " + r.target.text();
+        if (r.until() != 0 && r.until() <= now) {
+            // It ended while no cqmgr ran: said once, then forgotten.
+            log_line_("control: " + what + " expired at " + iso_utc(r.until()) +
+                      " while cqmgr was not running");
+            dropped = true;
+            continue;
+        }
+        std::string line = "control: restored " + what;
+        std::string left = std::to_string(r.until() - now) + "s left";
+        if (r.kind == core::AdminKind::hold) {
             sched_.admin_suspend(r.target, r.hold);
-        else
+            line += until_text(r.hold.until, left) + " by uid " + std::to_string(r.hold.uid);
+            if (!r.hold.reason.empty()) line += ": " + r.hold.reason;
+        } else {
             sched_.admin_throttle(r.target, r.cap);
+            line += " concurrency " + std::to_string(r.cap.concurrency) +
+                    until_text(r.cap.until, left) + " by uid " + std::to_string(r.cap.uid);
+        }
+        log_line_(line);
     }
+    if (dropped) save();
 }
 
 void ControlCommands::expired(core::AdminKind kind, const core::AdminTarget& target) {
-    log_line_(std::string("control: ") +
-              (kind == core::AdminKind::hold ? "suspension" : "throttle") + " of " + target.text() +
-              " expired");
+    log_line_("control: " + setting_name(kind) + " of " + target.text() + " expired");
     save();
 }
 

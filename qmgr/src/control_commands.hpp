@@ -71,7 +71,10 @@ class ControlCommands {
     // saved, the reply also has "warning":TEXT (the command took effect).
     nlohmann::json execute(const ControlCommand& cmd);
 
-    // Gives the scheduler the kept settings (at start, before any mail).
+    // Gives the scheduler the kept settings (at start, before any mail),
+    // logging each ("control: restored suspension of ..."); those that
+    // ended while cqmgr was not running are logged as expired and dropped
+    // from the file.
     void restore();
     // The scheduler ended a setting by itself (Driver::admin_expired):
     // logged, and no longer kept.
@@ -82,8 +85,8 @@ class ControlCommands {
     static std::string check(const ControlCommand& cmd);
     // The changed-object for `target` (with "queues" for bare names).
     nlohmann::json change(const core::AdminTarget& target) const;
-    // " until ISO (Ns)" for a duration, "" without one.
-    std::string until_text(int64_t until, int64_t duration) const;
+    // " until ISO (SPAN)" for a setting that ends, "" without an end.
+    std::string until_text(int64_t until, const std::string& span) const;
     // Saves the settings; false when they could not be saved.
     bool save();
 
