@@ -128,6 +128,20 @@ TEST(Format, Changed) {
               "TARGET             CHANGE\n"
               "smtp:example.com   not suspended\n"
               "relay:example.com  throttle 2\n");
+    // A flush says what became of the deferred mail, revived or not.
+    const char* not_eligible = "not eligible for fast flush (fast_flush_domains); deferred mail "
+                               "waits for its retry time, see postqueue -f";
+    json flush{{"ok", true}, {"changed", json::array()}, {"deferred", not_eligible}};
+    EXPECT_EQ(format_reply("flush example.com", flush, now),
+              std::string("nothing changed\ndeferred: ") + not_eligible + "\n");
+    flush["changed"] = json::parse(R"([{"target":"smtp:example.com","revived":true}])");
+    flush["warning"] = "the change is not kept across restarts (see the log)";
+    EXPECT_EQ(format_reply("flush example.com", flush, now),
+              std::string("TARGET            CHANGE\n"
+                          "smtp:example.com  revived\n"
+                          "deferred: ") +
+                  not_eligible +
+                  "\nwarning: the change is not kept across restarts (see the log)\n");
 }
 
 TEST(Format, Help) {

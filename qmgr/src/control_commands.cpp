@@ -44,6 +44,25 @@ std::string setting_name(core::AdminKind kind) {
     return kind == core::AdminKind::hold ? "suspension" : "throttle";
 }
 
+// The "deferred" text of a flush's reply: what became of the deferred
+// mail for `site`.  Only the fast flush service can find a site's deferred
+// mail; without it, the mail waits in deferred/ for its own retry time.
+std::string deferred_text(ControlCommands::FlushDeferred d, const std::string& site) {
+    using D = ControlCommands::FlushDeferred;
+    switch (d) {
+    case D::not_eligible:
+        break;
+    case D::asked:
+        return "asked the flush service to deliver the deferred mail for " + site +
+               ", as postqueue -s does";
+    case D::service_asked:
+        return "asked the flush service to deliver the deferred mail for " + site +
+               ", as postqueue -s does, if fast_flush_domains (a lookup table) lists it";
+    }
+    return "not eligible for fast flush (fast_flush_domains); deferred mail waits for its "
+           "retry time, see postqueue -f";
+}
+
 json error_reply(const std::string& text) {
     return json{{"ok", false}, {"error", text}};
 }
@@ -92,6 +111,7 @@ json ControlCommands::execute(const ControlCommand& cmd) {
     const std::string by = " by uid " + std::to_string(cmd.uid);
     json changed = json::array();
     bool settings_changed = false;
+    FlushDeferred deferred = FlushDeferred::not_eligible;
     std::string line = std::string("control: ") + kind_name(cmd.kind) + " " + target.text();
     // Each setting changed gives one object: its target and `fields`.
     auto note = [&](bool did, json fields) {
@@ -126,12 +146,13 @@ json ControlCommands::execute(const ControlCommand& cmd) {
         for (const core::AdminTarget& r : sched_.admin_flush(target))
             changed.push_back(json{{"target", r.text()}, {"revived", true}});
         // Its deferred mail, as postqueue -s asks for it.
-        if (flush_site_) flush_site_(cmd.destination);
+        deferred = flush_site_ ? flush_site_(cmd.destination) : FlushDeferred::not_eligible;
         line += by;
         break;
     }
     log_line_(line);
     json reply{{"ok", true}, {"changed", std::move(changed)}};
+    if (cmd.kind == Kind::flush) reply["deferred"] = deferred_text(deferred, cmd.destination);
     if (settings_changed && !save())
         reply["warning"] = "the change is not kept across restarts (see the log)";
     return reply;

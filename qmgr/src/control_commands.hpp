@@ -49,10 +49,16 @@ class ControlCommands {
   public:
     // Where the log lines go (log::info in the daemon).
     using LogLine = std::function<void(const std::string&)>;
+    // What a flush does about the deferred mail of its site.
+    enum class FlushDeferred {
+        not_eligible, // fast_flush_domains rules the site out: nothing asked
+        asked,        // flush(8) was asked to deliver it
+        service_asked // asked; fast_flush_domains has a table, flush(8) decides
+    };
     // Asks the flush(8) service to deliver the deferred mail of a site,
     // when fast_flush_domains covers it (asynchronous; the daemon logs a
-    // failure).
-    using FlushSite = std::function<void(const std::string& site)>;
+    // failure), and says whether it asked.
+    using FlushSite = std::function<FlushDeferred(const std::string& site)>;
 
     ControlCommands(core::Scheduler& sched, AdminState& state, const WallClock& clock,
                     FlushSite flush_site, LogLine log_line);
@@ -69,6 +75,8 @@ class ControlCommands {
     // A target without a transport also lists the queues it covers now as
     // "queues":["smtp:example.com",...].  When the settings could not be
     // saved, the reply also has "warning":TEXT (the command took effect).
+    // A flush's reply also has "deferred":TEXT, what became of the
+    // destination's deferred mail (flush(8) asked, or not eligible).
     nlohmann::json execute(const ControlCommand& cmd);
 
     // Gives the scheduler the kept settings (at start, before any mail),

@@ -48,6 +48,8 @@ struct Control : ::testing::Test {
     std::unique_ptr<ControlCommands> control;
     std::vector<std::string> lines;
     std::vector<std::string> flushed;
+    // What the flush service callback answers.
+    ControlCommands::FlushDeferred flush_answer = ControlCommands::FlushDeferred::asked;
 
     Control() {
         char tmpl[] = "/tmp/cqmgr-control-XXXXXX";
@@ -72,7 +74,11 @@ struct Control : ::testing::Test {
         sched->set_time(clock.t);
         state = std::make_unique<AdminState>(AdminState::open_directory(dir), dir);
         control = std::make_unique<ControlCommands>(
-            *sched, *state, clock, [this](const std::string& s) { flushed.push_back(s); },
+            *sched, *state, clock,
+            [this](const std::string& s) {
+                flushed.push_back(s);
+                return flush_answer;
+            },
             [this](const std::string& l) { lines.push_back(l); });
         driver.sched = sched.get();
         driver.control = control.get();
@@ -181,6 +187,8 @@ TEST_F(Control, FlushRevivesADeadDestinationAndAsksTheFlushService) {
     ASSERT_TRUE(r["ok"].get<bool>()) << r;
     EXPECT_EQ(lines.back(), "control: flush smtp:example.com by uid 0");
     EXPECT_EQ(r["changed"], json::parse(R"([{"target":"smtp:example.com","revived":true}])"));
+    EXPECT_EQ(r["deferred"], "asked the flush service to deliver the deferred mail for "
+                             "example.com, as postqueue -s does");
     EXPECT_EQ(flushed, std::vector<std::string>{"example.com"});
     EXPECT_FALSE(t.queue_by_name.count("example.com") && t.queue_by_name.at("example.com")->dead());
     // Nothing dead any more: nothing revived, the flush service asked again.
@@ -188,6 +196,22 @@ TEST_F(Control, FlushRevivesADeadDestinationAndAsksTheFlushService) {
     EXPECT_EQ(r["changed"], json::array());
     EXPECT_EQ(flushed.size(), 2u);
     sched->check_invariants();
+}
+
+TEST_F(Control, FlushSaysWhenTheDeferredMailIsNotEligible) {
+    flush_answer = ControlCommands::FlushDeferred::not_eligible;
+    json r = run({Kind::flush, "", "example.org", 0, "", 0, 0});
+    EXPECT_EQ(r, (json{{"ok", true},
+                       {"changed", json::array()},
+                       {"deferred", "not eligible for fast flush (fast_flush_domains); deferred "
+                                    "mail waits for its retry time, see postqueue -f"}}));
+    flush_answer = ControlCommands::FlushDeferred::service_asked;
+    r = run({Kind::flush, "", "example.org", 0, "", 0, 0});
+    EXPECT_EQ(r["deferred"], "asked the flush service to deliver the deferred mail for "
+                             "example.org, as postqueue -s does, if fast_flush_domains (a lookup "
+                             "table) lists it");
+    // The other commands have no such field.
+    EXPECT_FALSE(run({Kind::suspend, "smtp", "", 0, "", 0, 0}).contains("deferred"));
 }
 
 TEST_F(Control, MalformedCommandsGetAnErrorAndChangeNothing) {
