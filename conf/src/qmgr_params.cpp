@@ -397,6 +397,7 @@ QmgrParams QmgrParams::load(const MainCf& given, const MainCf::Warn& warn, Optio
         q.bounce_queue_lifetime = q.maximal_queue_lifetime;
     }
     q.ipc_timeout = q.qmgr_ipc_timeout;
+    q.configured_max_idle = r.i("max_idle");
     q.max_idle = 0;
     q.max_use = 0;
     return q;

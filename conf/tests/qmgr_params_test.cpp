@@ -49,6 +49,7 @@ TEST(QmgrParams, Defaults) {
     EXPECT_EQ(q.ipc_timeout, 60); // qmgr_ipc_timeout replaces ipc_timeout
     EXPECT_EQ(q.max_idle, 0);
     EXPECT_EQ(std::get<int64_t>(q.values.at("max_idle")), 100);
+    EXPECT_EQ(q.configured_max_idle, 100); // the control socket's idle limit
     EXPECT_EQ(std::get<int64_t>(q.values.at("message_size_limit")), 10240000);
     EXPECT_TRUE(q.defer_transports.empty());
     EXPECT_EQ(q.data_directory, "/var/lib/postfix"); // postconf -d data_directory
@@ -167,7 +168,10 @@ TEST(QmgrParams, CommandLineOverridesWin) {
         EXPECT_EQ(e.where(), "command line");
     }
     cf.set("max_idle", "10");
-    EXPECT_EQ(QmgrParams::load(cf, {}, no_accounts).qmgr_ipc_timeout, 45);
+    auto q = QmgrParams::load(cf, {}, no_accounts);
+    EXPECT_EQ(q.qmgr_ipc_timeout, 45);
+    EXPECT_EQ(q.configured_max_idle, 10);
+    EXPECT_EQ(q.max_idle, 0);
 }
 
 TEST(QmgrParams, WorksWithoutRegisteredDefaults) {

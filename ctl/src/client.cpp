@@ -60,8 +60,16 @@ void Client::wait(short events, std::chrono::steady_clock::time_point deadline) 
     }
 }
 
+bool Client::peer_closed() const {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, 0) != 1) return false;
+    char c;
+    // Readable with nothing to read: the end of the stream (or an error).
+    return ::recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT) <= 0;
+}
+
 nlohmann::json Client::request(const std::string& line, std::chrono::milliseconds timeout) {
-    if (fd_ < 0) connect();
+    if (fd_ < 0 || peer_closed()) connect();
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     const std::string out = line + '\n';
     size_t sent = 0;

@@ -29,8 +29,11 @@ class Client {
 
     // Connects (again, after close()).  Throws ControlError(Connect).
     void connect();
-    // Sends `line` (no newline) and waits up to `timeout` for the reply.
-    // Throws ControlError(Io or Protocol); the connection is closed then.
+    // Sends `line` (no newline) and waits up to `timeout` for the reply,
+    // over a new connection when cqmgr has closed the last one (it closes
+    // connections that sent nothing for max_idle seconds, and a reload
+    // replaces the daemon).  Throws ControlError(Io or Protocol); the
+    // connection is closed then.
     nlohmann::json request(const std::string& line, std::chrono::milliseconds timeout);
     void close();
     bool connected() const { return fd_ >= 0; }
@@ -39,6 +42,8 @@ class Client {
   private:
     // Throws ControlError(Io) after closing the connection.
     [[noreturn]] void fail(const std::string& text);
+    // True when cqmgr has closed the connection (checked without waiting).
+    bool peer_closed() const;
     // Waits until fd_ is ready for `events` or the deadline passes.
     void wait(short events, std::chrono::steady_clock::time_point deadline);
 

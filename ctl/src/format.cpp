@@ -273,8 +273,14 @@ std::string format_deliveries(const json& reply) {
 }
 
 std::string format_changed(const json& reply, int64_t now) {
+    // What the reply says besides the changes: a flush's word on the
+    // deferred mail, a warning that a change is not kept.
+    std::string notes;
+    for (const char* key : {"deferred", "warning"})
+        if (const json* v = field(reply, key); v && v->is_string())
+            notes += std::string(key) + ": " + v->get<std::string>() + '\n';
     const json& changed = array_of(reply, "changed");
-    if (changed.empty()) return "nothing changed\n";
+    if (changed.empty()) return "nothing changed\n" + notes;
     Table table({{"TARGET"}, {"CHANGE"}});
     for (const auto& c : changed) {
         std::vector<std::string> parts;
@@ -302,7 +308,7 @@ std::string format_changed(const json& reply, int64_t now) {
         if (!reason.empty()) text += (text.empty() ? "" : ": ") + reason;
         table.add({string_of(c, "target"), text});
     }
-    return table.text();
+    return table.text() + notes;
 }
 
 std::string format_help(const json& reply) {

@@ -56,6 +56,22 @@ TEST(Client, RepliesSplitOrJoinedOnTheWire) {
     EXPECT_EQ(client.request("b", 5s)["n"], 2);
 }
 
+TEST(Client, ReconnectsWhenTheDaemonClosedAnIdleConnection) {
+    std::atomic<bool> closed{false};
+    CannedServer server([&closed](int fd) {
+        // One reply, then the connection ends, as after max_idle.
+        write_all(fd, sample_reply(read_request(fd)) + "\n");
+        ::shutdown(fd, SHUT_RDWR);
+        closed = true;
+    });
+    Client client(server.path());
+    EXPECT_EQ(client.request("summary", 5s), sample("summary"));
+    while (!closed)
+        std::this_thread::sleep_for(1ms);
+    EXPECT_EQ(client.request("queues", 5s), sample("queues"));
+    EXPECT_EQ(server.connections(), 2);
+}
+
 TEST(Client, ClosedWithoutAReply) {
     CannedServer server([](int fd) { read_request(fd); });
     Client client(server.path());

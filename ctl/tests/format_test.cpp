@@ -14,24 +14,26 @@ constexpr int64_t now = 1764000000;
 
 TEST(Format, Summary) {
     EXPECT_EQ(format_reply("summary", sample("summary"), now),
-              "cqmgr 0.x, pid 123, up 12s\n"
-              "active queue:  10 messages (limit 20000), 40 recipients (limit 20000), oldest 3.2s\n"
-              "feed:          scanning incoming, 100 in-flow tokens written\n"
-              "resolver:      40 requests, 0 cache hits\n"
-              "scheduler:     2 transports, 7 queues, 3 deliveries in flight\n"
-              "deliveries:    30 done, 2 deferred, 0 crashed, 0 unavailable\n"
-              "dsn classes:   30 2.x.x, 2 4.x.x, 0 5.x.x\n"
-              "messages:      20 removed, 1 deferred, 0 bounced, 0 expired\n");
+              "cqmgr 0.1.0, pid 28691, up 4.6s\n"
+              "active queue:  6 messages (limit 20000), 6 recipients (limit 20000), oldest 3s\n"
+              "feed:          idle, 111 in-flow tokens written\n"
+              "resolver:      3 requests, 8 cache hits\n"
+              "scheduler:     3 transports, 2 queues, 1 deliveries in flight\n"
+              "deliveries:    3 done, 2 deferred, 0 crashed, 0 unavailable\n"
+              "dsn classes:   0 2.x.x, 1 4.x.x, 0 5.x.x\n"
+              "messages:      3 removed, 2 deferred, 0 bounced, 0 expired\n");
 }
 
 TEST(Format, SummaryOfAPausedIdleFeed) {
     auto s = sample("summary");
-    s["feed"]["scanning"] = json::array();
     s["feed"]["paused"] = true;
-    EXPECT_NE(format_summary(s).find("feed:          paused, 100 in-flow tokens written\n"),
+    EXPECT_NE(format_summary(s).find("feed:          paused, 111 in-flow tokens written\n"),
               std::string::npos);
     s["feed"]["paused"] = false;
-    EXPECT_NE(format_summary(s).find("feed:          idle, 100"), std::string::npos);
+    s["feed"]["scanning"] = json::array({"incoming", "deferred"});
+    EXPECT_NE(format_summary(s).find("feed:          scanning incoming, deferred, 111"),
+              std::string::npos)
+        << format_summary(s);
 }
 
 TEST(Format, Queues) {
@@ -128,6 +130,20 @@ TEST(Format, Changed) {
               "TARGET             CHANGE\n"
               "smtp:example.com   not suspended\n"
               "relay:example.com  throttle 2\n");
+    // A flush says what became of the deferred mail, revived or not.
+    const char* not_eligible = "not eligible for fast flush (fast_flush_domains); deferred mail "
+                               "waits for its retry time, see postqueue -f";
+    json flush{{"ok", true}, {"changed", json::array()}, {"deferred", not_eligible}};
+    EXPECT_EQ(format_reply("flush example.com", flush, now),
+              std::string("nothing changed\ndeferred: ") + not_eligible + "\n");
+    flush["changed"] = json::parse(R"([{"target":"smtp:example.com","revived":true}])");
+    flush["warning"] = "the change is not kept across restarts (see the log)";
+    EXPECT_EQ(format_reply("flush example.com", flush, now),
+              std::string("TARGET            CHANGE\n"
+                          "smtp:example.com  revived\n"
+                          "deferred: ") +
+                  not_eligible +
+                  "\nwarning: the change is not kept across restarts (see the log)\n");
 }
 
 TEST(Format, Help) {

@@ -98,22 +98,19 @@ std::string encode_admin_records(const std::vector<AdminRecord>& records) {
     return doc.dump() + "\n";
 }
 
-std::optional<std::vector<AdminRecord>> decode_admin_records(std::string_view text, int64_t now,
+std::optional<std::vector<AdminRecord>> decode_admin_records(std::string_view text,
                                                              std::string& error) {
     std::vector<AdminRecord> out;
     try {
         json doc = json::parse(text);
         if (doc.at("version").get<int>() != format_version)
             throw std::invalid_argument("unknown version");
-        auto keep = [&](AdminRecord r) {
-            if (r.until() == 0 || r.until() > now) out.push_back(std::move(r));
-        };
         for (const json& j : doc.at("suspend")) {
             AdminRecord r{core::AdminKind::hold, target_of(j), {}, {}};
             r.hold.until = until_of(j);
             r.hold.reason = j.at("reason").get<std::string>();
             r.hold.uid = j.at("uid").get<int64_t>();
-            keep(std::move(r));
+            out.push_back(std::move(r));
         }
         for (const json& j : doc.at("throttle")) {
             AdminRecord r{core::AdminKind::cap, target_of(j), {}, {}};
@@ -122,7 +119,7 @@ std::optional<std::vector<AdminRecord>> decode_admin_records(std::string_view te
             if (r.cap.concurrency < 1) throw std::invalid_argument("concurrency below 1");
             r.cap.until = until_of(j);
             r.cap.uid = j.at("uid").get<int64_t>();
-            keep(std::move(r));
+            out.push_back(std::move(r));
         }
     } catch (const std::exception& e) {
         // nlohmann's exceptions and ours alike.
@@ -147,7 +144,7 @@ std::string AdminState::path() const {
     return dir_name_ + "/" + std::string(file_name);
 }
 
-std::vector<AdminRecord> AdminState::load(int64_t now) const {
+std::vector<AdminRecord> AdminState::load() const {
     if (fd_ < 0) return {};
     int fd = ::openat(fd_, std::string(file_name).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
@@ -167,7 +164,7 @@ std::vector<AdminRecord> AdminState::load(int64_t now) const {
     }
     std::string error = text.size() > max_file_size ? "file too large" : "";
     std::optional<std::vector<AdminRecord>> records;
-    if (error.empty()) records = decode_admin_records(text, now, error);
+    if (error.empty()) records = decode_admin_records(text, error);
     if (!records) {
         log::warn("control: ignoring corrupt " + path() + ": " + error);
         return {};

@@ -5,9 +5,10 @@
 // of reach: the directory is opened before the jail (open_directory()) and
 // the file is read and written relative to that descriptor.  A write goes
 // to a temporary file that is synced and renamed over the old one, so the
-// file is always either the old or the new list.  The file is touched only
-// when a command changes something: without commands, cqmgr neither reads
-// nor writes anything there that stock qmgr does not.
+// file is always either the old or the new list.  The file is written only
+// when a command changes something (or, at start-up, to drop settings that
+// ended while cqmgr was not running): without commands, cqmgr neither
+// reads nor writes anything there that stock qmgr does not.
 #pragma once
 
 #include "cqmgr/core/admin.hpp"
@@ -38,9 +39,9 @@ std::vector<AdminRecord> admin_records(const std::map<core::AdminTarget, core::A
 
 // The file's text for `records` (JSON, one document).
 std::string encode_admin_records(const std::vector<AdminRecord>& records);
-// The records in `text`, without those whose end is at or before `now`;
+// The records in `text`, ended ones included (the reader logs those);
 // nullopt and `error` set when the text is not a valid list.
-std::optional<std::vector<AdminRecord>> decode_admin_records(std::string_view text, int64_t now,
+std::optional<std::vector<AdminRecord>> decode_admin_records(std::string_view text,
                                                              std::string& error);
 
 class AdminState {
@@ -60,10 +61,10 @@ class AdminState {
     // opened, which matters only once something must be saved.
     static int open_directory(const std::string& path);
 
-    // The kept settings whose end is after `now`.  A missing file is an
-    // empty list; an unreadable or corrupt one is logged as a warning and
-    // taken as empty.
-    std::vector<AdminRecord> load(int64_t now) const;
+    // The kept settings, also those whose end has passed since they were
+    // saved.  A missing file is an empty list; an unreadable or corrupt one
+    // is logged as a warning and taken as empty.
+    std::vector<AdminRecord> load() const;
     // Replaces the kept settings with `records`, atomically; false (with a
     // warning logged) when that failed.
     bool save(const std::vector<AdminRecord>& records) const;

@@ -39,6 +39,30 @@ std::string iso_utc(int64_t t) {
     return buf;
 }
 
+// "suspension" or "throttle", as the log lines name a kept setting.
+std::string setting_name(core::AdminKind kind) {
+    return kind == core::AdminKind::hold ? "suspension" : "throttle";
+}
+
+// The "deferred" text of a flush's reply: what became of the deferred
+// mail for `site`.  Only the fast flush service can find a site's deferred
+// mail; without it, the mail waits in deferred/ for its own retry time.
+std::string deferred_text(ControlCommands::FlushDeferred d, const std::string& site) {
+    using D = ControlCommands::FlushDeferred;
+    switch (d) {
+    case D::not_eligible:
+        break;
+    case D::asked:
+        return "asked the flush service to deliver the deferred mail for " + site +
+               ", as postqueue -s does";
+    case D::service_asked:
+        return "asked the flush service to deliver the deferred mail for " + site +
+               ", as postqueue -s does, if fast_flush_domains (a lookup table) lists it";
+    }
+    return "not eligible for fast flush (fast_flush_domains); deferred mail waits for its "
+           "retry time, see postqueue -f";
+}
+
 json error_reply(const std::string& text) {
     return json{{"ok", false}, {"error", text}};
 }
@@ -73,9 +97,9 @@ json ControlCommands::change(const core::AdminTarget& target) const {
     return j;
 }
 
-std::string ControlCommands::until_text(int64_t until, int64_t duration) const {
+std::string ControlCommands::until_text(int64_t until, const std::string& span) const {
     if (until == 0) return {};
-    return " until " + iso_utc(until) + " (" + std::to_string(duration) + "s)";
+    return " until " + iso_utc(until) + " (" + span + ")";
 }
 
 json ControlCommands::execute(const ControlCommand& cmd) {
@@ -87,6 +111,7 @@ json ControlCommands::execute(const ControlCommand& cmd) {
     const std::string by = " by uid " + std::to_string(cmd.uid);
     json changed = json::array();
     bool settings_changed = false;
+    FlushDeferred deferred = FlushDeferred::not_eligible;
     std::string line = std::string("control: ") + kind_name(cmd.kind) + " " + target.text();
     // Each setting changed gives one object: its target and `fields`.
     auto note = [&](bool did, json fields) {
@@ -100,7 +125,7 @@ json ControlCommands::execute(const ControlCommand& cmd) {
     case Kind::suspend:
         note(sched_.admin_suspend(target, core::AdminHold{until, cmd.reason, cmd.uid}),
              {{"suspended", true}, {"until", until_json(until)}, {"reason", cmd.reason}});
-        line += until_text(until, cmd.duration) + by;
+        line += until_text(until, std::to_string(cmd.duration) + "s") + by;
         if (!cmd.reason.empty()) line += ": " + cmd.reason;
         break;
     case Kind::resume:
@@ -111,7 +136,7 @@ json ControlCommands::execute(const ControlCommand& cmd) {
         note(sched_.admin_throttle(target, core::AdminCap{cmd.concurrency, until, cmd.uid}),
              {{"throttle", {{"concurrency", cmd.concurrency}, {"until", until_json(until)}}}});
         line += " concurrency " + std::to_string(cmd.concurrency) +
-                until_text(until, cmd.duration) + by;
+                until_text(until, std::to_string(cmd.duration) + "s") + by;
         break;
     case Kind::unthrottle:
         note(sched_.admin_unthrottle(target), {{"throttle", nullptr}});
@@ -121,31 +146,49 @@ json ControlCommands::execute(const ControlCommand& cmd) {
         for (const core::AdminTarget& r : sched_.admin_flush(target))
             changed.push_back(json{{"target", r.text()}, {"revived", true}});
         // Its deferred mail, as postqueue -s asks for it.
-        if (flush_site_) flush_site_(cmd.destination);
+        deferred = flush_site_ ? flush_site_(cmd.destination) : FlushDeferred::not_eligible;
         line += by;
         break;
     }
     log_line_(line);
     json reply{{"ok", true}, {"changed", std::move(changed)}};
+    if (cmd.kind == Kind::flush) reply["deferred"] = deferred_text(deferred, cmd.destination);
     if (settings_changed && !save())
         reply["warning"] = "the change is not kept across restarts (see the log)";
     return reply;
 }
 
 void ControlCommands::restore() {
-    sched_.set_time(clock_.now());
-    for (const AdminRecord& r : state_.load(clock_.now())) {
-        if (r.kind == core::AdminKind::hold)
+    const int64_t now = clock_.now();
+    sched_.set_time(now);
+    bool dropped = false;
+    for (const AdminRecord& r : state_.load()) {
+        std::string what = setting_name(r.kind) + " of " + r.target.text();
+        if (r.until() != 0 && r.until() <= now) {
+            // It ended while no cqmgr ran: said once, then forgotten.
+            log_line_("control: " + what + " expired at " + iso_utc(r.until()) +
+                      " while cqmgr was not running");
+            dropped = true;
+            continue;
+        }
+        std::string line = "control: restored " + what;
+        std::string left = std::to_string(r.until() - now) + "s left";
+        if (r.kind == core::AdminKind::hold) {
             sched_.admin_suspend(r.target, r.hold);
-        else
+            line += until_text(r.hold.until, left) + " by uid " + std::to_string(r.hold.uid);
+            if (!r.hold.reason.empty()) line += ": " + r.hold.reason;
+        } else {
             sched_.admin_throttle(r.target, r.cap);
+            line += " concurrency " + std::to_string(r.cap.concurrency) +
+                    until_text(r.cap.until, left) + " by uid " + std::to_string(r.cap.uid);
+        }
+        log_line_(line);
     }
+    if (dropped) save();
 }
 
 void ControlCommands::expired(core::AdminKind kind, const core::AdminTarget& target) {
-    log_line_(std::string("control: ") +
-              (kind == core::AdminKind::hold ? "suspension" : "throttle") + " of " + target.text() +
-              " expired");
+    log_line_("control: " + setting_name(kind) + " of " + target.text() + " expired");
     save();
 }
 

@@ -49,10 +49,16 @@ class ControlCommands {
   public:
     // Where the log lines go (log::info in the daemon).
     using LogLine = std::function<void(const std::string&)>;
+    // What a flush does about the deferred mail of its site.
+    enum class FlushDeferred {
+        not_eligible, // fast_flush_domains rules the site out: nothing asked
+        asked,        // flush(8) was asked to deliver it
+        service_asked // asked; fast_flush_domains has a table, flush(8) decides
+    };
     // Asks the flush(8) service to deliver the deferred mail of a site,
     // when fast_flush_domains covers it (asynchronous; the daemon logs a
-    // failure).
-    using FlushSite = std::function<void(const std::string& site)>;
+    // failure), and says whether it asked.
+    using FlushSite = std::function<FlushDeferred(const std::string& site)>;
 
     ControlCommands(core::Scheduler& sched, AdminState& state, const WallClock& clock,
                     FlushSite flush_site, LogLine log_line);
@@ -69,9 +75,14 @@ class ControlCommands {
     // A target without a transport also lists the queues it covers now as
     // "queues":["smtp:example.com",...].  When the settings could not be
     // saved, the reply also has "warning":TEXT (the command took effect).
+    // A flush's reply also has "deferred":TEXT, what became of the
+    // destination's deferred mail (flush(8) asked, or not eligible).
     nlohmann::json execute(const ControlCommand& cmd);
 
-    // Gives the scheduler the kept settings (at start, before any mail).
+    // Gives the scheduler the kept settings (at start, before any mail),
+    // logging each ("control: restored suspension of ..."); those that
+    // ended while cqmgr was not running are logged as expired and dropped
+    // from the file.
     void restore();
     // The scheduler ended a setting by itself (Driver::admin_expired):
     // logged, and no longer kept.
@@ -82,8 +93,8 @@ class ControlCommands {
     static std::string check(const ControlCommand& cmd);
     // The changed-object for `target` (with "queues" for bare names).
     nlohmann::json change(const core::AdminTarget& target) const;
-    // " until ISO (Ns)" for a duration, "" without one.
-    std::string until_text(int64_t until, int64_t duration) const;
+    // " until ISO (SPAN)" for a setting that ends, "" without an end.
+    std::string until_text(int64_t until, const std::string& span) const;
     // Saves the settings; false when they could not be saved.
     bool save();
 

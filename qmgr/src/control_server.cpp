@@ -76,26 +76,31 @@ class ControlServer::Listener : public std::enable_shared_from_this<Listener> {
 class ControlServer::Listener::Session : public std::enable_shared_from_this<Session> {
   public:
     Session(std::shared_ptr<Listener> listener, Socket sock, uid_t uid, bool counted)
-        : listener_(std::move(listener)), sock_(std::move(sock)), timer_(listener_->io_), uid_(uid),
-          counted_(counted) {
+        : listener_(std::move(listener)), sock_(std::move(sock)), timer_(listener_->io_),
+          idle_timer_(listener_->io_), uid_(uid), counted_(counted) {
         if (counted_) ++listener_->clients_;
     }
     ~Session() {
         if (counted_) --listener_->clients_;
     }
 
-    // Serves requests until the client goes.
-    void serve() { next(); }
+    // Serves requests until the client goes (or idles too long).
+    void serve() {
+        wait_idle();
+        next();
+    }
     // Sends one reply and closes.
     void refuse(std::string reply) { send(std::move(reply), true); }
 
   private:
     // Answers the next complete line, or reads more.
     void next() {
-        if (listener_->stopped_) return close_quietly(sock_);
+        if (listener_->stopped_) return close();
         std::string line;
         switch (framer_.next(line)) {
         case control::LineFramer::Status::line:
+            waiting_ = false;
+            idle_timer_.cancel();
             return send(listener_->answer_(line, uid_), false);
         case control::LineFramer::Status::too_long:
             // The rest of the line is not read: the connection goes.
@@ -107,7 +112,7 @@ class ControlServer::Listener::Session : public std::enable_shared_from_this<Ses
                               [self = shared_from_this()](const error_code& ec, size_t n) {
                                   if (ec) {
                                       // EOF or a broken connection: the client is gone.
-                                      close_quietly(self->sock_);
+                                      self->close();
                                       return;
                                   }
                                   self->framer_.append(std::string_view(self->buf_.data(), n));
@@ -127,16 +132,46 @@ class ControlServer::Listener::Session : public std::enable_shared_from_this<Ses
                           [self = shared_from_this(), then_close](const error_code& ec, size_t) {
                               self->timer_.cancel();
                               if (ec || then_close) {
-                                  close_quietly(self->sock_);
+                                  self->close();
                                   return;
                               }
+                              self->wait_idle();
                               self->next();
                           });
     }
 
+    // Ends the connection: no timer keeps the session (and its slot) alive.
+    void close() {
+        timer_.cancel();
+        idle_timer_.cancel();
+        close_quietly(sock_);
+    }
+
+    // Closes the connection unless a complete request arrives within the
+    // idle timeout.  Bytes without a newline do not count: a client that
+    // trickles them in is idle too.
+    void wait_idle() {
+        const auto limit = listener_->options_.idle_timeout;
+        if (limit.count() <= 0) return;
+        waiting_ = true;
+        idle_timer_.expires_after(limit);
+        idle_timer_.async_wait([self = shared_from_this()](const error_code& ec) {
+            // A request came (perhaps just after the timer went off), or
+            // the session is ending.
+            if (ec || !self->waiting_) return;
+            if (const auto& debug = self->listener_->options_.debug)
+                debug("control: closing connection from uid " + std::to_string(self->uid_) +
+                      ": no request for " +
+                      std::to_string(self->listener_->options_.idle_timeout.count()) + "s");
+            close_quietly(self->sock_); // the pending read fails and the session ends
+        });
+    }
+
     std::shared_ptr<Listener> listener_;
     Socket sock_;
-    asio::steady_timer timer_;
+    asio::steady_timer timer_;      // the reply's write
+    asio::steady_timer idle_timer_; // the wait for the next request
+    bool waiting_ = false;          // for a request, since wait_idle()
     uid_t uid_;
     bool counted_;
     control::LineFramer framer_;

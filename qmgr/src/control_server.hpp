@@ -5,7 +5,8 @@
 // answered by the `Answer` function, synchronously, from the in-memory
 // state, and the reply is written asynchronously.  Nothing here blocks the
 // loop: a client that does not read its reply within `write_timeout` is
-// dropped.
+// dropped, and so is one that sends no complete request for `idle_timeout`
+// (so that clients that connect and go quiet cannot hold every slot).
 #pragma once
 
 #include "cqmgr/protocol/asio.hpp"
@@ -25,8 +26,9 @@ class ControlServer {
   public:
     // The reply line to one request line from user `uid`.
     using Answer = std::function<std::string(std::string_view line, uid_t uid)>;
-    // Where warnings go (a refused user).
+    // Where warnings go (a refused user), and verbose lines (-v).
     using Warn = std::function<void(const std::string&)>;
+    using Debug = std::function<void(const std::string&)>;
 
     struct Options {
         std::string path{};               // the socket; relative to the working directory
@@ -34,7 +36,11 @@ class ControlServer {
         std::optional<uid_t> owner_uid{}; // chown the socket to this (when running as root)
         std::optional<gid_t> owner_gid{};
         std::chrono::seconds write_timeout{60}; // qmgr_ipc_timeout
+        // How long a client may wait before its next complete request
+        // (max_idle); 0: for ever.
+        std::chrono::seconds idle_timeout{100};
         size_t max_clients = 16;
+        Debug debug{}; // the idle close is logged here
     };
 
     ControlServer(asio::io_context& io, Options options, Answer answer, Warn warn);

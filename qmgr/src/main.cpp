@@ -240,6 +240,8 @@ int main(int argc, char** argv) {
             o.owner_gid = owner->second;
         }
         o.write_timeout = std::chrono::seconds(params.qmgr_ipc_timeout);
+        o.idle_timeout = std::chrono::seconds(params.configured_max_idle);
+        o.debug = [](const std::string& line) { log::debug(line); };
         control = std::make_unique<qmgr::ControlServer>(
             io, o,
             [&dispatch](std::string_view line, uid_t uid) { return dispatch.answer(line, uid); },

@@ -44,7 +44,11 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
       control_(
           sched_, admin_state_, clock_,
           [this](const std::string& site) {
+              using D = ControlCommands::FlushDeferred;
+              FlushDomains::Verdict v = flush_domains_.match(site);
+              if (v == FlushDomains::Verdict::no) return D::not_eligible;
               asio::co_spawn(io_, control_flush(site), asio::detached);
+              return v == FlushDomains::Verdict::yes ? D::asked : D::service_asked;
           },
           [](const std::string& line) { log::info(line); }),
       sched_timer_(io) {

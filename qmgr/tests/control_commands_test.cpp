@@ -48,6 +48,8 @@ struct Control : ::testing::Test {
     std::unique_ptr<ControlCommands> control;
     std::vector<std::string> lines;
     std::vector<std::string> flushed;
+    // What the flush service callback answers.
+    ControlCommands::FlushDeferred flush_answer = ControlCommands::FlushDeferred::asked;
 
     Control() {
         char tmpl[] = "/tmp/cqmgr-control-XXXXXX";
@@ -72,7 +74,11 @@ struct Control : ::testing::Test {
         sched->set_time(clock.t);
         state = std::make_unique<AdminState>(AdminState::open_directory(dir), dir);
         control = std::make_unique<ControlCommands>(
-            *sched, *state, clock, [this](const std::string& s) { flushed.push_back(s); },
+            *sched, *state, clock,
+            [this](const std::string& s) {
+                flushed.push_back(s);
+                return flush_answer;
+            },
             [this](const std::string& l) { lines.push_back(l); });
         driver.sched = sched.get();
         driver.control = control.get();
@@ -110,7 +116,7 @@ TEST_F(Control, SuspendAndResumeAreLoggedAnsweredAndKept) {
                                      {"reason", "maintenance"}}));
     EXPECT_FALSE(r.contains("warning"));
     EXPECT_EQ(sched->admin_holds().size(), 1u);
-    auto kept = state->load(clock.t);
+    auto kept = state->load();
     ASSERT_EQ(kept.size(), 1u);
     EXPECT_EQ(kept[0].target.text(), "smtp:example.com");
     EXPECT_EQ(kept[0].hold.reason, "maintenance");
@@ -118,7 +124,7 @@ TEST_F(Control, SuspendAndResumeAreLoggedAnsweredAndKept) {
     r = run({Kind::resume, "smtp", "example.com", 0, "", 0, 0});
     EXPECT_EQ(lines.back(), "control: resume smtp:example.com by uid 0");
     EXPECT_EQ(r["changed"], json::parse(R"([{"target":"smtp:example.com","suspended":false}])"));
-    EXPECT_TRUE(state->load(clock.t).empty());
+    EXPECT_TRUE(state->load().empty());
     // Nothing left to resume: not an error, nothing changed.
     r = run({Kind::resume, "smtp", "example.com", 0, "", 0, 0});
     EXPECT_TRUE(r["ok"].get<bool>());
@@ -156,15 +162,15 @@ TEST_F(Control, ThrottleOfABareDestinationListsItsQueues) {
 TEST_F(Control, SettingsEndByThemselvesAndAreForgotten) {
     run({Kind::suspend, "smtp", "example.com", 60, "", 0, 0});
     run({Kind::throttle, "", "slow.example", 120, "", 1, 0});
-    EXPECT_EQ(state->load(clock.t).size(), 2u);
+    EXPECT_EQ(state->load().size(), 2u);
     clock.t += 60;
     sched->set_time(clock.t);
     EXPECT_EQ(lines.back(), "control: suspension of smtp:example.com expired");
-    EXPECT_EQ(state->load(clock.t).size(), 1u);
+    EXPECT_EQ(state->load().size(), 1u);
     clock.t += 60;
     sched->set_time(clock.t);
     EXPECT_EQ(lines.back(), "control: throttle of slow.example expired");
-    EXPECT_TRUE(state->load(0).empty());
+    EXPECT_TRUE(state->load().empty());
     EXPECT_TRUE(sched->admin_holds().empty() && sched->admin_caps().empty());
 }
 
@@ -181,6 +187,8 @@ TEST_F(Control, FlushRevivesADeadDestinationAndAsksTheFlushService) {
     ASSERT_TRUE(r["ok"].get<bool>()) << r;
     EXPECT_EQ(lines.back(), "control: flush smtp:example.com by uid 0");
     EXPECT_EQ(r["changed"], json::parse(R"([{"target":"smtp:example.com","revived":true}])"));
+    EXPECT_EQ(r["deferred"], "asked the flush service to deliver the deferred mail for "
+                             "example.com, as postqueue -s does");
     EXPECT_EQ(flushed, std::vector<std::string>{"example.com"});
     EXPECT_FALSE(t.queue_by_name.count("example.com") && t.queue_by_name.at("example.com")->dead());
     // Nothing dead any more: nothing revived, the flush service asked again.
@@ -188,6 +196,22 @@ TEST_F(Control, FlushRevivesADeadDestinationAndAsksTheFlushService) {
     EXPECT_EQ(r["changed"], json::array());
     EXPECT_EQ(flushed.size(), 2u);
     sched->check_invariants();
+}
+
+TEST_F(Control, FlushSaysWhenTheDeferredMailIsNotEligible) {
+    flush_answer = ControlCommands::FlushDeferred::not_eligible;
+    json r = run({Kind::flush, "", "example.org", 0, "", 0, 0});
+    EXPECT_EQ(r, (json{{"ok", true},
+                       {"changed", json::array()},
+                       {"deferred", "not eligible for fast flush (fast_flush_domains); deferred "
+                                    "mail waits for its retry time, see postqueue -f"}}));
+    flush_answer = ControlCommands::FlushDeferred::service_asked;
+    r = run({Kind::flush, "", "example.org", 0, "", 0, 0});
+    EXPECT_EQ(r["deferred"], "asked the flush service to deliver the deferred mail for "
+                             "example.org, as postqueue -s does, if fast_flush_domains (a lookup "
+                             "table) lists it");
+    // The other commands have no such field.
+    EXPECT_FALSE(run({Kind::suspend, "smtp", "", 0, "", 0, 0}).contains("deferred"));
 }
 
 TEST_F(Control, MalformedCommandsGetAnErrorAndChangeNothing) {
@@ -217,7 +241,21 @@ TEST_F(Control, KeptSettingsAreRestoredAfterARestart) {
     restart();
     lines.clear();
     control->restore();
-    EXPECT_TRUE(lines.empty());
+    EXPECT_EQ(lines, (std::vector<std::string>{
+                         "control: suspension of relay expired at 2026-11-24T05:50:30Z while "
+                         "cqmgr was not running",
+                         "control: restored suspension of smtp:example.com by uid 0: maintenance",
+                         "control: restored throttle of slow.example concurrency 3 until "
+                         "2026-11-24T05:51:00Z (15s left) by uid 0",
+                     }));
+    // The ended one is dropped from the file: the next start does not log
+    // it again.
+    EXPECT_EQ(state->load().size(), 2u);
+    restart();
+    lines.clear();
+    control->restore();
+    EXPECT_EQ(lines.size(), 2u);
+    EXPECT_EQ(lines[1].rfind("control: restored throttle of slow.example", 0), 0u) << lines[1];
     ASSERT_EQ(sched->admin_holds().size(), 1u);
     EXPECT_EQ(sched->admin_holds().begin()->second.reason, "maintenance");
     ASSERT_EQ(sched->admin_caps().size(), 1u);

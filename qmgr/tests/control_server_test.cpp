@@ -1,7 +1,7 @@
 // The control socket server on a temporary socket, served by an
 // io_context on a thread of its own, with blocking clients: good and bad
-// requests, an oversized one, a refused user, the 17th client, and a
-// client that does not read its replies.
+// requests, an oversized one, a refused user, the 17th client, a client
+// that does not read its replies, and clients that go quiet.
 #include "control_server.hpp"
 #include "cqmgr/control/reply.hpp"
 
@@ -319,4 +319,46 @@ TEST_F(Server, AClientThatDoesNotReadIsDropped) {
         ++lines;
     EXPECT_TRUE(slow.at_eof());
     EXPECT_LT(lines, 100);
+}
+
+TEST_F(Server, AClientWithoutARequestIsClosedAfterTheIdleTimeout) {
+    std::vector<std::string> debug;
+    start({.idle_timeout = std::chrono::seconds(1), .debug = [&](const std::string& line) {
+               std::lock_guard lock(mu);
+               debug.push_back(line);
+           }});
+    Client quiet(path);
+    Client trickle(path);
+    ASSERT_TRUE(quiet.connected() && trickle.connected());
+    // Bytes without a newline are no request.
+    ASSERT_TRUE(trickle.send("summ"));
+    auto t0 = std::chrono::steady_clock::now();
+    EXPECT_TRUE(quiet.at_eof());
+    EXPECT_TRUE(trickle.at_eof());
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(900));
+    EXPECT_TRUE(wait_for_clients(0));
+    std::lock_guard lock(mu);
+    ASSERT_EQ(debug.size(), 2u);
+    EXPECT_EQ(debug[0], "control: closing connection from uid " + std::to_string(::getuid()) +
+                            ": no request for 1s");
+    EXPECT_TRUE(warnings.empty());
+}
+
+TEST_F(Server, AClientThatKeepsAskingStays) {
+    // Requests every 0.5 s against a 3 s limit: each one starts the wait
+    // afresh, so the connection outlives the limit several times over.
+    start({.idle_timeout = std::chrono::seconds(3)});
+    Client poller(path);
+    for (int i = 0; i < 14; ++i) {
+        ASSERT_EQ(poller.ask("summary")["ok"], true) << "request " << i;
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    EXPECT_EQ(clients(), 1u);
+}
+
+TEST_F(Server, NoIdleTimeoutWithZero) {
+    start({.idle_timeout = std::chrono::seconds(0)});
+    Client c(path);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    EXPECT_EQ(c.ask("summary")["ok"], true);
 }

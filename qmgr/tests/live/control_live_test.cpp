@@ -112,6 +112,47 @@ TEST(ControlLive, SummaryAndQueuesFromTheRunningDaemon) {
     ::close(fd);
 }
 
+// True when the daemon closes `fd` within `within` (reading and dropping
+// whatever comes first).
+bool closed_by_daemon(int fd, std::chrono::milliseconds within) {
+    auto deadline = std::chrono::steady_clock::now() + within;
+    for (;;) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) return false;
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, static_cast<int>(left.count())) != 1) return false;
+        char buf[256];
+        ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) return true;
+    }
+}
+
+TEST(ControlLive, AQuietClientIsClosedAfterMaxIdleAndAPollingOneIsNot) {
+    // main.cf has max_idle = 2 (see main()).
+    int quiet = wait_for_control();
+    ASSERT_GE(quiet, 0) << g_inst->maillog_tail();
+    auto t0 = std::chrono::steady_clock::now();
+    int poller = connect_control();
+    ASSERT_GE(poller, 0);
+    // Not closed early: the daemon's 2 s start when it accepts, after t0.
+    pollfd p{quiet, POLLIN, 0};
+    bool early = ::poll(&p, 1, 0) == 1;
+    if (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(1900)) {
+        EXPECT_FALSE(early) << "closed before max_idle";
+    }
+    // Once a second, for 5 s: each request starts the wait afresh.
+    for (int i = 0; i < 5; ++i) {
+        EXPECT_EQ(ask(poller, "summary")["ok"], true) << "poll " << i;
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+    EXPECT_EQ(ask(poller, "summary")["ok"], true);
+    // The quiet one is gone by now (or goes soon on a loaded machine).
+    EXPECT_TRUE(closed_by_daemon(quiet, std::chrono::seconds(30)));
+    ::close(quiet);
+    ::close(poller);
+}
+
 int main(int argc, char** argv) {
     testing::InitGoogleTest(&argc, argv);
     if (GTEST_FLAG_GET(list_tests)) return RUN_ALL_TESTS();
@@ -128,7 +169,9 @@ int main(int argc, char** argv) {
         cfg.qmgr = compat::QmgrKind::Cqmgr;
         cfg.cqmgr_path = CQMGR_DAEMON;
         cfg.smtpd_port = compat::allocate_ports(1)[0];
-        cfg.main_cf = {{"in_flow_delay", "0"}};
+        // max_idle: the control socket closes connections that stay
+        // quiet this long (AQuietClientIsClosed...).
+        cfg.main_cf = {{"in_flow_delay", "0"}, {"max_idle", "2"}};
         cfg.master_exit_after = 300;
         g_inst->create(cfg);
         g_inst->start();

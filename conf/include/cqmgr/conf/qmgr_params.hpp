@@ -86,7 +86,10 @@ struct QmgrParams {
     int64_t ipc_idle = 5;
     int64_t ipc_ttl = 1000;
     int64_t max_idle = 0; // qmgr forces 0 (after checking the configured value)
-    int64_t max_use = 0;  // qmgr forces 0 (after checking the configured value)
+    // max_idle as configured (main.cf, -o, -i; 100 s by default): the
+    // control socket's limit on a client's wait between requests.
+    int64_t configured_max_idle = 100;
+    int64_t max_use = 0; // qmgr forces 0 (after checking the configured value)
     std::string rewrite_service_name;
     std::string bounce_service_name;
     std::string defer_service_name;
