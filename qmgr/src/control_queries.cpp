@@ -89,23 +89,23 @@ Json entry_state(const core::Entry& e, const char* state) {
 ControlQueries::ControlQueries(ControlSources sources, ControlIdentity identity)
     : src_(std::move(sources)), id_(std::move(identity)) {}
 
-Json ControlQueries::answer(const control::Request& r) const {
+const Json& ControlQueries::answer(const control::Request& r) const {
     using control::Verb;
     switch (r.verb) {
     case Verb::help:
-        return help();
+        return reply_ = help();
     case Verb::summary:
-        return summary();
+        return reply_ = summary();
     case Verb::queues:
         return queues(r.transport);
     case Verb::jobs:
-        return jobs(r.transport);
+        return reply_ = jobs(r.transport);
     case Verb::message:
-        return message(r.queue_id);
+        return reply_ = message(r.queue_id);
     case Verb::deliveries:
-        return deliveries();
+        return reply_ = deliveries();
     default:
-        return control::error_reply("not a query");
+        return reply_ = control::error_reply("not a query");
     }
 }
 
@@ -173,54 +173,59 @@ Json ControlQueries::summary() const {
     return j;
 }
 
-Json ControlQueries::queues(const std::string& only) const {
-    Json list = Json::array();
+// The reply tree is kept between requests and refilled (control::Refill):
+// a poller asks this again and again, and with 1,000 destinations building
+// and freeing a fresh tree cost more than serialising it.
+const Json& ControlQueries::queues(const std::string& only) const {
+    Json& reply = queues_reply_;
+    control::Refill r(reply);
+    r["ok"] = true;
+    Json& list = r["transports"];
+    const auto transports = transports_of(src_.sched, only);
+    control::resize_array(list, transports.size());
     std::vector<const core::Queue*> qs;
-    for (const core::Transport* t : transports_of(src_.sched, only)) {
-        Json tj = transport_state(*t);
+    for (size_t i = 0; i < transports.size(); ++i) {
+        const core::Transport& t = *transports[i];
         // Destinations by name, so that a poller sees a stable order.
         qs.clear();
-        qs.reserve(t->queue_by_name.size());
-        for (const auto& [name, q] : t->queue_by_name)
+        qs.reserve(t.queue_by_name.size());
+        for (const auto& [name, q] : t.queue_by_name)
             qs.push_back(q.get());
         std::sort(qs.begin(), qs.end(),
                   [](const core::Queue* a, const core::Queue* b) { return a->name < b->name; });
-        Json qlist = Json::array();
         int busy = 0, todo = 0;
         for (const core::Queue* q : qs) {
             busy += q->busy_count();
             todo += q->todo_count();
-            qlist.push_back(queue_state(*t, *q));
         }
-        tj["busy"] = busy;
-        tj["todo"] = todo;
-        tj["queues"] = std::move(qlist);
-        list.push_back(std::move(tj));
+        control::Refill tj(list[i]);
+        fill_transport_state(tj, t, busy, todo);
+        Json& qlist = tj["queues"];
+        control::resize_array(qlist, qs.size());
+        for (size_t k = 0; k < qs.size(); ++k)
+            fill_queue_state(qlist[k], t, *qs[k]);
     }
-    Json j;
-    j["ok"] = true;
-    j["transports"] = std::move(list);
-    return j;
+    return reply;
 }
 
-Json ControlQueries::transport_state(const core::Transport& t) const {
-    Json j = control::object_with_room(12);
-    j["name"] = t.name;
+void ControlQueries::fill_transport_state(control::Refill& j, const core::Transport& t, int busy,
+                                          int todo) const {
+    j.string("name", t.name);
     j["dead"] = t.dead ? dead_state(t.dsn, t.dead_until) : Json(nullptr);
     j["suspended"] = hold_state(t.hold);
-    j["busy"] = 0; // set by the caller, who walks the queues anyway
-    j["todo"] = 0;
+    j["busy"] = busy;
+    j["todo"] = todo;
     j["pending_connections"] = t.pending;
     j["rate_delay"] = t.cfg.transport_rate_delay;
     j["rate_locked"] = t.rate_locked;
     j["concurrency_limit"] = t.cfg.dest_concurrency_limit;
-    return j;
 }
 
-Json ControlQueries::queue_state(const core::Transport& t, const core::Queue& q) const {
-    Json j = control::object_with_room(13);
-    j["name"] = q.name;
-    j["nexthop"] = q.nexthop;
+void ControlQueries::fill_queue_state(Json& out, const core::Transport& t,
+                                      const core::Queue& q) const {
+    control::Refill j(out);
+    j.string("name", q.name);
+    j.string("nexthop", q.nexthop);
     j["window"] = q.window;
     j["busy"] = q.busy_count();
     j["todo"] = q.todo_count();
@@ -230,19 +235,25 @@ Json ControlQueries::queue_state(const core::Transport& t, const core::Queue& q)
     j["dead"] = q.dead() ? dead_state(q.dsn, q.timer_due) : Json(nullptr);
     j["suspended"] = hold_state(q.hold);
     j["throttle"] = cap_state(q.cap);
-    if (const DeliveryRecord::LastDsn* last = src_.deliveries.last_dsn(q))
-        j["last_dsn"] = {
-            {"status", last->dsn.status}, {"reason", last->dsn.reason}, {"when", last->when}};
-    else
-        j["last_dsn"] = nullptr;
-    j["cohort"] = {
-        {"success", q.success}, {"failure", q.failure}, {"fail_cohorts", q.fail_cohorts}};
-    Json rate = control::object_with_room(3);
+    Json& last_dsn = j["last_dsn"];
+    if (const DeliveryRecord::LastDsn* last = src_.deliveries.last_dsn(q)) {
+        control::Refill d(last_dsn);
+        d.string("status", last->dsn.status);
+        d.string("reason", last->dsn.reason);
+        d["when"] = last->when;
+    } else {
+        last_dsn = nullptr;
+    }
+    {
+        control::Refill c(j["cohort"]);
+        c["success"] = q.success;
+        c["failure"] = q.failure;
+        c["fail_cohorts"] = q.fail_cohorts;
+    }
+    control::Refill rate(j["rate_delay"]);
     rate["seconds"] = t.cfg.dest_rate_delay;
     rate["waiting"] = q.suspended;
     rate["until"] = q.suspended && q.timer_due > 0 ? Json(q.timer_due) : Json(nullptr);
-    j["rate_delay"] = std::move(rate);
-    return j;
 }
 
 // At most this many jobs per transport in a `jobs` reply.

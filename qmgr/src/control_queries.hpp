@@ -8,6 +8,7 @@
 #include "arrival_index.hpp"
 #include "clock.hpp"
 #include "counters.hpp"
+#include "cqmgr/control/refill.hpp"
 #include "cqmgr/control/reply.hpp"
 #include "cqmgr/control/request.hpp"
 #include "cqmgr/core/scheduler.hpp"
@@ -58,23 +59,27 @@ class ControlQueries {
 
     ControlQueries(ControlSources sources, ControlIdentity identity);
 
-    // The reply to a query request (r.is_query()).
-    Json answer(const control::Request& r) const;
+    // The reply to a query request (r.is_query()); valid until the next call.
+    const Json& answer(const control::Request& r) const;
 
     Json help() const;
     Json summary() const;
-    Json queues(const std::string& transport) const;
+    // Valid until the next call (the tree is refilled in place).
+    const Json& queues(const std::string& transport) const;
     Json jobs(const std::string& transport) const;
     Json message(const std::string& queue_id) const;
     Json deliveries() const;
 
   private:
-    Json transport_state(const core::Transport& t) const;
-    Json queue_state(const core::Transport& t, const core::Queue& q) const;
+    void fill_transport_state(control::Refill& j, const core::Transport& t, int busy,
+                              int todo) const;
+    void fill_queue_state(Json& out, const core::Transport& t, const core::Queue& q) const;
     Json job_state(const core::Transport& t, const core::Job& j) const;
 
     ControlSources src_;
     ControlIdentity id_;
+    mutable Json queues_reply_; // refilled by every queues()
+    mutable Json reply_;        // answer()'s other replies
 };
 
 } // namespace cqmgr::qmgr
