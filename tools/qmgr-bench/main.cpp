@@ -3,6 +3,7 @@
 // medians and ratios per workload.
 #include "clock.hpp"
 #include "control_cost.hpp"
+#include "dead_restart.hpp"
 #include "error.hpp"
 #include "netns.hpp"
 #include "options.hpp"
@@ -58,10 +59,11 @@ int run_session(const Options& o) {
     if (o.poll || o.control_cost)
         ro.cqmgrctl_path =
             absolute(o.cqmgrctl_path.empty() ? in_build_tree("ctl/cqmgrctl") : o.cqmgrctl_path);
-    if (o.control_cost) return run_control_cost(session, ro);
     ro.keep_failed = o.keep_failed;
     ro.keep = o.keep;
     ro.verbose = o.verbose;
+    if (o.control_cost) return run_control_cost(session, ro);
+    if (o.dead_restart) return run_dead_restart(session, ro, o.pairs);
     ro.attach = o.attach;
     if (!o.attach.empty()) std::filesystem::create_directories(o.attach_dir);
 

@@ -68,6 +68,8 @@ Options parse_options(int argc, char** argv) {
             o.poll = true;
         } else if (a == "--control-cost") {
             o.control_cost = true;
+        } else if (a == "--dead-restart") {
+            o.dead_restart = true;
         } else if (a == "--cqmgrctl") {
             o.cqmgrctl_path = next();
         } else if (a == "--keep") {
@@ -94,7 +96,7 @@ void print_usage(std::ostream& out) {
            "                   [--cqmgr PATH] [--keep] [--keep-failed] [--shared-network] "
            "[--verbose]\n"
            "                   [--attach 'CMD {pid} {out}'] [--attach-dir DIR]\n"
-           "                   [--poll] [--control-cost] [--cqmgrctl PATH]\n"
+           "                   [--poll] [--control-cost] [--dead-restart] [--cqmgrctl PATH]\n"
            "Runs each workload with stock qmgr and with cqmgr alternately (stock, cqmgr, stock,\n"
            "cqmgr, ...) in private Postfix instances and prints the medians and ratios.\n"
            "  --pairs N         stock/cqmgr pairs per workload (default 3)\n"
@@ -134,6 +136,9 @@ void print_usage(std::ostream& out) {
            "                    over 1,000 destinations held by a suspension, and the\n"
            "                    daemon's CPU time per summary, queues and jobs reply and\n"
            "                    per metrics scrape\n"
+           "  --dead-restart    instead of workloads: connection attempts to a dead\n"
+           "                    destination after postfix reload and after kill -9 of the\n"
+           "                    queue manager, stock against cqmgr, --pairs times\n"
            "  --cqmgrctl PATH   the cqmgrctl binary (default: build/ctl/cqmgrctl)\n";
 }
 

@@ -19,6 +19,7 @@ struct Options {
     std::string attach_dir = "/tmp/qmgr-bench-attach"; // where {out} files go
     bool poll = false;         // cqmgr unpolled against cqmgr polled, instead of stock
     bool control_cost = false; // the control-cost measurement instead of workloads
+    bool dead_restart = false; // the dead-restart measurement instead of workloads
     std::string cqmgrctl_path; // empty: ../../ctl/cqmgrctl next to this program
     bool verbose = false;
     bool help = false;
