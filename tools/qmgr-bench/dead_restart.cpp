@@ -8,6 +8,7 @@
 #include "net.hpp"
 #include "process.hpp"
 #include "qmgr_probe.hpp"
+#include "side_by_side.hpp"
 #include "signals.hpp"
 #include "smtp_client.hpp"
 
@@ -160,60 +161,39 @@ int run_dead_restart(const Session&, const RunOptions& opts, int pairs) {
               << " new messages, then kill -9 of the queue manager and " << messages_per_step
               << " more; minimal_backoff_time 60 s\n"
               << std::flush;
-    std::map<std::string, std::vector<DeadRestart>> runs;
     int failed = 0;
-    for (int p = 1; p <= pairs; ++p)
-        for (auto kind : {compat::QmgrKind::Stock, compat::QmgrKind::Cqmgr}) {
-            std::string side = compat::qmgr_kind_name(kind);
-            compat::TempDir dir("/tmp/cqmgr-bench-");
-            dir.remove_on_exit(!opts.keep);
-            try {
-                DeadRestart r = measure(kind, opts, dir.path());
-                runs[side].push_back(r);
-                std::cout << "  pair " << p << " " << side
-                          << ": attempts before=" << r.attempts_before
-                          << ", after reload=" << r.attempts_after_reload
-                          << ", after kill -9=" << r.attempts_after_kill << ", deferral after kill "
-                          << r.deferral_seconds << " s\n"
-                          << std::flush;
-            } catch (const compat::Interrupted&) {
-                throw;
-            } catch (const compat::Error& e) {
-                ++failed;
-                if (opts.keep_failed) dir.remove_on_exit(false);
-                std::cout << "  pair " << p << " " << side << ": FAILED: " << e.what() << "\n";
-            }
-        }
-    // Medians per side.
-    auto med = [&](const std::string& side, auto field) {
-        std::vector<double> v;
-        for (const auto& r : runs[side])
-            v.push_back(static_cast<double>(field(r)));
-        return median(v);
-    };
+    auto runs = run_side_by_side<DeadRestart>(
+        pairs, opts,
+        [&](compat::QmgrKind kind, const std::string& dir) { return measure(kind, opts, dir); },
+        [](const DeadRestart& r) {
+            std::ostringstream o;
+            o << "attempts before=" << r.attempts_before
+              << ", after reload=" << r.attempts_after_reload
+              << ", after kill -9=" << r.attempts_after_kill << ", deferral after kill "
+              << r.deferral_seconds << " s";
+            return o.str();
+        },
+        failed);
+    SideTable<DeadRestart> table(runs, "stock qmgr", "cqmgr");
+    const std::string n = std::to_string(messages_per_step);
+    table.row(
+        "attempts while it died (" + n + " messages)",
+        [](const DeadRestart& r) { return r.attempts_before; }, 0);
+    table.row(
+        "attempts after postfix reload (" + n + " new messages)",
+        [](const DeadRestart& r) { return r.attempts_after_reload; }, 0);
+    table.row(
+        "attempts after kill -9 (" + n + " new messages)",
+        [](const DeadRestart& r) { return r.attempts_after_kill; }, 0);
+    table.row(
+        "injection to last deferral after kill -9 (s)",
+        [](const DeadRestart& r) { return r.deferral_seconds; }, 2);
     std::ostringstream t;
     t << "\n### dead-restart\n\nMedians of " << runs["stock"].size() << " stock and "
       << runs["cqmgr"].size() << " cqmgr runs, alternated; connection attempts to the dead "
-      << "destination counted from the maillog (\"Connection refused\").\n\n"
-      << "| figure | stock qmgr | cqmgr |\n|---|---|---|\n";
-    auto row = [&](const std::string& label, auto field, int decimals) {
-        char a[32], b[32];
-        std::snprintf(a, sizeof a, "%.*f", decimals, med("stock", field));
-        std::snprintf(b, sizeof b, "%.*f", decimals, med("cqmgr", field));
-        t << "| " << label << " | " << a << " | " << b << " |\n";
-    };
-    row(
-        "attempts while it died (" + std::to_string(messages_per_step) + " messages)",
-        [](const DeadRestart& r) { return r.attempts_before; }, 0);
-    row(
-        "attempts after postfix reload (" + std::to_string(messages_per_step) + " new messages)",
-        [](const DeadRestart& r) { return r.attempts_after_reload; }, 0);
-    row(
-        "attempts after kill -9 (" + std::to_string(messages_per_step) + " new messages)",
-        [](const DeadRestart& r) { return r.attempts_after_kill; }, 0);
-    row(
-        "injection to last deferral after kill -9 (s)",
-        [](const DeadRestart& r) { return r.deferral_seconds; }, 2);
+      << "destination counted from the maillog (the smtp client's \"connect to ...: Connection "
+      << "refused\" lines).\n\n"
+      << table.str();
     std::cout << t.str() << std::flush;
     return failed ? 1 : 0;
 }

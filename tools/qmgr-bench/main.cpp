@@ -2,6 +2,7 @@
 // the workloads of issue #8, alternated in one session, with a table of
 // medians and ratios per workload.
 #include "clock.hpp"
+#include "cluster.hpp"
 #include "control_cost.hpp"
 #include "dead_restart.hpp"
 #include "error.hpp"
@@ -64,6 +65,7 @@ int run_session(const Options& o) {
     ro.verbose = o.verbose;
     if (o.control_cost) return run_control_cost(session, ro);
     if (o.dead_restart) return run_dead_restart(session, ro, o.pairs);
+    if (o.cluster) return run_cluster(session, ro, o.pairs);
     ro.attach = o.attach;
     if (!o.attach.empty()) std::filesystem::create_directories(o.attach_dir);
 

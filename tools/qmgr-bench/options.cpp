@@ -70,6 +70,8 @@ Options parse_options(int argc, char** argv) {
             o.control_cost = true;
         } else if (a == "--dead-restart") {
             o.dead_restart = true;
+        } else if (a == "--cluster") {
+            o.cluster = true;
         } else if (a == "--cqmgrctl") {
             o.cqmgrctl_path = next();
         } else if (a == "--keep") {
@@ -96,7 +98,8 @@ void print_usage(std::ostream& out) {
            "                   [--cqmgr PATH] [--keep] [--keep-failed] [--shared-network] "
            "[--verbose]\n"
            "                   [--attach 'CMD {pid} {out}'] [--attach-dir DIR]\n"
-           "                   [--poll] [--control-cost] [--dead-restart] [--cqmgrctl PATH]\n"
+           "                   [--poll] [--control-cost] [--dead-restart] [--cluster]\n"
+           "                   [--cqmgrctl PATH]\n"
            "Runs each workload with stock qmgr and with cqmgr alternately (stock, cqmgr, stock,\n"
            "cqmgr, ...) in private Postfix instances and prints the medians and ratios.\n"
            "  --pairs N         stock/cqmgr pairs per workload (default 3)\n"
@@ -139,6 +142,9 @@ void print_usage(std::ostream& out) {
            "  --dead-restart    instead of workloads: connection attempts to a dead\n"
            "                    destination after postfix reload and after kill -9 of the\n"
            "                    queue manager, stock against cqmgr, --pairs times\n"
+           "  --cluster         instead of workloads: two senders and a receiver allowing 5\n"
+           "                    connections and 50 messages/s from both, stock against\n"
+           "                    cqmgr sharing the limits through redis-server\n"
            "  --cqmgrctl PATH   the cqmgrctl binary (default: build/ctl/cqmgrctl)\n";
 }
 

@@ -20,6 +20,7 @@ struct Options {
     bool poll = false;         // cqmgr unpolled against cqmgr polled, instead of stock
     bool control_cost = false; // the control-cost measurement instead of workloads
     bool dead_restart = false; // the dead-restart measurement instead of workloads
+    bool cluster = false;      // the cluster measurement instead of workloads
     std::string cqmgrctl_path; // empty: ../../ctl/cqmgrctl next to this program
     bool verbose = false;
     bool help = false;
