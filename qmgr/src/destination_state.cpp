@@ -9,6 +9,10 @@ namespace cqmgr::qmgr {
 namespace {
 constexpr auto flush_interval = std::chrono::seconds(1);
 constexpr int64_t min_horizon = 86400;
+// Records of destinations without a queue are dropped from memory after
+// this long without a change; the sweep runs this often.
+constexpr int64_t idle_forget = 600;
+constexpr int64_t forget_interval = 60;
 } // namespace
 
 std::unique_ptr<state::Store> open_state_store(const conf::QmgrParams& params) {
@@ -37,7 +41,9 @@ DestinationState::~DestinationState() {
 std::vector<const core::Queue*> DestinationState::restore(core::Scheduler& sched) {
     std::vector<const core::Queue*> dead;
     if (!store_) return dead;
+    sched_ = &sched;
     const int64_t now = clock_.now();
+    next_forget_ = now + forget_interval;
     std::vector<state::DestinationRecord> loaded =
         store_->load(now - horizon_, [](const std::string& w) { log::warn(w); }).records;
     writer_ = std::make_unique<StateWriter>(std::move(store_));
@@ -115,6 +121,10 @@ void DestinationState::delivery_ended(const core::Queue& q, const core::Dsn& hop
 
 void DestinationState::flush() {
     log_writer_warnings();
+    if (writer_ && clock_.now() >= next_forget_) {
+        next_forget_ = clock_.now() + forget_interval;
+        forget_idle(idle_forget);
+    }
     if (!writer_ || changed_.empty()) return;
     std::vector<state::DestinationRecord> batch;
     batch.reserve(changed_.size());
@@ -122,6 +132,20 @@ void DestinationState::flush() {
         batch.push_back(records_.at(key));
     changed_.clear();
     writer_->submit(std::move(batch));
+}
+
+bool DestinationState::has_queue(const state::DestinationRecord& r) const {
+    if (!sched_) return false;
+    auto t = sched_->transports().find(r.transport);
+    return t != sched_->transports().end() && t->second->queue_by_name.contains(r.destination);
+}
+
+void DestinationState::forget_idle(int64_t idle) {
+    const int64_t before = clock_.now() - idle;
+    std::erase_if(records_, [&](const auto& kv) {
+        const auto& [key, r] = kv;
+        return r.updated_at < before && !changed_.contains(key) && !has_queue(r);
+    });
 }
 
 void DestinationState::finish() {

@@ -71,6 +71,11 @@ class DestinationState {
     }
     // Hands the changed records to the writer now (tests).
     void flush();
+    // Forgets, in memory only, the records of destinations that have no
+    // queue now and have not changed for `idle` seconds (they stay in the
+    // store), so that memory follows the destinations in use, not every
+    // destination ever seen.  flush() does this once a minute.
+    void forget_idle(int64_t idle);
     // Waits until the writer has committed what it was handed (tests).
     void drain() {
         if (writer_) writer_->drain();
@@ -80,6 +85,8 @@ class DestinationState {
     // The record of `q`, marked changed; nullptr for queues not kept.
     state::DestinationRecord* touch(const core::Queue& q);
     void log_writer_warnings();
+    // Whether the scheduler has a queue for `r` now.
+    bool has_queue(const state::DestinationRecord& r) const;
 
     const WallClock& clock_;
     int64_t horizon_ = 0;
@@ -88,6 +95,8 @@ class DestinationState {
     std::unordered_set<std::string> changed_;
     asio::steady_timer timer_;
     bool armed_ = false;
+    const core::Scheduler* sched_ = nullptr; // set by restore()
+    int64_t next_forget_ = 0;
     std::unique_ptr<state::Store> store_; // until restore() hands it to the writer
     std::unique_ptr<StateWriter> writer_;
 };

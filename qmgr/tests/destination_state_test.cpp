@@ -266,3 +266,18 @@ TEST_F(DestinationStateTest, DISABLED_BenchLoopCost) {
                     static_cast<long long>(us(t3 - t2)));
     }
 }
+
+TEST_F(DestinationStateTest, IdleRecordsLeaveMemoryButNotTheStore) {
+    start();
+    message("A", 1, "gone.example");
+    deliver_all({"2.0.0", "250 ok"});
+    message("B", 1, "busy.example"); // its queue stays
+    ds->queue_changed(*sched->transport("smtp").queue_by_name.at("busy.example"));
+    ds->flush();
+    ds->drain();
+    clock.t += 601;
+    ds->forget_idle(600);
+    EXPECT_FALSE(ds->records().contains(state::record_key("smtp", "gone.example")));
+    EXPECT_TRUE(ds->records().contains(state::record_key("smtp", "busy.example")));
+    EXPECT_TRUE(stored().contains("smtp gone.example"));
+}
