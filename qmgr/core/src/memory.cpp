@@ -11,6 +11,9 @@ namespace cqmgr::core {
 Queue* Scheduler::queue_restore_dead(const std::string& transport_name, const std::string& name,
                                      const std::string& nexthop, const Dsn& dsn, int64_t until) {
     if (until <= now_ || transport_name == cfg_.retry_transport) return nullptr;
+    // Never longer than a death in this run would last: minimal_backoff_time
+    // may have been lowered since, or the clock set back.
+    until = std::min(until, now_ + cfg_.minimal_backoff_time);
     Transport& t = transport(transport_name);
     if (t.queue_by_name.contains(name)) return nullptr;
     memories_.erase({transport_name, name});

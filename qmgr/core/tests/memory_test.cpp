@@ -61,6 +61,15 @@ TEST_F(Fixture, RestoredDeadDestinationRevivesAtItsTime) {
     s->check_invariants();
 }
 
+TEST_F(Fixture, RestoredDeathLastsAtMostMinimalBackoffTime) {
+    cfg.minimal_backoff_time = 60;
+    make();
+    Queue* q = s->queue_restore_dead("smtp", "down.example", "down.example", refused, 5000);
+    ASSERT_TRUE(q);
+    EXPECT_EQ(q->timer_due, 1060);
+    EXPECT_EQ(s->next_timer(), 1060);
+}
+
 TEST_F(Fixture, RestoredDeadDestinationIsRevivedByAFlush) {
     make();
     ASSERT_TRUE(s->queue_restore_dead("smtp", "down.example", "down.example", refused, 1200));

@@ -189,7 +189,8 @@ class Scheduler {
     // Creates queue `name` of `transport` dead until `until` for `dsn`, as
     // if it had died in this run with that revival time: its recipients go
     // to the retry transport with the reason, and nothing is sent to it
-    // until then (or until a flush revives it).  Does nothing (nullptr)
+    // until then (or until a flush revives it); `until` is cut to
+    // minimal_backoff_time from now.  Does nothing (nullptr)
     // when the queue exists, `until` is not in the future, or `transport`
     // is the retry transport.
     Queue* queue_restore_dead(const std::string& transport, const std::string& name,
