@@ -381,6 +381,7 @@ QmgrParams QmgrParams::load(const MainCf& given, const MainCf::Warn& warn, Optio
         throw ConfigError(cf.where("cqmgr_metrics_destination_limit"),
                           "invalid cqmgr_metrics_destination_limit parameter value " +
                               std::to_string(q.cqmgr_metrics_destination_limit) + " < 0");
+    q.cqmgr_state_database = cf.str("cqmgr_state_database", "$data_directory/cqmgr-state.lmdb", 0);
 
     // qmgr's start-up adjustments (qmgr_post_init), with its warnings.
     auto say = [&](const std::string& text) {

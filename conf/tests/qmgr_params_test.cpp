@@ -193,6 +193,14 @@ TEST(QmgrParams, ControlSocket) {
     EXPECT_EQ(QmgrParams::load(cf, {}, no_accounts).cqmgr_control_socket, "private/other");
 }
 
+TEST(QmgrParams, StateDatabase) {
+    EXPECT_EQ(load("").cqmgr_state_database, "/var/lib/postfix/cqmgr-state.lmdb");
+    EXPECT_EQ(load("data_directory = /d\n").cqmgr_state_database, "/d/cqmgr-state.lmdb");
+    EXPECT_EQ(load("cqmgr_state_database =\n").cqmgr_state_database, "");
+    EXPECT_EQ(load("cqmgr_state_database = $queue_directory/s.lmdb\n").cqmgr_state_database,
+              "/var/spool/postfix/s.lmdb");
+}
+
 TEST(QmgrParams, MetricsParametersAreOffByDefault) {
     auto q = load("");
     EXPECT_EQ(q.cqmgr_metrics_listen, "");

@@ -134,6 +134,8 @@ void Delivery::report(core::Entry* e, const protocol::DeliveryOutcome& out,
                                 out.reply.status,
                                 {out.reply.hop.status, out.reply.hop.reason}};
     record_.finished(*e, out.kind == Kind::replied ? result.hop : core::Dsn{}, clock_);
+    if (ended_ && out.kind != Kind::unavailable)
+        ended_(*e->queue, out.kind == Kind::replied ? result.hop : core::Dsn{});
     sched_.delivery_done(e, result);
 }
 

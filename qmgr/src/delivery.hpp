@@ -11,6 +11,8 @@
 #include "cqmgr/protocol/delivery_client.hpp"
 #include "delivery_record.hpp"
 
+#include <functional>
+
 namespace cqmgr::qmgr {
 
 class Delivery {
@@ -23,6 +25,12 @@ class Delivery {
     void pump();
     // The deliveries in flight and each destination's last hop status.
     const DeliveryRecord& record() const { return record_; }
+    // `ended` is told of every delivery that reached an agent (before the
+    // scheduler hears of it): its queue and the hop status (empty status:
+    // none, the agent crashed).
+    void observe_ends(std::function<void(const core::Queue&, const core::Dsn&)> ended) {
+        ended_ = std::move(ended);
+    }
 
   private:
     // One delivery: connect to the transport's agent, hand it the entry the
@@ -58,6 +66,7 @@ class Delivery {
     DeliveryRecord record_;
     Counters& counters_;
     bool posted_ = false;
+    std::function<void(const core::Queue&, const core::Dsn&)> ended_;
 };
 
 } // namespace cqmgr::qmgr

@@ -160,6 +160,10 @@ int main(int argc, char** argv) {
     ::tzset();
     // The control settings' directory, out of reach once chrooted.
     int data_dir_fd = qmgr::AdminState::open_directory(params.data_directory);
+    // The destination state store, likewise; checked (in a child process)
+    // while this process has one thread.
+    std::unique_ptr<state::Store> state_store;
+    if (!cl->stdin_mode) state_store = qmgr::open_state_store(params);
     // The control socket serves root and mail_owner and belongs to
     // mail_owner: the account is looked up now, as the jail has no
     // password file.
@@ -180,18 +184,21 @@ int main(int argc, char** argv) {
                      cl->unprivileged ? params.mail_owner : std::string());
 
     asio::io_context io(1);
-    auto stop = [&io] {
+    std::unique_ptr<qmgr::QueueManager> qm;
+    auto stop = [&io, &qm] {
         // Master went away or is reloading: stop at once, like stock
-        // (messages in active are picked up by the next queue manager).
+        // (messages in active are picked up by the next queue manager),
+        // after the destination state's last commit.
         io.stop();
+        if (qm) qm->save_state();
         std::exit(0);
     };
-    std::unique_ptr<qmgr::QueueManager> qm;
-    auto pre_accept = [&tables] {
+    auto pre_accept = [&tables, &qm] {
         // Like stock, look at the tables before taking a trigger: a new
         // process picks up their new contents, and the trigger too.
         if (auto name = tables.changed()) {
             log::info("table " + *name + " has changed -- restarting");
+            if (qm) qm->save_state();
             std::exit(0);
         }
     };
@@ -199,7 +206,7 @@ int main(int argc, char** argv) {
     qmgr::MasterLink master(io, cl->transport, pre_accept, on_trigger, stop);
     qmgr::SystemClock clock;
     qm = std::make_unique<qmgr::QueueManager>(io, cf, params, clock, flush_domains, master,
-                                              data_dir_fd);
+                                              data_dir_fd, std::move(state_store));
 
     if (cl->stdin_mode) {
         // One trigger from standard input, then exit, as stock's stand-alone mode.

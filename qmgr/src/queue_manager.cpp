@@ -11,7 +11,8 @@ namespace cqmgr::qmgr {
 
 QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                            const conf::QmgrParams& params, const WallClock& clock,
-                           const FlushDomains& flush_domains, MasterLink& master, int data_dir_fd)
+                           const FlushDomains& flush_domains, MasterLink& master, int data_dir_fd,
+                           std::unique_ptr<state::Store> state_store)
     : io_(io), params_(params), clock_(clock), flush_domains_(flush_domains),
       store_(queuefile::QueueLayout(params.hash_queue_names,
                                     static_cast<int>(params.hash_queue_depth)),
@@ -23,6 +24,8 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
       sched_(
           scheduler_config(params, log::verbose() > 0),
           [this](const std::string& t) { return transport_settings_(t); }, *this),
+      dest_state_(io, clock, std::move(state_store), state_horizon(params),
+                  core::SchedulerConfig{}.retry_transport),
       delivery_(io, params, clock, sched_, counters_),
       self_defer_(io, params, clock, flush_domains, [this](Message& m) { maybe_finish(m); }),
       intake_(params, clock, store_, retry_, resolver_, sched_,
@@ -53,6 +56,19 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
           [](const std::string& line) { log::info(line); }),
       sched_timer_(io) {
     sched_.set_time(clock_.now());
+    if (dest_state_.enabled())
+        delivery_.observe_ends([this](const core::Queue& q, const core::Dsn& hop) {
+            dest_state_.delivery_ended(q, hop);
+        });
+}
+
+void QueueManager::start() {
+    control_.restore();
+    sched_.set_time(clock_.now());
+    for (const core::Queue* q : dest_state_.restore(sched_))
+        dead_queues_.insert(q);
+    arm_scheduler_timer();
+    feeder_.start();
 }
 
 ControlSources QueueManager::control_sources() const {
@@ -179,6 +195,7 @@ void QueueManager::queue_window(const core::Queue& q, bool positive) {
         CQMGR_PROBE_DEST_REVIVE(transport, q.name.c_str());
     if (params_.destination_concurrency_feedback_debug || log::verbose())
         log_queue_window(q, positive);
+    dest_state_.queue_changed(q);
 }
 
 void QueueManager::trace(const std::string& line) {

@@ -16,6 +16,7 @@
 #include "cqmgr/core/scheduler.hpp"
 #include "cqmgr/queuefile/active_queue.hpp"
 #include "delivery.hpp"
+#include "destination_state.hpp"
 #include "fast_flush.hpp"
 #include "feeder.hpp"
 #include "intake.hpp"
@@ -39,16 +40,17 @@ namespace cqmgr::qmgr {
 class QueueManager : public core::Driver {
   public:
     // `data_dir_fd`: data_directory opened before the jail
-    // (AdminState::open_directory()), or -1.
+    // (AdminState::open_directory()), or -1.  `state_store`: the
+    // destination state store (open_state_store()), or nullptr.
     QueueManager(asio::io_context& io, const conf::MainCf& cf, const conf::QmgrParams& params,
                  const WallClock& clock, const FlushDomains& flush_domains, MasterLink& master,
-                 int data_dir_fd = -1);
+                 int data_dir_fd = -1, std::unique_ptr<state::Store> state_store = nullptr);
 
-    // Restores the kept control settings, recovers active/ and starts the scans.
-    void start() {
-        control_.restore();
-        feeder_.start();
-    }
+    // Restores the kept control settings and destination state, recovers
+    // active/ and starts the scans.
+    void start();
+    // Before a clean exit: commits the destination state's last changes.
+    void save_state() { dest_state_.finish(); }
     // Handles the bytes of one trigger request.
     void on_trigger(std::string_view bytes) { feeder_.on_trigger(bytes); }
     // The control socket's commands.
@@ -105,6 +107,7 @@ class QueueManager : public core::Driver {
     Resolver resolver_;
     TransportSettings transport_settings_;
     core::Scheduler sched_;
+    DestinationState dest_state_;
     Delivery delivery_;
     SelfDefer self_defer_;
     Intake intake_;

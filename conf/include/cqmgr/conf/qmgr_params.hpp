@@ -127,6 +127,10 @@ struct QmgrParams {
     std::string cqmgr_metrics_listen;
     // Destinations with metric series of their own; the rest are summed.
     int64_t cqmgr_metrics_destination_limit = 50;
+    // The destination state store (docs/admin-guide.md): an LMDB file,
+    // relative to queue_directory unless absolute; empty turns it off.
+    // Its default, $data_directory/cqmgr-state.lmdb, is the issue's.
+    std::string cqmgr_state_database;
 
     struct Options {
         // Check mail_owner, default_privs and setgid_group against the

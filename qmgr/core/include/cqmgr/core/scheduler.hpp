@@ -6,6 +6,7 @@
 // Broken invariants panic.
 #pragma once
 
+#include "cqmgr/core/memory.hpp"
 #include "cqmgr/core/structures.hpp"
 
 #include <functional>
@@ -184,6 +185,24 @@ class Scheduler {
     // transport: all of its queues).
     std::vector<Queue*> admin_queues(const AdminTarget& target) const;
 
+    // ---- destinations remembered from an earlier run (memory.cpp) ----
+    // Creates queue `name` of `transport` dead until `until` for `dsn`, as
+    // if it had died in this run with that revival time: its recipients go
+    // to the retry transport with the reason, and nothing is sent to it
+    // until then (or until a flush revives it); `until` is cut to
+    // minimal_backoff_time from now.  Does nothing (nullptr)
+    // when the queue exists, `until` is not in the future, or `transport`
+    // is the retry transport.
+    Queue* queue_restore_dead(const std::string& transport, const std::string& name,
+                              const std::string& nexthop, const Dsn& dsn, int64_t until);
+    // Keeps `memory` for the next creation of queue `name` of `transport`:
+    // its window starts at the remembered one (capped by the transport's
+    // destination concurrency limit) instead of initial_destination_
+    // concurrency, and with a destination rate delay it first waits out
+    // what is left of the delay after its last delivery.
+    void queue_remember(const std::string& transport, const std::string& name,
+                        const QueueMemory& memory);
+
     // ---- inspection ----
     int recipient_count() const { return recipient_count_; }
     int queue_count() const { return queue_count_; }
@@ -251,6 +270,8 @@ class Scheduler {
     void queue_revive(Queue& q);
     void queue_defer_todo(Queue& q, const Dsn& dsn);
     void queue_suspend(Queue& q, int delay);
+    // memory.cpp
+    void queue_recall(Queue& q);
     // admin.cpp
     void admin_apply(Transport& t);
     void admin_apply(Queue& q);
@@ -284,6 +305,7 @@ class Scheduler {
     std::multimap<int64_t, Timer> timers_;
     std::map<AdminTarget, AdminHold> holds_;
     std::map<AdminTarget, AdminCap> caps_;
+    std::map<std::pair<std::string, std::string>, QueueMemory> memories_; // queue_remember()
 };
 
 // Aborts with a message: a broken scheduler invariant.

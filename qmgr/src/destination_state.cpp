@@ -1,0 +1,166 @@
+#include "destination_state.hpp"
+
+#include "log.hpp"
+
+#include <algorithm>
+
+namespace cqmgr::qmgr {
+
+namespace {
+constexpr auto flush_interval = std::chrono::seconds(1);
+constexpr int64_t min_horizon = 86400;
+// Records of destinations without a queue are dropped from memory after
+// this long without a change; the sweep runs this often.
+constexpr int64_t idle_forget = 600;
+constexpr int64_t forget_interval = 60;
+} // namespace
+
+std::unique_ptr<state::Store> open_state_store(const conf::QmgrParams& params) {
+    if (params.cqmgr_state_database.empty()) return nullptr;
+    return state::Store::open(params.cqmgr_state_database,
+                              [](const std::string& w) { log::warn(w); });
+}
+
+int64_t state_horizon(const conf::QmgrParams& params) {
+    return std::max(params.maximal_backoff_time, min_horizon);
+}
+
+DestinationState::DestinationState(asio::io_context& io, const WallClock& clock)
+    : clock_(clock), timer_(io) {}
+
+DestinationState::DestinationState(asio::io_context& io, const WallClock& clock,
+                                   std::unique_ptr<state::Store> store, int64_t horizon,
+                                   std::string retry_transport)
+    : clock_(clock), horizon_(horizon), retry_transport_(std::move(retry_transport)), timer_(io),
+      store_(std::move(store)) {}
+
+DestinationState::~DestinationState() {
+    finish();
+}
+
+std::vector<const core::Queue*> DestinationState::restore(core::Scheduler& sched) {
+    std::vector<const core::Queue*> dead;
+    if (!store_) return dead;
+    sched_ = &sched;
+    const int64_t now = clock_.now();
+    next_forget_ = now + forget_interval;
+    std::vector<state::DestinationRecord> loaded =
+        store_->load(now - horizon_, [](const std::string& w) { log::warn(w); }).records;
+    writer_ = std::make_unique<StateWriter>(std::move(store_));
+    for (state::DestinationRecord& r : loaded) {
+        if (r.transport == retry_transport_) continue;
+        if (r.dead_until > now) {
+            core::Dsn dsn{r.dead_status, r.dead_reason};
+            if (const core::Queue* q = sched.queue_restore_dead(r.transport, r.destination,
+                                                                r.nexthop, dsn, r.dead_until)) {
+                dead.push_back(q);
+                log::debug("state: " + r.transport + " " + r.destination + " dead until " +
+                           std::to_string(r.dead_until) + ": " + dsn.status + " " + dsn.reason);
+            }
+        } else {
+            sched.queue_remember(r.transport, r.destination,
+                                 core::QueueMemory{r.window, r.last_delivery});
+        }
+        std::string key = state::record_key(r.transport, r.destination);
+        records_.emplace(std::move(key), std::move(r));
+    }
+    log::debug("state: " + std::to_string(records_.size()) + " destinations restored, " +
+               std::to_string(dead.size()) + " of them dead");
+    return dead;
+}
+
+state::DestinationRecord* DestinationState::touch(const core::Queue& q) {
+    if (!writer_ || q.transport->name == retry_transport_) return nullptr;
+    std::string key = state::record_key(q.transport->name, q.name);
+    auto [it, fresh] = records_.try_emplace(key);
+    state::DestinationRecord& r = it->second;
+    if (fresh) {
+        r.transport = q.transport->name;
+        r.destination = q.name;
+    }
+    r.nexthop = q.nexthop;
+    r.updated_at = clock_.now();
+    changed_.insert(std::move(key));
+    if (!armed_) {
+        armed_ = true;
+        timer_.expires_after(flush_interval);
+        timer_.async_wait([this](const error_code& ec) {
+            armed_ = false;
+            if (!ec) flush();
+        });
+    }
+    return &r;
+}
+
+void DestinationState::queue_changed(const core::Queue& q) {
+    state::DestinationRecord* r = touch(q);
+    if (!r) return;
+    if (q.dead() && q.dsn && q.timer_due > 0 && !q.dsn->status.empty()) {
+        r->dead_until = q.timer_due;
+        r->dead_status = q.dsn->status;
+        r->dead_reason = q.dsn->reason;
+        // A revived destination starts afresh, as stock's does.
+        r->window = 0;
+    } else {
+        r->dead_until = 0;
+        r->dead_status.clear();
+        r->dead_reason.clear();
+        if (!q.dead()) r->window = q.window;
+    }
+}
+
+void DestinationState::delivery_ended(const core::Queue& q, const core::Dsn& hop) {
+    state::DestinationRecord* r = touch(q);
+    if (!r) return;
+    r->last_delivery = clock_.now();
+    if (!hop.status.empty()) {
+        r->last_dsn_status = hop.status;
+        r->last_dsn_text = hop.reason;
+    }
+}
+
+void DestinationState::flush() {
+    log_writer_warnings();
+    if (writer_ && clock_.now() >= next_forget_) {
+        next_forget_ = clock_.now() + forget_interval;
+        forget_idle(idle_forget);
+    }
+    if (!writer_ || changed_.empty()) return;
+    std::vector<state::DestinationRecord> batch;
+    batch.reserve(changed_.size());
+    for (const std::string& key : changed_)
+        batch.push_back(records_.at(key));
+    changed_.clear();
+    writer_->submit(std::move(batch));
+}
+
+bool DestinationState::has_queue(const state::DestinationRecord& r) const {
+    if (!sched_) return false;
+    auto t = sched_->transports().find(r.transport);
+    return t != sched_->transports().end() && t->second->queue_by_name.contains(r.destination);
+}
+
+void DestinationState::forget_idle(int64_t idle) {
+    const int64_t before = clock_.now() - idle;
+    std::erase_if(records_, [&](const auto& kv) {
+        const auto& [key, r] = kv;
+        return r.updated_at < before && !changed_.contains(key) && !has_queue(r);
+    });
+}
+
+void DestinationState::finish() {
+    if (!writer_) return;
+    timer_.cancel();
+    flush();
+    writer_->finish();
+    log_writer_warnings();
+    writer_.reset();
+}
+
+void DestinationState::log_writer_warnings() {
+    if (!writer_) return;
+    for (const std::string& w : writer_->take_warnings())
+        log::warn(w);
+}
+
+} // namespace cqmgr::qmgr

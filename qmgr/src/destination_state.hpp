@@ -1,0 +1,104 @@
+// The daemon's side of the destination state store (cqmgr_state_database):
+// what it remembers about each destination, how that survives a restart,
+// and when it is written.
+//
+// At start-up the store's records are loaded and handed to the scheduler:
+// a destination that was dead and whose dead time is not over comes back
+// dead with the same reason until then; a healthy one's next queue starts
+// at its last window.  While running, the scheduler's window changes,
+// deaths and revivals (Driver::queue_window) and the ends of deliveries
+// update the record in memory and mark it changed; at most once a second
+// the changed records go to the writer thread (state_writer.hpp) as one
+// batch, and at a clean shutdown whatever is left is committed before the
+// process exits.  The retry transport's queues are not kept: they are
+// named after reasons, not destinations.
+#pragma once
+
+#include "clock.hpp"
+#include "cqmgr/conf/qmgr_params.hpp"
+#include "cqmgr/core/scheduler.hpp"
+#include "cqmgr/protocol/asio.hpp"
+#include "cqmgr/state/store.hpp"
+#include "state_writer.hpp"
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace cqmgr::qmgr {
+
+// Opens the store that cqmgr_state_database names (before the jail: it may
+// be out of reach afterwards), rebuilding a damaged one with a warning;
+// nullptr when the parameter is empty or no store can be used.
+std::unique_ptr<state::Store> open_state_store(const conf::QmgrParams& params);
+
+// How long a record is kept without a change: the longest backoff, and
+// at least a day.
+int64_t state_horizon(const conf::QmgrParams& params);
+
+class DestinationState {
+  public:
+    // Keeps nothing: every call does nothing.
+    DestinationState(asio::io_context& io, const WallClock& clock);
+    // Keeps the state in `store` (nullptr: nothing).  Records not changed
+    // for `horizon` seconds are dropped at start-up.
+    DestinationState(asio::io_context& io, const WallClock& clock,
+                     std::unique_ptr<state::Store> store, int64_t horizon,
+                     std::string retry_transport);
+    ~DestinationState();
+    DestinationState(const DestinationState&) = delete;
+    DestinationState& operator=(const DestinationState&) = delete;
+
+    bool enabled() const { return store_ || writer_; }
+
+    // Loads the store and hands the scheduler what it remembers, then
+    // starts keeping changes (nothing is kept before).  Returns the queues
+    // restored dead.
+    std::vector<const core::Queue*> restore(core::Scheduler& sched);
+    // `q`'s window changed, or it died, or it came back.
+    void queue_changed(const core::Queue& q);
+    // A delivery to `q` ended; `hop` is the agent's hop status (empty
+    // status: none, e.g. the agent crashed).
+    void delivery_ended(const core::Queue& q, const core::Dsn& hop);
+    // Clean shutdown: commits every change and waits for it.
+    void finish();
+
+    // The records in memory (tests).
+    const std::unordered_map<std::string, state::DestinationRecord>& records() const {
+        return records_;
+    }
+    // Hands the changed records to the writer now (tests).
+    void flush();
+    // Forgets, in memory only, the records of destinations that have no
+    // queue now and have not changed for `idle` seconds (they stay in the
+    // store), so that memory follows the destinations in use, not every
+    // destination ever seen.  flush() does this once a minute.
+    void forget_idle(int64_t idle);
+    // Waits until the writer has committed what it was handed (tests).
+    void drain() {
+        if (writer_) writer_->drain();
+    }
+
+  private:
+    // The record of `q`, marked changed; nullptr for queues not kept.
+    state::DestinationRecord* touch(const core::Queue& q);
+    void log_writer_warnings();
+    // Whether the scheduler has a queue for `r` now.
+    bool has_queue(const state::DestinationRecord& r) const;
+
+    const WallClock& clock_;
+    int64_t horizon_ = 0;
+    std::string retry_transport_;
+    std::unordered_map<std::string, state::DestinationRecord> records_;
+    std::unordered_set<std::string> changed_;
+    asio::steady_timer timer_;
+    bool armed_ = false;
+    const core::Scheduler* sched_ = nullptr; // set by restore()
+    int64_t next_forget_ = 0;
+    std::unique_ptr<state::Store> store_; // until restore() hands it to the writer
+    std::unique_ptr<StateWriter> writer_;
+};
+
+} // namespace cqmgr::qmgr

@@ -1,0 +1,55 @@
+// What cqmgr remembers about one destination (a queue of a transport)
+// between runs, and how a record is written as bytes.  The daemon keeps
+// these in the state store (store.hpp); the scheduler core never sees them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cqmgr::state {
+
+struct DestinationRecord {
+    std::string transport;
+    std::string destination; // the queue's name
+    std::string nexthop;     // the queue's nexthop (clog warnings name it)
+    // Dead until this time (Unix seconds) for the reason below; 0 = alive.
+    int64_t dead_until = 0;
+    std::string dead_status; // RFC 3463 status of the reason
+    std::string dead_reason; // as the retry agent defers with it
+    // The concurrency window after the last feedback while alive; 0 =
+    // unknown (never measured, or the destination died since).
+    int window = 0;
+    // The limit adaptive concurrency learned for this destination, if any.
+    std::optional<int> learned_limit;
+    // When the last delivery to it ended (the destination rate delay counts
+    // from there); 0 = none.
+    int64_t last_delivery = 0;
+    // The hop status of the last delivery an agent reported.
+    std::string last_dsn_status;
+    std::string last_dsn_text;
+    // When any of the above last changed.
+    int64_t updated_at = 0;
+
+    bool operator==(const DestinationRecord&) const = default;
+};
+
+// The current version of the record's byte format (its first byte).
+inline constexpr uint8_t record_format = 1;
+
+// The store key of a record: transport and destination, separated by a NUL
+// (a transport name never holds one).
+std::string record_key(std::string_view transport, std::string_view destination);
+
+// The value bytes of `r` (everything but transport and destination, which
+// are the key).  Strings longer than 65535 bytes are cut there.
+std::string encode_record(const DestinationRecord& r);
+
+// The record stored under `key` with value `value`; nullopt with `error`
+// set when the key or the value is not one encode_record() wrote (a bad
+// length, trailing bytes, an unknown version).
+std::optional<DestinationRecord> decode_record(std::string_view key, std::string_view value,
+                                               std::string& error);
+
+} // namespace cqmgr::state

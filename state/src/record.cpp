@@ -1,0 +1,146 @@
+// The record's byte format, version 1, all integers little-endian:
+//   u8 version, u8 flags (bit 0: learned_limit present),
+//   i64 dead_until, i64 last_delivery, i64 updated_at,
+//   i32 window, i32 learned_limit,
+//   then five strings, each a u16 length and its bytes: nexthop,
+//   dead_status, dead_reason, last_dsn_status, last_dsn_text.
+// A decoder accepts exactly that, so a damaged value is refused rather than
+// read as something else.  A later version gets a new first byte.
+#include "cqmgr/state/record.hpp"
+
+#include <limits>
+
+namespace cqmgr::state {
+
+namespace {
+
+constexpr uint8_t flag_learned_limit = 1;
+constexpr size_t max_string = std::numeric_limits<uint16_t>::max();
+
+// Appends `v` as `n` little-endian bytes.
+void put_int(std::string& out, uint64_t v, int n) {
+    for (int i = 0; i < n; ++i)
+        out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+void put_string(std::string& out, std::string_view s) {
+    if (s.size() > max_string) s = s.substr(0, max_string);
+    put_int(out, s.size(), 2);
+    out.append(s);
+}
+
+// Reads the value front to back; any read past the end fails the decode.
+class Reader {
+  public:
+    explicit Reader(std::string_view bytes) : rest_(bytes) {}
+
+    bool ok() const { return ok_; }
+    bool at_end() const { return rest_.empty(); }
+
+    uint64_t u(int n) {
+        if (!take(static_cast<size_t>(n))) return 0;
+        uint64_t v = 0;
+        for (int i = 0; i < n; ++i)
+            v |= static_cast<uint64_t>(static_cast<unsigned char>(taken_[i])) << (8 * i);
+        return v;
+    }
+    int64_t i64() { return static_cast<int64_t>(u(8)); }
+    int32_t i32() { return static_cast<int32_t>(static_cast<uint32_t>(u(4))); }
+    std::string str() {
+        size_t n = static_cast<size_t>(u(2));
+        if (!take(n)) return {};
+        return std::string(taken_);
+    }
+
+  private:
+    bool take(size_t n) {
+        if (!ok_ || rest_.size() < n) {
+            ok_ = false;
+            return false;
+        }
+        taken_ = rest_.substr(0, n);
+        rest_.remove_prefix(n);
+        return true;
+    }
+
+    std::string_view rest_;
+    std::string_view taken_;
+    bool ok_ = true;
+};
+
+} // namespace
+
+std::string record_key(std::string_view transport, std::string_view destination) {
+    std::string key;
+    key.reserve(transport.size() + 1 + destination.size());
+    key.append(transport);
+    key.push_back('\0');
+    key.append(destination);
+    return key;
+}
+
+std::string encode_record(const DestinationRecord& r) {
+    std::string out;
+    out.reserve(2 + 3 * 8 + 2 * 4 + 5 * 2 + r.nexthop.size() + r.dead_status.size() +
+                r.dead_reason.size() + r.last_dsn_status.size() + r.last_dsn_text.size());
+    put_int(out, record_format, 1);
+    put_int(out, r.learned_limit ? flag_learned_limit : 0, 1);
+    put_int(out, static_cast<uint64_t>(r.dead_until), 8);
+    put_int(out, static_cast<uint64_t>(r.last_delivery), 8);
+    put_int(out, static_cast<uint64_t>(r.updated_at), 8);
+    put_int(out, static_cast<uint32_t>(r.window), 4);
+    put_int(out, static_cast<uint32_t>(r.learned_limit.value_or(0)), 4);
+    put_string(out, r.nexthop);
+    put_string(out, r.dead_status);
+    put_string(out, r.dead_reason);
+    put_string(out, r.last_dsn_status);
+    put_string(out, r.last_dsn_text);
+    return out;
+}
+
+std::optional<DestinationRecord> decode_record(std::string_view key, std::string_view value,
+                                               std::string& error) {
+    DestinationRecord r;
+    size_t nul = key.find('\0');
+    if (nul == std::string_view::npos || nul == 0) {
+        error = "bad key";
+        return std::nullopt;
+    }
+    r.transport = std::string(key.substr(0, nul));
+    r.destination = std::string(key.substr(nul + 1));
+    Reader in(value);
+    uint64_t version = in.u(1);
+    if (in.ok() && version != record_format) {
+        error = "unknown record version " + std::to_string(version);
+        return std::nullopt;
+    }
+    uint64_t flags = in.u(1);
+    r.dead_until = in.i64();
+    r.last_delivery = in.i64();
+    r.updated_at = in.i64();
+    r.window = in.i32();
+    int32_t limit = in.i32();
+    r.nexthop = in.str();
+    r.dead_status = in.str();
+    r.dead_reason = in.str();
+    r.last_dsn_status = in.str();
+    r.last_dsn_text = in.str();
+    if (!in.ok()) {
+        error = "truncated record";
+        return std::nullopt;
+    }
+    if (!in.at_end()) {
+        error = "trailing bytes in record";
+        return std::nullopt;
+    }
+    if ((flags & ~uint64_t{flag_learned_limit}) != 0 || r.window < 0 || r.dead_until < 0 ||
+        r.last_delivery < 0 || r.updated_at < 0 || limit < 0 ||
+        (r.dead_until > 0) != !r.dead_status.empty()) {
+        error = "bad field in record";
+        return std::nullopt;
+    }
+    if (flags & flag_learned_limit) r.learned_limit = limit;
+    return r;
+}
+
+} // namespace cqmgr::state
