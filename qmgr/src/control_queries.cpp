@@ -225,6 +225,17 @@ Json ControlQueries::queue_state(const core::Transport& t, const core::Queue& q)
     rate["waiting"] = q.suspended;
     rate["until"] = q.suspended && q.timer_due > 0 ? Json(q.timer_due) : Json(nullptr);
     j["rate_delay"] = std::move(rate);
+    // What the adaptive limits learned here (null: nothing).
+    if (q.learned.any()) {
+        Json learned;
+        learned["concurrency"] =
+            q.learned.concurrency > 0 ? Json(q.learned.concurrency) : Json(nullptr);
+        learned["rate_delay"] =
+            q.learned.rate_delay > 0 ? Json(q.learned.rate_delay) : Json(nullptr);
+        j["learned"] = std::move(learned);
+    } else {
+        j["learned"] = nullptr;
+    }
     if (annotate_) annotate_(t, &q, j);
     return j;
 }

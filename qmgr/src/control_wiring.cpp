@@ -63,4 +63,16 @@ void annotate_control_state(const core::Transport& t, const core::Queue* q,
     }
 }
 
+void annotate_learned(const AdaptiveLimits& adaptive, const core::Queue& q,
+                      ControlQueries::Json& object) {
+    auto it = object.find("learned");
+    if (it == object.end() || it->is_null()) return;
+    if (const AdaptiveLimits::Cause* c = adaptive.cause(q)) {
+        (*it)["class"] = reply_class_name(c->cls);
+        (*it)["status"] = c->status;
+        (*it)["reason"] = c->text;
+        (*it)["when"] = c->when;
+    }
+}
+
 } // namespace cqmgr::qmgr

@@ -3,6 +3,7 @@
 // shown in the `queues` reply.
 #pragma once
 
+#include "adaptive.hpp"
 #include "control_commands.hpp"
 #include "control_queries.hpp"
 #include "cqmgr/control/request.hpp"
@@ -17,5 +18,10 @@ ControlCommand control_command(const control::Request& r, int64_t uid);
 // the settings.
 void annotate_control_state(const core::Transport& t, const core::Queue* q,
                             ControlQueries::Json& object);
+
+// Adds to a destination's "learned" object (when it has one) the reply that
+// taught it: "class", "status", "reason" and "when".
+void annotate_learned(const AdaptiveLimits& adaptive, const core::Queue& q,
+                      ControlQueries::Json& object);
 
 } // namespace cqmgr::qmgr

@@ -160,6 +160,14 @@ int main(int argc, char** argv) {
     ::tzset();
     // The control settings' directory, out of reach once chrooted.
     int data_dir_fd = qmgr::AdminState::open_directory(params.data_directory);
+    // The adaptive limits' reply rules, in the configuration directory.
+    std::optional<qmgr::RegexTable> reply_rules;
+    if (!params.cqmgr_adaptive_limit_transports.empty() &&
+        !params.cqmgr_adaptive_reply_rules.empty())
+        reply_rules =
+            qmgr::RegexTable::open(params.cqmgr_adaptive_reply_rules, [](const std::string& w) {
+                log::warn("cqmgr_adaptive_reply_rules: " + w);
+            });
     // The control socket serves root and mail_owner and belongs to
     // mail_owner: the account is looked up now, as the jail has no
     // password file.
@@ -199,7 +207,7 @@ int main(int argc, char** argv) {
     qmgr::MasterLink master(io, cl->transport, pre_accept, on_trigger, stop);
     qmgr::SystemClock clock;
     qm = std::make_unique<qmgr::QueueManager>(io, cf, params, clock, flush_domains, master,
-                                              data_dir_fd);
+                                              data_dir_fd, std::move(reply_rules));
 
     if (cl->stdin_mode) {
         // One trigger from standard input, then exit, as stock's stand-alone mode.
@@ -225,7 +233,11 @@ int main(int argc, char** argv) {
     qmgr::ControlQueries queries(
         qm->control_sources(),
         {::getpid(), std::string("cqmgr ") + CQMGR_VERSION, clock.precise()});
-    queries.set_annotate(qmgr::annotate_control_state);
+    queries.set_annotate([adaptive = qm->adaptive()](const core::Transport& t, const core::Queue* q,
+                                                     control::Json& object) {
+        qmgr::annotate_control_state(t, q, object);
+        if (adaptive && q) qmgr::annotate_learned(*adaptive, *q, object);
+    });
     qmgr::ControlDispatch dispatch(queries);
     dispatch.set_commands([&qm](const control::Request& r, uid_t uid) {
         return qm->control().execute(qmgr::control_command(r, uid));

@@ -16,6 +16,8 @@
 #include "message.hpp"
 #include "store_retry.hpp"
 
+#include <random>
+
 namespace cqmgr::qmgr {
 
 class MessageEnd {
@@ -51,6 +53,8 @@ class MessageEnd {
     Intake& intake_;
     core::Scheduler& sched_;
     Counters& counters_;
+    // The random source of cqmgr_backoff_jitter.
+    std::mt19937_64 jitter_random_{std::random_device{}()};
 };
 
 } // namespace cqmgr::qmgr

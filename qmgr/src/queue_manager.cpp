@@ -11,7 +11,8 @@ namespace cqmgr::qmgr {
 
 QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                            const conf::QmgrParams& params, const WallClock& clock,
-                           const FlushDomains& flush_domains, MasterLink& master, int data_dir_fd)
+                           const FlushDomains& flush_domains, MasterLink& master, int data_dir_fd,
+                           std::optional<RegexTable> reply_rules)
     : io_(io), params_(params), clock_(clock), flush_domains_(flush_domains),
       store_(queuefile::QueueLayout(params.hash_queue_names,
                                     static_cast<int>(params.hash_queue_depth)),
@@ -23,6 +24,11 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
       sched_(
           scheduler_config(params, log::verbose() > 0),
           [this](const std::string& t) { return transport_settings_(t); }, *this),
+      adaptive_(params.cqmgr_adaptive_limit_transports.empty()
+                    ? nullptr
+                    : std::make_unique<AdaptiveLimits>(
+                          params, std::move(reply_rules), sched_,
+                          [this](const std::string& id) { return store_.path("defer", id); })),
       delivery_(io, params, clock, sched_, counters_),
       self_defer_(io, params, clock, flush_domains, [this](Message& m) { maybe_finish(m); }),
       intake_(params, clock, store_, retry_, resolver_, sched_,
@@ -49,6 +55,7 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
           [](const std::string& line) { log::info(line); }),
       sched_timer_(io) {
     sched_.set_time(clock_.now());
+    delivery_.set_adaptive(adaptive_.get());
 }
 
 ControlSources QueueManager::control_sources() const {

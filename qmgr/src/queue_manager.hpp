@@ -39,10 +39,11 @@ namespace cqmgr::qmgr {
 class QueueManager : public core::Driver {
   public:
     // `data_dir_fd`: data_directory opened before the jail
-    // (AdminState::open_directory()), or -1.
+    // (AdminState::open_directory()), or -1.  `reply_rules`: the table of
+    // cqmgr_adaptive_reply_rules, read before the jail (or none).
     QueueManager(asio::io_context& io, const conf::MainCf& cf, const conf::QmgrParams& params,
                  const WallClock& clock, const FlushDomains& flush_domains, MasterLink& master,
-                 int data_dir_fd = -1);
+                 int data_dir_fd = -1, std::optional<RegexTable> reply_rules = std::nullopt);
 
     // Restores the kept control settings, recovers active/ and starts the scans.
     void start() {
@@ -53,6 +54,8 @@ class QueueManager : public core::Driver {
     void on_trigger(std::string_view bytes) { feeder_.on_trigger(bytes); }
     // The control socket's commands.
     ControlCommands& control() { return control_; }
+    // The adaptive limits, or nullptr when no transport learns them.
+    const AdaptiveLimits* adaptive() const { return adaptive_.get(); }
     // The scheduler's state, for the control socket's queries and the
     // metrics (read only, on the loop thread).
     const core::Scheduler& scheduler() const { return sched_; }
@@ -105,6 +108,8 @@ class QueueManager : public core::Driver {
     Resolver resolver_;
     TransportSettings transport_settings_;
     core::Scheduler sched_;
+    // cqmgr_adaptive_limit_transports: made only when the list is not empty.
+    std::unique_ptr<AdaptiveLimits> adaptive_;
     Delivery delivery_;
     SelfDefer self_defer_;
     Intake intake_;

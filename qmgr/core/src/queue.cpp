@@ -13,7 +13,7 @@ Queue& Scheduler::queue_create(Transport& t, const std::string& name, const std:
     slot->window = t.cfg.init_dest_concurrency;
     t.queues_rr.push_back(*slot);
     queue_count_++;
-    if (!holds_.empty() || !caps_.empty()) admin_apply(*slot);
+    if (!holds_.empty() || !caps_.empty() || !learned_.empty()) admin_apply(*slot);
     trace([&] { return "qmgr_queue_create: " + t.name + " " + name + " nexthop " + nexthop; });
     return *slot;
 }
