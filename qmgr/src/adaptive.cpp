@@ -117,10 +117,12 @@ void AdaptiveLimits::apply(const AdaptivePolicy::Change& change, const core::Adm
     }
     if (cause) what += " from \"" + receiver_words(cause->text) + "\"";
     log::info("cqmgr: " + target.text() + ": " + what);
-    if (!after.any())
+    if (!after.any()) {
         causes_.erase(target);
-    else if (cause)
+        targets_.erase(target.text());
+    } else if (cause) {
         causes_[target] = *cause;
+    }
     sched_.learned_set(target, after);
 }
 
