@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
+#include <sys/random.h>
+#include <unistd.h>
 
 namespace cqmgr::qmgr {
 
@@ -44,6 +47,13 @@ int64_t jittered_backoff(int64_t delay, int64_t percent, double u, const conf::Q
     int64_t moved = delay + static_cast<int64_t>(std::llround(offset));
     // The same bounds, in the same order, as backoff().
     return std::max(std::min(moved, p.maximal_backoff_time), p.minimal_backoff_time);
+}
+
+uint64_t random_seed() {
+    uint64_t seed = 0;
+    if (::getrandom(&seed, sizeof seed, GRND_NONBLOCK) == static_cast<ssize_t>(sizeof seed))
+        return seed;
+    return static_cast<uint64_t>(::time(nullptr)) * 1000003u ^ static_cast<uint64_t>(::getpid());
 }
 
 } // namespace cqmgr::qmgr
