@@ -38,7 +38,16 @@ std::optional<AdaptivePolicy::Change> AdaptivePolicy::delivery(const std::string
         d.last_strike = now_ms;
         d.successes = 0;
     } else if (cls == ReplyClass::rate_limit) {
-        d.limit.rate_delay = std::max(d.limit.rate_delay, rate_delay(d, now_ms));
+        // Above a delivery a second, fewer deliveries at once slow down by
+        // the margin (the core's pauses are whole seconds); from one at a
+        // time on, a pause after each.
+        int fewer = busy_at_start * (100 - std::clamp(s_.rate_margin, 0, 99)) / 100;
+        if (d.limit.rate_delay == 0 && busy_at_start > 1 && rate_delay(d, now_ms) <= 1) {
+            int at = std::max(fewer, 1);
+            d.limit.concurrency = d.limit.concurrency > 0 ? std::min(d.limit.concurrency, at) : at;
+        } else {
+            d.limit.rate_delay = std::max(d.limit.rate_delay, rate_delay(d, now_ms));
+        }
         d.last_strike = now_ms;
         d.successes = 0;
     } else if (!cls && d.limit.any()) {

@@ -5,8 +5,11 @@
 //   (itself included) were in flight means the receiver allows fewer than
 //   B: the limit becomes B - 1 (at least 1), or stays lower if it was;
 // - a rate-limit reply means the receiver allows less than the rate of
-//   the last `rate_window`: the pause between deliveries becomes what
-//   keeps under `rate_margin` percent of that rate, in whole seconds;
+//   the last `rate_window`: above a delivery a second, and with more than
+//   one delivery in flight at the strike, the concurrency limit becomes
+//   that count less `rate_margin` percent (at least 1); otherwise the pause
+//   after each delivery becomes what keeps `rate_margin` percent under
+//   that rate, in whole seconds (the core's unit);
 // - after `probe_deliveries` successes at the limit, or `probe_time`
 //   without a strike, the limit goes up by one (the pause down by a
 //   second) to find out whether the receiver allows more;

@@ -108,6 +108,21 @@ TEST(AdaptivePolicy, RateLimitGivesAPauseUnderTheStruckRate) {
     EXPECT_EQ(c->after, (Limit{0, 11}));
 }
 
+TEST(AdaptivePolicy, FastRateLimitLowersTheConcurrencyFirst) {
+    AdaptivePolicy p;
+    int64_t t = 0;
+    // 10 deliveries a second with 10 in flight, then a rate-limit strike:
+    // 10 % fewer at once, then fewer again, down to one; then pauses.
+    for (int i = 0; i < 20; ++i)
+        EXPECT_FALSE(p.delivery(d, std::nullopt, 10, t += 100));
+    EXPECT_EQ(p.delivery(d, rate, 10, t += 100)->after, (Limit{9, 0}));
+    EXPECT_EQ(p.delivery(d, rate, 9, t += 100)->after, (Limit{8, 0}));
+    EXPECT_EQ(p.delivery(d, rate, 2, t += 100)->after, (Limit{1, 0}));
+    auto c = p.delivery(d, rate, 1, t += 100);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->after, (Limit{1, 1}));
+}
+
 TEST(AdaptivePolicy, ForgetsAfterAQuietHorizon) {
     AdaptiveSettings s;
     s.forget_time_ms = 3'600'000;
