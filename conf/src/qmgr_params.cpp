@@ -374,13 +374,28 @@ QmgrParams QmgrParams::load(const MainCf& given, const MainCf::Warn& warn, Optio
                               "/main.cf: parameter cqmgr_metrics_listen: bad value: \"" +
                               q.cqmgr_metrics_listen +
                               "\" (expected PORT, IPv4:PORT or [IPv6]:PORT)");
-    // 0 is a valid limit here (no series per destination), and a minimum
-    // of 0 means "no bound" to integer(): negative values are checked here.
-    q.cqmgr_metrics_destination_limit = cf.integer("cqmgr_metrics_destination_limit", 50, 0);
-    if (q.cqmgr_metrics_destination_limit < 0)
-        throw ConfigError(cf.where("cqmgr_metrics_destination_limit"),
-                          "invalid cqmgr_metrics_destination_limit parameter value " +
-                              std::to_string(q.cqmgr_metrics_destination_limit) + " < 0");
+    // 0 is a valid value for these, and a minimum of 0 means "no bound" to
+    // integer() and time(): negative values are checked here.
+    auto not_negative = [&](const std::string& name, int64_t value) {
+        if (value < 0)
+            throw ConfigError(cf.where(name), "invalid " + name + " parameter value " +
+                                                  std::to_string(value) + " < 0");
+        return value;
+    };
+    q.cqmgr_metrics_destination_limit = not_negative(
+        "cqmgr_metrics_destination_limit", cf.integer("cqmgr_metrics_destination_limit", 50, 0));
+
+    q.cqmgr_adaptive_limit_transports = cf.list("cqmgr_adaptive_limit_transports");
+    q.cqmgr_adaptive_reply_rules = cf.str("cqmgr_adaptive_reply_rules", "", 0);
+    q.cqmgr_adaptive_probe_deliveries = not_negative(
+        "cqmgr_adaptive_probe_deliveries", cf.integer("cqmgr_adaptive_probe_deliveries", 500, 0));
+    q.cqmgr_adaptive_probe_time = not_negative(
+        "cqmgr_adaptive_probe_time", cf.time("cqmgr_adaptive_probe_time", "300s", 's', 0));
+    q.cqmgr_adaptive_forget_time = cf.time("cqmgr_adaptive_forget_time", "3600s", 's', 1);
+    q.cqmgr_adaptive_rate_margin = not_negative(
+        "cqmgr_adaptive_rate_margin", cf.integer("cqmgr_adaptive_rate_margin", 10, 0, 99));
+    q.cqmgr_backoff_jitter =
+        not_negative("cqmgr_backoff_jitter", cf.integer("cqmgr_backoff_jitter", 0, 0, 100));
     q.cqmgr_state_database = cf.str("cqmgr_state_database", "$data_directory/cqmgr-state.lmdb", 0);
 
     // qmgr's start-up adjustments (qmgr_post_init), with its warnings.

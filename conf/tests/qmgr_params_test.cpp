@@ -207,6 +207,31 @@ TEST(QmgrParams, MetricsParametersAreOffByDefault) {
     EXPECT_EQ(q.cqmgr_metrics_destination_limit, 50);
 }
 
+TEST(QmgrParams, AdaptiveAndJitterParameters) {
+    auto q = load("");
+    EXPECT_TRUE(q.cqmgr_adaptive_limit_transports.empty());
+    EXPECT_EQ(q.cqmgr_adaptive_reply_rules, "");
+    EXPECT_EQ(q.cqmgr_adaptive_probe_deliveries, 500);
+    EXPECT_EQ(q.cqmgr_adaptive_probe_time, 300);
+    EXPECT_EQ(q.cqmgr_adaptive_forget_time, 3600);
+    EXPECT_EQ(q.cqmgr_adaptive_rate_margin, 10);
+    EXPECT_EQ(q.cqmgr_backoff_jitter, 0);
+    q = load("cqmgr_adaptive_limit_transports = smtp, relay\n"
+             "cqmgr_adaptive_reply_rules = pcre:/etc/postfix/reply_rules\n"
+             "cqmgr_adaptive_probe_deliveries = 0\ncqmgr_adaptive_probe_time = 10m\n"
+             "cqmgr_adaptive_forget_time = 2h\ncqmgr_backoff_jitter = 20\n");
+    EXPECT_EQ(q.cqmgr_adaptive_limit_transports, (std::vector<std::string>{"smtp", "relay"}));
+    EXPECT_EQ(q.cqmgr_adaptive_reply_rules, "pcre:/etc/postfix/reply_rules");
+    EXPECT_EQ(q.cqmgr_adaptive_probe_deliveries, 0);
+    EXPECT_EQ(q.cqmgr_adaptive_probe_time, 600);
+    EXPECT_EQ(q.cqmgr_adaptive_forget_time, 7200);
+    EXPECT_EQ(q.cqmgr_backoff_jitter, 20);
+    EXPECT_EQ(fatal("cqmgr_backoff_jitter = 101\n"),
+              "invalid cqmgr_backoff_jitter parameter value 101 > 100");
+    EXPECT_EQ(fatal("cqmgr_backoff_jitter = -5\n"),
+              "invalid cqmgr_backoff_jitter parameter value -5 < 0");
+}
+
 TEST(QmgrParams, MetricsParameters) {
     auto q = load("cqmgr_metrics_listen = 127.0.0.1:9154\ncqmgr_metrics_destination_limit = 0\n");
     EXPECT_EQ(q.cqmgr_metrics_listen, "127.0.0.1:9154");

@@ -27,14 +27,28 @@ std::string counted(const json& obj, std::string_view key, std::string_view what
     return count_of(obj, key) + " " + std::string(what);
 }
 
+// What the adaptive limits learned ("learned 5", "learned delay 12s",
+// both), or "" when nothing.
+std::string learned_text(const json& entry) {
+    const json* l = field(entry, "learned");
+    if (!l) return "";
+    std::string out;
+    if (field(*l, "concurrency")) out = "learned " + count_of(*l, "concurrency");
+    if (field(*l, "rate_delay"))
+        out += (out.empty() ? "learned" : ",") + std::string(" delay ") +
+               count_of(*l, "rate_delay") + "s";
+    return out;
+}
+
 // The short state flags of a transport or queue: dead, suspended, throttled,
-// rate delay.
+// learned limits, rate delay.
 std::string state_flags(const json& entry) {
     std::vector<std::string> flags;
     if (field(entry, "dead")) flags.push_back("dead");
     if (field(entry, "suspended")) flags.push_back("suspended");
     if (const json* t = field(entry, "throttle"))
         flags.push_back("throttle " + count_of(*t, "concurrency"));
+    if (std::string l = learned_text(entry); !l.empty()) flags.push_back(l);
     if (const json* r = field(entry, "rate_delay")) {
         if (r->is_object() && bool_of(*r, "waiting")) flags.push_back("rate delay");
     }
@@ -182,6 +196,13 @@ Table condition_table(const json& queues_reply, int64_t now, bool throttled) {
         if (const json* t = field(e, "throttle"); t && throttled)
             table.add({target, "throttle " + count_of(*t, "concurrency"),
                        format_until(*t, "until", now), ""});
+        if (std::string l = learned_text(e); !l.empty() && throttled) {
+            const json& learned = *field(e, "learned");
+            std::string reason = string_of(learned, "reason", "");
+            const std::string status = string_of(learned, "status", "");
+            if (!status.empty()) reason = status + " " + reason;
+            table.add({target, l, "-", reason});
+        }
     }
     return table;
 }

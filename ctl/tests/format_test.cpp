@@ -50,12 +50,37 @@ TEST(Format, Queues) {
               "smtp:example.com  throttle 2  -\n");
 }
 
-TEST(Format, QueuesWithoutConditionsHasNoSecondTable) {
+// The sample queues reply with its destination neither dead, suspended nor
+// throttled.
+json queues_without_conditions() {
     auto q = sample("queues");
     auto& dest = q["transports"][0]["queues"][0];
     dest["dead"] = nullptr;
     dest["suspended"] = nullptr;
     dest["throttle"] = nullptr;
+    return q;
+}
+
+TEST(Format, QueuesShowLearnedLimits) {
+    auto q = queues_without_conditions();
+    auto& dest = q["transports"][0]["queues"][0];
+    dest["learned"] = json::parse(R"({"concurrency":5,"rate_delay":null,"class":"connection_limit",
+        "status":"4.7.0","reason":"host mx refused to talk to me: 421 too many connections",
+        "when":1764000000})");
+    EXPECT_EQ(format_queues(q, now),
+              "TRANSPORT  DESTINATION  WINDOW  BUSY  TODO  LAST   STATE\n"
+              "smtp       *                 -     3     5  -\n"
+              "smtp       example.com       5     3     5  2.0.0  learned 5\n"
+              "\n"
+              "TARGET            CONDITION  UNTIL  REASON\n"
+              "smtp:example.com  learned 5  -      4.7.0 host mx refused to talk to me: 421 too "
+              "many connections\n");
+    dest["learned"] = json::parse(R"({"concurrency":null,"rate_delay":12})");
+    EXPECT_NE(format_queues(q, now).find("2.0.0  learned delay 12s\n"), std::string::npos);
+}
+
+TEST(Format, QueuesWithoutConditionsHasNoSecondTable) {
+    auto q = queues_without_conditions();
     EXPECT_EQ(format_queues(q, now), "TRANSPORT  DESTINATION  WINDOW  BUSY  TODO  LAST   STATE\n"
                                      "smtp       *                 -     3     5  -\n"
                                      "smtp       example.com       5     3     5  2.0.0\n");

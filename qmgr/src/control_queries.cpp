@@ -250,10 +250,28 @@ void ControlQueries::fill_queue_state(Json& out, const core::Transport& t,
         c["failure"] = q.failure;
         c["fail_cohorts"] = q.fail_cohorts;
     }
-    control::Refill rate(j["rate_delay"]);
-    rate["seconds"] = t.cfg.dest_rate_delay;
-    rate["waiting"] = q.suspended;
-    rate["until"] = q.suspended && q.timer_due > 0 ? Json(q.timer_due) : Json(nullptr);
+    {
+        control::Refill rate(j["rate_delay"]);
+        rate["seconds"] = t.cfg.dest_rate_delay;
+        rate["waiting"] = q.suspended;
+        rate["until"] = q.suspended && q.timer_due > 0 ? Json(q.timer_due) : Json(nullptr);
+    }
+    // What the adaptive limits learned here, and from which reply (null:
+    // nothing).
+    Json& learned = j["learned"];
+    if (!q.learned.any()) {
+        learned = nullptr;
+        return;
+    }
+    control::Refill l(learned);
+    l["concurrency"] = q.learned.concurrency > 0 ? Json(q.learned.concurrency) : Json(nullptr);
+    l["rate_delay"] = q.learned.rate_delay > 0 ? Json(q.learned.rate_delay) : Json(nullptr);
+    if (const AdaptiveLimits::Cause* c = src_.adaptive ? src_.adaptive->cause(q) : nullptr) {
+        l.string("class", reply_class_name(c->cls));
+        l.string("status", c->status);
+        l.string("reason", c->text);
+        l["when"] = c->when;
+    }
 }
 
 // At most this many jobs per transport in a `jobs` reply.

@@ -5,6 +5,7 @@
 // nothing here changes what the daemon does.
 #pragma once
 
+#include "adaptive.hpp"
 #include "arrival_index.hpp"
 #include "clock.hpp"
 #include "counters.hpp"
@@ -44,6 +45,8 @@ struct ControlSources {
     std::function<FeedState()> feed;
     int64_t message_active_limit = 0;    // qmgr_message_active_limit
     int64_t message_recipient_limit = 0; // qmgr_message_recipient_limit
+    // What the adaptive limits learned and why (nullptr: they are off).
+    const AdaptiveLimits* adaptive = nullptr;
 };
 
 // Who answers: the process, its version and when it started.

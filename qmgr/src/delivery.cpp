@@ -38,6 +38,7 @@ void Delivery::pump() {
     asio::post(io_, [this] {
         posted_ = false;
         sched_.set_time(clock_.now());
+        if (adaptive_) adaptive_->sweep(now_ms());
         while (core::Transport* t = sched_.select_transport()) {
             log::debug("qmgr_transport_select: " + t->name);
             // The connect is tried now: when it fails at once (no such
@@ -84,6 +85,9 @@ awaitable<void> Delivery::run_connection(core::Transport* t, protocol::AgentSess
         co_return;
     }
     pump();
+    int busy_at_start = e->queue->busy_count();
+    int64_t defer_mark =
+        adaptive_ && adaptive_->covers(*t) ? adaptive_->defer_log_mark(e->message->id) : 0;
     trace_request(*e);
     record_.started(*e, clock_);
     CQMGR_PROBE_DELIVERY_START(t->name.c_str(), e->queue->name.c_str(), e->message->id.c_str(),
@@ -91,7 +95,7 @@ awaitable<void> Delivery::run_connection(core::Transport* t, protocol::AgentSess
     auto started = std::chrono::steady_clock::now();
     protocol::DeliveryOutcome out = co_await session.deliver_encoded(encoded_request_for(*e));
     sched_.set_time(clock_.now());
-    report(e, out, started);
+    report(e, out, started, busy_at_start, defer_mark);
     pump();
 }
 
@@ -118,8 +122,14 @@ awaitable<void> Delivery::rate_pause(int seconds) {
     co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
 
+int64_t Delivery::now_ms() const {
+    protocol::TimeVal now = clock_.precise();
+    return now.sec * 1000 + now.usec / 1000;
+}
+
 void Delivery::report(core::Entry* e, const protocol::DeliveryOutcome& out,
-                      std::chrono::steady_clock::time_point started) {
+                      std::chrono::steady_clock::time_point started, int busy_at_start,
+                      int64_t defer_mark) {
     using Kind = protocol::DeliveryOutcome::Kind;
     observe(*e, out, started);
     // Stock's attribute scanner speaks first (what was wrong with the
@@ -136,6 +146,8 @@ void Delivery::report(core::Entry* e, const protocol::DeliveryOutcome& out,
     record_.finished(*e, out.kind == Kind::replied ? result.hop : core::Dsn{}, clock_);
     if (ended_ && out.kind != Kind::unavailable)
         ended_(*e->queue, out.kind == Kind::replied ? result.hop : core::Dsn{});
+    if (adaptive_ && adaptive_->covers(*e->queue->transport))
+        adaptive_->delivered(*e, busy_at_start, result, now_ms(), defer_mark);
     sched_.delivery_done(e, result);
 }
 

@@ -4,6 +4,7 @@
 // silent or babbling agent costs only a deferral of its entry.
 #pragma once
 
+#include "adaptive.hpp"
 #include "clock.hpp"
 #include "counters.hpp"
 #include "cqmgr/conf/qmgr_params.hpp"
@@ -31,6 +32,9 @@ class Delivery {
     void observe_ends(std::function<void(const core::Queue&, const core::Dsn&)> ended) {
         ended_ = std::move(ended);
     }
+    // Feeds every outcome on the transports it covers to `adaptive` (none:
+    // off).  It must outlive this object.
+    void set_adaptive(AdaptiveLimits* adaptive) { adaptive_ = adaptive; }
 
   private:
     // One delivery: connect to the transport's agent, hand it the entry the
@@ -51,10 +55,15 @@ class Delivery {
     protocol::DeliveryTimeouts timeouts() const;
     // Waits out the transport's rate delay.
     awaitable<void> rate_pause(int seconds);
-    // Hands an agent's outcome for entry `e` (sent at `started`) to the
-    // scheduler, after counting it.
+    // Hands an agent's outcome for entry `e` (sent at `started`, when its
+    // queue had `busy_at_start` deliveries in flight, itself included, and
+    // its message's defer log ended at `defer_mark`) to the scheduler, after
+    // counting it and showing it to the adaptive limits.
     void report(core::Entry* e, const protocol::DeliveryOutcome& out,
-                std::chrono::steady_clock::time_point started);
+                std::chrono::steady_clock::time_point started, int busy_at_start,
+                int64_t defer_mark);
+    // Milliseconds since the epoch (the adaptive limits' clock).
+    int64_t now_ms() const;
     // Counts the outcome of entry `e` and fires the delivery__end probe.
     void observe(const core::Entry& e, const protocol::DeliveryOutcome& out,
                  std::chrono::steady_clock::time_point started);
@@ -65,6 +74,7 @@ class Delivery {
     core::Scheduler& sched_;
     DeliveryRecord record_;
     Counters& counters_;
+    AdaptiveLimits* adaptive_ = nullptr;
     bool posted_ = false;
     std::function<void(const core::Queue&, const core::Dsn&)> ended_;
 };

@@ -3,6 +3,10 @@
 #include "cqmgr/protocol/messages.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <sys/random.h>
+#include <unistd.h>
 
 namespace cqmgr::qmgr {
 
@@ -34,6 +38,22 @@ int64_t backoff(const queuefile::Envelope& env, int64_t now, const conf::QmgrPar
     // configuration stock accepts) the minimum wins, as in stock.
     int64_t delay = std::min(now - env.create_time, p.maximal_backoff_time);
     return std::max(delay, p.minimal_backoff_time);
+}
+
+int64_t jittered_backoff(int64_t delay, int64_t percent, double u, const conf::QmgrParams& p) {
+    if (percent <= 0) return delay;
+    double spread = static_cast<double>(delay) * static_cast<double>(percent) / 100.0;
+    double offset = spread * (2.0 * std::clamp(u, 0.0, 1.0) - 1.0);
+    int64_t moved = delay + static_cast<int64_t>(std::llround(offset));
+    // The same bounds, in the same order, as backoff().
+    return std::max(std::min(moved, p.maximal_backoff_time), p.minimal_backoff_time);
+}
+
+uint64_t random_seed() {
+    uint64_t seed = 0;
+    if (::getrandom(&seed, sizeof seed, GRND_NONBLOCK) == static_cast<ssize_t>(sizeof seed))
+        return seed;
+    return static_cast<uint64_t>(::time(nullptr)) * 1000003u ^ static_cast<uint64_t>(::getpid());
 }
 
 } // namespace cqmgr::qmgr

@@ -33,4 +33,11 @@ const char* expiry_word(Undelivered fate);
 // and maximal_backoff_time (the minimum when its age is unknown).
 int64_t backoff(const queuefile::Envelope& env, int64_t now, const conf::QmgrParams& p);
 
+// cqmgr_backoff_jitter: `delay` moved by an offset within +-`percent` of it,
+// uniform over that range for `u` uniform in [0, 1] (the caller's random
+// source), then bounded as backoff() bounds it.  With percent 0, `delay`.
+int64_t jittered_backoff(int64_t delay, int64_t percent, double u, const conf::QmgrParams& p);
+// A seed for a random source: getrandom(2), else the time and the pid.
+uint64_t random_seed();
+
 } // namespace cqmgr::qmgr

@@ -164,6 +164,14 @@ int main(int argc, char** argv) {
     // while this process has one thread.
     std::unique_ptr<state::Store> state_store;
     if (!cl->stdin_mode) state_store = qmgr::open_state_store(params);
+    // The adaptive limits' reply rules, in the configuration directory.
+    std::optional<qmgr::RegexTable> reply_rules;
+    if (!params.cqmgr_adaptive_limit_transports.empty() &&
+        !params.cqmgr_adaptive_reply_rules.empty())
+        reply_rules =
+            qmgr::RegexTable::open(params.cqmgr_adaptive_reply_rules, [](const std::string& w) {
+                log::warn("cqmgr_adaptive_reply_rules: " + w);
+            });
     // The control socket serves root and mail_owner and belongs to
     // mail_owner: the account is looked up now, as the jail has no
     // password file.
@@ -206,7 +214,8 @@ int main(int argc, char** argv) {
     qmgr::MasterLink master(io, cl->transport, pre_accept, on_trigger, stop);
     qmgr::SystemClock clock;
     qm = std::make_unique<qmgr::QueueManager>(io, cf, params, clock, flush_domains, master,
-                                              data_dir_fd, std::move(state_store));
+                                              data_dir_fd, std::move(state_store),
+                                              std::move(reply_rules));
 
     if (cl->stdin_mode) {
         // One trigger from standard input, then exit, as stock's stand-alone mode.

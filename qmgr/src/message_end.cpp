@@ -123,7 +123,12 @@ awaitable<MessageEnd::Outcome> MessageEnd::finish(Message& m) {
     }
     // 6. Away from active: deferred until the next attempt, or removed.
     if (m.flags) {
-        int64_t when = clock_.now() + backoff(m.env, clock_.now(), params_);
+        int64_t delay = backoff(m.env, clock_.now(), params_);
+        if (params_.cqmgr_backoff_jitter > 0)
+            delay = jittered_backoff(
+                delay, params_.cqmgr_backoff_jitter,
+                std::uniform_real_distribution<double>(0.0, 1.0)(jitter_random_), params_);
+        int64_t when = clock_.now() + delay;
         log::debug("wakeup " + id + " after " + std::to_string(when - clock_.now()) + " secs");
         counters_.messages_deferred++;
         CQMGR_PROBE_MESSAGE_DONE(id.c_str(), "deferred");

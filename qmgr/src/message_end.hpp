@@ -12,9 +12,12 @@
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
 #include "cqmgr/queuefile/active_queue.hpp"
+#include "end_plan.hpp"
 #include "intake.hpp"
 #include "message.hpp"
 #include "store_retry.hpp"
+
+#include <random>
 
 namespace cqmgr::qmgr {
 
@@ -51,6 +54,9 @@ class MessageEnd {
     Intake& intake_;
     core::Scheduler& sched_;
     Counters& counters_;
+    // The random source of cqmgr_backoff_jitter (seeded from the kernel,
+    // which works in a chroot without /dev/urandom too).
+    std::mt19937_64 jitter_random_{random_seed()};
 };
 
 } // namespace cqmgr::qmgr

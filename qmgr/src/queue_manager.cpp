@@ -12,7 +12,8 @@ namespace cqmgr::qmgr {
 QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                            const conf::QmgrParams& params, const WallClock& clock,
                            const FlushDomains& flush_domains, MasterLink& master, int data_dir_fd,
-                           std::unique_ptr<state::Store> state_store)
+                           std::unique_ptr<state::Store> state_store,
+                           std::optional<RegexTable> reply_rules)
     : io_(io), params_(params), clock_(clock), flush_domains_(flush_domains),
       store_(queuefile::QueueLayout(params.hash_queue_names,
                                     static_cast<int>(params.hash_queue_depth)),
@@ -26,6 +27,11 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
           [this](const std::string& t) { return transport_settings_(t); }, *this),
       dest_state_(io, clock, std::move(state_store), state_horizon(params),
                   core::SchedulerConfig{}.retry_transport),
+      adaptive_(params.cqmgr_adaptive_limit_transports.empty()
+                    ? nullptr
+                    : std::make_unique<AdaptiveLimits>(
+                          params, std::move(reply_rules), sched_,
+                          [this](const std::string& id) { return store_.path("defer", id); })),
       delivery_(io, params, clock, sched_, counters_),
       self_defer_(io, params, clock, flush_domains, [this](Message& m) { maybe_finish(m); }),
       intake_(params, clock, store_, retry_, resolver_, sched_,
@@ -56,6 +62,7 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
           [](const std::string& line) { log::info(line); }),
       sched_timer_(io) {
     sched_.set_time(clock_.now());
+    delivery_.set_adaptive(adaptive_.get());
     if (dest_state_.enabled())
         delivery_.observe_ends([this](const core::Queue& q, const core::Dsn& hop) {
             dest_state_.delivery_ended(q, hop);
@@ -85,6 +92,7 @@ ControlSources QueueManager::control_sources() const {
             },
         .message_active_limit = params_.qmgr_message_active_limit,
         .message_recipient_limit = params_.qmgr_message_recipient_limit,
+        .adaptive = adaptive_.get(),
     };
 }
 

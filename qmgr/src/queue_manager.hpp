@@ -42,9 +42,12 @@ class QueueManager : public core::Driver {
     // `data_dir_fd`: data_directory opened before the jail
     // (AdminState::open_directory()), or -1.  `state_store`: the
     // destination state store (open_state_store()), or nullptr.
+    // `reply_rules`: the table of cqmgr_adaptive_reply_rules, read before
+    // the jail (or none).
     QueueManager(asio::io_context& io, const conf::MainCf& cf, const conf::QmgrParams& params,
                  const WallClock& clock, const FlushDomains& flush_domains, MasterLink& master,
-                 int data_dir_fd = -1, std::unique_ptr<state::Store> state_store = nullptr);
+                 int data_dir_fd = -1, std::unique_ptr<state::Store> state_store = nullptr,
+                 std::optional<RegexTable> reply_rules = std::nullopt);
 
     // Restores the kept control settings and destination state, recovers
     // active/ and starts the scans.
@@ -55,6 +58,8 @@ class QueueManager : public core::Driver {
     void on_trigger(std::string_view bytes) { feeder_.on_trigger(bytes); }
     // The control socket's commands.
     ControlCommands& control() { return control_; }
+    // The adaptive limits, or nullptr when no transport learns them.
+    const AdaptiveLimits* adaptive() const { return adaptive_.get(); }
     // The scheduler's state, for the control socket's queries and the
     // metrics (read only, on the loop thread).
     const core::Scheduler& scheduler() const { return sched_; }
@@ -108,6 +113,8 @@ class QueueManager : public core::Driver {
     TransportSettings transport_settings_;
     core::Scheduler sched_;
     DestinationState dest_state_;
+    // cqmgr_adaptive_limit_transports: made only when the list is not empty.
+    std::unique_ptr<AdaptiveLimits> adaptive_;
     Delivery delivery_;
     SelfDefer self_defer_;
     Intake intake_;

@@ -2,7 +2,9 @@
 #include "end_plan.hpp"
 #include "test_params.hpp"
 
+#include <algorithm>
 #include <gtest/gtest.h>
+#include <random>
 
 using namespace cqmgr;
 using namespace cqmgr::qmgr;
@@ -58,4 +60,38 @@ TEST(EndPlan, BackoffIsTheAgeWithinTheBounds) {
     // A minimum above the maximum wins, as in stock.
     auto odd = params("minimal_backoff_time = 500s\nmaximal_backoff_time = 400s\n");
     EXPECT_EQ(backoff(envelope("a@b", 1000), 9000, odd), 500);
+}
+
+TEST(EndPlan, JitterSpreadsTheBackoffWithinItsPercentAndTheBounds) {
+    auto p = params("minimal_backoff_time = 300s\nmaximal_backoff_time = 4000s\n");
+    // Off: the delay as it is, whatever the random draw.
+    EXPECT_EQ(jittered_backoff(1000, 0, 0.0, p), 1000);
+    EXPECT_EQ(jittered_backoff(1000, 0, 1.0, p), 1000);
+    // 20 %: the ends and the middle of the random range.
+    EXPECT_EQ(jittered_backoff(1000, 20, 0.0, p), 800);
+    EXPECT_EQ(jittered_backoff(1000, 20, 0.5, p), 1000);
+    EXPECT_EQ(jittered_backoff(1000, 20, 1.0, p), 1200);
+    EXPECT_EQ(jittered_backoff(1000, 20, 0.25, p), 900);
+    // Bounded as stock bounds the backoff.
+    EXPECT_EQ(jittered_backoff(300, 50, 0.0, p), 300);
+    EXPECT_EQ(jittered_backoff(4000, 50, 1.0, p), 4000);
+    EXPECT_EQ(jittered_backoff(4000, 50, 0.0, p), 2000);
+    // With an injected uniform source, the draws cover the range evenly.
+    std::mt19937_64 random(42);
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    int below = 0, above = 0;
+    int64_t lo = 1000, hi = 1000;
+    for (int i = 0; i < 10000; ++i) {
+        int64_t d = jittered_backoff(1000, 10, uniform(random), p);
+        lo = std::min(lo, d);
+        hi = std::max(hi, d);
+        (d < 1000 ? below : above)++;
+    }
+    EXPECT_GE(lo, 900);
+    EXPECT_LE(hi, 1100);
+    EXPECT_LT(lo, 910);
+    EXPECT_GT(hi, 1090);
+    EXPECT_NEAR(below, 5000, 300);
+    // The daemon's seeds differ from process to process (and call to call).
+    EXPECT_NE(random_seed(), random_seed());
 }

@@ -51,10 +51,11 @@ void Scheduler::admin_apply(Transport& t) {
     t.hold = transport_hold(holds_, t.name);
 }
 
-// Gives queue `q` the copies of its suspension and cap.
+// Gives queue `q` the copies of its suspension, cap and learned limit.
 void Scheduler::admin_apply(Queue& q) {
     q.hold = covering(holds_, q.transport->name, q.name);
     q.cap = covering(caps_, q.transport->name, q.name);
+    q.learned = learned_for(q.transport->name, q.name);
 }
 
 std::vector<Queue*> Scheduler::admin_queues(const AdminTarget& target) const {
@@ -177,6 +178,8 @@ void Scheduler::check_admin() const {
             if (qp->hold != covering(holds_, name, qn))
                 fail(name + "/" + qn + ": stale suspension");
             if (qp->cap != covering(caps_, name, qn)) fail(name + "/" + qn + ": stale cap");
+            if (qp->learned != learned_for(name, qn))
+                fail(name + "/" + qn + ": stale learned limit");
         }
     }
     auto timed = [&](Timer::Kind kind, const AdminTarget& target, int64_t until) {
@@ -198,6 +201,9 @@ void Scheduler::check_admin() const {
         if (cap.concurrency < 1) fail(target.text() + ": cap below 1");
         timed(Timer::Kind::cap_expire, target, cap.until);
     }
+    for (const auto& [target, limit] : learned_)
+        if (!limit.any() || target.transport.empty() || target.queue.empty())
+            fail(target.text() + ": empty or untargeted learned limit");
 }
 
 } // namespace cqmgr::core

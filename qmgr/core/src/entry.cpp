@@ -117,7 +117,11 @@ void Scheduler::entry_done(Entry* e, Which which) {
     if (which == Which::busy && t.cfg.dest_rate_delay > 0) {
         if (q.window > 1) panic("entry_done: window > 1 on rate-limited queue " + q.name);
         if (q.dead()) queue_unthrottle(q);
-        if (q.ready()) queue_suspend(q, t.cfg.dest_rate_delay);
+        if (q.ready()) queue_suspend(q, std::max(t.cfg.dest_rate_delay, q.learned.rate_delay));
+    } else if (which == Which::busy && q.learned.rate_delay > 0 && q.ready()) {
+        // A learned rate delay pauses a live queue the same way (a dead one
+        // stays dead: its death is the receiver's word too).
+        queue_suspend(q, q.learned.rate_delay);
     }
     if (!q.suspended && q.blocker_tag == t.blocker_tag) job_blocker_update(q);
 

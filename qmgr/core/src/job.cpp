@@ -439,7 +439,9 @@ void Scheduler::job_blocker_update(Queue& q) {
         t.job_current = t.job_list.empty() ? nullptr : &t.job_list.front();
         t.candidate_cache_current = nullptr;
     }
-    if ((!q.hold && room > 0) || q.dead()) q.blocker_tag = 0;
+    // A queue pausing for a rate delay keeps its mark: its resumption
+    // frees the jobs it blocks.
+    if ((q.may_start() && room > 0) || q.dead()) q.blocker_tag = 0;
 }
 
 } // namespace cqmgr::core

@@ -1,6 +1,7 @@
 // Runtime control on a fake clock: the administrator's suspensions and
 // concurrency caps, their ends by time, the flush of one destination, and
-// settings by bare destination name that reach queues created later.
+// settings by bare destination name that reach queues created later; the
+// random property test mixes in learned limits (learned_test.cpp).
 #include "scheduler_fixture.hpp"
 
 #include <algorithm>
@@ -435,7 +436,10 @@ TEST(AdminProperty, RandomCommandsKeepInvariantsAndLoseNothing) {
             case 8: {
                 AdminTarget target = random_target();
                 if (target.queue.empty()) target.queue = dests[pick(0, 2)];
-                if (pick(0, 1))
+                if (pick(0, 2) == 0) { // the adaptive limits learn (learned.hpp)
+                    if (target.transport.empty()) target.transport = transports[pick(0, 1)];
+                    s.learned_set(target, LearnedLimit{pick(0, 3), pick(0, 1) * pick(1, 20)});
+                } else if (pick(0, 1))
                     s.admin_throttle(target,
                                      cap_of(pick(1, 3), pick(0, 1) ? now + pick(1, 60) : 0));
                 else
@@ -454,9 +458,12 @@ TEST(AdminProperty, RandomCommandsKeepInvariantsAndLoseNothing) {
             s.admin_resume(target);
         for (auto [target, cap] : std::map(s.admin_caps()))
             s.admin_unthrottle(target);
+        for (auto [target, limit] : std::map(s.learned_limits()))
+            s.learned_set(target, LearnedLimit{});
         for (Entry* e : busy)
             s.delivery_done(e, DeliveryResult{});
         for (int round = 0; round < 100 && s.recipient_count() > 0; ++round) {
+            s.set_time(now += 30); // learned pauses end
             s.flush_dead();
             for (auto& [name, t] : s.transports())
                 deliver_all(s, *t);

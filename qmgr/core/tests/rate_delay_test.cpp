@@ -230,3 +230,25 @@ TEST(RateDelaySpacing, DestinationDelaySpacesEachDestinationOnItsOwn) {
             EXPECT_EQ(ds[i].start, ds[i - 1].end + 3) << dest << " delivery " << i;
     }
 }
+
+TEST_F(Fixture, AdminSettingDuringTheRateDelayPauseDoesNotStrandTheJob) {
+    // The job waiting for the paused queue is a blocker; a throttle of that
+    // queue while it pauses must leave the queue's mark, so that the end of
+    // the pause frees the job (it used to stay blocked for good).
+    tc.dest_rate_delay = 10;
+    Entry* a1 = first_entry_of_a(3, "slow.example");
+    ASSERT_TRUE(a1);
+    Transport& t = *a1->queue->transport;
+    Queue& q = *a1->queue;
+    s->delivery_done(a1, DeliveryResult{});
+    ASSERT_TRUE(q.suspended);
+    EXPECT_EQ(s->select_entry(t), nullptr); // A is marked a blocker
+    ASSERT_TRUE(s->admin_throttle(AdminTarget{"smtp", "slow.example"}, AdminCap{3, 0, 0}));
+    s->check_invariants();
+    s->set_time(1010);
+    EXPECT_FALSE(q.suspended);
+    Entry* a2 = s->select_entry(t);
+    ASSERT_TRUE(a2);
+    s->delivery_done(a2, DeliveryResult{});
+    s->check_invariants();
+}

@@ -131,6 +131,19 @@ struct QmgrParams {
     // relative to queue_directory unless absolute; empty turns it off.
     // Its default, $data_directory/cqmgr-state.lmdb, is the issue's.
     std::string cqmgr_state_database;
+    // Adaptive limits from the receivers' replies (docs/admin-guide.md):
+    // the transports that learn them (a list like defer_transports; empty =
+    // off), the admin's reply rules (a pcre: or regexp: table; empty = the
+    // default rules only), and the policy's knobs.
+    std::vector<std::string> cqmgr_adaptive_limit_transports;
+    std::string cqmgr_adaptive_reply_rules;
+    int64_t cqmgr_adaptive_probe_deliveries = 500;
+    int64_t cqmgr_adaptive_probe_time = 300;
+    int64_t cqmgr_adaptive_forget_time = 3600;
+    int64_t cqmgr_adaptive_rate_margin = 10; // percent
+    // Retry jitter: each deferral's backoff moves by a random offset within
+    // this percentage of it (0 = off, as stock).
+    int64_t cqmgr_backoff_jitter = 0;
 
     struct Options {
         // Check mail_owner, default_privs and setgid_group against the

@@ -180,6 +180,15 @@ class Scheduler {
     // was revived: transports as {name, ""}, queues as {transport, queue}.
     std::vector<AdminTarget> admin_flush(const AdminTarget& target);
     const std::map<AdminTarget, AdminHold>& admin_holds() const { return holds_; }
+    // ---- learned limits (learned.cpp) ----
+    // Sets what the adaptive limits learned for queue target.queue of
+    // transport target.transport (both named; panics otherwise), replacing
+    // what was learned before; a limit with nothing in it (!any()) forgets.
+    // Kept by name like the administrator's settings, so a queue created
+    // later picks it up.  Returns whether anything changed; wakes the
+    // driver when it did.
+    bool learned_set(const AdminTarget& target, const LearnedLimit& limit);
+    const std::map<AdminTarget, LearnedLimit>& learned_limits() const { return learned_; }
     const std::map<AdminTarget, AdminCap>& admin_caps() const { return caps_; }
     // The queues that exist now and that `target` covers (a whole
     // transport: all of its queues).
@@ -278,6 +287,8 @@ class Scheduler {
     void admin_changed(const AdminTarget& target);
     void admin_expire(AdminKind kind, const AdminTarget& target, int64_t due);
     void check_admin() const;
+    // learned.cpp
+    LearnedLimit learned_for(const std::string& transport, const std::string& queue) const;
     // timers
     struct Timer {
         enum class Kind {
@@ -306,6 +317,7 @@ class Scheduler {
     std::map<AdminTarget, AdminHold> holds_;
     std::map<AdminTarget, AdminCap> caps_;
     std::map<std::pair<std::string, std::string>, QueueMemory> memories_; // queue_remember()
+    std::map<AdminTarget, LearnedLimit> learned_;
 };
 
 // Aborts with a message: a broken scheduler invariant.

@@ -17,6 +17,7 @@
 
 #include "cqmgr/core/admin.hpp"
 #include "cqmgr/core/feedback.hpp"
+#include "cqmgr/core/learned.hpp"
 #include "cqmgr/core/recipient.hpp"
 
 #include <boost/intrusive/list.hpp>
@@ -158,6 +159,10 @@ struct Queue {
     // (may_start(), select_window()).
     std::optional<AdminHold> hold;
     std::optional<AdminCap> cap;
+    // What the adaptive limits learned here (a copy of the scheduler's, see
+    // learned.hpp); none by default.  Like a cap, it only limits new
+    // selections.
+    LearnedLimit learned;
     Hook transport_hook; // on transport->queues_rr
 
     // Live (not dead) and not pausing for the destination rate delay.
@@ -167,9 +172,13 @@ struct Queue {
     // start here, as far as select_window() allows.
     bool may_start() const { return ready() && !hold; }
     // The window selection works with: the concurrency window, lowered to
-    // the administrator's cap if there is one.
+    // the administrator's cap and to the learned limit if there are any (a
+    // learned rate delay means one delivery at a time).
     int select_window() const {
-        return cap && cap->concurrency < window ? cap->concurrency : window;
+        int w = cap && cap->concurrency < window ? cap->concurrency : window;
+        if (learned.concurrency > 0 && learned.concurrency < w) w = learned.concurrency;
+        if (learned.rate_delay > 0 && w > 1) w = 1;
+        return w;
     }
     int todo_count() const { return static_cast<int>(todo.size()); }
     // Waiting entries that an agent could be given now, window permitting.

@@ -1,0 +1,103 @@
+// Learned limits on a fake clock: a learned concurrency cap bounds
+// selection below the window and apart from the administrator's cap; a
+// learned rate delay means one delivery at a time and a pause after each;
+// a queue created later picks the limit up; forgetting lifts it.
+#include "scheduler_fixture.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace cqmgr::core;
+using namespace cqmgr::core::test;
+
+namespace {
+
+const AdminTarget smtp_d{"smtp", "d.example"};
+
+// Selects entries of `t` until none is given; returns them.
+std::vector<Entry*> select_all(Scheduler& s, Transport& t) {
+    std::vector<Entry*> out;
+    while (Entry* e = s.select_entry(t))
+        out.push_back(e);
+    return out;
+}
+
+} // namespace
+
+TEST_F(Fixture, LearnedConcurrencyCapsSelectionApartFromTheAdminCap) {
+    tc.dest_recipient_limit = 1;
+    tc.init_dest_concurrency = 5;
+    make();
+    message("A", 20, "d.example");
+    Transport& t = s->transport("smtp");
+    Queue& q = *t.queue_by_name.at("d.example");
+    int wakeups = drv.wakeups;
+    ASSERT_TRUE(s->learned_set(smtp_d, LearnedLimit{3, 0}));
+    EXPECT_FALSE(s->learned_set(smtp_d, LearnedLimit{3, 0})); // unchanged
+    EXPECT_GT(drv.wakeups, wakeups);
+    EXPECT_EQ(q.learned.concurrency, 3);
+    EXPECT_EQ(q.window, 5);
+    EXPECT_EQ(q.select_window(), 3);
+    auto busy = select_all(*s, t);
+    EXPECT_EQ(busy.size(), 3u);
+    s->check_invariants();
+    // The lower of the two caps counts; removing the admin's keeps the learned.
+    ASSERT_TRUE(s->admin_throttle(smtp_d, AdminCap{2, 0, 0}));
+    EXPECT_EQ(q.select_window(), 2);
+    ASSERT_TRUE(s->admin_unthrottle(smtp_d));
+    EXPECT_EQ(q.select_window(), 3);
+    // Successes still move the window, the learned cap still bounds selection.
+    for (int i = 0; i < 6; ++i) {
+        s->delivery_done(busy.front(), DeliveryResult{});
+        busy.erase(busy.begin());
+        for (Entry* e : select_all(*s, t))
+            busy.push_back(e);
+        EXPECT_LE(q.busy_count(), 3);
+        s->check_invariants();
+    }
+    EXPECT_GT(q.window, 5);
+    // Forgetting lifts the cap at once.
+    ASSERT_TRUE(s->learned_set(smtp_d, LearnedLimit{}));
+    EXPECT_FALSE(s->learned_set(smtp_d, LearnedLimit{}));
+    EXPECT_EQ(q.learned, LearnedLimit{});
+    for (Entry* e : select_all(*s, t))
+        busy.push_back(e);
+    EXPECT_EQ(q.busy_count(), q.window);
+    s->check_invariants();
+}
+
+TEST_F(Fixture, LearnedRateDelayRunsOneAtATimeAndPausesAfterEach) {
+    tc.dest_recipient_limit = 1;
+    make();
+    ASSERT_TRUE(s->learned_set(smtp_d, LearnedLimit{0, 7}));
+    message("A", 3, "d.example");
+    Transport& t = s->transport("smtp");
+    Queue& q = *t.queue_by_name.at("d.example");
+    EXPECT_EQ(q.select_window(), 1);
+    Entry* e = s->select_entry(t);
+    ASSERT_TRUE(e);
+    EXPECT_EQ(s->select_entry(t), nullptr);
+    s->delivery_done(e, DeliveryResult{});
+    EXPECT_TRUE(q.suspended);
+    EXPECT_EQ(q.timer_due, 1007);
+    EXPECT_EQ(s->select_entry(t), nullptr);
+    s->check_invariants();
+    s->set_time(1006);
+    EXPECT_EQ(s->select_entry(t), nullptr);
+    s->set_time(1007);
+    e = s->select_entry(t);
+    ASSERT_TRUE(e);
+    EXPECT_EQ(s->select_entry(t), nullptr);
+    s->delivery_done(e, DeliveryResult{});
+    s->check_invariants();
+}
+
+TEST_F(Fixture, LearnedLimitReachesAQueueCreatedLater) {
+    make();
+    ASSERT_TRUE(s->learned_set(smtp_d, LearnedLimit{2, 0}));
+    message("A", 1, "other.example");
+    Transport& t = s->transport("smtp");
+    EXPECT_EQ(t.queue_by_name.at("other.example")->learned, LearnedLimit{});
+    message("B", 1, "d.example");
+    EXPECT_EQ(t.queue_by_name.at("d.example")->learned, (LearnedLimit{2, 0}));
+    s->check_invariants();
+}

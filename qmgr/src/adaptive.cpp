@@ -1,0 +1,134 @@
+#include "adaptive.hpp"
+
+#include "defer_log.hpp"
+#include "log.hpp"
+
+#include <algorithm>
+
+namespace cqmgr::qmgr {
+
+namespace {
+
+// The receiver's own words in an SMTP client's reason: what follows
+// "host NAME[ADDR] said: " or "... refused to talk to me: ", else all.
+std::string receiver_words(const std::string& text) {
+    for (const char* marker : {" refused to talk to me: ", " said: "})
+        if (auto at = text.find(marker); text.rfind("host ", 0) == 0 && at != std::string::npos)
+            return text.substr(at + std::string(marker).size());
+    return text;
+}
+
+} // namespace
+
+AdaptiveSettings adaptive_settings(const conf::QmgrParams& p) {
+    AdaptiveSettings s;
+    s.probe_deliveries = p.cqmgr_adaptive_probe_deliveries;
+    s.probe_time_ms = p.cqmgr_adaptive_probe_time * 1000;
+    s.forget_time_ms = p.cqmgr_adaptive_forget_time * 1000;
+    s.rate_margin = static_cast<int>(p.cqmgr_adaptive_rate_margin);
+    return s;
+}
+
+AdaptiveLimits::AdaptiveLimits(const conf::QmgrParams& params, std::optional<RegexTable> rules,
+                               core::Scheduler& sched, DeferLogPath defer_log_path)
+    : transports_(params.cqmgr_adaptive_limit_transports.begin(),
+                  params.cqmgr_adaptive_limit_transports.end()),
+      classifier_(std::move(rules), [](const std::string& w) { log::warn(w); }),
+      policy_(adaptive_settings(params)), sched_(sched), defer_log_path_(std::move(defer_log_path)),
+      forget_seconds_(params.cqmgr_adaptive_forget_time) {}
+
+int64_t AdaptiveLimits::defer_log_mark(const std::string& id) const {
+    return file_size(defer_log_path_(id));
+}
+
+std::optional<std::pair<ReplyClass, core::Dsn>>
+AdaptiveLimits::defer_log_class(const core::Entry& e, int64_t mark) const {
+    // One delivery adds a record of a few hundred bytes per recipient.
+    constexpr size_t max_read = 256 * 1024;
+    std::string text = read_from(defer_log_path_(e.message->id), mark, max_read);
+    std::optional<std::pair<ReplyClass, core::Dsn>> best;
+    for (const DeferRecord& rec : parse_defer_records(text)) {
+        // Other deliveries of the message may have written in between.
+        bool ours = std::any_of(e.rcpts.begin(), e.rcpts.end(),
+                                [&](const auto& r) { return r.offset == rec.offset; });
+        if (!ours) continue;
+        // The enum lists the classes from the most limiting down.
+        ReplyClass c = classifier_.classify(rec.status, rec.reason);
+        if (!best || c < best->first) best = {{c, core::Dsn{rec.status, rec.reason}}};
+    }
+    return best;
+}
+
+void AdaptiveLimits::delivered(const core::Entry& e, int busy_at_start,
+                               const core::DeliveryResult& r, int64_t now_ms, int64_t mark) {
+    if (r.kind != core::DeliveryResult::Kind::replied) return; // no word from the receiver
+    const core::Queue& q = *e.queue;
+    std::optional<ReplyClass> cls;
+    core::Dsn words = r.hop;
+    if (!r.hop.reason.empty()) {
+        cls = classifier_.classify(r.hop.status, r.hop.reason);
+    } else if (r.status != 0) {
+        // Recipients deferred one by one: their words are in the defer log.
+        auto found = defer_log_class(e, mark);
+        if (!found) return;
+        cls = found->first;
+        words = found->second;
+    }
+    core::AdminTarget target{q.transport->name, q.name};
+    std::string key = target.text();
+    auto change = policy_.delivery(key, cls, busy_at_start, now_ms);
+    if (!change) return;
+    targets_[key] = target;
+    Cause cause;
+    if (cls) cause = Cause{*cls, words.status, words.reason, now_ms / 1000};
+    apply(*change, target, cls ? &cause : nullptr);
+}
+
+void AdaptiveLimits::sweep(int64_t now_ms) {
+    if (now_ms - last_sweep_ms_ < 1000) return;
+    last_sweep_ms_ = now_ms;
+    for (const auto& change : policy_.sweep(now_ms)) {
+        auto it = targets_.find(change.dest);
+        if (it == targets_.end()) continue;
+        core::AdminTarget target = it->second;
+        targets_.erase(it);
+        apply(change, target, nullptr);
+    }
+}
+
+void AdaptiveLimits::apply(const AdaptivePolicy::Change& change, const core::AdminTarget& target,
+                           const Cause* cause) {
+    using Why = AdaptivePolicy::Change::Why;
+    const auto& before = change.before;
+    const auto& after = change.after;
+    std::string what;
+    auto add = [&](const std::string& part) { what += (what.empty() ? "" : ", ") + part; };
+    if (change.why == Why::forget) {
+        add("learned limits forgotten after " + std::to_string(forget_seconds_) +
+            "s without a strike");
+    } else {
+        std::string verb = change.why == Why::probe ? "probing" : "learned";
+        if (after.concurrency != before.concurrency)
+            add(verb + " concurrency limit " + std::to_string(after.concurrency));
+        if (after.rate_delay != before.rate_delay)
+            add(after.rate_delay > 0
+                    ? verb + " rate delay " + std::to_string(after.rate_delay) + "s"
+                    : verb + " without a rate delay");
+    }
+    if (cause) what += " from \"" + receiver_words(cause->text) + "\"";
+    log::info("cqmgr: " + target.text() + ": " + what);
+    if (!after.any()) {
+        causes_.erase(target);
+        targets_.erase(target.text());
+    } else if (cause) {
+        causes_[target] = *cause;
+    }
+    sched_.learned_set(target, after);
+}
+
+const AdaptiveLimits::Cause* AdaptiveLimits::cause(const core::Queue& q) const {
+    auto it = causes_.find(core::AdminTarget{q.transport->name, q.name});
+    return it == causes_.end() ? nullptr : &it->second;
+}
+
+} // namespace cqmgr::qmgr

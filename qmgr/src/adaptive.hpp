@@ -1,0 +1,83 @@
+// Adaptive limits from the receivers' replies (cqmgr_adaptive_limit_
+// transports; docs/admin-guide.md, "Adaptive limits"): each delivery's
+// outcome on a listed transport is classified (reply_class.hpp) and fed to
+// the policy (adaptive_policy.hpp); what the policy learns is logged and
+// handed to the scheduler as the queue's learned limit.
+//
+// Two ways a receiver's words reach the queue manager: the hop status an
+// agent reports for a destination problem (for SMTP, a refusal at the
+// greeting or the HELO/EHLO, such as a 421 for too many connections), and,
+// when recipients were deferred one by one (a 4xx to MAIL, RCPT or DATA;
+// the reply then has no text), the records the agent had appended to the
+// message's defer log during the delivery (defer_log.hpp).
+#pragma once
+
+#include "adaptive_policy.hpp"
+#include "cqmgr/conf/qmgr_params.hpp"
+#include "cqmgr/core/scheduler.hpp"
+#include "reply_class.hpp"
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+
+namespace cqmgr::qmgr {
+
+class AdaptiveLimits {
+  public:
+    // Why a destination has its limit: the reply that struck last.
+    struct Cause {
+        ReplyClass cls = ReplyClass::other;
+        std::string status;
+        std::string text;
+        int64_t when = 0; // seconds
+    };
+
+    // Where the defer log of a message (by queue ID) is.
+    using DeferLogPath = std::function<std::string(const std::string& id)>;
+
+    // `rules`: the admin's table, read before the jail (or none).
+    AdaptiveLimits(const conf::QmgrParams& params, std::optional<RegexTable> rules,
+                   core::Scheduler& sched, DeferLogPath defer_log_path);
+
+    // Whether transport `t` learns limits.
+    bool covers(const core::Transport& t) const { return transports_.count(t.name) > 0; }
+    // Where the defer log of message `id` ends now: taken when a request
+    // is sent, so that delivered() reads only what that delivery added.
+    int64_t defer_log_mark(const std::string& id) const;
+    // Entry `e`'s delivery ended with `r` at `now_ms`; `busy_at_start`:
+    // its queue's deliveries in flight when it was sent, itself included;
+    // `mark`: defer_log_mark() then.
+    void delivered(const core::Entry& e, int busy_at_start, const core::DeliveryResult& r,
+                   int64_t now_ms, int64_t mark);
+    // Forgets what has been quiet long enough (at most once a second).
+    void sweep(int64_t now_ms);
+    // The reply that taught `q` its limit, if it has one.
+    const Cause* cause(const core::Queue& q) const;
+
+  private:
+    // The class and words of the records entry `e`'s delivery added to its
+    // message's defer log after `mark`: the most limiting class among them
+    // (connection limit, rate limit, greylist, hard, other), or nothing.
+    std::optional<std::pair<ReplyClass, core::Dsn>> defer_log_class(const core::Entry& e,
+                                                                    int64_t mark) const;
+    // Logs `change` and hands it to the scheduler.
+    void apply(const AdaptivePolicy::Change& change, const core::AdminTarget& target,
+               const Cause* cause);
+
+    std::set<std::string> transports_;
+    ReplyClassifier classifier_;
+    AdaptivePolicy policy_;
+    core::Scheduler& sched_;
+    DeferLogPath defer_log_path_;
+    std::map<core::AdminTarget, Cause> causes_;
+    std::map<std::string, core::AdminTarget> targets_; // policy key -> queue
+    int64_t forget_seconds_;
+    int64_t last_sweep_ms_ = 0;
+};
+
+// The settings of the policy from main.cf.
+AdaptiveSettings adaptive_settings(const conf::QmgrParams& params);
+
+} // namespace cqmgr::qmgr

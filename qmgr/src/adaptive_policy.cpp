@@ -1,0 +1,98 @@
+#include "adaptive_policy.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace cqmgr::qmgr {
+
+namespace {
+// At most this many delivery ends are kept per destination for the rate.
+constexpr size_t max_history = 4096;
+} // namespace
+
+int AdaptivePolicy::rate_delay(const Dest& d, int64_t now_ms) const {
+    // n deliveries ended within the window: n per span, the span at least
+    // a second so that a burst does not read as an infinite rate.
+    double n = static_cast<double>(d.done.size());
+    int64_t span_ms = d.done.empty() ? 0 : now_ms - d.done.front();
+    double span = std::max(static_cast<double>(span_ms) / 1000.0, 1.0);
+    double rate = n / span;
+    double target = rate * (100 - std::clamp(s_.rate_margin, 0, 99)) / 100.0;
+    if (target <= 0) return 1;
+    double delay = std::ceil(1.0 / target);
+    return static_cast<int>(std::clamp(delay, 1.0, 3600.0));
+}
+
+std::optional<AdaptivePolicy::Change> AdaptivePolicy::delivery(const std::string& dest,
+                                                               std::optional<ReplyClass> cls,
+                                                               int busy_at_start, int64_t now_ms) {
+    Dest& d = dests_[dest];
+    d.done.push_back(now_ms);
+    while (!d.done.empty() &&
+           (d.done.front() < now_ms - s_.rate_window_ms || d.done.size() > max_history))
+        d.done.pop_front();
+    Limit before = d.limit;
+    if (cls == ReplyClass::connection_limit) {
+        int at = std::max(busy_at_start - 1, 1);
+        d.limit.concurrency = d.limit.concurrency > 0 ? std::min(d.limit.concurrency, at) : at;
+        d.last_strike = now_ms;
+        d.successes = 0;
+    } else if (cls == ReplyClass::rate_limit) {
+        // Above a delivery a second, fewer deliveries at once slow down by
+        // the margin (the core's pauses are whole seconds); from one at a
+        // time on, a pause after each.
+        int fewer = busy_at_start * (100 - std::clamp(s_.rate_margin, 0, 99)) / 100;
+        if (d.limit.rate_delay == 0 && busy_at_start > 1 && rate_delay(d, now_ms) <= 1) {
+            int at = std::max(fewer, 1);
+            d.limit.concurrency = d.limit.concurrency > 0 ? std::min(d.limit.concurrency, at) : at;
+        } else {
+            d.limit.rate_delay = std::max(d.limit.rate_delay, rate_delay(d, now_ms));
+        }
+        d.last_strike = now_ms;
+        d.successes = 0;
+    } else if (!cls && d.limit.any()) {
+        // Probe only where the limit is what holds deliveries back: a
+        // success at the concurrency limit, or any success under a pause.
+        bool at_limit = d.limit.rate_delay > 0 ||
+                        (d.limit.concurrency > 0 && busy_at_start >= d.limit.concurrency);
+        if (at_limit) d.successes++;
+        bool by_count = s_.probe_deliveries > 0 && d.successes >= s_.probe_deliveries;
+        bool by_time =
+            s_.probe_time_ms > 0 && at_limit && now_ms - d.last_strike >= s_.probe_time_ms;
+        if (by_count || by_time) {
+            if (d.limit.rate_delay > 0)
+                d.limit.rate_delay--;
+            else
+                d.limit.concurrency++;
+            d.last_strike = now_ms;
+            d.successes = 0;
+            return Change{dest, before, d.limit, Change::Why::probe};
+        }
+    }
+    if (d.limit == before) return std::nullopt;
+    return Change{dest, before, d.limit, Change::Why::strike};
+}
+
+std::vector<AdaptivePolicy::Change> AdaptivePolicy::sweep(int64_t now_ms) {
+    std::vector<Change> out;
+    for (auto it = dests_.begin(); it != dests_.end();) {
+        Dest& d = it->second;
+        if (d.limit.any() && now_ms - d.last_strike >= s_.forget_time_ms) {
+            out.push_back(Change{it->first, d.limit, Limit{}, Change::Why::forget});
+            d.limit = Limit{};
+        }
+        bool idle = d.done.empty() || d.done.back() < now_ms - s_.rate_window_ms;
+        if (!d.limit.any() && idle)
+            it = dests_.erase(it);
+        else
+            ++it;
+    }
+    return out;
+}
+
+AdaptivePolicy::Limit AdaptivePolicy::limit(const std::string& dest) const {
+    auto it = dests_.find(dest);
+    return it == dests_.end() ? Limit{} : it->second.limit;
+}
+
+} // namespace cqmgr::qmgr

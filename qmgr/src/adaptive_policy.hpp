@@ -1,0 +1,82 @@
+// The adaptive limits' policy per destination (docs/admin-guide.md,
+// "Adaptive limits"), AIMD style, on a clock it is given (milliseconds):
+//
+// - a connection-limit reply to a delivery that started while B deliveries
+//   (itself included) were in flight means the receiver allows fewer than
+//   B: the limit becomes B - 1 (at least 1), or stays lower if it was;
+// - a rate-limit reply means the receiver allows less than the rate of
+//   the last `rate_window`: above a delivery a second, and with more than
+//   one delivery in flight at the strike, the concurrency limit becomes
+//   that count less `rate_margin` percent (at least 1); otherwise the pause
+//   after each delivery becomes what keeps `rate_margin` percent under
+//   that rate, in whole seconds (the core's unit);
+// - after `probe_deliveries` successes at the limit, or `probe_time`
+//   without a strike, the limit goes up by one (the pause down by a
+//   second) to find out whether the receiver allows more;
+// - after `forget_time` without a strike, the destination is forgotten.
+//
+// Pure: no I/O, no clock of its own; the daemon (adaptive.cpp) feeds it
+// and applies what it returns.
+#pragma once
+
+#include "cqmgr/core/learned.hpp"
+#include "reply_class.hpp"
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace cqmgr::qmgr {
+
+struct AdaptiveSettings {
+    int64_t probe_deliveries = 500;     // successes at the limit before +1; 0 = never
+    int64_t probe_time_ms = 300'000;    // time without a strike before +1; 0 = never
+    int64_t forget_time_ms = 3'600'000; // time without a strike before forgetting
+    int64_t rate_window_ms = 60'000;    // over how long the rate at a strike is measured
+    int rate_margin = 10;               // percent under the struck rate
+};
+
+class AdaptivePolicy {
+  public:
+    using Limit = core::LearnedLimit;
+    // A change of a destination's limit and why.
+    struct Change {
+        std::string dest;
+        Limit before;
+        Limit after;
+        enum class Why { strike, probe, forget } why;
+    };
+
+    explicit AdaptivePolicy(AdaptiveSettings s = {}) : s_(s) {}
+
+    // A delivery to `dest` ended at `now_ms`: `cls` is its reply's class
+    // (nullopt: it succeeded, all recipients done without trouble),
+    // `busy_at_start` the destination's deliveries in flight when it
+    // started, itself included.  Returns the change it causes, if any.
+    std::optional<Change> delivery(const std::string& dest, std::optional<ReplyClass> cls,
+                                   int busy_at_start, int64_t now_ms);
+    // Forgets the destinations that have been quiet for forget_time (and
+    // the rate history of idle ones); the forgotten limits.
+    std::vector<Change> sweep(int64_t now_ms);
+    // What is learned for `dest` now (nothing: !any()).
+    Limit limit(const std::string& dest) const;
+    size_t tracked() const { return dests_.size(); }
+
+  private:
+    struct Dest {
+        Limit limit;
+        int64_t last_strike = 0;  // or the last probe: the start of the quiet time
+        int64_t successes = 0;    // at the limit since then
+        std::deque<int64_t> done; // delivery ends within the rate window
+    };
+    // The pause (whole seconds, >= 1) that keeps under the margin of the
+    // rate measured over `d.done`.
+    int rate_delay(const Dest& d, int64_t now_ms) const;
+
+    AdaptiveSettings s_;
+    std::unordered_map<std::string, Dest> dests_;
+};
+
+} // namespace cqmgr::qmgr

@@ -1,0 +1,146 @@
+// The adaptive policy on a fake clock (milliseconds): the limit learned at
+// a connection-limit strike, the pause learned at a rate-limit strike,
+// slow probing upward, and forgetting after a quiet time.
+#include "adaptive_policy.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace cqmgr::qmgr;
+using Limit = cqmgr::core::LearnedLimit;
+using Why = AdaptivePolicy::Change::Why;
+
+namespace {
+constexpr auto conn = ReplyClass::connection_limit;
+constexpr auto rate = ReplyClass::rate_limit;
+const std::string d = "smtp:example.com";
+} // namespace
+
+TEST(AdaptivePolicy, ConnectionLimitIsBusyAtTheStrikeMinusOne) {
+    AdaptivePolicy p;
+    int64_t t = 1'000'000;
+    // Successes without a limit change nothing.
+    for (int i = 0; i < 10; ++i)
+        EXPECT_FALSE(p.delivery(d, std::nullopt, 5, t += 100));
+    // The 6th delivery at once was refused: the receiver allows 5.
+    auto c = p.delivery(d, conn, 6, t += 100);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->why, Why::strike);
+    EXPECT_EQ(c->before, Limit{});
+    EXPECT_EQ(c->after, (Limit{5, 0}));
+    // A strike of a delivery that started before the limit was learned, at
+    // a higher count, does not lower it further; a lower one does.
+    EXPECT_FALSE(p.delivery(d, conn, 7, t += 10));
+    c = p.delivery(d, conn, 4, t += 10);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->after, (Limit{3, 0}));
+    // Never below 1; other classes change nothing.
+    EXPECT_EQ(p.delivery(d, conn, 1, t += 10)->after, (Limit{1, 0}));
+    EXPECT_FALSE(p.delivery(d, ReplyClass::greylist, 1, t += 10));
+    EXPECT_FALSE(p.delivery(d, ReplyClass::hard, 1, t += 10));
+    EXPECT_FALSE(p.delivery(d, ReplyClass::other, 1, t += 10));
+    EXPECT_EQ(p.limit(d), (Limit{1, 0}));
+    EXPECT_EQ(p.limit("smtp:other.example"), Limit{});
+}
+
+TEST(AdaptivePolicy, ProbesUpAfterSuccessesAtTheLimit) {
+    AdaptiveSettings s;
+    s.probe_deliveries = 3;
+    s.probe_time_ms = 0;
+    AdaptivePolicy p(s);
+    int64_t t = 0;
+    ASSERT_TRUE(p.delivery(d, conn, 6, t += 10));
+    // Successes below the limit do not count: the limit held nothing back.
+    for (int i = 0; i < 10; ++i)
+        EXPECT_FALSE(p.delivery(d, std::nullopt, 4, t += 10));
+    EXPECT_FALSE(p.delivery(d, std::nullopt, 5, t += 10));
+    EXPECT_FALSE(p.delivery(d, std::nullopt, 5, t += 10));
+    auto c = p.delivery(d, std::nullopt, 5, t += 10);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->why, Why::probe);
+    EXPECT_EQ(c->after, (Limit{6, 0}));
+    // The probe struck: back under it.
+    c = p.delivery(d, conn, 6, t += 10);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->after, (Limit{5, 0}));
+}
+
+TEST(AdaptivePolicy, ProbesUpAfterQuietTimeAtTheLimit) {
+    AdaptiveSettings s;
+    s.probe_deliveries = 0;
+    s.probe_time_ms = 300'000;
+    AdaptivePolicy p(s);
+    int64_t t = 50'000;
+    ASSERT_TRUE(p.delivery(d, conn, 3, t));
+    EXPECT_FALSE(p.delivery(d, std::nullopt, 2, t + 299'999));
+    auto c = p.delivery(d, std::nullopt, 2, t + 300'000);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->after, (Limit{3, 0}));
+    // The next probe waits a whole quiet time again.
+    EXPECT_FALSE(p.delivery(d, std::nullopt, 3, t + 300'001));
+    EXPECT_EQ(p.delivery(d, std::nullopt, 3, t + 600'000)->after, (Limit{4, 0}));
+}
+
+TEST(AdaptivePolicy, RateLimitGivesAPauseUnderTheStruckRate) {
+    AdaptivePolicy p;
+    int64_t t = 0;
+    // 2 deliveries a second for 10 s, then a rate-limit strike: 21 in 10 s.
+    for (int i = 0; i < 20; ++i)
+        EXPECT_FALSE(p.delivery(d, std::nullopt, 1, t += 500));
+    auto c = p.delivery(d, rate, 1, t += 500);
+    ASSERT_TRUE(c);
+    // 2.1/s less 10 % is 1.89/s: one a second is the closest whole pause.
+    EXPECT_EQ(c->after, (Limit{0, 1}));
+    // A strike at a slow rate: 1 in 20 s plus this one, under 10 %: 12 s.
+    AdaptivePolicy slow;
+    EXPECT_FALSE(slow.delivery(d, std::nullopt, 1, 0));
+    c = slow.delivery(d, rate, 1, 20'000);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->after, (Limit{0, 12}));
+    // Probing shortens the pause a second at a time.
+    AdaptiveSettings s;
+    s.probe_deliveries = 1;
+    AdaptivePolicy probing(s);
+    ASSERT_TRUE(probing.delivery(d, std::nullopt, 1, 0) == std::nullopt);
+    ASSERT_EQ(probing.delivery(d, rate, 1, 20'000)->after, (Limit{0, 12}));
+    c = probing.delivery(d, std::nullopt, 1, 40'000);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->why, Why::probe);
+    EXPECT_EQ(c->after, (Limit{0, 11}));
+}
+
+TEST(AdaptivePolicy, FastRateLimitLowersTheConcurrencyFirst) {
+    AdaptivePolicy p;
+    int64_t t = 0;
+    // 10 deliveries a second with 10 in flight, then a rate-limit strike:
+    // 10 % fewer at once, then fewer again, down to one; then pauses.
+    for (int i = 0; i < 20; ++i)
+        EXPECT_FALSE(p.delivery(d, std::nullopt, 10, t += 100));
+    EXPECT_EQ(p.delivery(d, rate, 10, t += 100)->after, (Limit{9, 0}));
+    EXPECT_EQ(p.delivery(d, rate, 9, t += 100)->after, (Limit{8, 0}));
+    EXPECT_EQ(p.delivery(d, rate, 2, t += 100)->after, (Limit{1, 0}));
+    auto c = p.delivery(d, rate, 1, t += 100);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->after, (Limit{1, 1}));
+}
+
+TEST(AdaptivePolicy, ForgetsAfterAQuietHorizon) {
+    AdaptiveSettings s;
+    s.forget_time_ms = 3'600'000;
+    s.probe_time_ms = 0;
+    s.probe_deliveries = 0;
+    AdaptivePolicy p(s);
+    ASSERT_TRUE(p.delivery(d, conn, 6, 1000));
+    ASSERT_FALSE(p.delivery("smtp:b.example", std::nullopt, 1, 1000));
+    EXPECT_EQ(p.tracked(), 2u);
+    EXPECT_TRUE(p.sweep(3'600'999).empty());
+    // Idle destinations without a limit are dropped at once.
+    EXPECT_EQ(p.tracked(), 1u);
+    auto gone = p.sweep(3'601'000);
+    ASSERT_EQ(gone.size(), 1u);
+    EXPECT_EQ(gone[0].dest, d);
+    EXPECT_EQ(gone[0].why, Why::forget);
+    EXPECT_EQ(gone[0].before, (Limit{5, 0}));
+    EXPECT_EQ(gone[0].after, Limit{});
+    EXPECT_EQ(p.limit(d), Limit{});
+    EXPECT_EQ(p.tracked(), 0u);
+}

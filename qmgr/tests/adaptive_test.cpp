@@ -1,0 +1,140 @@
+// The adaptive limits between the delivery path and a real scheduler core
+// (the core tests' scripted driver): a 421 hop status teaches the queue a
+// concurrency cap, with its cause; recipients deferred one by one teach
+// through the records their delivery added to a real defer log file (not
+// those other deliveries added); transports not listed learn nothing.
+// (The daemon calls these from the delivery path: scenarios adaptive-421
+// and adaptive-rate-limit.)
+#include "adaptive.hpp"
+#include "fake_driver.hpp"
+#include "test_params.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+using namespace cqmgr;
+using namespace cqmgr::qmgr;
+using cqmgr::qmgr::testing::params;
+
+namespace {
+
+struct Adaptive : ::testing::Test {
+    core::test::FakeDriver drv;
+    std::unique_ptr<core::Scheduler> sched;
+    std::vector<std::unique_ptr<core::Message>> msgs;
+    std::string log_path;
+    std::unique_ptr<AdaptiveLimits> adaptive;
+
+    void SetUp() override {
+        core::TransportConfig tc;
+        tc.dest_recipient_limit = 1;
+        sched = std::make_unique<core::Scheduler>(
+            core::SchedulerConfig{}, [tc](const std::string&) { return tc; }, drv);
+        drv.sched = sched.get();
+        sched->set_time(1000);
+        char path[] = "/tmp/adaptive_defer_XXXXXX";
+        int fd = mkstemp(path);
+        close(fd);
+        log_path = path;
+        adaptive = std::make_unique<AdaptiveLimits>(
+            params("cqmgr_adaptive_limit_transports = smtp\n"), std::nullopt, *sched,
+            [this](const std::string&) { return log_path; });
+    }
+    void TearDown() override { std::remove(log_path.c_str()); }
+
+    // Message "M" with `n` recipients (offsets 100, 200, ...) for d.example
+    // on `transport`; returns its first `k` entries, selected.
+    std::vector<core::Entry*> select(int n, int k, const std::string& transport = "smtp") {
+        auto m = std::make_unique<core::Message>();
+        m->id = "M";
+        sched->message_add(*m);
+        core::Transport& t = sched->transport(transport);
+        for (int i = 0; i < n; ++i) {
+            auto r = core::test::rcpt("r" + std::to_string(i) + "@d.example");
+            r.offset = 100 * (i + 1);
+            sched->assign(*m, sched->queue_for(t, "d.example", "d.example"), r);
+        }
+        sched->batch_done(*m, false, 0);
+        msgs.push_back(std::move(m));
+        std::vector<core::Entry*> out;
+        for (int i = 0; i < k; ++i)
+            out.push_back(sched->select_entry(t));
+        return out;
+    }
+    // Appends a defer log record for the recipient at `offset`.
+    void defer_record(int64_t offset, const std::string& status, const std::string& reason) {
+        std::ofstream(log_path, std::ios::app)
+            << "\nrecipient=x@d.example\noffset=" << offset << "\nstatus=" << status
+            << "\naction=delayed\nreason=" << reason << "\n\n";
+    }
+};
+
+const core::AdminTarget smtp_d{"smtp", "d.example"};
+
+} // namespace
+
+TEST_F(Adaptive, A421AtTheGreetingCapsTheQueue) {
+    auto busy = select(10, 5);
+    core::Queue& q = *busy[0]->queue;
+    EXPECT_TRUE(adaptive->covers(*q.transport));
+    core::DeliveryResult r{core::DeliveryResult::Kind::replied,
+                           -1,
+                           {"4.7.0", "host mx[192.0.2.1] refused to talk to me: 421 4.7.0 Error: "
+                                     "too many connections from 192.0.2.9"}};
+    adaptive->delivered(*busy[4], 5, r, 1'000'000, 0);
+    EXPECT_EQ(q.learned, (core::LearnedLimit{4, 0}));
+    EXPECT_EQ(sched->learned_limits().at(smtp_d), (core::LearnedLimit{4, 0}));
+    const AdaptiveLimits::Cause* c = adaptive->cause(q);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->cls, ReplyClass::connection_limit);
+    EXPECT_EQ(c->status, "4.7.0");
+    EXPECT_EQ(c->when, 1000);
+    sched->delivery_done(busy[4], r);
+    sched->check_invariants();
+    // A success or a crash teaches nothing new.
+    adaptive->delivered(*busy[0], 4, core::DeliveryResult{}, 1'000'500, 0);
+    adaptive->delivered(*busy[1], 4,
+                        core::DeliveryResult{core::DeliveryResult::Kind::crashed, 0, {}}, 1'000'600,
+                        0);
+    EXPECT_EQ(q.learned, (core::LearnedLimit{4, 0}));
+}
+
+TEST_F(Adaptive, RecipientDeferralsTeachThroughTheDeferLog) {
+    auto busy = select(4, 2);
+    core::Queue& q = *busy[0]->queue;
+    defer_record(100, "4.0.0", "an earlier attempt's record"); // before the mark
+    int64_t mark = adaptive->defer_log_mark("M");
+    EXPECT_GT(mark, 0);
+    // Another delivery's record (offset 200: it would be a connection
+    // limit), then ours (offset 100).
+    defer_record(200, "4.7.0", "host mx said: 421 4.7.0 too many connections");
+    defer_record(100, "4.7.1",
+                 "host mx[192.0.2.1] said: 450 4.7.1 Error: too much mail from 192.0.2.9 (in "
+                 "reply to MAIL FROM command)");
+    core::DeliveryResult r{core::DeliveryResult::Kind::replied, -1, {}};
+    ASSERT_EQ(busy[0]->rcpts[0].offset, 100);
+    adaptive->delivered(*busy[0], 2, r, 2'000'000, mark);
+    EXPECT_EQ(q.learned.rate_delay, 2); // one delivery in a second, less 10 %
+    EXPECT_EQ(q.learned.concurrency, 0);
+    const AdaptiveLimits::Cause* c = adaptive->cause(q);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->cls, ReplyClass::rate_limit);
+    EXPECT_EQ(c->status, "4.7.1");
+    sched->delivery_done(busy[0], r);
+    sched->check_invariants();
+}
+
+TEST_F(Adaptive, DeferralsWithoutWordsTeachNothing) {
+    auto busy = select(2, 1);
+    core::DeliveryResult r{core::DeliveryResult::Kind::replied, -1, {}};
+    adaptive->delivered(*busy[0], 1, r, 1'000'000, adaptive->defer_log_mark("M"));
+    EXPECT_FALSE(busy[0]->queue->learned.any());
+    EXPECT_TRUE(sched->learned_limits().empty());
+}
+
+TEST_F(Adaptive, OnlyListedTransportsAreCovered) {
+    auto busy = select(1, 1, "relay");
+    EXPECT_FALSE(adaptive->covers(*busy[0]->queue->transport));
+}
