@@ -14,8 +14,23 @@ Queue& Scheduler::queue_create(Transport& t, const std::string& name, const std:
     t.queues_rr.push_back(*slot);
     queue_count_++;
     if (!holds_.empty() || !caps_.empty()) admin_apply(*slot);
+    slot->gate = driver_.queue_gate(*slot);
     trace([&] { return "qmgr_queue_create: " + t.name + " " + name + " nexthop " + nexthop; });
     return *slot;
+}
+
+void Scheduler::gate_set(Queue& q, std::optional<int> gate) {
+    if (q.gate == gate) return;
+    q.gate = gate;
+    job_blocker_update(q);
+    driver_.wakeup();
+}
+
+Queue* Scheduler::find_queue(const std::string& transport, const std::string& name) const {
+    auto t = transports_.find(transport);
+    if (t == transports_.end()) return nullptr;
+    auto q = t->second->queue_by_name.find(name);
+    return q == t->second->queue_by_name.end() ? nullptr : q->second.get();
 }
 
 void Scheduler::queue_done(Queue& q) {

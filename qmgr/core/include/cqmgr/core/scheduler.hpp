@@ -54,6 +54,12 @@ class Driver {
     virtual void admin_expired(AdminKind kind, const AdminTarget& target) {
         (void)kind, (void)target;
     }
+    // A queue was created: the gate it starts with (Queue::gate), none by
+    // default.  The driver changes it later with Scheduler::gate_set().
+    virtual std::optional<int> queue_gate(const Queue& q) {
+        (void)q;
+        return std::nullopt;
+    }
 };
 
 // The result of one delivery request, as the agent (or its failure) gave
@@ -117,6 +123,13 @@ class Scheduler {
     void batch_done(Message& m, bool has_unread, int rcpt_unread);
     // Forgets a message whose entries are all done (after message_done).
     void message_free(Message& m);
+
+    // ---- the driver's gates ----
+    // Sets queue `q`'s external gate (see Queue::gate); a wider gate lets
+    // jobs that were waiting for `q` go again and wakes the driver.
+    void gate_set(Queue& q, std::optional<int> gate);
+    // The queue `name` of transport `transport`, if it exists.
+    Queue* find_queue(const std::string& transport, const std::string& name) const;
 
     // ---- selection ----
     // A transport that needs one more delivery agent connection, or nullptr.

@@ -158,6 +158,10 @@ struct Queue {
     // (may_start(), select_window()).
     std::optional<AdminHold> hold;
     std::optional<AdminCap> cap;
+    // The driver's external gate (cluster leases, rate tokens it holds for
+    // this queue): at most this many deliveries in flight; none = no gate.
+    // Like a cap, it limits selection only (select_window()).
+    std::optional<int> gate;
     Hook transport_hook; // on transport->queues_rr
 
     // Live (not dead) and not pausing for the destination rate delay.
@@ -167,9 +171,10 @@ struct Queue {
     // start here, as far as select_window() allows.
     bool may_start() const { return ready() && !hold; }
     // The window selection works with: the concurrency window, lowered to
-    // the administrator's cap if there is one.
+    // the administrator's cap and to the driver's gate if there are any.
     int select_window() const {
-        return cap && cap->concurrency < window ? cap->concurrency : window;
+        int w = cap && cap->concurrency < window ? cap->concurrency : window;
+        return gate && *gate < w ? *gate : w;
     }
     int todo_count() const { return static_cast<int>(todo.size()); }
     // Waiting entries that an agent could be given now, window permitting.
