@@ -38,6 +38,7 @@ void Delivery::pump() {
     asio::post(io_, [this] {
         posted_ = false;
         sched_.set_time(clock_.now());
+        if (limits_) limits_->refresh();
         while (core::Transport* t = sched_.select_transport()) {
             log::debug("qmgr_transport_select: " + t->name);
             // The connect is tried now: when it fails at once (no such
@@ -83,6 +84,7 @@ awaitable<void> Delivery::run_connection(core::Transport* t, protocol::AgentSess
         session.close();
         co_return;
     }
+    if (limits_) limits_->started(*e->queue);
     pump();
     trace_request(*e);
     record_.started(*e, clock_);
@@ -134,7 +136,13 @@ void Delivery::report(core::Entry* e, const protocol::DeliveryOutcome& out,
                                 out.reply.status,
                                 {out.reply.hop.status, out.reply.hop.reason}};
     record_.finished(*e, out.kind == Kind::replied ? result.hop : core::Dsn{}, clock_);
-    sched_.delivery_done(e, result);
+    if (!limits_) {
+        sched_.delivery_done(e, result);
+        return;
+    }
+    std::string transport = e->queue->transport->name, queue = e->queue->name;
+    sched_.delivery_done(e, result); // may free the queue
+    limits_->finished(transport, queue);
 }
 
 void Delivery::observe(const core::Entry& e, const protocol::DeliveryOutcome& out,

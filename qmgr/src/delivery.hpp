@@ -5,6 +5,7 @@
 #pragma once
 
 #include "clock.hpp"
+#include "cluster_limits.hpp"
 #include "counters.hpp"
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
@@ -21,6 +22,8 @@ class Delivery {
     // Starts connections for every transport that has work (coalesced: many
     // calls in one loop pass cost one pass).
     void pump();
+    // Shared limits to consult and tell of each delivery (none by default).
+    void use_limits(ClusterLimits* limits) { limits_ = limits; }
     // The deliveries in flight and each destination's last hop status.
     const DeliveryRecord& record() const { return record_; }
 
@@ -58,6 +61,7 @@ class Delivery {
     DeliveryRecord record_;
     Counters& counters_;
     bool posted_ = false;
+    ClusterLimits* limits_ = nullptr;
 };
 
 } // namespace cqmgr::qmgr

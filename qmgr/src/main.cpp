@@ -158,6 +158,14 @@ int main(int argc, char** argv) {
     qmgr::FlushDomains flush_domains(params.fast_flush_domains, parent_style);
     qmgr::TableWatch tables(flush_domains.tables());
     ::tzset();
+    // cqmgr_rate_limits and cqmgr_cluster_concurrency_limits: read now,
+    // while their files are reachable.
+    qmgr::ClusterLimits::Tables limit_tables;
+    try {
+        limit_tables = qmgr::ClusterLimits::open_tables(params);
+    } catch (const conf::ConfigError& e) {
+        config_fatal(e);
+    }
     // The control settings' directory, out of reach once chrooted.
     int data_dir_fd = qmgr::AdminState::open_directory(params.data_directory);
     // The control socket serves root and mail_owner and belongs to
@@ -199,7 +207,7 @@ int main(int argc, char** argv) {
     qmgr::MasterLink master(io, cl->transport, pre_accept, on_trigger, stop);
     qmgr::SystemClock clock;
     qm = std::make_unique<qmgr::QueueManager>(io, cf, params, clock, flush_domains, master,
-                                              data_dir_fd);
+                                              data_dir_fd, std::move(limit_tables));
 
     if (cl->stdin_mode) {
         // One trigger from standard input, then exit, as stock's stand-alone mode.

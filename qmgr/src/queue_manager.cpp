@@ -11,7 +11,8 @@ namespace cqmgr::qmgr {
 
 QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                            const conf::QmgrParams& params, const WallClock& clock,
-                           const FlushDomains& flush_domains, MasterLink& master, int data_dir_fd)
+                           const FlushDomains& flush_domains, MasterLink& master, int data_dir_fd,
+                           ClusterLimits::Tables limit_tables)
     : io_(io), params_(params), clock_(clock), flush_domains_(flush_domains),
       store_(queuefile::QueueLayout(params.hash_queue_names,
                                     static_cast<int>(params.hash_queue_depth)),
@@ -23,6 +24,7 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
       sched_(
           scheduler_config(params, log::verbose() > 0),
           [this](const std::string& t) { return transport_settings_(t); }, *this),
+      limits_(io, params, std::move(limit_tables), sched_),
       delivery_(io, params, clock, sched_, counters_),
       self_defer_(io, params, clock, flush_domains, [this](Message& m) { maybe_finish(m); }),
       intake_(params, clock, store_, retry_, resolver_, sched_,
@@ -49,6 +51,7 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
           [](const std::string& line) { log::info(line); }),
       sched_timer_(io) {
     sched_.set_time(clock_.now());
+    if (limits_.active()) delivery_.use_limits(&limits_);
 }
 
 ControlSources QueueManager::control_sources() const {

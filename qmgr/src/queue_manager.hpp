@@ -8,6 +8,7 @@
 
 #include "admin_state.hpp"
 #include "clock.hpp"
+#include "cluster_limits.hpp"
 #include "control_commands.hpp"
 #include "control_queries.hpp"
 #include "counters.hpp"
@@ -42,10 +43,11 @@ class QueueManager : public core::Driver {
     // (AdminState::open_directory()), or -1.
     QueueManager(asio::io_context& io, const conf::MainCf& cf, const conf::QmgrParams& params,
                  const WallClock& clock, const FlushDomains& flush_domains, MasterLink& master,
-                 int data_dir_fd = -1);
+                 int data_dir_fd = -1, ClusterLimits::Tables limit_tables = {});
 
     // Restores the kept control settings, recovers active/ and starts the scans.
     void start() {
+        limits_.start();
         control_.restore();
         feeder_.start();
     }
@@ -92,6 +94,7 @@ class QueueManager : public core::Driver {
     void queue_window(const core::Queue& q, bool positive) override;
     void trace(const std::string& line) override;
     void admin_expired(core::AdminKind kind, const core::AdminTarget& target) override;
+    std::optional<int> queue_gate(const core::Queue& q) override { return limits_.queue_gate(q); }
 
     asio::io_context& io_;
     const conf::QmgrParams& params_;
@@ -105,6 +108,7 @@ class QueueManager : public core::Driver {
     Resolver resolver_;
     TransportSettings transport_settings_;
     core::Scheduler sched_;
+    ClusterLimits limits_;
     Delivery delivery_;
     SelfDefer self_defer_;
     Intake intake_;
