@@ -22,6 +22,8 @@ struct ClusterLimits::Gate {
     bool rate_asking = false;
     // This host's deliveries in flight through the gate.
     int busy = 0;
+    // Its dead mark is being read: nothing may start yet.
+    bool mark_pending = false;
     std::unique_ptr<asio::steady_timer> retry;
     bool retry_armed = false;
 };
@@ -58,7 +60,8 @@ ClusterLimits::Tables ClusterLimits::open_tables(const conf::QmgrParams& params)
 ClusterLimits::ClusterLimits(asio::io_context& io, const conf::QmgrParams& params, Tables tables,
                              core::Scheduler& sched)
     : io_(io), params_(params), tables_(std::move(tables)), sched_(sched), renewal_(io) {
-    active_ = !tables_.rates.empty() || !tables_.concurrency.empty();
+    active_ = !tables_.rates.empty() || !tables_.concurrency.empty() ||
+              !params.cqmgr_redis_server.empty();
     lease_prefix_ = params.myhostname + "/" + std::to_string(::getpid()) + "/";
 }
 
@@ -67,7 +70,7 @@ ClusterLimits::~ClusterLimits() {
 }
 
 void ClusterLimits::start() {
-    if (!active_ || params_.cqmgr_redis_server.empty()) return;
+    if (params_.cqmgr_redis_server.empty()) return;
     auto address = cluster::parse_redis_address(params_.cqmgr_redis_server);
     if (!address) {
         log::warn("cqmgr_redis_server: bad value \"" + params_.cqmgr_redis_server +
@@ -118,7 +121,11 @@ std::optional<int> ClusterLimits::queue_gate(const core::Queue& q) {
                           &cluster::parse_concurrency, g->lease_scope))
         g->limit = *n;
     g->rate = limit_of("cqmgr_rate_limits", tables_.rates, &cluster::parse_rate, g->rate_scope);
-    if (g->limit == 0 && !g->rate) return std::nullopt;
+    // With Redis there, nothing starts before its dead mark is read (one
+    // round trip, or the deadline).
+    g->mark_pending = shared();
+    if (g->mark_pending) read_dead_mark(transport, q.name);
+    if (g->limit == 0 && !g->rate && !g->mark_pending) return std::nullopt;
     g->retry = std::make_unique<asio::steady_timer>(io_);
     // Closed until the first lease or token is in hand (which, without
     // Redis, is at once: refresh() runs before the next selection).
@@ -136,6 +143,7 @@ void ClusterLimits::apply(Gate& g) {
 }
 
 std::optional<int> ClusterLimits::gate_value(Gate& g) {
+    if (g.mark_pending) return 0;
     std::optional<int> gate;
     if (g.limit > 0) {
         if (shared()) {
@@ -291,6 +299,48 @@ void ClusterLimits::release_all(Gate& g) {
         for (const std::string& id : g.leases)
             shared_->lease_release(g.lease_scope, id);
     g.leases.clear();
+}
+
+void ClusterLimits::read_dead_mark(const std::string& transport, const std::string& queue) {
+    shared_->dead_get(transport, queue,
+                      [this, transport, queue](bool failed, std::optional<cluster::DeadMark> m) {
+                          mark_read(transport, queue, failed ? std::nullopt : std::move(m));
+                      });
+}
+
+void ClusterLimits::mark_read(const std::string& transport, const std::string& queue,
+                              std::optional<cluster::DeadMark> m) {
+    std::string key = gate_key(transport, queue);
+    if (Gate* g = gate_for(key); g && g->mark_pending) {
+        g->mark_pending = false;
+        if (g->limit == 0 && !g->rate) {
+            // The gate was there for the mark only.
+            gates_.erase(key);
+            if (core::Queue* q = sched_.find_queue(transport, queue))
+                sched_.gate_set(*q, std::nullopt);
+        } else {
+            apply(*g);
+        }
+    }
+    if (!m) return;
+    core::Queue* q = sched_.find_queue(transport, queue);
+    if (!q || !q->ready() || q->dsn) return;
+    int64_t secs = (m->remaining_ms + 999) / 1000;
+    log::info("shared dead mark: " + transport + ":" + queue + ": " + m->status + " " + m->reason +
+              " (for " + std::to_string(secs) + " s)");
+    adopting_ = true;
+    sched_.queue_mark_dead(*q, core::Dsn{m->status, m->reason}, sched_.now() + secs);
+    adopting_ = false;
+}
+
+void ClusterLimits::queue_dead(const core::Queue& q) {
+    if (adopting_ || !shared() || !q.dsn) return;
+    int64_t ms = std::max<int64_t>(q.timer_due - sched_.now(), 1) * 1000;
+    shared_->dead_set(q.transport->name, q.name, {q.dsn->status, q.dsn->reason, 0}, ms);
+}
+
+void ClusterLimits::queue_revived(const core::Queue& q) {
+    if (shared()) shared_->dead_clear(q.transport->name, q.name);
 }
 
 void ClusterLimits::arm_renewal() {

@@ -18,6 +18,12 @@
 // deliveries, the rate to a local GCRA cell.  Delivery never waits for
 // Redis: a gate opens from local state at once when Redis fails.
 //
+// Dead marks (with cqmgr_redis_server): a destination this host declares
+// dead is marked dead in Redis, with its reason, until its revival time; a
+// destination first seen here (its queue created) that carries a mark is
+// declared dead at once, until the mark's end, without a connection
+// attempt.  A revival (by time or by a flush) clears the mark.
+//
 // A table's key is tried as transport:destination, then destination, then
 // transport; the key that matched is the limit's scope, shared by every
 // queue (and host) it covers.
@@ -62,6 +68,9 @@ class ClusterLimits {
     void started(const core::Queue& q);
     // A delivery to `transport`/`queue` ended (after delivery_done).
     void finished(const std::string& transport, const std::string& queue);
+    // Queue `q` was declared dead, or is back (Driver::queue_window).
+    void queue_dead(const core::Queue& q);
+    void queue_revived(const core::Queue& q);
 
   private:
     struct Gate;
@@ -83,6 +92,11 @@ class ClusterLimits {
     void arm_renewal();
     void state_changed(bool up);
     bool shared() const { return client_ && client_->up(); }
+    // Reads the dead mark of a queue just created; mark_read() acts on it
+    // (the mark, or none when there is none or Redis did not answer).
+    void read_dead_mark(const std::string& transport, const std::string& queue);
+    void mark_read(const std::string& transport, const std::string& queue,
+                   std::optional<cluster::DeadMark> m);
 
     asio::io_context& io_;
     const conf::QmgrParams& params_;
@@ -99,6 +113,7 @@ class ClusterLimits {
     asio::steady_timer renewal_;
     std::string lease_prefix_;
     uint64_t lease_seq_ = 0;
+    bool adopting_ = false; // declaring a queue dead from a mark: not published again
 };
 
 } // namespace cqmgr::qmgr

@@ -168,11 +168,14 @@ void QueueManager::queue_feedback(const core::Queue& q, bool positive, double st
 void QueueManager::queue_window(const core::Queue& q, bool positive) {
     const char* transport = q.transport->name.c_str();
     CQMGR_PROBE_FEEDBACK(transport, q.name.c_str(), positive ? 1 : 0, q.window);
-    if (!positive && q.dead() && q.dsn && dead_queues_.insert(&q).second)
+    if (!positive && q.dead() && q.dsn && dead_queues_.insert(&q).second) {
         CQMGR_PROBE_DEST_DEAD(transport, q.name.c_str(), q.dsn->status.c_str(),
                               q.dsn->reason.c_str());
-    else if (positive && !dead_queues_.empty() && dead_queues_.erase(&q))
+        if (limits_.active()) limits_.queue_dead(q);
+    } else if (positive && !dead_queues_.empty() && dead_queues_.erase(&q)) {
         CQMGR_PROBE_DEST_REVIVE(transport, q.name.c_str());
+        if (limits_.active()) limits_.queue_revived(q);
+    }
     if (params_.destination_concurrency_feedback_debug || log::verbose())
         log_queue_window(q, positive);
 }

@@ -116,6 +116,25 @@ void Scheduler::queue_throttle(Queue& q, const Dsn& dsn) {
     driver_.queue_window(q, false);
 }
 
+void Scheduler::queue_mark_dead(Queue& q, const Dsn& dsn, int64_t until) {
+    // Only a live queue, not one pausing for its rate delay (its timer is
+    // the resume) and not one dead already.
+    if (!q.ready() || q.dsn) return;
+    Transport& t = *q.transport;
+    trace([&] {
+        return "queue_mark_dead: queue " + t.name + " " + q.name + ": dead until " +
+               std::to_string(until) + ": " + dsn.status + " " + dsn.reason;
+    });
+    q.window = 0;
+    q.dsn = dsn;
+    q.dflags = 0;
+    q.timer_due = std::max(until, now_ + 1);
+    timer_add(q.timer_due, Timer{Timer::Kind::queue_revive, t.name, q.name});
+    driver_.queue_window(q, false);
+    queue_defer_todo(q, dsn); // a dead queue stays, even when emptied
+    driver_.wakeup();
+}
+
 void Scheduler::queue_defer_todo(Queue& q, const Dsn& dsn) {
     // Waiting entries go to the retry transport, which logs each recipient as
     // deferred with the reason.  Entries already there (or when retry itself,

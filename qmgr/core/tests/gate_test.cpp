@@ -64,3 +64,25 @@ TEST_F(Fixture, GateAndWindowTheSmallerWins) {
     EXPECT_EQ(s->find_queue("smtp", "nowhere.example"), nullptr);
     EXPECT_EQ(s->find_queue("nosuch", "d.example"), nullptr);
 }
+
+TEST_F(Fixture, QueueMarkedDeadDefersItsMailAndRevivesOnTime) {
+    tc.dest_recipient_limit = 1;
+    make();
+    message("A", 2, "d.example");
+    Transport& t = s->transport("smtp");
+    Queue& q = *s->find_queue("smtp", "d.example");
+    s->queue_mark_dead(q, Dsn{"4.4.1", "connect to d.example: Connection refused"}, 1000 + 120);
+    EXPECT_TRUE(q.dead());
+    EXPECT_EQ(q.todo_count(), 0); // moved to the retry transport
+    ASSERT_TRUE(s->find_queue("retry", "4.4.1 connect to d.example: Connection refused"));
+    s->check_invariants();
+    // New mail for it goes to retry too, until the mark's time.
+    message("B", 1, "d.example");
+    EXPECT_EQ(q.todo_count(), 0);
+    s->set_time(1000 + 119);
+    EXPECT_TRUE(q.dead());
+    s->set_time(1000 + 120);
+    EXPECT_FALSE(s->find_queue("smtp", "d.example") && s->find_queue("smtp", "d.example")->dead());
+    s->check_invariants();
+    (void)t;
+}

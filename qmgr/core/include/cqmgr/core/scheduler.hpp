@@ -128,6 +128,11 @@ class Scheduler {
     // Sets queue `q`'s external gate (see Queue::gate); a wider gate lets
     // jobs that were waiting for `q` go again and wakes the driver.
     void gate_set(Queue& q, std::optional<int> gate);
+    // Declares queue `q` dead until `until` with `dsn`, as if it had failed
+    // a whole cohort (its waiting entries go to the retry transport), for
+    // a death another host found (a shared dead mark).  Does nothing to a
+    // queue that is dead already or pausing for its rate delay.
+    void queue_mark_dead(Queue& q, const Dsn& dsn, int64_t until);
     // The queue `name` of transport `transport`, if it exists.
     Queue* find_queue(const std::string& transport, const std::string& name) const;
 
