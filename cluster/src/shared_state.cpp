@@ -2,6 +2,7 @@
 #include "cqmgr/cluster/shared_state.hpp"
 
 #include <charconv>
+#include <hiredis/hiredis.h>
 
 namespace cqmgr::cluster {
 
@@ -199,6 +200,32 @@ void SharedState::rate_take(const std::string& scope, const RateSpec& rate,
                           }
                           done(a);
                       });
+}
+
+bool release_leases_blocking(const RedisOptions& options, const std::string& prefix,
+                             const std::vector<std::pair<std::string, std::string>>& leases) {
+    if (leases.empty()) return true;
+    auto ms = options.command_timeout.count();
+    timeval tv{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>(ms % 1000 * 1000)};
+    const RedisAddress& a = options.address;
+    redisContext* c = a.is_unix() ? redisConnectUnixWithTimeout(a.path.c_str(), tv)
+                                  : redisConnectWithTimeout(a.host.c_str(), a.port, tv);
+    if (!c) return false;
+    bool ok = !c->err && redisSetTimeout(c, tv) == REDIS_OK;
+    // Pipelined: every ZREM goes out, then the replies are read.
+    for (size_t i = 0; ok && i < leases.size(); i++) {
+        std::string key = prefix + "lease:" + leases[i].first;
+        const char* argv[] = {"ZREM", key.c_str(), leases[i].second.c_str()};
+        size_t lens[] = {4, key.size(), leases[i].second.size()};
+        ok = redisAppendCommandArgv(c, 3, argv, lens) == REDIS_OK;
+    }
+    for (size_t i = 0; ok && i < leases.size(); i++) {
+        void* reply = nullptr;
+        ok = redisGetReply(c, &reply) == REDIS_OK && reply;
+        if (reply) freeReplyObject(reply);
+    }
+    redisFree(c);
+    return ok;
 }
 
 } // namespace cqmgr::cluster

@@ -161,3 +161,14 @@ TEST_F(SharedStateTest, RedisDownAnswersFailedAtOnce) {
     ASSERT_TRUE(run_until([&] { return failed.has_value(); }));
     EXPECT_TRUE(*failed);
 }
+
+TEST_F(SharedStateTest, LeasesGoBackAtExitWithoutTheLoop) {
+    EXPECT_TRUE(acquire(*a, "a1", 5).granted);
+    EXPECT_TRUE(acquire(*a, "a2", 5).granted);
+    EXPECT_TRUE(release_leases_blocking(
+        a_client->options(), "test:", {{"smtp:example.com", "a1"}, {"smtp:example.com", "a2"}}));
+    EXPECT_EQ(call(*b_client, {"ZCARD", a->lease_key("smtp:example.com")}).integer, 0);
+    server.kill();
+    EXPECT_FALSE(
+        release_leases_blocking(a_client->options(), "test:", {{"smtp:example.com", "a3"}}));
+}

@@ -343,6 +343,18 @@ void ClusterLimits::queue_revived(const core::Queue& q) {
     if (shared()) shared_->dead_clear(q.transport->name, q.name);
 }
 
+void ClusterLimits::release_at_exit() {
+    if (!client_) return;
+    // Only the spare ones: a lease whose delivery is still in flight (its
+    // agent goes on without us) stays until it expires, so that the next
+    // queue manager cannot exceed the cluster's count meanwhile.
+    std::vector<std::pair<std::string, std::string>> leases;
+    for (auto& [key, g] : gates_)
+        for (size_t i = static_cast<size_t>(std::max(g->busy, 0)); i < g->leases.size(); i++)
+            leases.emplace_back(g->lease_scope, g->leases[i]);
+    cluster::release_leases_blocking(client_->options(), params_.cqmgr_redis_key_prefix, leases);
+}
+
 void ClusterLimits::arm_renewal() {
     auto every = std::chrono::milliseconds(params_.cqmgr_cluster_lease_time * 1000 / 3);
     renewal_.expires_after(every);

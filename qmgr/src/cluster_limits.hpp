@@ -68,6 +68,10 @@ class ClusterLimits {
     void started(const core::Queue& q);
     // A delivery to `transport`/`queue` ended (after delivery_done).
     void finished(const std::string& transport, const std::string& queue);
+    // The process is about to exit: gives the leases not in use back at
+    // once, over a blocking connection (within cqmgr_redis_timeout_ms a
+    // step); those of deliveries still in flight expire by themselves.
+    void release_at_exit();
     // Queue `q` was declared dead, or is back (Driver::queue_window).
     void queue_dead(const core::Queue& q);
     void queue_revived(const core::Queue& q);

@@ -188,13 +188,17 @@ int main(int argc, char** argv) {
                      cl->unprivileged ? params.mail_owner : std::string());
 
     asio::io_context io(1);
-    auto stop = [&io] {
+    std::unique_ptr<qmgr::QueueManager> qm;
+    auto stop = [&io, &qm] {
         // Master went away or is reloading: stop at once, like stock
         // (messages in active are picked up by the next queue manager).
+        // Spare shared concurrency leases go back first, so that the next
+        // queue manager (and the other hosts) need not wait for them to
+        // expire.
+        if (qm) qm->exiting();
         io.stop();
         std::exit(0);
     };
-    std::unique_ptr<qmgr::QueueManager> qm;
     auto pre_accept = [&tables] {
         // Like stock, look at the tables before taking a trigger: a new
         // process picks up their new contents, and the trigger too.

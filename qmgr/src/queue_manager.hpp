@@ -51,6 +51,8 @@ class QueueManager : public core::Driver {
         control_.restore();
         feeder_.start();
     }
+    // The process is about to exit: what must not wait for the loop.
+    void exiting() { limits_.release_at_exit(); }
     // Handles the bytes of one trigger request.
     void on_trigger(std::string_view bytes) { feeder_.on_trigger(bytes); }
     // The control socket's commands.

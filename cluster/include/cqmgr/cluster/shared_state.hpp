@@ -91,6 +91,14 @@ class SharedState {
     std::string prefix_;
 };
 
+// Gives leases back over a connection of its own that blocks, each step
+// within `options.command_timeout`: for a process that is about to exit
+// and has no event loop left to wait on.  `leases` are (scope, id) pairs.
+// False when Redis could not be reached or did not answer in time (the
+// leases then expire by themselves).
+bool release_leases_blocking(const RedisOptions& options, const std::string& prefix,
+                             const std::vector<std::pair<std::string, std::string>>& leases);
+
 // The scripts, for tests that run them directly.
 const RedisScript& gcra_script();
 const RedisScript& lease_acquire_script();
