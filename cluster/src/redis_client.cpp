@@ -200,6 +200,25 @@ void RedisClient::on_connect(const redisAsyncContext* ac, int status) {
         self->lost(ac->errstr[0] ? ac->errstr : "connection refused");
         return;
     }
+    // A socket is not yet a server that answers (a stopped one accepts
+    // connections too): up only after a PING comes back, within the
+    // connect deadline.
+    redisAsyncCommand(const_cast<redisAsyncContext*>(ac), &RedisClient::on_hello, nullptr, "PING");
+}
+
+void RedisClient::on_hello(redisAsyncContext* ac, void* reply, void* privdata) {
+    (void)privdata;
+    auto* self = static_cast<RedisClient*>(ac->data);
+    // No reply: the context is going away, and its disconnect says why.
+    if (!reply || ac != self->ctx_ || self->state_ != State::connecting) return;
+    if (static_cast<redisReply*>(reply)->type == REDIS_REPLY_ERROR) {
+        // E.g. NOAUTH.  Not from inside hiredis: the context is freed.
+        std::string why = std::string("PING: ") + static_cast<redisReply*>(reply)->str;
+        asio::post(self->ex_, [weak = self->weak_from_this(), ac, why] {
+            if (auto s = weak.lock(); s && s->ctx_ == ac) s->drop(why);
+        });
+        return;
+    }
     self->state_ = State::up;
     self->backoff_ = std::chrono::milliseconds(0);
     self->stats_.connects++;

@@ -115,9 +115,16 @@ TEST_F(RedisClientTest, StoppedServerTimesOutThenComesBack) {
     ASSERT_EQ(warnings.size(), 1u);
     EXPECT_EQ(warnings[0],
               "redis server " + server.address() + ": no reply within 100 ms; using local limits");
+    // Reconnections meanwhile reach the stopped server's socket, but no
+    // PING comes back: still down, and no more lines.
+    run_for(2500ms);
+    EXPECT_FALSE(c->up());
+    EXPECT_EQ(warnings.size(), 1u);
+    EXPECT_EQ(infos.size(), 1u); // "connected", at the start
     server.resume();
     ASSERT_TRUE(run_until([&] { return c->up(); }));
     EXPECT_EQ(describe(call(*c, {"PING"})), "PONG");
+    EXPECT_EQ(infos.size(), 2u);
     EXPECT_EQ(infos.back(),
               "redis server " + server.address() + ": connection restored; using shared limits");
     ASSERT_TRUE(run_until([&] { return states.size() == 3; }));

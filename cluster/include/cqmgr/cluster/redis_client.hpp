@@ -8,7 +8,8 @@
 // deadline passes the connection is dropped and every command in flight
 // fails at once.  A dropped or refused connection is retried with a
 // growing backoff; while there is none, commands fail at once.  The
-// client is "up" from a successful connect until the connection is lost:
+// client is "up" from a connect whose first PING is answered (a stopped
+// server accepts connections too) until the connection is lost:
 // one warning is logged per outage ("redis server X: ...; using local
 // limits") and one line when it is back, and the owner is told of both.
 //
@@ -101,6 +102,7 @@ class RedisClient : public std::enable_shared_from_this<RedisClient> {
     void deliver(Callback done, RedisReply reply);
 
     static void on_connect(const redisAsyncContext* ac, int status);
+    static void on_hello(redisAsyncContext* ac, void* reply, void* privdata);
     static void on_disconnect(const redisAsyncContext* ac, int status);
     static void on_reply(redisAsyncContext* ac, void* reply, void* privdata);
 
