@@ -3,6 +3,7 @@
 #include "cqmgr/conf/compat_level.hpp"
 #include "cqmgr/conf/logical_lines.hpp"
 #include "cqmgr/conf/param_table.hpp"
+#include "cqmgr/conf/values.hpp"
 
 #include <algorithm>
 #include <array>
@@ -397,6 +398,23 @@ QmgrParams QmgrParams::load(const MainCf& given, const MainCf::Warn& warn, Optio
     q.cqmgr_backoff_jitter =
         not_negative("cqmgr_backoff_jitter", cf.integer("cqmgr_backoff_jitter", 0, 0, 100));
     q.cqmgr_state_database = cf.str("cqmgr_state_database", "$data_directory/cqmgr-state.lmdb", 0);
+
+    q.cqmgr_redis_server = cf.str("cqmgr_redis_server", "", 0);
+    q.cqmgr_redis_key_prefix = cf.str("cqmgr_redis_key_prefix", "cqmgr:", 0);
+    q.cqmgr_redis_timeout_ms = cf.integer("cqmgr_redis_timeout_ms", 100, 1);
+    q.cqmgr_cluster_lease_time = cf.time("cqmgr_cluster_lease_time", "30s", 's', 3);
+    // Table lists: items end at commas and blanks, except inside {...}
+    // (inline:{ a=1, b=2 }).
+    auto tables = [&](const char* name) {
+        std::vector<std::string> out;
+        std::string text = cf.str(name, "", 0);
+        size_t pos = 0;
+        while (auto item = next_braced_item(text, pos, ", \t\r\n"))
+            out.push_back(*item);
+        return out;
+    };
+    q.cqmgr_rate_limits = tables("cqmgr_rate_limits");
+    q.cqmgr_cluster_concurrency_limits = tables("cqmgr_cluster_concurrency_limits");
 
     // qmgr's start-up adjustments (qmgr_post_init), with its warnings.
     auto say = [&](const std::string& text) {

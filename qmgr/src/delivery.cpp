@@ -39,6 +39,7 @@ void Delivery::pump() {
         posted_ = false;
         sched_.set_time(clock_.now());
         if (adaptive_) adaptive_->sweep(now_ms());
+        if (limits_) limits_->refresh();
         while (core::Transport* t = sched_.select_transport()) {
             log::debug("qmgr_transport_select: " + t->name);
             // The connect is tried now: when it fails at once (no such
@@ -84,6 +85,7 @@ awaitable<void> Delivery::run_connection(core::Transport* t, protocol::AgentSess
         session.close();
         co_return;
     }
+    if (limits_) limits_->started(*e->queue);
     pump();
     int busy_at_start = e->queue->busy_count();
     int64_t defer_mark =
@@ -148,7 +150,13 @@ void Delivery::report(core::Entry* e, const protocol::DeliveryOutcome& out,
         ended_(*e->queue, out.kind == Kind::replied ? result.hop : core::Dsn{});
     if (adaptive_ && adaptive_->covers(*e->queue->transport))
         adaptive_->delivered(*e, busy_at_start, result, now_ms(), defer_mark);
-    sched_.delivery_done(e, result);
+    if (!limits_) {
+        sched_.delivery_done(e, result);
+        return;
+    }
+    std::string transport = e->queue->transport->name, queue = e->queue->name;
+    sched_.delivery_done(e, result); // may free the queue
+    limits_->finished(transport, queue);
 }
 
 void Delivery::observe(const core::Entry& e, const protocol::DeliveryOutcome& out,

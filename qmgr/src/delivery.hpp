@@ -6,6 +6,7 @@
 
 #include "adaptive.hpp"
 #include "clock.hpp"
+#include "cluster_limits.hpp"
 #include "counters.hpp"
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
@@ -24,6 +25,8 @@ class Delivery {
     // Starts connections for every transport that has work (coalesced: many
     // calls in one loop pass cost one pass).
     void pump();
+    // Shared limits to consult and tell of each delivery (none by default).
+    void use_limits(ClusterLimits* limits) { limits_ = limits; }
     // The deliveries in flight and each destination's last hop status.
     const DeliveryRecord& record() const { return record_; }
     // `ended` is told of every delivery that reached an agent (before the
@@ -77,6 +80,7 @@ class Delivery {
     AdaptiveLimits* adaptive_ = nullptr;
     bool posted_ = false;
     std::function<void(const core::Queue&, const core::Dsn&)> ended_;
+    ClusterLimits* limits_ = nullptr;
 };
 
 } // namespace cqmgr::qmgr

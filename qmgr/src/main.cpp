@@ -158,6 +158,14 @@ int main(int argc, char** argv) {
     qmgr::FlushDomains flush_domains(params.fast_flush_domains, parent_style);
     qmgr::TableWatch tables(flush_domains.tables());
     ::tzset();
+    // cqmgr_rate_limits and cqmgr_cluster_concurrency_limits: read now,
+    // while their files are reachable.
+    qmgr::ClusterLimits::Tables limit_tables;
+    try {
+        limit_tables = qmgr::ClusterLimits::open_tables(params);
+    } catch (const conf::ConfigError& e) {
+        config_fatal(e);
+    }
     // The control settings' directory, out of reach once chrooted.
     int data_dir_fd = qmgr::AdminState::open_directory(params.data_directory);
     // The destination state store, likewise; checked (in a child process)
@@ -196,7 +204,10 @@ int main(int argc, char** argv) {
     auto stop = [&io, &qm] {
         // Master went away or is reloading: stop at once, like stock
         // (messages in active are picked up by the next queue manager),
-        // after the destination state's last commit.
+        // after the destination state's last commit. Spare shared
+        // concurrency leases go back first, so that the next queue manager
+        // (and the other hosts) need not wait for them to expire.
+        if (qm) qm->exiting();
         io.stop();
         if (qm) qm->save_state();
         std::exit(0);
@@ -206,6 +217,7 @@ int main(int argc, char** argv) {
         // process picks up their new contents, and the trigger too.
         if (auto name = tables.changed()) {
             log::info("table " + *name + " has changed -- restarting");
+            if (qm) qm->exiting();
             if (qm) qm->save_state();
             std::exit(0);
         }
@@ -215,7 +227,7 @@ int main(int argc, char** argv) {
     qmgr::SystemClock clock;
     qm = std::make_unique<qmgr::QueueManager>(io, cf, params, clock, flush_domains, master,
                                               data_dir_fd, std::move(state_store),
-                                              std::move(reply_rules));
+                                              std::move(reply_rules), std::move(limit_tables));
 
     if (cl->stdin_mode) {
         // One trigger from standard input, then exit, as stock's stand-alone mode.

@@ -13,7 +13,8 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                            const conf::QmgrParams& params, const WallClock& clock,
                            const FlushDomains& flush_domains, MasterLink& master, int data_dir_fd,
                            std::unique_ptr<state::Store> state_store,
-                           std::optional<RegexTable> reply_rules)
+                           std::optional<RegexTable> reply_rules,
+                           ClusterLimits::Tables limit_tables)
     : io_(io), params_(params), clock_(clock), flush_domains_(flush_domains),
       store_(queuefile::QueueLayout(params.hash_queue_names,
                                     static_cast<int>(params.hash_queue_depth)),
@@ -32,6 +33,7 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                     : std::make_unique<AdaptiveLimits>(
                           params, std::move(reply_rules), sched_,
                           [this](const std::string& id) { return store_.path("defer", id); })),
+      limits_(io, params, std::move(limit_tables), sched_),
       delivery_(io, params, clock, sched_, counters_),
       self_defer_(io, params, clock, flush_domains, [this](Message& m) { maybe_finish(m); }),
       intake_(params, clock, store_, retry_, resolver_, sched_,
@@ -63,6 +65,7 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
       sched_timer_(io) {
     sched_.set_time(clock_.now());
     delivery_.set_adaptive(adaptive_.get());
+    if (limits_.active()) delivery_.use_limits(&limits_);
     if (dest_state_.enabled())
         delivery_.observe_ends([this](const core::Queue& q, const core::Dsn& hop) {
             dest_state_.delivery_ended(q, hop);
@@ -70,6 +73,7 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
 }
 
 void QueueManager::start() {
+    limits_.start();
     control_.restore();
     sched_.set_time(clock_.now());
     for (const core::Queue* q : dest_state_.restore(sched_))
@@ -196,11 +200,14 @@ void QueueManager::queue_feedback(const core::Queue& q, bool positive, double st
 void QueueManager::queue_window(const core::Queue& q, bool positive) {
     const char* transport = q.transport->name.c_str();
     CQMGR_PROBE_FEEDBACK(transport, q.name.c_str(), positive ? 1 : 0, q.window);
-    if (!positive && q.dead() && q.dsn && dead_queues_.insert(&q).second)
+    if (!positive && q.dead() && q.dsn && dead_queues_.insert(&q).second) {
         CQMGR_PROBE_DEST_DEAD(transport, q.name.c_str(), q.dsn->status.c_str(),
                               q.dsn->reason.c_str());
-    else if (positive && !dead_queues_.empty() && dead_queues_.erase(&q))
+        if (limits_.active()) limits_.queue_dead(q);
+    } else if (positive && !dead_queues_.empty() && dead_queues_.erase(&q)) {
         CQMGR_PROBE_DEST_REVIVE(transport, q.name.c_str());
+        if (limits_.active()) limits_.queue_revived(q);
+    }
     if (params_.destination_concurrency_feedback_debug || log::verbose())
         log_queue_window(q, positive);
     dest_state_.queue_changed(q);

@@ -8,6 +8,7 @@
 
 #include "admin_state.hpp"
 #include "clock.hpp"
+#include "cluster_limits.hpp"
 #include "control_commands.hpp"
 #include "control_queries.hpp"
 #include "counters.hpp"
@@ -47,13 +48,16 @@ class QueueManager : public core::Driver {
     QueueManager(asio::io_context& io, const conf::MainCf& cf, const conf::QmgrParams& params,
                  const WallClock& clock, const FlushDomains& flush_domains, MasterLink& master,
                  int data_dir_fd = -1, std::unique_ptr<state::Store> state_store = nullptr,
-                 std::optional<RegexTable> reply_rules = std::nullopt);
+                 std::optional<RegexTable> reply_rules = std::nullopt,
+                 ClusterLimits::Tables limit_tables = {});
 
     // Restores the kept control settings and destination state, recovers
     // active/ and starts the scans.
     void start();
     // Before a clean exit: commits the destination state's last changes.
     void save_state() { dest_state_.finish(); }
+    // The process is about to exit: what must not wait for the loop.
+    void exiting() { limits_.release_at_exit(); }
     // Handles the bytes of one trigger request.
     void on_trigger(std::string_view bytes) { feeder_.on_trigger(bytes); }
     // The control socket's commands.
@@ -99,6 +103,7 @@ class QueueManager : public core::Driver {
     void queue_window(const core::Queue& q, bool positive) override;
     void trace(const std::string& line) override;
     void admin_expired(core::AdminKind kind, const core::AdminTarget& target) override;
+    std::optional<int> queue_gate(const core::Queue& q) override { return limits_.queue_gate(q); }
 
     asio::io_context& io_;
     const conf::QmgrParams& params_;
@@ -115,6 +120,7 @@ class QueueManager : public core::Driver {
     DestinationState dest_state_;
     // cqmgr_adaptive_limit_transports: made only when the list is not empty.
     std::unique_ptr<AdaptiveLimits> adaptive_;
+    ClusterLimits limits_;
     Delivery delivery_;
     SelfDefer self_defer_;
     Intake intake_;

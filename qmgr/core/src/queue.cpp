@@ -15,8 +15,23 @@ Queue& Scheduler::queue_create(Transport& t, const std::string& name, const std:
     queue_count_++;
     if (!memories_.empty()) queue_recall(*slot);
     if (!holds_.empty() || !caps_.empty() || !learned_.empty()) admin_apply(*slot);
+    slot->gate = driver_.queue_gate(*slot);
     trace([&] { return "qmgr_queue_create: " + t.name + " " + name + " nexthop " + nexthop; });
     return *slot;
+}
+
+void Scheduler::gate_set(Queue& q, std::optional<int> gate) {
+    if (q.gate == gate) return;
+    q.gate = gate;
+    job_blocker_update(q);
+    driver_.wakeup();
+}
+
+Queue* Scheduler::find_queue(const std::string& transport, const std::string& name) const {
+    auto t = transports_.find(transport);
+    if (t == transports_.end()) return nullptr;
+    auto q = t->second->queue_by_name.find(name);
+    return q == t->second->queue_by_name.end() ? nullptr : q->second.get();
 }
 
 void Scheduler::queue_done(Queue& q) {
@@ -100,6 +115,25 @@ void Scheduler::queue_throttle(Queue& q, const Dsn& dsn) {
         timer_add(q.timer_due, Timer{Timer::Kind::queue_revive, t.name, q.name});
     }
     driver_.queue_window(q, false);
+}
+
+void Scheduler::queue_mark_dead(Queue& q, const Dsn& dsn, int64_t until) {
+    // Only a live queue, not one pausing for its rate delay (its timer is
+    // the resume) and not one dead already.
+    if (!q.ready() || q.dsn) return;
+    Transport& t = *q.transport;
+    trace([&] {
+        return "queue_mark_dead: queue " + t.name + " " + q.name + ": dead until " +
+               std::to_string(until) + ": " + dsn.status + " " + dsn.reason;
+    });
+    q.window = 0;
+    q.dsn = dsn;
+    q.dflags = 0;
+    q.timer_due = std::max(until, now_ + 1);
+    timer_add(q.timer_due, Timer{Timer::Kind::queue_revive, t.name, q.name});
+    driver_.queue_window(q, false);
+    queue_defer_todo(q, dsn); // a dead queue stays, even when emptied
+    driver_.wakeup();
 }
 
 void Scheduler::queue_defer_todo(Queue& q, const Dsn& dsn) {

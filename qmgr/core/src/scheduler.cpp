@@ -268,7 +268,8 @@ Transport* Scheduler::select_transport() {
         for (Queue& q : t.queues_rr) {
             if (!q.may_start()) continue;
             // Entries held back for a refill give an agent nothing to do.
-            need -= std::min(q.select_window() - q.busy_count(), q.selectable_count());
+            // A cap or gate below what is in flight gives no room (not less).
+            need -= std::max(0, std::min(q.select_window() - q.busy_count(), q.selectable_count()));
             if (need <= 0) {
                 // Rotate: the next search starts after this transport.
                 if (std::next(it) != transport_rr_.end())

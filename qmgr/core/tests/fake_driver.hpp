@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,9 +65,18 @@ struct FakeDriver : Driver {
         if (free_on_done) sched->message_free(m);
     }
     void defer_recipients(Message&, const std::vector<Recipient>& rcpts, const Dsn&) override {
-        for (auto& r : rcpts) deferred.push_back(r.address);
+        for (auto& r : rcpts)
+            deferred.push_back(r.address);
     }
     void wakeup() override { ++wakeups; }
+    // The gate a new queue starts with (by queue name), as a driver holding
+    // cluster leases or rate tokens would give it.
+    std::map<std::string, int> gates;
+    std::optional<int> queue_gate(const Queue& q) override {
+        auto it = gates.find(q.name);
+        if (it == gates.end()) return std::nullopt;
+        return it->second;
+    }
     // Administrative settings that ended by themselves, as "hold smtp:d".
     std::vector<std::string> expired;
     void admin_expired(AdminKind kind, const AdminTarget& target) override {

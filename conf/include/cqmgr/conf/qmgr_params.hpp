@@ -144,6 +144,19 @@ struct QmgrParams {
     // Retry jitter: each deferral's backoff moves by a random offset within
     // this percentage of it (0 = off, as stock).
     int64_t cqmgr_backoff_jitter = 0;
+    // Shared state across a cluster, on Redis (docs/admin-guide.md): the
+    // server (host:port, [ipv6]:port or unix:/path; empty = off), the
+    // prefix of every key, the deadline of each command (milliseconds),
+    // and how long a concurrency lease lasts unless renewed (seconds).
+    std::string cqmgr_redis_server;
+    std::string cqmgr_redis_key_prefix = "cqmgr:";
+    int64_t cqmgr_redis_timeout_ms = 100;
+    int64_t cqmgr_cluster_lease_time = 30;
+    // Lookup tables ("type:name"), keyed by transport:destination,
+    // destination or transport: rates N/period[,burst], and cluster-wide
+    // concurrency limits (counts).
+    std::vector<std::string> cqmgr_rate_limits;
+    std::vector<std::string> cqmgr_cluster_concurrency_limits;
 
     struct Options {
         // Check mail_owner, default_privs and setgid_group against the

@@ -55,6 +55,12 @@ class Driver {
     virtual void admin_expired(AdminKind kind, const AdminTarget& target) {
         (void)kind, (void)target;
     }
+    // A queue was created: the gate it starts with (Queue::gate), none by
+    // default.  The driver changes it later with Scheduler::gate_set().
+    virtual std::optional<int> queue_gate(const Queue& q) {
+        (void)q;
+        return std::nullopt;
+    }
 };
 
 // The result of one delivery request, as the agent (or its failure) gave
@@ -118,6 +124,18 @@ class Scheduler {
     void batch_done(Message& m, bool has_unread, int rcpt_unread);
     // Forgets a message whose entries are all done (after message_done).
     void message_free(Message& m);
+
+    // ---- the driver's gates ----
+    // Sets queue `q`'s external gate (see Queue::gate); a wider gate lets
+    // jobs that were waiting for `q` go again and wakes the driver.
+    void gate_set(Queue& q, std::optional<int> gate);
+    // Declares queue `q` dead until `until` with `dsn`, as if it had failed
+    // a whole cohort (its waiting entries go to the retry transport), for
+    // a death another host found (a shared dead mark).  Does nothing to a
+    // queue that is dead already or pausing for its rate delay.
+    void queue_mark_dead(Queue& q, const Dsn& dsn, int64_t until);
+    // The queue `name` of transport `transport`, if it exists.
+    Queue* find_queue(const std::string& transport, const std::string& name) const;
 
     // ---- selection ----
     // A transport that needs one more delivery agent connection, or nullptr.

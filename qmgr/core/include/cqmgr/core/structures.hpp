@@ -163,6 +163,10 @@ struct Queue {
     // learned.hpp); none by default.  Like a cap, it only limits new
     // selections.
     LearnedLimit learned;
+    // The driver's external gate (cluster leases, rate tokens it holds for
+    // this queue): at most this many deliveries in flight; none = no gate.
+    // Like a cap, it limits selection only (select_window()).
+    std::optional<int> gate;
     Hook transport_hook; // on transport->queues_rr
 
     // Live (not dead) and not pausing for the destination rate delay.
@@ -172,13 +176,14 @@ struct Queue {
     // start here, as far as select_window() allows.
     bool may_start() const { return ready() && !hold; }
     // The window selection works with: the concurrency window, lowered to
-    // the administrator's cap and to the learned limit if there are any (a
-    // learned rate delay means one delivery at a time).
+    // the administrator's cap, to the learned limit (a learned rate delay
+    // means one delivery at a time) and to the driver's gate, if there are
+    // any.
     int select_window() const {
         int w = cap && cap->concurrency < window ? cap->concurrency : window;
         if (learned.concurrency > 0 && learned.concurrency < w) w = learned.concurrency;
         if (learned.rate_delay > 0 && w > 1) w = 1;
-        return w;
+        return gate && *gate < w ? *gate : w;
     }
     int todo_count() const { return static_cast<int>(todo.size()); }
     // Waiting entries that an agent could be given now, window permitting.

@@ -1,0 +1,125 @@
+// Parsing the limit values of the lookup tables (see rate_spec.hpp).
+#include "cqmgr/cluster/rate_spec.hpp"
+
+#include <array>
+#include <charconv>
+#include <utility>
+
+namespace cqmgr::cluster {
+
+namespace {
+
+// Removes leading and trailing blanks.
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+        s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+        s.remove_suffix(1);
+    return s;
+}
+
+// A decimal number >= 1 that fills all of `s` (and stays far from overflow).
+std::optional<int64_t> positive(std::string_view s) {
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || end != s.data() + s.size() || v < 1 || v > (int64_t{1} << 40))
+        return std::nullopt;
+    return v;
+}
+
+// The length of a period unit in milliseconds.
+std::optional<int64_t> unit_ms(std::string_view unit) {
+    static constexpr std::array<std::pair<std::string_view, int64_t>, 14> units{{
+        {"ms", 1},
+        {"s", 1000},
+        {"sec", 1000},
+        {"second", 1000},
+        {"m", 60'000},
+        {"min", 60'000},
+        {"minute", 60'000},
+        {"h", 3'600'000},
+        {"hr", 3'600'000},
+        {"hour", 3'600'000},
+        {"d", 86'400'000},
+        {"day", 86'400'000},
+        {"seconds", 1000},
+        {"minutes", 60'000},
+    }};
+    for (const auto& [name, ms] : units)
+        if (name == unit) return ms;
+    return std::nullopt;
+}
+
+bool fail(std::string* error, std::string text) {
+    if (error) *error = std::move(text);
+    return false;
+}
+
+} // namespace
+
+std::string RateSpec::text() const {
+    return std::to_string(count) + "/" + std::to_string(period_ms) + "ms," + std::to_string(burst);
+}
+
+std::optional<RateSpec> parse_rate(std::string_view text, std::string* error) {
+    std::string_view s = trim(text);
+    RateSpec r;
+    auto slash = s.find('/');
+    if (slash == std::string_view::npos) {
+        fail(error, "rate \"" + std::string(text) + "\": expected N/period[,burst]");
+        return std::nullopt;
+    }
+    auto n = positive(trim(s.substr(0, slash)));
+    if (!n) {
+        fail(error, "rate \"" + std::string(text) + "\": bad count");
+        return std::nullopt;
+    }
+    r.count = *n;
+    std::string_view rest = s.substr(slash + 1);
+    std::string_view burst;
+    if (auto comma = rest.find(','); comma != std::string_view::npos) {
+        burst = trim(rest.substr(comma + 1));
+        rest = rest.substr(0, comma);
+        if (burst.starts_with("max_burst=")) burst.remove_prefix(10);
+    }
+    rest = trim(rest);
+    size_t digits = 0;
+    while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9')
+        digits++;
+    int64_t multiple = 1;
+    if (digits > 0) {
+        auto m = positive(rest.substr(0, digits));
+        if (!m) {
+            fail(error, "rate \"" + std::string(text) + "\": bad period");
+            return std::nullopt;
+        }
+        multiple = *m;
+    }
+    auto unit = unit_ms(trim(rest.substr(digits)));
+    if (!unit) {
+        fail(error, "rate \"" + std::string(text) + "\": unknown period unit");
+        return std::nullopt;
+    }
+    r.period_ms = multiple * *unit;
+    r.burst = r.count;
+    if (!burst.empty() || s.find(',') != std::string_view::npos) {
+        auto b = positive(burst);
+        if (!b) {
+            fail(error, "rate \"" + std::string(text) + "\": bad burst");
+            return std::nullopt;
+        }
+        r.burst = *b;
+    }
+    return r;
+}
+
+std::optional<int> parse_concurrency(std::string_view text, std::string* error) {
+    auto n = positive(trim(text));
+    if (!n || *n > 1'000'000) {
+        fail(error, "concurrency \"" + std::string(text) + "\": expected a count of 1 or more");
+        return std::nullopt;
+    }
+    return static_cast<int>(*n);
+}
+
+} // namespace cqmgr::cluster

@@ -1,0 +1,396 @@
+// The asynchronous Redis client (see redis_client.hpp).
+#include "cqmgr/cluster/redis_client.hpp"
+
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+
+namespace cqmgr::cluster {
+
+// hiredis's event hooks for one connection, on an Asio descriptor.  hiredis
+// says when it wants to read or write (addRead, delWrite, ...); we wait for
+// the socket to be ready and call its handler.  The descriptor only
+// borrows the socket: hiredis closes it, after cleanup() has let it go.
+// The attachment keeps itself alive until cleanup; pending waits hold it
+// too, and find `ac` empty once the context is gone.
+struct RedisClient::Attachment : std::enable_shared_from_this<Attachment> {
+    asio::posix::stream_descriptor sd;
+    redisAsyncContext* ac;
+    bool want_read = false, want_write = false;
+    bool read_armed = false, write_armed = false;
+    std::shared_ptr<Attachment> keep;
+
+    Attachment(asio::any_io_executor ex, redisAsyncContext* c) : sd(ex, c->c.fd), ac(c) {}
+
+    // Hooks `c`'s events to a new attachment.
+    static void attach(asio::any_io_executor ex, redisAsyncContext* c) {
+        auto a = std::make_shared<Attachment>(ex, c);
+        a->keep = a;
+        c->ev.data = a.get();
+        c->ev.addRead = [](void* p) { static_cast<Attachment*>(p)->want(false, true); };
+        c->ev.delRead = [](void* p) { static_cast<Attachment*>(p)->want(false, false); };
+        c->ev.addWrite = [](void* p) { static_cast<Attachment*>(p)->want(true, true); };
+        c->ev.delWrite = [](void* p) { static_cast<Attachment*>(p)->want(true, false); };
+        c->ev.cleanup = [](void* p) { static_cast<Attachment*>(p)->cleanup(); };
+    }
+
+    void want(bool write, bool on) {
+        (write ? want_write : want_read) = on;
+        if (on) arm(write);
+    }
+
+    // Waits for the socket to be ready for reading (or writing), once.
+    void arm(bool write) {
+        bool& armed = write ? write_armed : read_armed;
+        if (armed || !(write ? want_write : want_read) || !ac) return;
+        armed = true;
+        auto kind = write ? asio::posix::descriptor_base::wait_write
+                          : asio::posix::descriptor_base::wait_read;
+        sd.async_wait(kind, [self = shared_from_this(), write](error_code ec) {
+            (write ? self->write_armed : self->read_armed) = false;
+            if (ec || !self->ac || !(write ? self->want_write : self->want_read)) return;
+            if (write)
+                redisAsyncHandleWrite(self->ac);
+            else
+                redisAsyncHandleRead(self->ac); // may free the context (cleanup)
+            self->arm(write);
+        });
+    }
+
+    // The context is being freed: stop waiting and give the socket back.
+    void cleanup() {
+        ac = nullptr;
+        want_read = want_write = false;
+        error_code ec;
+        sd.cancel(ec);
+        sd.release();
+        keep.reset(); // the waits still pending hold their own reference
+    }
+};
+
+namespace {
+
+// Copies hiredis's reply tree.
+RedisReply convert(const redisReply* r) {
+    RedisReply out;
+    switch (r->type) {
+    case REDIS_REPLY_STRING:
+        out.type = RedisReply::Type::string;
+        out.str.assign(r->str, r->len);
+        break;
+    case REDIS_REPLY_STATUS:
+        out.type = RedisReply::Type::status;
+        out.str.assign(r->str, r->len);
+        break;
+    case REDIS_REPLY_ERROR:
+        out.type = RedisReply::Type::error;
+        out.str.assign(r->str, r->len);
+        break;
+    case REDIS_REPLY_INTEGER:
+        out.type = RedisReply::Type::integer;
+        out.integer = r->integer;
+        break;
+    case REDIS_REPLY_ARRAY:
+        out.type = RedisReply::Type::array;
+        out.elements.reserve(r->elements);
+        for (size_t i = 0; i < r->elements; i++)
+            out.elements.push_back(convert(r->element[i]));
+        break;
+    default:
+        out.type = RedisReply::Type::nil;
+        break;
+    }
+    return out;
+}
+
+std::string millis(std::chrono::milliseconds d) {
+    return std::to_string(d.count()) + " ms";
+}
+
+} // namespace
+
+std::shared_ptr<RedisClient> RedisClient::create(asio::any_io_executor ex, RedisOptions options,
+                                                 LogFn log, StateFn state) {
+    return std::shared_ptr<RedisClient>(
+        new RedisClient(ex, std::move(options), std::move(log), std::move(state)));
+}
+
+RedisClient::RedisClient(asio::any_io_executor ex, RedisOptions options, LogFn log, StateFn state)
+    : ex_(ex), options_(std::move(options)), log_(std::move(log)), state_fn_(std::move(state)),
+      deadline_(ex), retry_(ex), resolver_(ex) {}
+
+RedisClient::~RedisClient() {
+    close();
+}
+
+void RedisClient::start() {
+    if (state_ != State::idle) return;
+    connect();
+}
+
+void RedisClient::close() {
+    if (state_ == State::closed) return;
+    state_ = State::closed;
+    retry_.cancel();
+    resolver_.cancel();
+    deadline_.cancel();
+    if (redisAsyncContext* ac = ctx_) {
+        fail_reason_ = "closed";
+        ctx_ = nullptr;
+        redisAsyncFree(ac);
+    }
+}
+
+void RedisClient::connect() {
+    if (state_ == State::closed) return;
+    const RedisAddress& a = options_.address;
+    error_code ec;
+    if (a.is_unix() || (asio::ip::make_address(a.host, ec), !ec)) {
+        connect_to(a.host, a.port);
+        return;
+    }
+    // A host name: look it up on the resolver's thread, not in hiredis.
+    state_ = State::resolving;
+    resolver_.async_resolve(
+        a.host, std::to_string(a.port),
+        [weak = weak_from_this()](error_code ec, asio::ip::tcp::resolver::results_type results) {
+            auto self = weak.lock();
+            if (!self || self->state_ != State::resolving) return;
+            if (ec || results.empty()) {
+                self->lost("cannot resolve " + self->options_.address.host + ": " +
+                           (ec ? ec.message() : std::string("no address")));
+                return;
+            }
+            auto ep = results.begin()->endpoint();
+            self->connect_to(ep.address().to_string(), ep.port());
+        });
+}
+
+void RedisClient::connect_to(const std::string& host, int port) {
+    const RedisAddress& a = options_.address;
+    redisAsyncContext* ac =
+        a.is_unix() ? redisAsyncConnectUnix(a.path.c_str()) : redisAsyncConnect(host.c_str(), port);
+    if (!ac) {
+        lost("cannot allocate a connection");
+        return;
+    }
+    if (ac->err) {
+        std::string why = ac->errstr;
+        redisAsyncFree(ac);
+        lost(why);
+        return;
+    }
+    ac->data = this;
+    Attachment::attach(ex_, ac);
+    ctx_ = ac;
+    state_ = State::connecting;
+    redisAsyncSetDisconnectCallback(ac, &RedisClient::on_disconnect);
+    // Set last: hiredis learns that the connection is made from the first
+    // write readiness, which it asks the attachment for here.
+    redisAsyncSetConnectCallback(ac, &RedisClient::on_connect);
+    connect_deadline_ = Clock::now() + options_.connect_timeout;
+    arm_deadline();
+}
+
+void RedisClient::on_connect(const redisAsyncContext* ac, int status) {
+    auto* self = static_cast<RedisClient*>(ac->data);
+    if (ac != self->ctx_) return;
+    if (status != REDIS_OK) {
+        // hiredis frees the context when we return.
+        self->ctx_ = nullptr;
+        self->lost(ac->errstr[0] ? ac->errstr : "connection refused");
+        return;
+    }
+    // A socket is not yet a server that answers (a stopped one accepts
+    // connections too): up only after a PING comes back, within the
+    // connect deadline.
+    redisAsyncCommand(const_cast<redisAsyncContext*>(ac), &RedisClient::on_hello, nullptr, "PING");
+}
+
+void RedisClient::on_hello(redisAsyncContext* ac, void* reply, void* privdata) {
+    (void)privdata;
+    auto* self = static_cast<RedisClient*>(ac->data);
+    // No reply: the context is going away, and its disconnect says why.
+    if (!reply || ac != self->ctx_ || self->state_ != State::connecting) return;
+    if (static_cast<redisReply*>(reply)->type == REDIS_REPLY_ERROR) {
+        // E.g. NOAUTH.  Not from inside hiredis: the context is freed.
+        std::string why = std::string("PING: ") + static_cast<redisReply*>(reply)->str;
+        asio::post(self->ex_, [weak = self->weak_from_this(), ac, why] {
+            if (auto s = weak.lock(); s && s->ctx_ == ac) s->drop(why);
+        });
+        return;
+    }
+    self->state_ = State::up;
+    self->backoff_ = std::chrono::milliseconds(0);
+    self->stats_.connects++;
+    const std::string where = "redis server " + self->options_.address.text();
+    if (self->log_) {
+        if (self->in_outage_)
+            self->log_(false, where + ": connection restored; using shared limits");
+        else if (!self->ever_up_)
+            self->log_(false, where + ": connected");
+    }
+    self->in_outage_ = false;
+    self->ever_up_ = true;
+    if (self->state_fn_)
+        asio::post(self->ex_, [weak = self->weak_from_this()] {
+            if (auto s = weak.lock(); s && s->up()) s->state_fn_(true);
+        });
+}
+
+void RedisClient::on_disconnect(const redisAsyncContext* ac, int status) {
+    (void)status;
+    auto* self = static_cast<RedisClient*>(ac->data);
+    if (ac != self->ctx_) return; // we dropped it ourselves
+    self->ctx_ = nullptr;
+    self->lost(ac->errstr[0] ? ac->errstr : "connection closed");
+}
+
+void RedisClient::on_reply(redisAsyncContext* ac, void* reply, void* privdata) {
+    (void)privdata;
+    auto* self = static_cast<RedisClient*>(ac->data);
+    if (self->pending_.empty()) return;
+    Pending p = std::move(self->pending_.front());
+    self->pending_.pop_front();
+    if (!reply) {
+        self->stats_.failed++;
+        std::string why = ac != self->ctx_ ? self->fail_reason_
+                          : ac->errstr[0]  ? std::string(ac->errstr)
+                                           : std::string("connection lost");
+        self->deliver(std::move(p.done), RedisReply::failure(std::move(why)));
+        return;
+    }
+    self->stats_.answered++;
+    self->deliver(std::move(p.done), convert(static_cast<redisReply*>(reply)));
+    self->arm_deadline();
+}
+
+void RedisClient::command(std::vector<std::string> args, Callback done) {
+    if (state_ != State::up) {
+        stats_.failed++;
+        deliver(std::move(done), RedisReply::failure("not connected"));
+        return;
+    }
+    std::vector<const char*> argv;
+    std::vector<size_t> lens;
+    argv.reserve(args.size());
+    lens.reserve(args.size());
+    for (const std::string& a : args) {
+        argv.push_back(a.data());
+        lens.push_back(a.size());
+    }
+    if (redisAsyncCommandArgv(ctx_, &RedisClient::on_reply, nullptr, static_cast<int>(args.size()),
+                              argv.data(), lens.data()) != REDIS_OK) {
+        stats_.failed++;
+        deliver(std::move(done), RedisReply::failure("cannot send the command"));
+        return;
+    }
+    stats_.sent++;
+    pending_.push_back({Clock::now() + options_.command_timeout, std::move(done)});
+    arm_deadline();
+}
+
+void RedisClient::deliver(Callback done, RedisReply reply) {
+    if (!done) return;
+    asio::post(ex_, [done = std::move(done), reply = std::move(reply)] { done(reply); });
+}
+
+void RedisClient::lost(const std::string& why) {
+    if (state_ == State::closed) return;
+    bool was_up = state_ == State::up;
+    state_ = State::waiting;
+    if (!in_outage_) {
+        in_outage_ = true;
+        stats_.outages++;
+        if (log_)
+            log_(true,
+                 "redis server " + options_.address.text() + ": " + why + "; using local limits");
+    }
+    if (was_up && state_fn_)
+        asio::post(ex_, [weak = weak_from_this()] {
+            if (auto s = weak.lock(); s && !s->up() && s->state_ != State::closed)
+                s->state_fn_(false);
+        });
+    retry_later();
+}
+
+void RedisClient::drop(const std::string& why) {
+    redisAsyncContext* ac = ctx_;
+    if (!ac) return;
+    fail_reason_ = why;
+    ctx_ = nullptr;
+    redisAsyncFree(ac); // fails every pending command with fail_reason_
+    lost(why);
+}
+
+void RedisClient::retry_later() {
+    backoff_ =
+        backoff_.count() == 0 ? options_.backoff_min : std::min(backoff_ * 2, options_.backoff_max);
+    retry_.expires_after(backoff_);
+    retry_.async_wait([weak = weak_from_this()](error_code ec) {
+        auto self = weak.lock();
+        if (ec || !self || self->state_ != State::waiting) return;
+        self->connect();
+    });
+}
+
+// The timer is left running between commands and moved only when it would
+// fire too late; when it fires early it looks again.  So a stream of
+// commands costs no timer changes.
+void RedisClient::arm_deadline() {
+    Clock::time_point due;
+    if (state_ == State::connecting)
+        due = connect_deadline_;
+    else if (state_ == State::up && !pending_.empty())
+        due = pending_.front().deadline;
+    else
+        return;
+    if (deadline_armed_ && deadline_due_ <= due) return;
+    deadline_armed_ = true;
+    deadline_due_ = due;
+    deadline_.expires_at(due);
+    deadline_.async_wait([weak = weak_from_this(), due](error_code ec) {
+        auto self = weak.lock();
+        if (ec || !self || self->deadline_due_ != due) return;
+        self->deadline_armed_ = false;
+        self->deadline_passed();
+    });
+}
+
+void RedisClient::deadline_passed() {
+    auto now = Clock::now();
+    if (state_ == State::connecting && now >= connect_deadline_) {
+        drop("no connection within " + millis(options_.connect_timeout));
+        return;
+    }
+    if (state_ == State::up && !pending_.empty() && now >= pending_.front().deadline) {
+        stats_.timeouts++;
+        drop("no reply within " + millis(options_.command_timeout));
+        return;
+    }
+    arm_deadline();
+}
+
+std::string describe(const RedisReply& r) {
+    switch (r.type) {
+    case RedisReply::Type::failed:
+        return "failed: " + r.str;
+    case RedisReply::Type::error:
+        return "error: " + r.str;
+    case RedisReply::Type::nil:
+        return "(nil)";
+    case RedisReply::Type::integer:
+        return std::to_string(r.integer);
+    case RedisReply::Type::string:
+    case RedisReply::Type::status:
+        return r.str;
+    case RedisReply::Type::array: {
+        std::string out = "[";
+        for (size_t i = 0; i < r.elements.size(); i++)
+            out += (i ? ", " : "") + describe(r.elements[i]);
+        return out + "]";
+    }
+    }
+    return {};
+}
+
+} // namespace cqmgr::cluster

@@ -1,0 +1,231 @@
+// The shared dead marks, leases and rate cells (see shared_state.hpp).
+#include "cqmgr/cluster/shared_state.hpp"
+
+#include <charconv>
+#include <hiredis/hiredis.h>
+
+namespace cqmgr::cluster {
+
+namespace {
+
+// Redis's clock in milliseconds, with fractions (TIME is seconds and
+// microseconds).  Scripts that write after calling TIME are fine since
+// Redis 5 (effects replication), and the default in Redis 7.
+constexpr const char* now_ms = R"(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+)";
+
+// KEYS[1]: the cell; ARGV[1]: the interval (ms, may be fractional);
+// ARGV[2]: the burst.  Returns {1, "0"} when the start is allowed, else
+// {0, "<ms until it would be>"}.  The arithmetic is gcra_take()'s.
+const std::string gcra_text = std::string(now_ms) + R"(
+local interval = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+if tat < now then tat = now end
+local allow_at = tat - interval * (burst - 1)
+if now < allow_at then
+  return {0, tostring(allow_at - now)}
+end
+local nxt = tat + interval
+redis.call('SET', KEYS[1], string.format('%.3f', nxt), 'PX', math.ceil(nxt - now) + 1)
+return {1, '0'}
+)";
+
+// Sets the lease set's own expiry to its last lease's, so an abandoned set
+// goes away.
+constexpr const char* lease_expiry = R"(
+local function expire_set(key, now)
+  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if last[2] then
+    redis.call('PEXPIRE', key, math.max(1, math.ceil(tonumber(last[2]) - now)))
+  end
+end
+)";
+
+// KEYS[1]: the lease set; ARGV: id, limit, ttl (ms).  Returns {granted
+// 0/1, live leases}.
+const std::string lease_acquire_text = std::string(now_ms) + lease_expiry + R"(
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local ttl = tonumber(ARGV[3])
+local held = redis.call('ZSCORE', KEYS[1], ARGV[1])
+local live = redis.call('ZCARD', KEYS[1])
+if not held and live >= tonumber(ARGV[2]) then
+  return {0, live}
+end
+redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
+expire_set(KEYS[1], now)
+return {1, redis.call('ZCARD', KEYS[1])}
+)";
+
+// KEYS[1]: the lease set; ARGV: ttl (ms), ids...  Returns the live count.
+const std::string lease_renew_text = std::string(now_ms) + lease_expiry + R"(
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local ttl = tonumber(ARGV[1])
+for i = 2, #ARGV do
+  redis.call('ZADD', KEYS[1], now + ttl, ARGV[i])
+end
+expire_set(KEYS[1], now)
+return redis.call('ZCARD', KEYS[1])
+)";
+
+// KEYS[1]: the dead mark.  Returns nil, or {value, ms left}.
+const std::string dead_get_text = R"(
+local v = redis.call('GET', KEYS[1])
+if not v then return nil end
+return {v, redis.call('PTTL', KEYS[1])}
+)";
+
+double to_double(const std::string& s) {
+    try {
+        return std::stod(s);
+    } catch (...) {
+        return 0;
+    }
+}
+
+// The reply's elements [0] and [1] as integers (or strings of numbers);
+// false unless it is such a pair.
+bool pair_of(const RedisReply& r, int64_t& first, const RedisReply*& second) {
+    if (r.type != RedisReply::Type::array || r.elements.size() < 2) return false;
+    if (r.elements[0].type != RedisReply::Type::integer) return false;
+    first = r.elements[0].integer;
+    second = &r.elements[1];
+    return true;
+}
+
+auto ok_only(std::function<void(bool)> done) {
+    return [done = std::move(done)](const RedisReply& r) {
+        if (done) done(r.ok());
+    };
+}
+
+} // namespace
+
+const RedisScript& gcra_script() {
+    static const RedisScript s(gcra_text);
+    return s;
+}
+const RedisScript& lease_acquire_script() {
+    static const RedisScript s(lease_acquire_text);
+    return s;
+}
+const RedisScript& lease_renew_script() {
+    static const RedisScript s(lease_renew_text);
+    return s;
+}
+const RedisScript& dead_get_script() {
+    static const RedisScript s(dead_get_text);
+    return s;
+}
+
+SharedState::SharedState(std::shared_ptr<RedisClient> client, std::string prefix)
+    : client_(std::move(client)), prefix_(std::move(prefix)) {}
+
+void SharedState::dead_set(const std::string& transport, const std::string& queue,
+                           const DeadMark& mark, int64_t ttl_ms, std::function<void(bool)> done) {
+    client_->command({"SET", dead_key(transport, queue), mark.status + "\t" + mark.reason, "PX",
+                      std::to_string(std::max<int64_t>(ttl_ms, 1))},
+                     ok_only(std::move(done)));
+}
+
+void SharedState::dead_get(const std::string& transport, const std::string& queue,
+                           std::function<void(bool, std::optional<DeadMark>)> done) {
+    dead_get_script().run(*client_, {dead_key(transport, queue)}, {},
+                          [done = std::move(done)](const RedisReply& r) {
+                              if (!r.ok()) return done(true, std::nullopt);
+                              if (r.type != RedisReply::Type::array || r.elements.size() < 2)
+                                  return done(false, std::nullopt);
+                              DeadMark m;
+                              const std::string& v = r.elements[0].str;
+                              auto tab = v.find('\t');
+                              m.status = v.substr(0, tab);
+                              if (tab != std::string::npos) m.reason = v.substr(tab + 1);
+                              m.remaining_ms = r.elements[1].integer;
+                              if (m.remaining_ms <= 0) return done(false, std::nullopt);
+                              done(false, std::move(m));
+                          });
+}
+
+void SharedState::dead_clear(const std::string& transport, const std::string& queue) {
+    client_->command({"DEL", dead_key(transport, queue)}, {});
+}
+
+void SharedState::lease_acquire(const std::string& scope, const std::string& id, int limit,
+                                int64_t ttl_ms, std::function<void(const LeaseAnswer&)> done) {
+    lease_acquire_script().run(*client_, {lease_key(scope)},
+                               {id, std::to_string(limit), std::to_string(ttl_ms)},
+                               [done = std::move(done)](const RedisReply& r) {
+                                   LeaseAnswer a;
+                                   int64_t granted = 0;
+                                   const RedisReply* live = nullptr;
+                                   if (!pair_of(r, granted, live)) {
+                                       a.failed = true;
+                                   } else {
+                                       a.granted = granted == 1;
+                                       a.live = live->integer;
+                                   }
+                                   done(a);
+                               });
+}
+
+void SharedState::lease_renew(const std::string& scope, const std::vector<std::string>& ids,
+                              int64_t ttl_ms, std::function<void(bool)> done) {
+    std::vector<std::string> args{std::to_string(ttl_ms)};
+    args.insert(args.end(), ids.begin(), ids.end());
+    lease_renew_script().run(*client_, {lease_key(scope)}, args, ok_only(std::move(done)));
+}
+
+void SharedState::lease_release(const std::string& scope, const std::string& id,
+                                std::function<void(bool)> done) {
+    client_->command({"ZREM", lease_key(scope), id}, ok_only(std::move(done)));
+}
+
+void SharedState::rate_take(const std::string& scope, const RateSpec& rate,
+                            std::function<void(const RateAnswer&)> done) {
+    char interval[64];
+    auto res = std::to_chars(interval, interval + sizeof interval, rate.interval_ms());
+    gcra_script().run(*client_, {rate_key(scope)},
+                      {std::string(interval, res.ptr), std::to_string(rate.burst)},
+                      [done = std::move(done)](const RedisReply& r) {
+                          RateAnswer a;
+                          int64_t allowed = 0;
+                          const RedisReply* after = nullptr;
+                          if (!pair_of(r, allowed, after)) {
+                              a.failed = true;
+                          } else {
+                              a.allowed = allowed == 1;
+                              a.retry_after_ms = to_double(after->str);
+                          }
+                          done(a);
+                      });
+}
+
+bool release_leases_blocking(const RedisOptions& options, const std::string& prefix,
+                             const std::vector<std::pair<std::string, std::string>>& leases) {
+    if (leases.empty()) return true;
+    auto ms = options.command_timeout.count();
+    timeval tv{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>(ms % 1000 * 1000)};
+    const RedisAddress& a = options.address;
+    redisContext* c = a.is_unix() ? redisConnectUnixWithTimeout(a.path.c_str(), tv)
+                                  : redisConnectWithTimeout(a.host.c_str(), a.port, tv);
+    if (!c) return false;
+    bool ok = !c->err && redisSetTimeout(c, tv) == REDIS_OK;
+    // Pipelined: every ZREM goes out, then the replies are read.
+    for (size_t i = 0; ok && i < leases.size(); i++) {
+        std::string key = prefix + "lease:" + leases[i].first;
+        const char* argv[] = {"ZREM", key.c_str(), leases[i].second.c_str()};
+        size_t lens[] = {4, key.size(), leases[i].second.size()};
+        ok = redisAppendCommandArgv(c, 3, argv, lens) == REDIS_OK;
+    }
+    for (size_t i = 0; ok && i < leases.size(); i++) {
+        void* reply = nullptr;
+        ok = redisGetReply(c, &reply) == REDIS_OK && reply;
+        if (reply) freeReplyObject(reply);
+    }
+    redisFree(c);
+    return ok;
+}
+
+} // namespace cqmgr::cluster

@@ -1,0 +1,52 @@
+#include "cqmgr/cluster/rate_spec.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace cqmgr::cluster;
+
+TEST(RateSpec, PerSecondBurstDefaultsToCount) {
+    auto r = parse_rate("50/s");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->count, 50);
+    EXPECT_EQ(r->period_ms, 1000);
+    EXPECT_EQ(r->burst, 50);
+    EXPECT_DOUBLE_EQ(r->interval_ms(), 20.0);
+}
+
+TEST(RateSpec, PerMinuteWithBurst) {
+    auto r = parse_rate("3000/min,100");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->count, 3000);
+    EXPECT_EQ(r->period_ms, 60'000);
+    EXPECT_EQ(r->burst, 100);
+}
+
+TEST(RateSpec, KumoSpellingsAndMultiples) {
+    EXPECT_EQ(parse_rate("10/500ms")->period_ms, 500);
+    EXPECT_EQ(parse_rate("200/2h")->period_ms, 7'200'000);
+    EXPECT_EQ(parse_rate("1/day")->period_ms, 86'400'000);
+    EXPECT_EQ(parse_rate("5/hr")->period_ms, 3'600'000);
+    EXPECT_EQ(parse_rate(" 5 / sec , max_burst=1 ")->burst, 1);
+    EXPECT_EQ(parse_rate("5/minute")->period_ms, 60'000);
+}
+
+TEST(RateSpec, RejectsWhatIsNotARate) {
+    std::string err;
+    for (const char* bad : {"", "50", "0/s", "-1/s", "50/", "50/fortnight", "50/s,", "50/s,0",
+                            "50/s,x", "x/s", "50/0s", "99999999999999999999/s"}) {
+        EXPECT_FALSE(parse_rate(bad, &err)) << bad;
+        EXPECT_FALSE(err.empty()) << bad;
+    }
+}
+
+TEST(RateSpec, TextRoundTrips) {
+    auto r = parse_rate("3000/min,100");
+    EXPECT_EQ(parse_rate(r->text()), r);
+}
+
+TEST(Concurrency, Counts) {
+    EXPECT_EQ(parse_concurrency("5"), 5);
+    EXPECT_EQ(parse_concurrency(" 20 "), 20);
+    for (const char* bad : {"", "0", "-3", "5/s", "x", "2000000"})
+        EXPECT_FALSE(parse_concurrency(bad)) << bad;
+}

@@ -1,0 +1,174 @@
+// The shared dead marks, leases and rate cells against a real redis-server,
+// with two clients standing for two hosts.
+#include "cqmgr/cluster/shared_state.hpp"
+#include "redis_fixture.hpp"
+
+using namespace cqmgr;
+using namespace cqmgr::cluster;
+using namespace cqmgr::cluster::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+class SharedStateTest : public RedisFixture {
+  protected:
+    void SetUp() override {
+        RedisFixture::SetUp();
+        if (IsSkipped()) return;
+        server.start();
+        a_client = make_client(server.address());
+        b_client = make_client(server.address());
+        a_client->start();
+        b_client->start();
+        ASSERT_TRUE(run_until([&] { return a_client->up() && b_client->up(); }));
+        a.emplace(a_client, "test:");
+        b.emplace(b_client, "test:");
+    }
+
+    LeaseAnswer acquire(SharedState& s, const std::string& id, int limit, int64_t ttl = 60'000) {
+        std::optional<LeaseAnswer> got;
+        s.lease_acquire("smtp:example.com", id, limit, ttl, [&](const LeaseAnswer& x) { got = x; });
+        EXPECT_TRUE(run_until([&] { return got.has_value(); }));
+        return got.value_or(LeaseAnswer{true});
+    }
+    RateAnswer take(SharedState& s, const RateSpec& r) {
+        std::optional<RateAnswer> got;
+        s.rate_take("smtp", r, [&](const RateAnswer& x) { got = x; });
+        EXPECT_TRUE(run_until([&] { return got.has_value(); }));
+        return got.value_or(RateAnswer{true});
+    }
+    bool done_ok(std::function<void(std::function<void(bool)>)> start) {
+        std::optional<bool> got;
+        start([&](bool ok) { got = ok; });
+        EXPECT_TRUE(run_until([&] { return got.has_value(); }));
+        return got.value_or(false);
+    }
+
+    RedisServer server;
+    std::shared_ptr<RedisClient> a_client, b_client;
+    std::optional<SharedState> a, b;
+};
+
+} // namespace
+
+TEST_F(SharedStateTest, ScriptsLoadThemselvesAgainAfterARestart) {
+    const std::string& sha = gcra_script().sha1();
+    EXPECT_EQ(call(*a_client, {"SCRIPT", "EXISTS", sha}).elements.at(0).integer, 0);
+    EXPECT_TRUE(take(*a, *parse_rate("10/s")).allowed); // NOSCRIPT, then EVAL
+    EXPECT_EQ(call(*a_client, {"SCRIPT", "EXISTS", sha}).elements.at(0).integer, 1);
+    server.kill();
+    ASSERT_TRUE(run_until([&] { return !a_client->up(); }));
+    server.start();
+    ASSERT_TRUE(run_until([&] { return a_client->up(); }));
+    EXPECT_TRUE(take(*a, *parse_rate("10/s")).allowed);
+}
+
+TEST_F(SharedStateTest, RateIsSharedBetweenHosts) {
+    RateSpec r = *parse_rate("10/s,3"); // 100 ms apart, 3 at once
+    EXPECT_TRUE(take(*a, r).allowed);
+    EXPECT_TRUE(take(*b, r).allowed);
+    EXPECT_TRUE(take(*a, r).allowed);
+    RateAnswer denied = take(*b, r);
+    EXPECT_FALSE(denied.failed);
+    EXPECT_FALSE(denied.allowed);
+    EXPECT_GT(denied.retry_after_ms, 0);
+    EXPECT_LE(denied.retry_after_ms, 100);
+    run_for(std::chrono::milliseconds(static_cast<int>(denied.retry_after_ms) + 2));
+    EXPECT_TRUE(take(*b, r).allowed);
+}
+
+TEST_F(SharedStateTest, RateOverASecondIsTheSpec) {
+    // Two hosts asking as fast as they can for 1 s at 50/s,1: about 50
+    // starts in all (not an exact count: the second's edges fall anywhere).
+    RateSpec r = *parse_rate("50/s,1");
+    int allowed = 0;
+    auto end = Clock::now() + 1s;
+    std::function<void(SharedState&)> ask = [&](SharedState& s) {
+        s.rate_take("smtp", r, [&](const RateAnswer& x) {
+            allowed += x.allowed;
+            if (Clock::now() < end) ask(s);
+        });
+    };
+    ask(*a);
+    ask(*b);
+    run_for(1200ms);
+    EXPECT_GE(allowed, 40);
+    EXPECT_LE(allowed, 52);
+}
+
+TEST_F(SharedStateTest, LeasesCapTheClusterConcurrency) {
+    EXPECT_TRUE(acquire(*a, "a1", 2).granted);
+    EXPECT_TRUE(acquire(*b, "b1", 2).granted);
+    LeaseAnswer full = acquire(*b, "b2", 2);
+    EXPECT_FALSE(full.failed);
+    EXPECT_FALSE(full.granted);
+    EXPECT_EQ(full.live, 2);
+    EXPECT_TRUE(acquire(*a, "a1", 2).granted); // held already: renewed
+    EXPECT_TRUE(done_ok([&](auto d) { a->lease_release("smtp:example.com", "a1", d); }));
+    EXPECT_TRUE(acquire(*b, "b2", 2).granted);
+    EXPECT_FALSE(acquire(*a, "a1", 2).granted);
+}
+
+TEST_F(SharedStateTest, LeasesOfADeadHostExpire) {
+    EXPECT_TRUE(acquire(*a, "a1", 1, 150).granted);
+    EXPECT_FALSE(acquire(*b, "b1", 1, 150).granted);
+    run_for(250ms);
+    EXPECT_TRUE(acquire(*b, "b1", 1, 150).granted);
+    // The set goes away by itself once its last lease is over.
+    run_for(250ms);
+    EXPECT_EQ(call(*a_client, {"EXISTS", a->lease_key("smtp:example.com")}).integer, 0);
+}
+
+TEST_F(SharedStateTest, RenewTakesBackLeasesARestartLost) {
+    EXPECT_TRUE(acquire(*a, "a1", 2).granted);
+    EXPECT_TRUE(acquire(*a, "a2", 2).granted);
+    call(*a_client, {"FLUSHALL"});
+    EXPECT_TRUE(done_ok([&](auto d) {
+        a->lease_renew("smtp:example.com", {"a1", "a2"}, 60'000, d);
+    }));
+    EXPECT_FALSE(acquire(*b, "b1", 2).granted);
+}
+
+TEST_F(SharedStateTest, DeadMarks) {
+    DeadMark m{"4.4.1", "connect to mx.example.com[192.0.2.1]:25: Connection refused", 0};
+    EXPECT_TRUE(done_ok([&](auto d) { a->dead_set("smtp", "example.com", m, 5000, d); }));
+    std::optional<std::pair<bool, std::optional<DeadMark>>> got;
+    b->dead_get("smtp", "example.com",
+                [&](bool failed, std::optional<DeadMark> x) { got.emplace(failed, std::move(x)); });
+    ASSERT_TRUE(run_until([&] { return got.has_value(); }));
+    EXPECT_FALSE(got->first);
+    ASSERT_TRUE(got->second);
+    EXPECT_EQ(got->second->status, "4.4.1");
+    EXPECT_EQ(got->second->reason, m.reason);
+    EXPECT_GT(got->second->remaining_ms, 0);
+    EXPECT_LE(got->second->remaining_ms, 5000);
+    b->dead_clear("smtp", "example.com");
+    got.reset();
+    a->dead_get("smtp", "example.com",
+                [&](bool failed, std::optional<DeadMark> x) { got.emplace(failed, std::move(x)); });
+    ASSERT_TRUE(run_until([&] { return got.has_value(); }));
+    EXPECT_FALSE(got->first);
+    EXPECT_FALSE(got->second);
+}
+
+TEST_F(SharedStateTest, RedisDownAnswersFailedAtOnce) {
+    server.kill();
+    ASSERT_TRUE(run_until([&] { return !a_client->up(); }));
+    EXPECT_TRUE(acquire(*a, "a1", 2).failed);
+    EXPECT_TRUE(take(*a, *parse_rate("1/s")).failed);
+    std::optional<bool> failed;
+    a->dead_get("smtp", "x", [&](bool f, std::optional<DeadMark>) { failed = f; });
+    ASSERT_TRUE(run_until([&] { return failed.has_value(); }));
+    EXPECT_TRUE(*failed);
+}
+
+TEST_F(SharedStateTest, LeasesGoBackAtExitWithoutTheLoop) {
+    EXPECT_TRUE(acquire(*a, "a1", 5).granted);
+    EXPECT_TRUE(acquire(*a, "a2", 5).granted);
+    EXPECT_TRUE(release_leases_blocking(
+        a_client->options(), "test:", {{"smtp:example.com", "a1"}, {"smtp:example.com", "a2"}}));
+    EXPECT_EQ(call(*b_client, {"ZCARD", a->lease_key("smtp:example.com")}).integer, 0);
+    server.kill();
+    EXPECT_FALSE(
+        release_leases_blocking(a_client->options(), "test:", {{"smtp:example.com", "a3"}}));
+}
