@@ -381,6 +381,11 @@ QmgrParams QmgrParams::load(const MainCf& given, const MainCf::Warn& warn, Optio
         throw ConfigError(cf.where("cqmgr_metrics_destination_limit"),
                           "invalid cqmgr_metrics_destination_limit parameter value " +
                               std::to_string(q.cqmgr_metrics_destination_limit) + " < 0");
+    q.cqmgr_recovery_rate = cf.integer("cqmgr_recovery_rate", 0, 0);
+    if (q.cqmgr_recovery_rate < 0)
+        throw ConfigError(cf.where("cqmgr_recovery_rate"),
+                          "invalid cqmgr_recovery_rate parameter value " +
+                              std::to_string(q.cqmgr_recovery_rate) + " < 0");
 
     // qmgr's start-up adjustments (qmgr_post_init), with its warnings.
     auto say = [&](const std::string& text) {

@@ -14,6 +14,7 @@
 #include "cqmgr/queuefile/active_queue.hpp"
 #include "intake.hpp"
 #include "message.hpp"
+#include "recovery_ramp.hpp"
 #include "store_retry.hpp"
 
 namespace cqmgr::qmgr {
@@ -27,7 +28,7 @@ class MessageEnd {
 
     MessageEnd(const conf::QmgrParams& params, const WallClock& clock,
                const queuefile::ActiveQueue& store, StoreRetry& retry, Intake& intake,
-               core::Scheduler& sched, Counters& counters);
+               core::Scheduler& sched, Counters& counters, RecoveryRamp& ramp);
 
     // The common end, every recipient done with nothing to report: removes
     // the file at once and returns true; false when finish() is needed.
@@ -51,6 +52,7 @@ class MessageEnd {
     Intake& intake_;
     core::Scheduler& sched_;
     Counters& counters_;
+    RecoveryRamp& ramp_;
 };
 
 } // namespace cqmgr::qmgr

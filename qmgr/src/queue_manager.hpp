@@ -22,6 +22,7 @@
 #include "master_link.hpp"
 #include "message.hpp"
 #include "message_end.hpp"
+#include "recovery_ramp.hpp"
 #include "resolver.hpp"
 #include "scheduler_config.hpp"
 #include "self_defer.hpp"
@@ -107,6 +108,7 @@ class QueueManager : public core::Driver {
     core::Scheduler sched_;
     Delivery delivery_;
     SelfDefer self_defer_;
+    RecoveryRamp ramp_;
     Intake intake_;
     MessageEnd end_;
     Feeder feeder_;

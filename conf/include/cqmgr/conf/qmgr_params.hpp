@@ -127,6 +127,9 @@ struct QmgrParams {
     std::string cqmgr_metrics_listen;
     // Destinations with metric series of their own; the rest are summed.
     int64_t cqmgr_metrics_destination_limit = 50;
+    // The recovery ramp: deferred mail moves into the active queue at no
+    // more than this many messages per second per destination; 0 = off.
+    int64_t cqmgr_recovery_rate = 0;
 
     struct Options {
         // Check mail_owner, default_privs and setgid_group against the
