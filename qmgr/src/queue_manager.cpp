@@ -148,6 +148,7 @@ awaitable<void> QueueManager::finish(Message& m) {
 
 void QueueManager::forget(Message& m) {
     intake_.forget(m);
+    ramp_.left_active(m.id);
     sched_.message_free(m);
     arrivals_.remove({m.env.arrival_sec, m.env.arrival_usec});
     std::string id = m.id;

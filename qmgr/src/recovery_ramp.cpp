@@ -20,7 +20,9 @@ int64_t micros(const protocol::TimeVal& t) {
 RecoveryRamp::RecoveryRamp(asio::io_context& io, const conf::QmgrParams& params,
                            const WallClock& clock, std::function<void()> rescan)
     : params_(params), clock_(clock), rescan_(std::move(rescan)),
-      rate_(static_cast<double>(params.cqmgr_recovery_rate)), rescan_timer_(io) {}
+      rate_(static_cast<double>(params.cqmgr_recovery_rate)),
+      cap_(static_cast<int>(std::min<int64_t>(2 * params.cqmgr_recovery_rate, 1 << 30))),
+      rescan_timer_(io) {}
 
 void RecoveryRamp::deferred(const Message& m) {
     if (on()) index_.add(m.id, m.destinations, clock_.now());
@@ -32,8 +34,15 @@ TokenBucket& RecoveryRamp::bucket(const std::string& destination, int64_t now_us
     return buckets_.try_emplace(destination, rate_, std::max(rate_, 1.0), now_us).first->second;
 }
 
+bool RecoveryRamp::may_pass(const std::string& destination, int64_t now_us) {
+    auto it = outstanding_.find(destination);
+    if (it != outstanding_.end() && it->second >= cap_) return false;
+    return bucket(destination, now_us).take(now_us);
+}
+
 bool RecoveryRamp::admit(const std::string& id, int scan_flags, mode_t mode) {
     using namespace queuefile;
+    admitted_id_.clear();
     if (!on() || (scan_flags & scan_flag::all) || (mode & (qmode::unthrottle | qmode::expire)))
         return true;
     if (!in_pass_) {
@@ -41,16 +50,42 @@ bool RecoveryRamp::admit(const std::string& id, int scan_flags, mode_t mode) {
         pass_begun_ = std::chrono::steady_clock::now();
     }
     int64_t now_us = micros(clock_.precise());
-    bool admitted = false;
+    admitted_from_.clear();
     const DeferredIndex::Destinations* d = index_.find(id, clock_.now());
     if (d && !d->empty()) {
         for (const std::string* dest : *d)
-            if (bucket(*dest, now_us).take(now_us)) admitted = true;
-    } else {
-        admitted = bucket(unknown_destination, now_us).take(now_us);
+            if (may_pass(*dest, now_us)) admitted_from_.push_back(*dest);
+    } else if (may_pass(unknown_destination, now_us)) {
+        admitted_from_.push_back(unknown_destination);
     }
-    if (!admitted) ++held_;
-    return admitted;
+    if (admitted_from_.empty()) {
+        ++held_;
+        return false;
+    }
+    admitted_id_ = id;
+    return true;
+}
+
+void RecoveryRamp::promoted(const std::string& id) {
+    index_.erase(id);
+    // Only what the buckets let through counts against them (not what A,
+    // g+r or g+x took, nor anything while the ramp is off).
+    if (id != admitted_id_) return;
+    for (const auto& dest : admitted_from_)
+        ++outstanding_[dest];
+    charged_[id] = std::move(admitted_from_);
+    admitted_id_.clear();
+    admitted_from_.clear();
+}
+
+void RecoveryRamp::left_active(const std::string& id) {
+    auto it = charged_.find(id);
+    if (it == charged_.end()) return;
+    for (const auto& dest : it->second) {
+        auto o = outstanding_.find(dest);
+        if (o != outstanding_.end() && --o->second <= 0) outstanding_.erase(o);
+    }
+    charged_.erase(it);
 }
 
 void RecoveryRamp::pass_done() {

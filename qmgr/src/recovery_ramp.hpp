@@ -14,6 +14,14 @@
 // deferred scan runs again a second later (only due files, as a scan
 // without A) until every due file has been taken.
 //
+// A rate alone does not bound the active queue when the destination takes
+// less than R per second: the rest would pile up there.  So a bucket also
+// stops while the messages it let through and that are still in the
+// active queue (delivering or waiting) reach two seconds' worth (2R): the
+// active queue then holds at most that much of the ramped mail per bucket,
+// and the destination still has a second's worth waiting behind its
+// deliveries.
+//
 // What an administrator asks for explicitly is not ramped: a scan with the
 // A modifier (postqueue -f, sendmail -q, postfix flush: "everything now"),
 // and files marked g+r (postqueue -i) or g+x (postsuper -e).  Mail that
@@ -34,6 +42,7 @@
 #include <string>
 #include <sys/types.h>
 #include <unordered_map>
+#include <vector>
 
 namespace cqmgr::qmgr {
 
@@ -51,18 +60,28 @@ class RecoveryRamp {
     // (taking tokens when it may); `scan_flags` are its scan's, `mode` the
     // file's.  False: leave it in deferred for a later pass.
     bool admit(const std::string& id, int scan_flags, mode_t mode);
-    // The file `id` left deferred for the active queue.
-    void promoted(const std::string& id) { index_.erase(id); }
+    // The file `id` left deferred for the active queue (after admit()).
+    void promoted(const std::string& id);
+    // Message `id` left the active queue.
+    void left_active(const std::string& id);
     // A pass of the deferred scan ended: with files held back, another
     // pass comes a second after this one began (at once when it took
     // longer), and the first such pass of an episode is logged.
     void pass_done();
 
     const DeferredIndex& index() const { return index_; }
+    // Messages let through by `destination`'s bucket ("" for the shared
+    // one) that are still in the active queue.
+    int outstanding(const std::string& destination) const {
+        auto it = outstanding_.find(destination);
+        return it == outstanding_.end() ? 0 : it->second;
+    }
 
   private:
     // The bucket of `destination` ("" for messages not in the index).
     TokenBucket& bucket(const std::string& destination, int64_t now_us);
+    // True when `destination`'s bucket may let one more message through.
+    bool may_pass(const std::string& destination, int64_t now_us);
     // Forgets old index entries and full buckets, once per queue run.
     void sweep();
 
@@ -72,6 +91,14 @@ class RecoveryRamp {
     double rate_;
     DeferredIndex index_;
     std::unordered_map<std::string, TokenBucket> buckets_;
+    int cap_; // messages of one bucket in the active queue at most (2R)
+    // Per bucket, the messages it let through still in the active queue;
+    // per such message, its buckets.
+    std::unordered_map<std::string, int> outstanding_;
+    std::unordered_map<std::string, std::vector<std::string>> charged_;
+    // The last file admit() let through, and the buckets it took from.
+    std::string admitted_id_;
+    std::vector<std::string> admitted_from_;
     int held_ = 0;         // files held back in the pass that runs
     bool in_pass_ = false; // admit() was asked since the last pass_done()
     std::chrono::steady_clock::time_point pass_begun_; // the first admit() of the pass

@@ -34,6 +34,16 @@ struct Ramp {
         m.destinations = std::move(destinations);
         ramp.deferred(m);
     }
+    // How many of `ids` the ramp lets through now and the feed takes.
+    int promoted(const std::vector<std::string>& ids) {
+        int n = 0;
+        for (const auto& id : ids)
+            if (ramp.admit(id, 0, queuefile::qmode::ready)) {
+                ramp.promoted(id);
+                ++n;
+            }
+        return n;
+    }
     // How many of `ids` the ramp lets through now (a due scan without A).
     int admitted(const std::vector<std::string>& ids) {
         int n = 0;
@@ -102,6 +112,45 @@ TEST(RecoveryRamp, ExplicitRequestsAreNotRamped) {
     EXPECT_TRUE(r.ramp.admit("X4", 0, queuefile::qmode::ready | queuefile::qmode::expire));
     // F alone (flush(8) before a site flush) is no request for all of it.
     EXPECT_FALSE(r.ramp.admit("X5", scan_flag::flush, queuefile::qmode::ready));
+}
+
+TEST(RecoveryRamp, NoMoreThanTwoSecondsWorthOfABucketInTheActiveQueue) {
+    Ramp r("cqmgr_recovery_rate = 2");
+    r.defer("A1", {"smtp:a"});
+    EXPECT_EQ(r.promoted(ids("X", 10)), 2);
+    r.clock.sec += 1;
+    EXPECT_EQ(r.promoted(ids("Y", 10)), 2);
+    EXPECT_EQ(r.ramp.outstanding(""), 4);
+    r.clock.sec += 1; // tokens again, but 4 are still in the active queue
+    EXPECT_EQ(r.promoted(ids("Z", 10)), 0);
+    EXPECT_EQ(r.promoted({"A1"}), 1); // another bucket
+    r.ramp.left_active("X0");
+    r.ramp.left_active("nobody"); // not ramped: no change
+    EXPECT_EQ(r.ramp.outstanding(""), 3);
+    EXPECT_EQ(r.promoted(ids("Z", 10)), 1);
+    // What A takes does not count against the bucket.
+    EXPECT_TRUE(r.ramp.admit("F1", scan_flag::all, queuefile::qmode::ready));
+    r.ramp.promoted("F1");
+    EXPECT_EQ(r.ramp.outstanding(""), 4);
+    for (const char* id : {"X1", "Y0", "Y1", "Z0", "A1"})
+        r.ramp.left_active(id);
+    EXPECT_EQ(r.ramp.outstanding(""), 0);
+    EXPECT_EQ(r.ramp.outstanding("smtp:a"), 0);
+}
+
+TEST(RecoveryRamp, AFileAdmittedButNotTakenCountsNothing) {
+    Ramp r("cqmgr_recovery_rate = 5");
+    EXPECT_TRUE(r.ramp.admit("X1", 0, queuefile::qmode::ready));
+    // The feed could not take X1 (gone); the next one is taken.
+    EXPECT_TRUE(r.ramp.admit("X2", 0, queuefile::qmode::ready));
+    r.ramp.promoted("X2");
+    r.ramp.promoted("X1"); // a late or stray note changes nothing
+    EXPECT_EQ(r.ramp.outstanding(""), 1);
+    // Let through but not taken, then taken by a pass with A: not counted.
+    EXPECT_TRUE(r.ramp.admit("X3", 0, queuefile::qmode::ready));
+    EXPECT_TRUE(r.ramp.admit("X3", scan_flag::all, queuefile::qmode::ready));
+    r.ramp.promoted("X3");
+    EXPECT_EQ(r.ramp.outstanding(""), 1);
 }
 
 TEST(RecoveryRamp, APromotedMessageLeavesTheIndex) {
