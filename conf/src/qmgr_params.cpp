@@ -415,6 +415,8 @@ QmgrParams QmgrParams::load(const MainCf& given, const MainCf::Warn& warn, Optio
     };
     q.cqmgr_rate_limits = tables("cqmgr_rate_limits");
     q.cqmgr_cluster_concurrency_limits = tables("cqmgr_cluster_concurrency_limits");
+    q.cqmgr_recovery_rate =
+        not_negative("cqmgr_recovery_rate", cf.integer("cqmgr_recovery_rate", 0, 0));
 
     // qmgr's start-up adjustments (qmgr_post_init), with its warnings.
     auto say = [&](const std::string& text) {

@@ -100,9 +100,9 @@ nlohmann::json Client::request(const std::string& line, std::chrono::millisecond
         buffer_.append(buf, static_cast<size_t>(n));
         if (buffer_.size() > max_reply_bytes) fail("reply too long");
     }
-    std::string reply = buffer_.substr(0, newline);
+    last_reply_ = buffer_.substr(0, newline);
     buffer_.erase(0, newline + 1);
-    nlohmann::json j = nlohmann::json::parse(reply, nullptr, false);
+    nlohmann::json j = nlohmann::json::parse(last_reply_, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
         close();
         throw ControlError(ControlError::Kind::Protocol,

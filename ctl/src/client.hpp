@@ -35,6 +35,9 @@ class Client {
     // replaces the daemon).  Throws ControlError(Io or Protocol); the
     // connection is closed then.
     nlohmann::json request(const std::string& line, std::chrono::milliseconds timeout);
+    // The last reply's line as the daemon sent it (without the newline):
+    // what --json prints, so that its keys keep the daemon's order.
+    const std::string& last_reply() const { return last_reply_; }
     void close();
     bool connected() const { return fd_ >= 0; }
     const std::string& path() const { return path_; }
@@ -50,6 +53,7 @@ class Client {
     std::string path_;
     int fd_ = -1;
     std::string buffer_; // bytes read past the last reply's newline
+    std::string last_reply_;
 };
 
 // A reply of more than this many bytes is refused (a broken peer).

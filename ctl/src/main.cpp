@@ -37,7 +37,7 @@ int one_request(const std::string& path, const Options& opts) {
         line, std::chrono::milliseconds(static_cast<long long>(opts.timeout * 1000)));
     const auto error = reply_error(reply);
     if (opts.json)
-        std::cout << reply.dump() << '\n';
+        std::cout << client.last_reply() << '\n'; // unchanged, keys in the daemon's order
     else if (!error)
         std::cout << format_reply(line, reply, static_cast<int64_t>(std::time(nullptr)));
     std::cout.flush();

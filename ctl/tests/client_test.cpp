@@ -56,6 +56,18 @@ TEST(Client, RepliesSplitOrJoinedOnTheWire) {
     EXPECT_EQ(client.request("b", 5s)["n"], 2);
 }
 
+TEST(Client, KeepsTheReplyAsItCame) {
+    // Keys out of alphabetical order, and spacing: --json prints this line.
+    const std::string line = R"({"ok":true,"z":1,"a":{"y":2, "b":3}})";
+    CannedServer server([&](int fd) {
+        read_request(fd);
+        write_all(fd, line + "\n");
+    });
+    Client client(server.path());
+    EXPECT_EQ(client.request("summary", 5s)["z"], 1);
+    EXPECT_EQ(client.last_reply(), line);
+}
+
 TEST(Client, ReconnectsWhenTheDaemonClosedAnIdleConnection) {
     std::atomic<bool> closed{false};
     CannedServer server([&closed](int fd) {

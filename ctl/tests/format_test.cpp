@@ -40,7 +40,7 @@ TEST(Format, Queues) {
     EXPECT_EQ(format_reply("queues", sample("queues"), now),
               "TRANSPORT  DESTINATION  WINDOW  BUSY  TODO  LAST   STATE\n"
               "smtp       *                 -     3     5  -\n"
-              "smtp       example.com       5     3     5  2.0.0  dead, suspended, throttle 2\n"
+              "smtp       example.com       5     3     5  4.4.1  dead, suspended, throttle 2\n"
               "\n"
               "TARGET            CONDITION   UNTIL                             REASON\n"
               "smtp:example.com  dead        2025-11-24T16:00:00Z (ending)     4.4.1 connect to "
@@ -83,7 +83,7 @@ TEST(Format, QueuesWithoutConditionsHasNoSecondTable) {
     auto q = queues_without_conditions();
     EXPECT_EQ(format_queues(q, now), "TRANSPORT  DESTINATION  WINDOW  BUSY  TODO  LAST   STATE\n"
                                      "smtp       *                 -     3     5  -\n"
-                                     "smtp       example.com       5     3     5  2.0.0\n");
+                                     "smtp       example.com       5     3     5  4.4.1\n");
     EXPECT_EQ(format_queues(json::parse(R"({"ok":true,"transports":[]})"), now), "no transports\n");
 }
 

@@ -92,7 +92,7 @@ TEST(TopView, SampleFrame) {
                         "removed, 2 deferred, 0 bounced, 0 expired");
     EXPECT_EQ(lines[4], "");
     EXPECT_EQ(lines[5], "TRANSPORT  DESTINATION  WINDOW  BUSY  TODO  LAST   STATE");
-    EXPECT_EQ(lines[6], "smtp       example.com       5     3     5  2.0.0  dead, suspended, "
+    EXPECT_EQ(lines[6], "smtp       example.com       5     3     5  4.4.1  dead, suspended, "
                         "throttle 2");
     EXPECT_EQ(lines[7], "");
     EXPECT_EQ(lines[8], "DEAD OR SUSPENDED");

@@ -12,9 +12,10 @@ constexpr int max_pause = 60; // seconds
 
 Feeder::Feeder(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
                const queuefile::ActiveQueue& store, StoreRetry& retry, MasterLink& master,
-               Hooks hooks, Counters& counters)
+               Hooks hooks, Counters& counters, RecoveryRamp& ramp)
     : io_(io), params_(params), clock_(clock), store_(store), retry_(retry), master_(master),
-      hooks_(std::move(hooks)), counters_(counters), pause_timer_(io), deferred_timer_(io) {}
+      hooks_(std::move(hooks)), counters_(counters), ramp_(ramp), pause_timer_(io),
+      deferred_timer_(io) {}
 
 void Feeder::start() {
     // Whatever a previous queue manager left in active goes back to incoming
@@ -104,7 +105,10 @@ void Feeder::feed() {
 }
 
 bool Feeder::offer(Scan& s, bool& taken) {
+    bool from_deferred = &s == &scans_[deferred];
+    unsigned ended = s.passes_ended();
     auto id = s.next();
+    if (from_deferred && s.passes_ended() != ended) ramp_.pass_done();
     if (!id) return false;
     if (hooks_.in_memory(*id)) return true;
     log::debug("qmgr_active_feed: queue " + s.queue());
@@ -118,9 +122,12 @@ bool Feeder::offer(Scan& s, bool& taken) {
                    std::to_string(ready.mtime - clock_.now()) + " seconds)");
         return true;
     }
+    // The recovery ramp may leave a due deferred file for a later pass.
+    if (from_deferred && !ramp_.admit(*id, s.flags(), ready.mode)) return true;
     switch (hooks_.take(*id, s.queue(), s.flags(), ready.mode)) {
     case Taken::yes:
         taken = true;
+        if (from_deferred) ramp_.promoted(*id);
         pause_seconds_ = 0;
         break;
     case Taken::no:

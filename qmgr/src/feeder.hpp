@@ -14,6 +14,7 @@
 #include "cqmgr/protocol/asio.hpp"
 #include "cqmgr/queuefile/active_queue.hpp"
 #include "master_link.hpp"
+#include "recovery_ramp.hpp"
 #include "scan.hpp"
 #include "store_retry.hpp"
 #include "warning_limiter.hpp"
@@ -48,7 +49,7 @@ class Feeder {
 
     Feeder(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
            const queuefile::ActiveQueue& store, StoreRetry& retry, MasterLink& master, Hooks hooks,
-           Counters& counters);
+           Counters& counters, RecoveryRamp& ramp);
 
     // Recovers active/, starts both scans and the periodic deferred scan.
     void start();
@@ -56,6 +57,11 @@ class Feeder {
     void on_trigger(std::string_view bytes);
     // Asks for a feed pass soon (a message left, or a scan request came).
     void wake();
+    // Asks for a pass of the deferred scan (due files only).
+    void scan_deferred() {
+        scans_[deferred].request(scan_flag::start);
+        wake();
+    }
 
     // For the control socket: whether feeding pauses after a file-system
     // error, and the queues whose scans are running.
@@ -86,6 +92,7 @@ class Feeder {
     MasterLink& master_;
     Hooks hooks_;
     Counters& counters_;
+    RecoveryRamp& ramp_;
     std::array<Scan, 2> scans_{Scan("incoming"), Scan("deferred")};
     int first_ = incoming; // the scan that goes first in the next pass
     bool posted_ = false;

@@ -15,7 +15,9 @@
 #include "cqmgr/protocol/messages.hpp"
 #include "cqmgr/queuefile/envelope.hpp"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace cqmgr::qmgr {
 
@@ -30,9 +32,17 @@ struct Message : core::Message {
     int scan_flags = 0;        // flags of the scan that brought it in
     bool admitted = false;     // its recipients reached the scheduler (see Intake::admitted)
     int io_pending = 0;        // deferral records qmgr itself is still writing
+    // Where its recipients go (transport:nexthop, each once), kept only
+    // for the recovery ramp (recovery_ramp.hpp).
+    std::vector<std::string> destinations;
 
     // True when nothing is left in flight and the end may be worked out.
     bool may_finish() const { return phase == Phase::waiting && refcount == 0 && io_pending == 0; }
+    // Adds `d` to destinations unless it is there.
+    void add_destination(std::string d) {
+        if (std::find(destinations.begin(), destinations.end(), d) == destinations.end())
+            destinations.push_back(std::move(d));
+    }
 };
 
 } // namespace cqmgr::qmgr

@@ -38,9 +38,9 @@ protocol::NoticeRequest maybe_verp(const Message& m, protocol::NoticeRequest n, 
 
 MessageEnd::MessageEnd(const conf::QmgrParams& params, const WallClock& clock,
                        const queuefile::ActiveQueue& store, StoreRetry& retry, Intake& intake,
-                       core::Scheduler& sched, Counters& counters)
+                       core::Scheduler& sched, Counters& counters, RecoveryRamp& ramp)
     : params_(params), clock_(clock), store_(store), retry_(retry), intake_(intake), sched_(sched),
-      counters_(counters) {}
+      counters_(counters), ramp_(ramp) {}
 
 bool MessageEnd::finish_now(const Message& m) {
     // The agent closes its descriptor right after it replies; an unlink
@@ -132,6 +132,7 @@ awaitable<MessageEnd::Outcome> MessageEnd::finish(Message& m) {
         log::debug("wakeup " + id + " after " + std::to_string(when - clock_.now()) + " secs");
         counters_.messages_deferred++;
         CQMGR_PROBE_MESSAGE_DONE(id.c_str(), "deferred");
+        ramp_.deferred(m);
         retry_.run(
             "qmgr_active_defer", [this, id, when] { return store_.defer_until(id, when); },
             [](const queuefile::StoreResult& r) {

@@ -15,6 +15,7 @@
 #include "end_plan.hpp"
 #include "intake.hpp"
 #include "message.hpp"
+#include "recovery_ramp.hpp"
 #include "store_retry.hpp"
 
 #include <random>
@@ -30,7 +31,7 @@ class MessageEnd {
 
     MessageEnd(const conf::QmgrParams& params, const WallClock& clock,
                const queuefile::ActiveQueue& store, StoreRetry& retry, Intake& intake,
-               core::Scheduler& sched, Counters& counters);
+               core::Scheduler& sched, Counters& counters, RecoveryRamp& ramp);
 
     // The common end, every recipient done with nothing to report: removes
     // the file at once and returns true; false when finish() is needed.
@@ -57,6 +58,7 @@ class MessageEnd {
     // The random source of cqmgr_backoff_jitter (seeded from the kernel,
     // which works in a chroot without /dev/urandom too).
     std::mt19937_64 jitter_random_{random_seed()};
+    RecoveryRamp& ramp_;
 };
 
 } // namespace cqmgr::qmgr

@@ -50,6 +50,8 @@ void sample(MetricFamily& f, Labels labels, const Histogram& h, std::span<const 
 
 // The delivery counters: every result with the usual hop status classes
 // (so that rate() sees them from the start), and rarer classes once seen.
+// Class 2 is not a usual one: agents report a hop status only when the
+// destination itself failed.
 void delivery_families(std::vector<MetricFamily>& out, const Counters& c) {
     static constexpr const char* results[] = {"done", "deferred", "crashed", "unavailable"};
     static constexpr const char* classes[] = {"none", "1", "2", "3", "4", "5"};
@@ -61,7 +63,7 @@ void delivery_families(std::vector<MetricFamily>& out, const Counters& c) {
     for (const auto& [transport, by_result] : c.deliveries_by_class)
         for (size_t r = 0; r < 4; ++r)
             for (size_t k = 0; k < 6; ++k)
-                if (k == 0 || k == 2 || k == 4 || k == 5 || by_result[r][k] > 0)
+                if (k == 0 || k == 4 || k == 5 || by_result[r][k] > 0)
                     sample(f,
                            {{"transport", transport},
                             {"status", results[r]},

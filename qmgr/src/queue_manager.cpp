@@ -36,10 +36,11 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
       limits_(io, params, std::move(limit_tables), sched_),
       delivery_(io, params, clock, sched_, counters_),
       self_defer_(io, params, clock, flush_domains, [this](Message& m) { maybe_finish(m); }),
+      ramp_(io, params, clock, [this] { feeder_.scan_deferred(); }),
       intake_(params, clock, store_, retry_, resolver_, sched_,
               [this](Message& m, const std::vector<queuefile::Recipient>& rcpts,
                      const core::Dsn& dsn) { self_defer_.defer(m, rcpts, dsn); }),
-      end_(params, clock, store_, retry_, intake_, sched_, counters_),
+      end_(params, clock, store_, retry_, intake_, sched_, counters_, ramp_),
       feeder_(io, params, clock, store_, retry_, master,
               {.active_count = [this] { return static_cast<int>(messages_.size()); },
                .in_memory = [this](const std::string& id) { return messages_.contains(id); },
@@ -50,7 +51,7 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                        sched_.set_time(clock_.now());
                        sched_.flush_dead();
                    }},
-              counters_),
+              counters_, ramp_),
       admin_state_(data_dir_fd, params.data_directory),
       control_(
           sched_, admin_state_, clock_,
@@ -175,6 +176,7 @@ awaitable<void> QueueManager::finish(Message& m) {
 
 void QueueManager::forget(Message& m) {
     intake_.forget(m);
+    ramp_.left_active(m.id);
     sched_.message_free(m);
     arrivals_.remove({m.env.arrival_sec, m.env.arrival_usec});
     std::string id = m.id;

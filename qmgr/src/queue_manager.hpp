@@ -24,6 +24,7 @@
 #include "master_link.hpp"
 #include "message.hpp"
 #include "message_end.hpp"
+#include "recovery_ramp.hpp"
 #include "resolver.hpp"
 #include "scheduler_config.hpp"
 #include "self_defer.hpp"
@@ -123,6 +124,7 @@ class QueueManager : public core::Driver {
     ClusterLimits limits_;
     Delivery delivery_;
     SelfDefer self_defer_;
+    RecoveryRamp ramp_;
     Intake intake_;
     MessageEnd end_;
     Feeder feeder_;

@@ -18,6 +18,7 @@ std::optional<std::string> Scan::next() {
     if (running_) {
         if (auto id = scanner_.next()) return id;
         running_ = false;
+        ++passes_ended_;
         CQMGR_PROBE_SCAN_END(queue_.c_str());
         if (!(nflags_ & scan_flag::start)) log::debug("done " + queue_ + " queue scan");
     }

@@ -35,6 +35,9 @@ class Scan {
     const std::string& queue() const { return queue_; }
     bool running() const { return running_; }
     int flags() const { return flags_; }
+    // How many passes reached their end (a pass restarted by
+    // restart_later() did not).
+    unsigned passes_ended() const { return passes_ended_; }
 
   private:
     void begin();
@@ -44,6 +47,7 @@ class Scan {
     bool running_ = false;
     int flags_ = 0;  // of the pass that runs
     int nflags_ = 0; // for the next pass (scan_flag::start: one is wanted)
+    unsigned passes_ended_ = 0;
 };
 
 } // namespace cqmgr::qmgr

@@ -157,6 +157,9 @@ struct QmgrParams {
     // concurrency limits (counts).
     std::vector<std::string> cqmgr_rate_limits;
     std::vector<std::string> cqmgr_cluster_concurrency_limits;
+    // The recovery ramp: deferred mail moves into the active queue at no
+    // more than this many messages per second per destination; 0 = off.
+    int64_t cqmgr_recovery_rate = 0;
 
     struct Options {
         // Check mail_owner, default_privs and setgid_group against the
