@@ -70,13 +70,13 @@ TEST(Format, QueuesShowLearnedLimits) {
     EXPECT_EQ(format_queues(q, now),
               "TRANSPORT  DESTINATION  WINDOW  BUSY  TODO  LAST   STATE\n"
               "smtp       *                 -     3     5  -\n"
-              "smtp       example.com       5     3     5  2.0.0  learned 5\n"
+              "smtp       example.com       5     3     5  4.4.1  learned 5\n"
               "\n"
               "TARGET            CONDITION  UNTIL  REASON\n"
               "smtp:example.com  learned 5  -      4.7.0 host mx refused to talk to me: 421 too "
               "many connections\n");
     dest["learned"] = json::parse(R"({"concurrency":null,"rate_delay":12})");
-    EXPECT_NE(format_queues(q, now).find("2.0.0  learned delay 12s\n"), std::string::npos);
+    EXPECT_NE(format_queues(q, now).find("4.4.1  learned delay 12s\n"), std::string::npos);
 }
 
 TEST(Format, QueuesWithoutConditionsHasNoSecondTable) {
