@@ -35,19 +35,8 @@ class OutageRecovery : public Workload {
     // As deferred-restart: stock qmgr defers every message once against a
     // port nothing listens on.
     void prepare() override {
-        TemplateSpec t;
-        t.label = name();
-        t.qmgr_enabled = true;
-        t.main_cf = [](std::uint16_t dead) {
-            MainCf cf = relay_to(dead);
-            cf.emplace_back("in_flow_delay", "0");
-            return cf;
-        };
-        t.inject = smtp_source_injector(messages_);
-        t.ready = {{"deferred", messages_}, {"defer", messages_}, {"incoming", 0}, {"active", 0}};
-        t.queues = {"deferred", "defer"};
-        t.timeout = 300 + static_cast<int>(messages_ / 20);
-        template_ = std::make_unique<QueueTemplate>(t, session_.verbose);
+        template_ =
+            std::make_unique<QueueTemplate>(deferred_template(name(), messages_), session_.verbose);
     }
     std::vector<compat::SinkSpec> sinks() const override { return {sink_spec("a", {"-w", "1"})}; }
     MainCf main_cf(const RunContext& run) const override {
@@ -57,11 +46,8 @@ class OutageRecovery : public Workload {
             cf.emplace_back("cqmgr_recovery_rate", recovery_rate);
         return cf;
     }
-    // The copies keep the template's future retry times; make them due.
-    void populate(const RunContext& run) const override {
-        template_->copy_into(run.inst);
-        backdate_files(run.inst.queue_dir() + "/deferred", 60);
-    }
+    // The copies, made due now.
+    void populate(const RunContext& run) const override { copy_due(*template_, run.inst); }
 
   private:
     Session session_;

@@ -2,6 +2,7 @@
 
 #include "clock.hpp"
 #include "error.hpp"
+#include "mail_setup.hpp"
 #include "net.hpp"
 #include "process.hpp"
 
@@ -81,6 +82,29 @@ void QueueTemplate::copy_into(const compat::Instance& inst) const {
 void backdate_files(const std::string& dir, int seconds_ago) {
     for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
         if (e.is_regular_file()) compat::backdate(e.path().string(), seconds_ago);
+}
+
+// The template deferred-restart and outage-recovery share.
+TemplateSpec deferred_template(const std::string& label, std::uint64_t messages) {
+    TemplateSpec t;
+    t.label = label;
+    t.qmgr_enabled = true;
+    t.main_cf = [](std::uint16_t dead) {
+        MainCf cf = relay_to(dead);
+        cf.emplace_back("in_flow_delay", "0");
+        return cf;
+    };
+    t.inject = smtp_source_injector(messages);
+    t.ready = {{"deferred", messages}, {"defer", messages}, {"incoming", 0}, {"active", 0}};
+    t.queues = {"deferred", "defer"};
+    t.timeout = 300 + static_cast<int>(messages / 20);
+    return t;
+}
+
+// Backdated by a minute: due at once.
+void copy_due(const QueueTemplate& t, const compat::Instance& inst) {
+    t.copy_into(inst);
+    backdate_files(inst.queue_dir() + "/deferred", 60);
 }
 
 } // namespace bench

@@ -44,6 +44,14 @@ class QueueTemplate {
     std::vector<std::string> queues_;
 };
 
+// One-recipient messages in deferred with their defer logs: stock qmgr,
+// relaying to a port nothing listens on, defers each of `messages` once.
+TemplateSpec deferred_template(const std::string& label, std::uint64_t messages);
+
+// Copies a deferred_template() queue into `inst` with every message due now
+// (the copies keep the template's future retry times).
+void copy_due(const QueueTemplate& t, const compat::Instance& inst);
+
 // Sets the access and modification time of every file below `dir` to
 // `seconds_ago` in the past (e.g. deferred messages due for retry now).
 void backdate_files(const std::string& dir, int seconds_ago);
