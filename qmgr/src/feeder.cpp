@@ -27,7 +27,7 @@ void Feeder::start() {
                 if (r) log::warn(r->text);
             });
     scans_[incoming].request(scan_flag::start);
-    scans_[deferred].request(scan_flag::start);
+    request_deferred(scan_flag::start);
     arm_deferred_timer();
     wake();
 }
@@ -36,7 +36,7 @@ void Feeder::arm_deferred_timer() {
     deferred_timer_.expires_after(std::chrono::seconds(params_.queue_run_delay));
     deferred_timer_.async_wait([this](const error_code& ec) {
         if (ec) return;
-        scans_[deferred].request(scan_flag::start);
+        request_deferred(scan_flag::start);
         arm_deferred_timer();
         wake();
     });
@@ -73,8 +73,14 @@ void Feeder::on_trigger(std::string_view bytes) {
     }
     if (flush) hooks_.flush_dead();
     if (incoming_flags) scans_[incoming].request(incoming_flags);
-    if (deferred_flags) scans_[deferred].request(deferred_flags);
+    if (deferred_flags) request_deferred(deferred_flags);
     wake();
+}
+
+void Feeder::request_deferred(int flags) {
+    // Whatever else asks for the scan sees every file (see RecoveryRamp).
+    ramp_.pass_requested(false);
+    scans_[deferred].request(flags);
 }
 
 void Feeder::wake() {
@@ -111,6 +117,7 @@ bool Feeder::offer(Scan& s, bool& taken) {
     if (from_deferred && s.passes_ended() != ended) ramp_.pass_done();
     if (!id) return false;
     if (hooks_.in_memory(*id)) return true;
+    if (from_deferred && ramp_.hold_unseen(*id)) return true;
     log::debug("qmgr_active_feed: queue " + s.queue());
     auto ready = store_.check(s.queue(), *id);
     if (!ready.warning.empty()) log::warn(ready.warning);

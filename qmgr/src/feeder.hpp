@@ -59,6 +59,8 @@ class Feeder {
     void wake();
     // Asks for a pass of the deferred scan (due files only).
     void scan_deferred() {
+        // A pass that begins now for the ramp alone may hold files unseen.
+        ramp_.pass_requested(!scans_[deferred].running());
         scans_[deferred].request(scan_flag::start);
         wake();
     }
@@ -75,6 +77,9 @@ class Feeder {
 
   private:
     enum { incoming, deferred };
+    // Asks the deferred scan for a pass (or modifiers) on behalf of
+    // anything but the recovery ramp.
+    void request_deferred(int flags);
     // One pass: at most one message taken, then the in-flow tokens.
     void feed();
     // Offers the next name of scan `s` to the coordinator; false when the

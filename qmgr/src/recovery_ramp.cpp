@@ -34,10 +34,32 @@ TokenBucket& RecoveryRamp::bucket(const std::string& destination, int64_t now_us
     return buckets_.try_emplace(destination, rate_, std::max(rate_, 1.0), now_us).first->second;
 }
 
-bool RecoveryRamp::may_pass(const std::string& destination, int64_t now_us) {
+bool RecoveryRamp::may_pass(const std::string& destination, int64_t now_us, bool take) {
     auto it = outstanding_.find(destination);
     if (it != outstanding_.end() && it->second >= cap_) return false;
-    return bucket(destination, now_us).take(now_us);
+    TokenBucket& b = bucket(destination, now_us);
+    return take ? b.take(now_us) : b.ready(now_us);
+}
+
+void RecoveryRamp::begin_pass() {
+    if (in_pass_) return;
+    in_pass_ = true;
+    pass_begun_ = std::chrono::steady_clock::now();
+}
+
+bool RecoveryRamp::hold_unseen(const std::string& id) {
+    if (!on() || !ramp_only_pass_) return false;
+    begin_pass();
+    int64_t now_us = micros(clock_.precise());
+    const DeferredIndex::Destinations* d = index_.find(id, clock_.now());
+    if (d && !d->empty()) {
+        for (const std::string* dest : *d)
+            if (may_pass(*dest, now_us, false)) return false;
+    } else if (may_pass(unknown_destination, now_us, false)) {
+        return false;
+    }
+    ++held_;
+    return true;
 }
 
 bool RecoveryRamp::admit(const std::string& id, int scan_flags, mode_t mode) {
@@ -45,10 +67,7 @@ bool RecoveryRamp::admit(const std::string& id, int scan_flags, mode_t mode) {
     admitted_id_.clear();
     if (!on() || (scan_flags & scan_flag::all) || (mode & (qmode::unthrottle | qmode::expire)))
         return true;
-    if (!in_pass_) {
-        in_pass_ = true;
-        pass_begun_ = std::chrono::steady_clock::now();
-    }
+    begin_pass();
     int64_t now_us = micros(clock_.precise());
     admitted_from_.clear();
     const DeferredIndex::Destinations* d = index_.find(id, clock_.now());

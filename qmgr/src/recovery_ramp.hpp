@@ -22,6 +22,15 @@
 // and the destination still has a second's worth waiting behind its
 // deliveries.
 //
+// A pass that the ramp itself asked for (and nothing else did) looks up
+// each file in the index before it stats it: a message whose destinations
+// all have an empty bucket (or, when it is not in the index, while the
+// shared bucket is empty) is held as it is, without a stat of its file.
+// A held-back episode then costs a directory walk per second, not a stat
+// per deferred file per second.  Any other request for a deferred scan
+// (a trigger, the queue_run_delay timer) makes the pass a full one, so
+// that files marked since (g+r, g+x) are seen as before.
+//
 // What an administrator asks for explicitly is not ramped: a scan with the
 // A modifier (postqueue -f, sendmail -q, postfix flush: "everything now"),
 // and files marked g+r (postqueue -i) or g+x (postsuper -e).  Mail that
@@ -60,6 +69,13 @@ class RecoveryRamp {
     // (taking tokens when it may); `scan_flags` are its scan's, `mode` the
     // file's.  False: leave it in deferred for a later pass.
     bool admit(const std::string& id, int scan_flags, mode_t mode);
+    // Whether the file `id` can be held back without looking at it: in a
+    // pass the ramp asked for alone, when none of its buckets may let it
+    // pass now.  Takes no token.
+    bool hold_unseen(const std::string& id);
+    // The deferred scan's pass that begins now was asked for by the ramp
+    // alone (`ramp_only`), or by something else as well.
+    void pass_requested(bool ramp_only) { ramp_only_pass_ = ramp_only; }
     // The file `id` left deferred for the active queue (after admit()).
     void promoted(const std::string& id);
     // Message `id` left the active queue.
@@ -80,8 +96,11 @@ class RecoveryRamp {
   private:
     // The bucket of `destination` ("" for messages not in the index).
     TokenBucket& bucket(const std::string& destination, int64_t now_us);
-    // True when `destination`'s bucket may let one more message through.
-    bool may_pass(const std::string& destination, int64_t now_us);
+    // True when `destination`'s bucket may let one more message through
+    // (taking its token when `take`).
+    bool may_pass(const std::string& destination, int64_t now_us, bool take = true);
+    // Notes the start of a pass at its first look-up.
+    void begin_pass();
     // Forgets old index entries and full buckets, once per queue run.
     void sweep();
 
@@ -99,8 +118,9 @@ class RecoveryRamp {
     // The last file admit() let through, and the buckets it took from.
     std::string admitted_id_;
     std::vector<std::string> admitted_from_;
-    int held_ = 0;         // files held back in the pass that runs
-    bool in_pass_ = false; // admit() was asked since the last pass_done()
+    int held_ = 0;                // files held back in the pass that runs
+    bool in_pass_ = false;        // admit() was asked since the last pass_done()
+    bool ramp_only_pass_ = false; // see pass_requested()
     std::chrono::steady_clock::time_point pass_begun_; // the first admit() of the pass
     bool episode_ = false;                             // the last pass held files back
     int64_t last_sweep_ = 0;

@@ -102,6 +102,30 @@ TEST(RecoveryRamp, AMessageGoesWhileOneOfItsDestinationsHasATokenAndTakesFromEac
     EXPECT_EQ(r.admitted({"AB"}), 0);       // neither has any
 }
 
+TEST(RecoveryRamp, APassOfTheRampAloneHoldsIndexedFilesWithoutLookingAtThem) {
+    Ramp r("cqmgr_recovery_rate = 2");
+    r.defer("A1", {"smtp:a"});
+    r.defer("A2", {"smtp:a"});
+    r.defer("A3", {"smtp:a"});
+    // Any other request's pass looks at every file.
+    r.ramp.pass_requested(false);
+    EXPECT_FALSE(r.ramp.hold_unseen("A1"));
+    r.ramp.pass_requested(true);
+    EXPECT_FALSE(r.ramp.hold_unseen("A1")); // a has tokens: look at it
+    EXPECT_FALSE(r.ramp.hold_unseen("U1")); // not in the index: the shared bucket
+    EXPECT_EQ(r.admitted({"A1", "A2"}), 2); // the look-ups took no token
+    EXPECT_TRUE(r.ramp.hold_unseen("A3"));  // a is empty now
+    EXPECT_FALSE(r.ramp.hold_unseen("U1"));
+    EXPECT_EQ(r.admitted({"U1", "U2"}), 2);
+    EXPECT_TRUE(r.ramp.hold_unseen("U3")); // the shared bucket is empty now
+    r.ramp.pass_done();                    // A3 was held back: another pass comes
+    r.io.run_for(std::chrono::seconds(2));
+    EXPECT_EQ(r.rescans, 1);
+    r.clock.sec += 1; // a has refilled
+    EXPECT_FALSE(r.ramp.hold_unseen("A3"));
+    EXPECT_EQ(r.admitted({"A3"}), 1);
+}
+
 TEST(RecoveryRamp, ExplicitRequestsAreNotRamped) {
     Ramp r("cqmgr_recovery_rate = 1");
     EXPECT_TRUE(r.ramp.admit("X1", 0, queuefile::qmode::ready));

@@ -47,6 +47,7 @@ std::string absolute(const std::string& path) {
 int run_session(const Options& o) {
     Session session;
     session.scale = o.scale;
+    session.recovery_rate = o.recovery_rate;
     session.verbose = o.verbose;
     if (!o.shared_network) {
         std::string err = enter_private_network();

@@ -58,6 +58,12 @@ Options parse_options(int argc, char** argv) {
             std::string v = next();
             o.scale = number(a, v);
             if (!(o.scale > 0)) throw compat::Error("--scale: expected a number > 0, found " + v);
+        } else if (a == "--recovery-rate") {
+            double r = number(a, next());
+            if (r < 1 || r != static_cast<int>(r))
+                throw compat::Error("--recovery-rate: expected a whole number >= 1, found " +
+                                    std::to_string(r));
+            o.recovery_rate = static_cast<int>(r);
         } else if (a == "--cqmgr") {
             o.cqmgr_path = next();
         } else if (a == "--attach") {
@@ -99,7 +105,7 @@ void print_usage(std::ostream& out) {
            "[--verbose]\n"
            "                   [--attach 'CMD {pid} {out}'] [--attach-dir DIR]\n"
            "                   [--poll] [--control-cost] [--dead-restart] [--cluster]\n"
-           "                   [--cqmgrctl PATH]\n"
+           "                   [--cqmgrctl PATH] [--recovery-rate N]\n"
            "Runs each workload with stock qmgr and with cqmgr alternately (stock, cqmgr, stock,\n"
            "cqmgr, ...) in private Postfix instances and prints the medians and ratios.\n"
            "  --pairs N         stock/cqmgr pairs per workload (default 3)\n"
@@ -145,7 +151,8 @@ void print_usage(std::ostream& out) {
            "  --cluster         instead of workloads: two senders and a receiver allowing 5\n"
            "                    connections and 50 messages/s from both, stock against\n"
            "                    cqmgr sharing the limits through redis-server\n"
-           "  --cqmgrctl PATH   the cqmgrctl binary (default: build/ctl/cqmgrctl)\n";
+           "  --cqmgrctl PATH   the cqmgrctl binary (default: build/ctl/cqmgrctl)\n"
+           "  --recovery-rate N outage-recovery: cqmgr's cqmgr_recovery_rate (default 120)\n";
 }
 
 } // namespace bench

@@ -11,6 +11,7 @@ struct Options {
     int pairs = 3;
     std::vector<std::string> workloads; // empty: all, in the default order
     double scale = 1;
+    int recovery_rate = 120;     // outage-recovery: cqmgr_recovery_rate
     std::string cqmgr_path;      // empty: ../../qmgr/cqmgr next to this program
     bool keep_failed = false;    // keep the instance directory of a failed run
     bool keep = false;           // keep every run's instance directory

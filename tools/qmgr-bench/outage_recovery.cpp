@@ -3,17 +3,15 @@
 // now, and the destination back up, answering each DATA after 1 s, with up
 // to 100 deliveries at once (about 100 messages per second). Stock moves
 // every due message into the active queue at once; cqmgr with
-// `cqmgr_recovery_rate = 120` promotes them at 120 per second. The figures
-// that matter are the peaks (messages in active/, connections at the sink)
-// and the drain time.
+// `cqmgr_recovery_rate = 120` (--recovery-rate) promotes them at 120 per
+// second. The figures that matter are the peaks (messages in active/,
+// connections at the sink) and the drain time.
 #include "mail_setup.hpp"
 #include "queue_template.hpp"
 #include "workloads.hpp"
 
 namespace bench {
 namespace {
-
-constexpr const char* recovery_rate = "120";
 
 class OutageRecovery : public Workload {
   public:
@@ -26,7 +24,7 @@ class OutageRecovery : public Workload {
                "destination back up (smtp-sink answering DATA after 1 s, destination "
                "concurrency limit 100); cqmgr with "
                "cqmgr_recovery_rate = " +
-               recovery_rate;
+               std::to_string(session_.recovery_rate);
     }
     std::uint64_t recipients() const override { return messages_; }
     int timeout() const override { return 300 + static_cast<int>(messages_ / 20); }
@@ -43,7 +41,7 @@ class OutageRecovery : public Workload {
         MainCf cf = relay_to(run.sink_ports[0]);
         cf.emplace_back("smtp_destination_concurrency_limit", "100");
         if (run.kind == compat::QmgrKind::Cqmgr)
-            cf.emplace_back("cqmgr_recovery_rate", recovery_rate);
+            cf.emplace_back("cqmgr_recovery_rate", std::to_string(session_.recovery_rate));
         return cf;
     }
     // The copies, made due now.

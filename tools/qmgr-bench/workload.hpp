@@ -18,6 +18,7 @@ namespace bench {
 // What the whole session shares.
 struct Session {
     double scale = 1;
+    int recovery_rate = 120;      // outage-recovery: cqmgr's cqmgr_recovery_rate
     bool private_network = false; // in a private netns: loopback aliases and 0.0.0.0 sinks
     bool verbose = false;
 };
