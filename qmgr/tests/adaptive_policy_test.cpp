@@ -265,11 +265,11 @@ TEST(AdaptivePolicy, ForgettingWhileMailFlowsIsASlowStartFromTheLimit) {
 }
 
 namespace {
-// 200 deliveries to a receiver that refuses a 6th connection, with the
+// `n` deliveries to a receiver that refuses a 6th connection, with the
 // window moved by the default feedback (+1 a success, -1 a failure; at
 // most the busy count + 5 and 20) under the policy's cap: how many were
 // refused. Accepted deliveries take 1 s, refused ones 10 ms.
-int refused_in_burst(AdaptiveSettings s) {
+int refused_in_burst(AdaptiveSettings s, int n = 200) {
     AdaptivePolicy p(s);
     struct Flight {
         int64_t end;
@@ -277,7 +277,7 @@ int refused_in_burst(AdaptiveSettings s) {
         bool refused;
     };
     std::vector<Flight> flying;
-    int window = 5, busy = 0, todo = 200, refused = 0;
+    int window = 5, busy = 0, todo = n, refused = 0;
     int64_t t = 0;
     while (todo > 0 || !flying.empty()) {
         for (;;) {
@@ -315,4 +315,12 @@ TEST(AdaptivePolicy, ASlowStartFindsTheLimitWithOneRefusal) {
     EXPECT_EQ(refused_in_burst(AdaptiveSettings{}), 1);
     // Without it, the feedback launches several past the limit at once.
     EXPECT_GT(refused_in_burst(no_slow_start()), 1);
+}
+
+TEST(AdaptivePolicy, ProbingUpwardCostsOneRefusalAProbe) {
+    // 20,000 deliveries at 5 a second (4,000 s): a probe every 500
+    // successes at the limit or 300 s, each refused once.
+    int refused = refused_in_burst(AdaptiveSettings{}, 20'000);
+    EXPECT_LE(refused, 1 + 20'000 / 500);
+    EXPECT_LT(refused * 100.0 / 20'000, 0.25);
 }
