@@ -120,9 +120,11 @@ void AdaptiveLimits::apply(const AdaptivePolicy::Change& change, const core::Adm
         if (after.any()) add("slow start at concurrency " + std::to_string(after.concurrency));
     } else {
         std::string verb = change.why == Why::probe ? "probing" : "learned";
-        if (after.concurrency != before.concurrency)
+        // The same numbers: a strike that ended a slow start at its cap.
+        bool same = after == before;
+        if (after.concurrency != before.concurrency || (same && after.concurrency > 0))
             add(verb + " concurrency limit " + std::to_string(after.concurrency));
-        if (after.rate_delay != before.rate_delay)
+        if (after.rate_delay != before.rate_delay || (same && after.rate_delay > 0))
             add(after.rate_delay > 0
                     ? verb + " rate delay " + std::to_string(after.rate_delay) + "s"
                     : verb + " without a rate delay");
