@@ -28,11 +28,12 @@ std::string counted(const json& obj, std::string_view key, std::string_view what
 }
 
 // What the adaptive limits learned ("learned 5", "learned delay 12s",
-// both), or "" when nothing.
+// both; "slow start 6" for a slow start's cap), or "" when nothing.
 std::string learned_text(const json& entry) {
     const json* l = field(entry, "learned");
     if (!l) return "";
     std::string out;
+    if (bool_of(*l, "slow_start")) return "slow start " + count_of(*l, "concurrency");
     if (field(*l, "concurrency")) out = "learned " + count_of(*l, "concurrency");
     if (field(*l, "rate_delay"))
         out += (out.empty() ? "learned" : ",") + std::string(" delay ") +

@@ -77,6 +77,9 @@ TEST(Format, QueuesShowLearnedLimits) {
               "many connections\n");
     dest["learned"] = json::parse(R"({"concurrency":null,"rate_delay":12})");
     EXPECT_NE(format_queues(q, now).find("4.4.1  learned delay 12s\n"), std::string::npos);
+    // A slow start's cap: nothing learned yet.
+    dest["learned"] = json::parse(R"({"concurrency":6,"rate_delay":null,"slow_start":true})");
+    EXPECT_NE(format_queues(q, now).find("4.4.1  slow start 6\n"), std::string::npos);
 }
 
 TEST(Format, QueuesWithoutConditionsHasNoSecondTable) {

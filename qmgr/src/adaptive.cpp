@@ -59,6 +59,12 @@ AdaptiveLimits::defer_log_class(const core::Entry& e, int64_t mark) const {
     return best;
 }
 
+void AdaptiveLimits::started(const core::Entry& e, int busy, int64_t now_ms) {
+    const core::Queue& q = *e.queue;
+    policy_.started(core::AdminTarget{q.transport->name, q.name}.text(), busy,
+                    q.transport->cfg.dest_concurrency_limit, now_ms);
+}
+
 void AdaptiveLimits::delivered(const core::Entry& e, int busy_at_start,
                                const core::DeliveryResult& r, int64_t now_ms, int64_t mark) {
     if (r.kind != core::DeliveryResult::Kind::replied) return; // no word from the receiver
@@ -90,8 +96,7 @@ void AdaptiveLimits::sweep(int64_t now_ms) {
     for (const auto& change : policy_.sweep(now_ms)) {
         auto it = targets_.find(change.dest);
         if (it == targets_.end()) continue;
-        core::AdminTarget target = it->second;
-        targets_.erase(it);
+        core::AdminTarget target = it->second; // apply() may erase it
         apply(change, target, nullptr);
     }
 }
@@ -103,27 +108,39 @@ void AdaptiveLimits::apply(const AdaptivePolicy::Change& change, const core::Adm
     const auto& after = change.after;
     std::string what;
     auto add = [&](const std::string& part) { what += (what.empty() ? "" : ", ") + part; };
-    if (change.why == Why::forget) {
+    if (change.why == Why::ramp) {
+        // A slow start's steps are not news: one a delivery, on every
+        // destination.
+        if (log::verbose())
+            log::debug("cqmgr: " + target.text() + ": slow start at concurrency " +
+                       std::to_string(after.concurrency));
+    } else if (change.why == Why::forget) {
         add("learned limits forgotten after " + std::to_string(forget_seconds_) +
             "s without a strike");
+        if (after.any()) add("slow start at concurrency " + std::to_string(after.concurrency));
     } else {
         std::string verb = change.why == Why::probe ? "probing" : "learned";
-        if (after.concurrency != before.concurrency)
+        // The same numbers: a strike that ended a slow start at its cap.
+        bool same = after == before;
+        if (after.concurrency != before.concurrency || (same && after.concurrency > 0))
             add(verb + " concurrency limit " + std::to_string(after.concurrency));
-        if (after.rate_delay != before.rate_delay)
+        if (after.rate_delay != before.rate_delay || (same && after.rate_delay > 0))
             add(after.rate_delay > 0
                     ? verb + " rate delay " + std::to_string(after.rate_delay) + "s"
                     : verb + " without a rate delay");
     }
     if (cause) what += " from \"" + receiver_words(cause->text) + "\"";
-    log::info("cqmgr: " + target.text() + ": " + what);
-    if (!after.any()) {
+    if (!what.empty()) log::info("cqmgr: " + target.text() + ": " + what);
+    if (!after.any()) targets_.erase(target.text());
+    if (!after.any() || change.why == Why::forget || change.why == Why::ramp)
         causes_.erase(target);
-        targets_.erase(target.text());
-    } else if (cause) {
+    else if (cause)
         causes_[target] = *cause;
-    }
     sched_.learned_set(target, after);
+}
+
+bool AdaptiveLimits::slow_start(const core::Queue& q) const {
+    return policy_.ramping(core::AdminTarget{q.transport->name, q.name}.text());
 }
 
 const AdaptiveLimits::Cause* AdaptiveLimits::cause(const core::Queue& q) const {

@@ -46,6 +46,9 @@ class AdaptiveLimits {
     // Where the defer log of message `id` ends now: taken when a request
     // is sent, so that delivered() reads only what that delivery added.
     int64_t defer_log_mark(const std::string& id) const;
+    // Entry `e`'s delivery starts at `now_ms` with `busy` deliveries of its
+    // queue in flight, itself included (the slow start's count).
+    void started(const core::Entry& e, int busy, int64_t now_ms);
     // Entry `e`'s delivery ended with `r` at `now_ms`; `busy_at_start`:
     // its queue's deliveries in flight when it was sent, itself included;
     // `mark`: defer_log_mark() then.
@@ -55,6 +58,8 @@ class AdaptiveLimits {
     void sweep(int64_t now_ms);
     // The reply that taught `q` its limit, if it has one.
     const Cause* cause(const core::Queue& q) const;
+    // Whether `q`'s learned limit is a slow start's cap (nothing learned yet).
+    bool slow_start(const core::Queue& q) const;
 
   private:
     // The class and words of the records entry `e`'s delivery added to its

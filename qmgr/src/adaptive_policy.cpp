@@ -23,15 +23,50 @@ int AdaptivePolicy::rate_delay(const Dest& d, int64_t now_ms) const {
     return static_cast<int>(std::clamp(delay, 1.0, 3600.0));
 }
 
+AdaptivePolicy::Dest& AdaptivePolicy::dest_of(const std::string& dest) {
+    auto [it, fresh] = dests_.try_emplace(dest);
+    if (fresh) it->second.ramping = s_.slow_start;
+    return it->second;
+}
+
+void AdaptivePolicy::started(const std::string& dest, int busy, int ceiling, int64_t now_ms) {
+    Dest& d = dest_of(dest);
+    d.last_start = now_ms;
+    d.ceiling = ceiling;
+    if (d.ramping) d.top = std::max(d.top, busy);
+}
+
+void AdaptivePolicy::ramp_success(Dest& d, int busy) {
+    // The deliveries already in flight were let out by the window before
+    // anything was known; above them, one more than what has succeeded.
+    d.top = std::max(d.top, busy);
+    d.ok = std::max(d.ok, busy);
+    int cap = std::max(d.ok + 1, d.top);
+    if (d.ceiling > 0 && cap > d.ceiling) {
+        d.ramping = false;
+        d.limit = Limit{};
+        return;
+    }
+    d.limit.concurrency = cap;
+}
+
 std::optional<AdaptivePolicy::Change> AdaptivePolicy::delivery(const std::string& dest,
                                                                std::optional<ReplyClass> cls,
                                                                int busy_at_start, int64_t now_ms) {
-    Dest& d = dests_[dest];
+    Dest& d = dest_of(dest);
     d.done.push_back(now_ms);
     while (!d.done.empty() &&
            (d.done.front() < now_ms - s_.rate_window_ms || d.done.size() > max_history))
         d.done.pop_front();
     Limit before = d.limit;
+    // A strike ends a slow start: what it teaches replaces the ramp's cap,
+    // and is news even where the number is the same.
+    bool ends_ramp =
+        d.ramping && (cls == ReplyClass::connection_limit || cls == ReplyClass::rate_limit);
+    if (ends_ramp) {
+        d.ramping = false;
+        d.limit = Limit{};
+    }
     if (cls == ReplyClass::connection_limit) {
         int at = std::max(busy_at_start - 1, 1);
         d.limit.concurrency = d.limit.concurrency > 0 ? std::min(d.limit.concurrency, at) : at;
@@ -50,6 +85,10 @@ std::optional<AdaptivePolicy::Change> AdaptivePolicy::delivery(const std::string
         }
         d.last_strike = now_ms;
         d.successes = 0;
+    } else if (!cls && d.ramping) {
+        ramp_success(d, busy_at_start);
+        if (d.limit == before) return std::nullopt;
+        return Change{dest, before, d.limit, Change::Why::ramp};
     } else if (!cls && d.limit.any()) {
         // Probe only where the limit is what holds deliveries back: a
         // success at the concurrency limit, or any success under a pause.
@@ -69,7 +108,7 @@ std::optional<AdaptivePolicy::Change> AdaptivePolicy::delivery(const std::string
             return Change{dest, before, d.limit, Change::Why::probe};
         }
     }
-    if (d.limit == before) return std::nullopt;
+    if (d.limit == before && !ends_ramp) return std::nullopt;
     return Change{dest, before, d.limit, Change::Why::strike};
 }
 
@@ -77,15 +116,29 @@ std::vector<AdaptivePolicy::Change> AdaptivePolicy::sweep(int64_t now_ms) {
     std::vector<Change> out;
     for (auto it = dests_.begin(); it != dests_.end();) {
         Dest& d = it->second;
-        if (d.limit.any() && now_ms - d.last_strike >= s_.forget_time_ms) {
-            out.push_back(Change{it->first, d.limit, Limit{}, Change::Why::forget});
+        int64_t last = std::max(d.done.empty() ? 0 : d.done.back(), d.last_start);
+        bool idle = last < now_ms - s_.rate_window_ms;
+        if (!d.ramping && d.limit.any() && now_ms - d.last_strike >= s_.forget_time_ms) {
+            // Forgotten while mail still flows: a slow start from where the
+            // limit was, so that the window (grown under the limit) does
+            // not let a burst out at once.
+            Limit before = d.limit;
             d.limit = Limit{};
+            if (s_.slow_start && !idle) {
+                d.ramping = true;
+                d.ok = d.top = std::max(before.concurrency, 1);
+                ramp_success(d, d.ok);
+            }
+            out.push_back(Change{it->first, before, d.limit, Change::Why::forget});
         }
-        bool idle = d.done.empty() || d.done.back() < now_ms - s_.rate_window_ms;
-        if (!d.limit.any() && idle)
+        if (idle && (d.ramping || !d.limit.any())) {
+            // An idle slow start starts over next time.
+            if (d.limit.any())
+                out.push_back(Change{it->first, d.limit, Limit{}, Change::Why::ramp});
             it = dests_.erase(it);
-        else
+        } else {
             ++it;
+        }
     }
     return out;
 }
@@ -93,6 +146,11 @@ std::vector<AdaptivePolicy::Change> AdaptivePolicy::sweep(int64_t now_ms) {
 AdaptivePolicy::Limit AdaptivePolicy::limit(const std::string& dest) const {
     auto it = dests_.find(dest);
     return it == dests_.end() ? Limit{} : it->second.limit;
+}
+
+bool AdaptivePolicy::ramping(const std::string& dest) const {
+    auto it = dests_.find(dest);
+    return it != dests_.end() && it->second.ramping;
 }
 
 } // namespace cqmgr::qmgr

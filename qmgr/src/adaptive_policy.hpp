@@ -13,7 +13,14 @@
 // - after `probe_deliveries` successes at the limit, or `probe_time`
 //   without a strike, the limit goes up by one (the pause down by a
 //   second) to find out whether the receiver allows more;
-// - after `forget_time` without a strike, the destination is forgotten.
+// - before anything is learned (slow start), the deliveries in flight
+//   may rise only one above the highest count at which a delivery started
+//   and succeeded: a receiver's limit then costs at most the one delivery
+//   that crossed it, where the concurrency feedback (+1 per success by
+//   default) would launch several past it before the first refusal came
+//   back;
+// - after `forget_time` without a strike, the destination is forgotten:
+//   its limit becomes a slow start from there.
 //
 // Pure: no I/O, no clock of its own; the daemon (adaptive.cpp) feeds it
 // and applies what it returns.
@@ -36,6 +43,7 @@ struct AdaptiveSettings {
     int64_t forget_time_ms = 3'600'000; // time without a strike before forgetting
     int64_t rate_window_ms = 60'000;    // over how long the rate at a strike is measured
     int rate_margin = 10;               // percent under the struck rate
+    bool slow_start = true;             // the cap of destinations with nothing learned
 };
 
 class AdaptivePolicy {
@@ -46,11 +54,16 @@ class AdaptivePolicy {
         std::string dest;
         Limit before;
         Limit after;
-        enum class Why { strike, probe, forget } why;
+        // ramp: the slow start's cap moved (or ended), nothing was learned.
+        enum class Why { strike, probe, forget, ramp } why;
     };
 
     explicit AdaptivePolicy(AdaptiveSettings s = {}) : s_(s) {}
 
+    // A delivery to `dest` starts at `now_ms` with `busy` deliveries in
+    // flight, itself included; `ceiling`: the most the destination may
+    // ever have (0: no limit), where a slow start ends.
+    void started(const std::string& dest, int busy, int ceiling, int64_t now_ms);
     // A delivery to `dest` ended at `now_ms`: `cls` is its reply's class
     // (nullopt: it succeeded, all recipients done without trouble),
     // `busy_at_start` the destination's deliveries in flight when it
@@ -60,8 +73,11 @@ class AdaptivePolicy {
     // Forgets the destinations that have been quiet for forget_time (and
     // the rate history of idle ones); the forgotten limits.
     std::vector<Change> sweep(int64_t now_ms);
-    // What is learned for `dest` now (nothing: !any()).
+    // What is learned for `dest` now, or its slow start's cap (nothing:
+    // !any()).
     Limit limit(const std::string& dest) const;
+    // Whether `dest`'s limit, if any, is a slow start's cap.
+    bool ramping(const std::string& dest) const;
     size_t tracked() const { return dests_.size(); }
 
   private:
@@ -70,7 +86,19 @@ class AdaptivePolicy {
         int64_t last_strike = 0;  // or the last probe: the start of the quiet time
         int64_t successes = 0;    // at the limit since then
         std::deque<int64_t> done; // delivery ends within the rate window
+        // Slow start (before the first strike, or after forgetting): the
+        // cap is max(ok + 1, top), in limit.concurrency.
+        bool ramping = false;
+        int top = 0;            // the highest count a delivery started at
+        int ok = 0;             // the highest count a delivery succeeded at
+        int ceiling = 0;        // the transport's limit; 0: none
+        int64_t last_start = 0; // activity, for forgetting idle slow starts
     };
+    // `d`, created now if new (then in slow start, if that is on).
+    Dest& dest_of(const std::string& dest);
+    // A success at `busy` during `d`'s slow start: its new cap, or none
+    // (past the ceiling: the slow start is over).
+    void ramp_success(Dest& d, int busy);
     // The pause (whole seconds, >= 1) that keeps under the margin of the
     // rate measured over `d.done`.
     int rate_delay(const Dest& d, int64_t now_ms) const;

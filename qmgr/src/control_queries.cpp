@@ -266,6 +266,7 @@ void ControlQueries::fill_queue_state(Json& out, const core::Transport& t,
     control::Refill l(learned);
     l["concurrency"] = q.learned.concurrency > 0 ? Json(q.learned.concurrency) : Json(nullptr);
     l["rate_delay"] = q.learned.rate_delay > 0 ? Json(q.learned.rate_delay) : Json(nullptr);
+    l["slow_start"] = src_.adaptive && src_.adaptive->slow_start(q);
     if (const AdaptiveLimits::Cause* c = src_.adaptive ? src_.adaptive->cause(q) : nullptr) {
         l.string("class", reply_class_name(c->cls));
         l.string("status", c->status);

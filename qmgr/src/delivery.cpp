@@ -88,8 +88,11 @@ awaitable<void> Delivery::run_connection(core::Transport* t, protocol::AgentSess
     if (limits_) limits_->started(*e->queue);
     pump();
     int busy_at_start = e->queue->busy_count();
-    int64_t defer_mark =
-        adaptive_ && adaptive_->covers(*t) ? adaptive_->defer_log_mark(e->message->id) : 0;
+    int64_t defer_mark = 0;
+    if (adaptive_ && adaptive_->covers(*t)) {
+        defer_mark = adaptive_->defer_log_mark(e->message->id);
+        adaptive_->started(*e, busy_at_start, now_ms());
+    }
     trace_request(*e);
     record_.started(*e, clock_);
     CQMGR_PROBE_DELIVERY_START(t->name.c_str(), e->queue->name.c_str(), e->message->id.c_str(),

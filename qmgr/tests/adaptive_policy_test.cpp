@@ -1,9 +1,12 @@
 // The adaptive policy on a fake clock (milliseconds): the limit learned at
 // a connection-limit strike, the pause learned at a rate-limit strike,
-// slow probing upward, and forgetting after a quiet time.
+// slow probing upward, forgetting after a quiet time, and the slow start
+// of destinations with nothing learned yet.
 #include "adaptive_policy.hpp"
 
+#include <algorithm>
 #include <gtest/gtest.h>
+#include <vector>
 
 using namespace cqmgr::qmgr;
 using Limit = cqmgr::core::LearnedLimit;
@@ -13,10 +16,17 @@ namespace {
 constexpr auto conn = ReplyClass::connection_limit;
 constexpr auto rate = ReplyClass::rate_limit;
 const std::string d = "smtp:example.com";
+
+// Settings without the slow start, for the rules that follow a strike.
+AdaptiveSettings no_slow_start() {
+    AdaptiveSettings s;
+    s.slow_start = false;
+    return s;
+}
 } // namespace
 
 TEST(AdaptivePolicy, ConnectionLimitIsBusyAtTheStrikeMinusOne) {
-    AdaptivePolicy p;
+    AdaptivePolicy p(no_slow_start());
     int64_t t = 1'000'000;
     // Successes without a limit change nothing.
     for (int i = 0; i < 10; ++i)
@@ -43,7 +53,7 @@ TEST(AdaptivePolicy, ConnectionLimitIsBusyAtTheStrikeMinusOne) {
 }
 
 TEST(AdaptivePolicy, ProbesUpAfterSuccessesAtTheLimit) {
-    AdaptiveSettings s;
+    AdaptiveSettings s = no_slow_start();
     s.probe_deliveries = 3;
     s.probe_time_ms = 0;
     AdaptivePolicy p(s);
@@ -65,7 +75,7 @@ TEST(AdaptivePolicy, ProbesUpAfterSuccessesAtTheLimit) {
 }
 
 TEST(AdaptivePolicy, ProbesUpAfterQuietTimeAtTheLimit) {
-    AdaptiveSettings s;
+    AdaptiveSettings s = no_slow_start();
     s.probe_deliveries = 0;
     s.probe_time_ms = 300'000;
     AdaptivePolicy p(s);
@@ -81,7 +91,7 @@ TEST(AdaptivePolicy, ProbesUpAfterQuietTimeAtTheLimit) {
 }
 
 TEST(AdaptivePolicy, RateLimitGivesAPauseUnderTheStruckRate) {
-    AdaptivePolicy p;
+    AdaptivePolicy p(no_slow_start());
     int64_t t = 0;
     // 2 deliveries a second for 10 s, then a rate-limit strike: 21 in 10 s.
     for (int i = 0; i < 20; ++i)
@@ -91,13 +101,13 @@ TEST(AdaptivePolicy, RateLimitGivesAPauseUnderTheStruckRate) {
     // 2.1/s less 10 % is 1.89/s: one a second is the closest whole pause.
     EXPECT_EQ(c->after, (Limit{0, 1}));
     // A strike at a slow rate: 1 in 20 s plus this one, under 10 %: 12 s.
-    AdaptivePolicy slow;
+    AdaptivePolicy slow(no_slow_start());
     EXPECT_FALSE(slow.delivery(d, std::nullopt, 1, 0));
     c = slow.delivery(d, rate, 1, 20'000);
     ASSERT_TRUE(c);
     EXPECT_EQ(c->after, (Limit{0, 12}));
     // Probing shortens the pause a second at a time.
-    AdaptiveSettings s;
+    AdaptiveSettings s = no_slow_start();
     s.probe_deliveries = 1;
     AdaptivePolicy probing(s);
     ASSERT_TRUE(probing.delivery(d, std::nullopt, 1, 0) == std::nullopt);
@@ -109,7 +119,7 @@ TEST(AdaptivePolicy, RateLimitGivesAPauseUnderTheStruckRate) {
 }
 
 TEST(AdaptivePolicy, FastRateLimitLowersTheConcurrencyFirst) {
-    AdaptivePolicy p;
+    AdaptivePolicy p(no_slow_start());
     int64_t t = 0;
     // 10 deliveries a second with 10 in flight, then a rate-limit strike:
     // 10 % fewer at once, then fewer again, down to one; then pauses.
@@ -124,7 +134,7 @@ TEST(AdaptivePolicy, FastRateLimitLowersTheConcurrencyFirst) {
 }
 
 TEST(AdaptivePolicy, ForgetsAfterAQuietHorizon) {
-    AdaptiveSettings s;
+    AdaptiveSettings s = no_slow_start();
     s.forget_time_ms = 3'600'000;
     s.probe_time_ms = 0;
     s.probe_deliveries = 0;
@@ -143,4 +153,174 @@ TEST(AdaptivePolicy, ForgetsAfterAQuietHorizon) {
     EXPECT_EQ(gone[0].after, Limit{});
     EXPECT_EQ(p.limit(d), Limit{});
     EXPECT_EQ(p.tracked(), 0u);
+}
+
+TEST(AdaptivePolicy, SlowStartLetsOneAboveWhatSucceeded) {
+    AdaptivePolicy p;
+    int64_t t = 0;
+    // The first window's five, launched before anything is known.
+    for (int busy = 1; busy <= 5; ++busy)
+        p.started(d, busy, 20, t);
+    EXPECT_EQ(p.limit(d), Limit{});
+    EXPECT_TRUE(p.ramping(d));
+    // The first success caps the queue at what is in flight already...
+    auto c = p.delivery(d, std::nullopt, 1, t += 1000);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->why, Why::ramp);
+    EXPECT_EQ(c->after, (Limit{5, 0}));
+    EXPECT_FALSE(p.delivery(d, std::nullopt, 3, t += 10));
+    // ...and each success at the top lets one more out.
+    EXPECT_EQ(p.delivery(d, std::nullopt, 5, t += 10)->after, (Limit{6, 0}));
+    p.started(d, 6, 20, t);
+    EXPECT_FALSE(p.delivery(d, std::nullopt, 5, t += 10));
+    c = p.delivery(d, std::nullopt, 6, t += 1000);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->why, Why::ramp);
+    EXPECT_EQ(c->after, (Limit{7, 0}));
+    EXPECT_TRUE(p.ramping(d));
+}
+
+namespace {
+// Slow start: the first window's five started, the 5th succeeded (cap 6),
+// and the 6th has started; `t` moves on.
+void sixth_started(AdaptivePolicy& p, int ceiling, int64_t& t) {
+    for (int busy = 1; busy <= 5; ++busy)
+        p.started(d, busy, ceiling, t);
+    ASSERT_EQ(p.delivery(d, std::nullopt, 5, t += 1000)->after, (Limit{6, 0}));
+    p.started(d, 6, ceiling, t);
+}
+} // namespace
+
+TEST(AdaptivePolicy, SlowStartEndsAtTheFirstStrike) {
+    AdaptivePolicy p;
+    int64_t t = 0;
+    sixth_started(p, 20, t);
+    // The 6th was refused: learned 5, logged as such though the cap was 6.
+    auto c = p.delivery(d, conn, 6, t += 10);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->why, Why::strike);
+    EXPECT_EQ(c->before, (Limit{6, 0}));
+    EXPECT_EQ(c->after, (Limit{5, 0}));
+    EXPECT_FALSE(p.ramping(d));
+    // From here on the slow probing rules: successes at 5 change nothing.
+    for (int i = 0; i < 10; ++i)
+        EXPECT_FALSE(p.delivery(d, std::nullopt, 5, t += 10));
+    // A strike ends a slow start that had no cap yet too.
+    AdaptivePolicy q;
+    q.started(d, 1, 20, 0);
+    c = q.delivery(d, conn, 1, 10);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->after, (Limit{1, 0}));
+}
+
+TEST(AdaptivePolicy, SlowStartEndsAtTheTransportLimit) {
+    AdaptivePolicy p;
+    int64_t t = 0;
+    sixth_started(p, 6, t);
+    // Above 6 the transport's own limit holds: the cap goes.
+    auto c = p.delivery(d, std::nullopt, 6, t += 1000);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->why, Why::ramp);
+    EXPECT_EQ(c->after, Limit{});
+    EXPECT_FALSE(p.ramping(d));
+    EXPECT_FALSE(p.delivery(d, std::nullopt, 6, t += 1000));
+}
+
+TEST(AdaptivePolicy, IdleSlowStartsAreDropped) {
+    AdaptivePolicy p;
+    p.started(d, 1, 20, 0);
+    ASSERT_EQ(p.delivery(d, std::nullopt, 1, 1000)->after, (Limit{2, 0}));
+    EXPECT_TRUE(p.sweep(60'999).empty());
+    auto gone = p.sweep(61'001);
+    ASSERT_EQ(gone.size(), 1u);
+    EXPECT_EQ(gone[0].why, Why::ramp);
+    EXPECT_EQ(gone[0].after, Limit{});
+    EXPECT_EQ(p.tracked(), 0u);
+}
+
+TEST(AdaptivePolicy, ForgettingWhileMailFlowsIsASlowStartFromTheLimit) {
+    AdaptiveSettings s;
+    s.probe_deliveries = 0;
+    s.probe_time_ms = 0;
+    s.forget_time_ms = 3'600'000;
+    AdaptivePolicy p(s);
+    p.started(d, 6, 20, 0);
+    ASSERT_EQ(p.delivery(d, conn, 6, 10)->after, (Limit{5, 0}));
+    // Deliveries go on at the limit; an hour on, no strike.
+    for (int64_t t = 1000; t < 3'600'000; t += 1000) {
+        p.started(d, 5, 20, t);
+        EXPECT_FALSE(p.delivery(d, std::nullopt, 5, t + 500));
+    }
+    auto gone = p.sweep(3'600'010);
+    ASSERT_EQ(gone.size(), 1u);
+    EXPECT_EQ(gone[0].why, Why::forget);
+    EXPECT_EQ(gone[0].before, (Limit{5, 0}));
+    EXPECT_EQ(gone[0].after, (Limit{6, 0}));
+    EXPECT_TRUE(p.ramping(d));
+    // Idle, the slow start goes too.
+    gone = p.sweep(3'700'000);
+    ASSERT_EQ(gone.size(), 1u);
+    EXPECT_EQ(gone[0].after, Limit{});
+    EXPECT_EQ(p.tracked(), 0u);
+}
+
+namespace {
+// `n` deliveries to a receiver that refuses a 6th connection, with the
+// window moved by the default feedback (+1 a success, -1 a failure; at
+// most the busy count + 5 and 20) under the policy's cap: how many were
+// refused. Accepted deliveries take 1 s, refused ones 10 ms.
+int refused_in_burst(AdaptiveSettings s, int n = 200) {
+    AdaptivePolicy p(s);
+    struct Flight {
+        int64_t end;
+        int busy;
+        bool refused;
+    };
+    std::vector<Flight> flying;
+    int window = 5, busy = 0, todo = n, refused = 0;
+    int64_t t = 0;
+    while (todo > 0 || !flying.empty()) {
+        for (;;) {
+            int room = window;
+            if (int cap = p.limit(d).concurrency; cap > 0) room = std::min(room, cap);
+            if (todo == 0 || busy >= room) break;
+            ++busy;
+            --todo;
+            p.started(d, busy, 20, t);
+            bool no = busy > 5;
+            flying.push_back({t + (no ? 10 : 1000), busy, no});
+        }
+        auto next =
+            std::min_element(flying.begin(), flying.end(),
+                             [](const Flight& a, const Flight& b) { return a.end < b.end; });
+        Flight f = *next;
+        flying.erase(next);
+        t = f.end;
+        --busy;
+        if (f.refused) {
+            ++refused;
+            ++todo; // tried again later
+            p.delivery(d, conn, f.busy, t);
+            window = std::max(window - 1, 1);
+        } else {
+            p.delivery(d, std::nullopt, f.busy, t);
+            if (window < busy + 5 && window < 20) ++window;
+        }
+    }
+    return refused;
+}
+} // namespace
+
+TEST(AdaptivePolicy, ASlowStartFindsTheLimitWithOneRefusal) {
+    EXPECT_EQ(refused_in_burst(AdaptiveSettings{}), 1);
+    // Without it, the feedback launches several past the limit at once.
+    EXPECT_GT(refused_in_burst(no_slow_start()), 1);
+}
+
+TEST(AdaptivePolicy, ProbingUpwardCostsOneRefusalAProbe) {
+    // 20,000 deliveries at 5 a second (4,000 s): a probe every 500
+    // successes at the limit or 300 s, each refused once.
+    int refused = refused_in_burst(AdaptiveSettings{}, 20'000);
+    EXPECT_LE(refused, 1 + 20'000 / 500);
+    EXPECT_LT(refused * 100.0 / 20'000, 0.25);
 }

@@ -2,7 +2,8 @@
 // (the core tests' scripted driver): a 421 hop status teaches the queue a
 // concurrency cap, with its cause; recipients deferred one by one teach
 // through the records their delivery added to a real defer log file (not
-// those other deliveries added); transports not listed learn nothing.
+// those other deliveries added); a new queue gets a slow start's cap, with
+// no cause; transports not listed learn nothing.
 // (The daemon calls these from the delivery path: scenarios adaptive-421
 // and adaptive-rate-limit.)
 #include "adaptive.hpp"
@@ -99,6 +100,21 @@ TEST_F(Adaptive, A421AtTheGreetingCapsTheQueue) {
                         core::DeliveryResult{core::DeliveryResult::Kind::crashed, 0, {}}, 1'000'600,
                         0);
     EXPECT_EQ(q.learned, (core::LearnedLimit{4, 0}));
+}
+
+TEST_F(Adaptive, ANewQueueGetsASlowStartCapWithoutACause) {
+    auto busy = select(10, 5);
+    core::Queue& q = *busy[0]->queue;
+    for (int i = 0; i < 5; ++i)
+        adaptive->started(*busy[i], i + 1, 1'000'000);
+    EXPECT_FALSE(q.learned.any());
+    // The 5th at once succeeded: one more may go.
+    adaptive->delivered(*busy[4], 5, core::DeliveryResult{}, 1'001'000, 0);
+    EXPECT_EQ(q.learned, (core::LearnedLimit{6, 0}));
+    EXPECT_TRUE(adaptive->slow_start(q));
+    EXPECT_FALSE(adaptive->cause(q));
+    sched->delivery_done(busy[4], core::DeliveryResult{});
+    sched->check_invariants();
 }
 
 TEST_F(Adaptive, RecipientDeferralsTeachThroughTheDeferLog) {

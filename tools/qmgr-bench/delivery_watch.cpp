@@ -31,7 +31,10 @@ void DeliveryWatch::account(const std::string& raw, double now) {
     auto d = compat::parse_delivery(line->text);
     if (!d) return;
     if (d->status != "sent") {
-        if (d->status == "deferred") ++deferred_;
+        if (d->status == "deferred")
+            ++deferred_;
+        else if (first_neither_.empty())
+            first_neither_ = raw;
         if (not_sent_++ == 0) first_not_sent_ = raw;
         return;
     }

@@ -28,6 +28,9 @@ class DeliveryWatch {
     std::uint64_t not_sent() const { return not_sent_; }
     // The first such line, for error messages.
     const std::string& first_not_sent() const { return first_not_sent_; }
+    // The first line with a status other than sent or deferred ("" if
+    // none), for error messages where deferrals are expected.
+    const std::string& first_neither() const { return first_neither_; }
     // A fatal or panic line of any Postfix program, "" if none.
     const std::string& first_fatal() const { return first_fatal_; }
     // boot_seconds() when the first/last status=sent line was seen; 0 if none yet.
@@ -45,6 +48,7 @@ class DeliveryWatch {
     std::uint64_t deferred_ = 0;
     std::uint64_t not_sent_ = 0;
     std::string first_not_sent_;
+    std::string first_neither_;
     std::string first_fatal_;
     double first_sent_at_ = 0;
     double last_sent_at_ = 0;
