@@ -11,17 +11,20 @@
 // destination: an urgent entry takes the next free place in its queue's
 // window.  Normal and bulk mail stay on Rak's job list as stock's mail.
 //
-// Two shares of the transport's process limit P (master.cf maxproc) bound
-// this, when the administrator sets them:
+// Two shares bound this, when the administrator sets them:
 //   - urgent_share reserves floor(P x share / 100) agents (at most P - 1)
+//     of the transport's process limit P (master.cf maxproc)
 //     for urgent mail: other mail never has more than the rest in flight,
 //     so an urgent message finds an agent at once even while a campaign
 //     fills the transport; select_transport() asks for no connection that
 //     only other mail could use beyond that;
-//   - bulk_share guarantees other mail ceil(P x share / 100) agents (at
-//     most what the reserve leaves): while fewer are in flight and it has
-//     an entry to go, the job list is walked first, past urgent jobs and
-//     without preemption, so a stream of urgent mail cannot starve it.
+//   - bulk_share is the share of the transport's deliveries in flight that
+//     other mail keeps while it has mail waiting: while it has less (none
+//     at all, with urgent mail in flight), the job list is walked first,
+//     past urgent jobs and without preemption, so a stream of urgent mail
+//     cannot starve it.  It is a share of what is in flight, not of P, so
+//     that it holds where a destination's window, not the process limit,
+//     is what the two compete for.
 //
 // The urgent list is walked entry by entry on each selection (jobs whose
 // queues are at their windows are not marked as blockers), which is cheap
@@ -40,12 +43,10 @@ int lane_cap(const Transport& t) {
     return reserved > 0 ? limit - reserved : -1;
 }
 
-int lane_guarantee(const Transport& t) {
-    int limit = t.cfg.process_limit;
-    if (limit <= 0 || t.cfg.bulk_share <= 0) return 0;
-    int guaranteed = (limit * t.cfg.bulk_share + 99) / 100; // rounded up
-    int cap = lane_cap(t);
-    return cap >= 0 ? std::min(guaranteed, cap) : guaranteed;
+bool lane_owed(const Transport& t) {
+    int other = lane_other_busy(t);
+    int urgent = t.lane_busy[static_cast<int>(Lane::urgent)];
+    return other * 100 < t.cfg.bulk_share * (other + urgent);
 }
 
 int lane_other_busy(const Transport& t) {
@@ -110,7 +111,7 @@ Entry* Scheduler::lane_select_urgent(Transport& t, Peer*& held) {
 // top of this file.
 Entry* Scheduler::select_entry_lanes(Transport& t) {
     bool capped = lane_capped(t);
-    bool owed = lane_other_busy(t) < lane_guarantee(t);
+    bool owed = lane_owed(t);
     if (owed && !capped)
         if (Entry* e = select_entry_locked(t, true)) return e;
     Peer* held = nullptr;

@@ -46,15 +46,20 @@ struct Lanes : Fixture {
 
 TEST_F(Lanes, UrgentGoesBeforeACampaignOfSmallJobs) {
     // The campaign: one-recipient messages, each its own job, at the
-    // destination's window of 20.  Rak serves them first come, first served.
+    // destination's window of 4.  Rak serves them first come, first served.
+    // Both shares are set: the window, well below the process limit, is
+    // what urgent and bulk mail compete for.
     tc.dest_recipient_limit = 1;
-    tc.dest_concurrency_limit = 20;
-    tc.init_dest_concurrency = 20;
+    tc.dest_concurrency_limit = 4;
+    tc.init_dest_concurrency = 4;
+    tc.process_limit = 100;
+    tc.urgent_share = 10;
+    tc.bulk_share = 10;
     make();
     for (int i = 0; i < 200; ++i)
         lane_message("b" + std::to_string(i), Lane::bulk, 1);
     std::vector<Entry*> busy = fill();
-    ASSERT_EQ(busy.size(), 20u);
+    ASSERT_EQ(busy.size(), 4u);
     lane_message("U1", Lane::urgent, 1);
     lane_message("U2", Lane::urgent, 1);
     lane_message("N", Lane::normal, 1);        // a normal message waits its turn
@@ -70,7 +75,7 @@ TEST_F(Lanes, UrgentGoesBeforeACampaignOfSmallJobs) {
     deliver(busy[2]);
     next = fill();
     ASSERT_EQ(next.size(), 1u);
-    EXPECT_EQ(next[0]->message->id, "b20");
+    EXPECT_EQ(next[0]->message->id, "b4");
 }
 
 TEST_F(Lanes, UrgentPreemptsABigJobWhateverItsSlots) {
@@ -127,8 +132,8 @@ TEST_F(Lanes, TheUrgentReserveStaysFreeForUrgentMail) {
 }
 
 TEST_F(Lanes, OtherMailKeepsItsGuaranteedShare) {
-    // Process limit 10, other mail guaranteed 30 % (3 deliveries) while a
-    // flood of urgent mail waits.
+    // Other mail keeps 30 % of the deliveries in flight while a flood of
+    // urgent mail waits.
     unlimited(10);
     tc.bulk_share = 30;
     make();

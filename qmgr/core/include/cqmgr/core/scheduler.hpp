@@ -350,10 +350,11 @@ class Scheduler {
 // urgent that transport `t` may have in flight (its process limit less the
 // urgent reserve), or -1 for no such cap.
 int lane_cap(const Transport& t);
-// How many deliveries mail other than urgent is guaranteed (0 = none).
-int lane_guarantee(const Transport& t);
 // Deliveries of normal and bulk mail in flight on `t`.
 int lane_other_busy(const Transport& t);
+// True when mail other than urgent has less than its share (bulk_share) of
+// the deliveries in flight on `t`.
+bool lane_owed(const Transport& t);
 // True when mail other than urgent is at its cap on `t`.
 bool lane_capped(const Transport& t);
 

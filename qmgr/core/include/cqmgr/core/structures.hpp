@@ -87,10 +87,11 @@ struct TransportConfig {
     // (docs/postfix-facts.md §10.7, §10.9).  Only the simulator sets it.
     bool overshoot_guard = true;
     // Priority lanes (lanes.cpp): the transport's process limit (master.cf
-    // maxproc; 0 = unknown, no shares), the percentage of it kept free of
+    // maxproc; 0 = unknown, no reserve), the percentage of it kept free of
     // mail other than urgent (cqmgr_urgent_agent_share), and the
-    // percentage that mail other than urgent keeps while it has mail
-    // waiting, however much urgent mail waits (cqmgr_bulk_agent_share).
+    // percentage of the deliveries in flight that mail other than urgent
+    // keeps while it has mail waiting, however much urgent mail waits
+    // (cqmgr_bulk_agent_share).
     int process_limit = 0;
     int urgent_share = 0;
     int bulk_share = 0;
