@@ -13,6 +13,7 @@
 #include "workloads.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace bench {
 namespace {
@@ -38,8 +39,10 @@ class UrgentAmidBulk : public Workload {
 
     std::string name() const override { return "urgent-amid-bulk"; }
     std::string describe() const override {
+        char every[32];
+        std::snprintf(every, sizeof every, "%.2f", interval_);
         return with_commas(bulk_) + " one-recipient bulk messages, then " + with_commas(urgent_) +
-               " urgent ones (one per " + std::to_string(interval_) +
+               " urgent ones (one per " + every +
                " s), all to one smtp-sink that waits 1 s before answering DATA, concurrency " +
                std::to_string(concurrency) + "; cqmgr with cqmgr_priority_maps";
     }
