@@ -128,7 +128,7 @@ struct Message {
     bool single_rcpt = false;    // VERP: one recipient per entry
     bool refill_pending = false; // Driver::refill asked, batch_done not yet come
     int64_t refill_time = 0;     // when the last batch was done
-    Lane lane = Lane::normal;    // set before message_add(), never changed
+    Lane lane = Lane::normal;    // set before the first assign(), never changed
     std::vector<Job*> jobs;      // one per transport; few, so a vector
 
     virtual ~Message() = default;
