@@ -417,6 +417,12 @@ QmgrParams QmgrParams::load(const MainCf& given, const MainCf::Warn& warn, Optio
     q.cqmgr_cluster_concurrency_limits = tables("cqmgr_cluster_concurrency_limits");
     q.cqmgr_recovery_rate =
         not_negative("cqmgr_recovery_rate", cf.integer("cqmgr_recovery_rate", 0, 0));
+    q.cqmgr_priority_maps = tables("cqmgr_priority_maps");
+    q.cqmgr_priority_header_maps = tables("cqmgr_priority_header_maps");
+    q.cqmgr_urgent_agent_share =
+        not_negative("cqmgr_urgent_agent_share", cf.integer("cqmgr_urgent_agent_share", 0, 0, 100));
+    q.cqmgr_bulk_agent_share =
+        not_negative("cqmgr_bulk_agent_share", cf.integer("cqmgr_bulk_agent_share", 10, 0, 100));
 
     // qmgr's start-up adjustments (qmgr_post_init), with its warnings.
     auto say = [&](const std::string& text) {

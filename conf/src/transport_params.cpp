@@ -84,6 +84,8 @@ TransportParams read_transport_params(const MainCf& cf, const QmgrParams& g, con
     p.destination_concurrency_failed_cohort_limit =
         int2(cf, t, "_destination_concurrency_failed_cohort_limit",
              g.default_destination_concurrency_failed_cohort_limit, 0, 0);
+    p.cqmgr_urgent_agent_share =
+        int2(cf, t, "_cqmgr_urgent_agent_share", g.cqmgr_urgent_agent_share, 0, 100);
     return p;
 }
 

@@ -232,6 +232,29 @@ TEST(QmgrParams, AdaptiveAndJitterParameters) {
               "invalid cqmgr_backoff_jitter parameter value -5 < 0");
 }
 
+TEST(QmgrParams, PriorityLaneParameters) {
+    auto q = load("");
+    EXPECT_FALSE(q.lanes());
+    EXPECT_EQ(q.cqmgr_urgent_agent_share, 0);
+    EXPECT_EQ(q.cqmgr_bulk_agent_share, 10);
+    q = load("cqmgr_priority_maps = inline:{ a.example=urgent, b.example=bulk }, "
+             "texthash:/etc/postfix/priority\n"
+             "cqmgr_priority_header_maps = pcre:/etc/postfix/priority_headers\n"
+             "cqmgr_urgent_agent_share = 20\ncqmgr_bulk_agent_share = 30\n");
+    EXPECT_TRUE(q.lanes());
+    EXPECT_EQ(q.cqmgr_priority_maps,
+              (std::vector<std::string>{"inline:{ a.example=urgent, b.example=bulk }",
+                                        "texthash:/etc/postfix/priority"}));
+    EXPECT_EQ(q.cqmgr_priority_header_maps,
+              (std::vector<std::string>{"pcre:/etc/postfix/priority_headers"}));
+    EXPECT_EQ(q.cqmgr_urgent_agent_share, 20);
+    EXPECT_EQ(q.cqmgr_bulk_agent_share, 30);
+    EXPECT_EQ(fatal("cqmgr_urgent_agent_share = 101\n"),
+              "invalid cqmgr_urgent_agent_share parameter value 101 > 100");
+    EXPECT_EQ(fatal("cqmgr_bulk_agent_share = -1\n"),
+              "invalid cqmgr_bulk_agent_share parameter value -1 < 0");
+}
+
 TEST(QmgrParams, MetricsParameters) {
     auto q = load("cqmgr_metrics_listen = 127.0.0.1:9154\ncqmgr_metrics_destination_limit = 0\n");
     EXPECT_EQ(q.cqmgr_metrics_listen, "127.0.0.1:9154");

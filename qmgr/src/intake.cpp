@@ -1,6 +1,7 @@
 #include "intake.hpp"
 
 #include "address.hpp"
+#include "cqmgr/queuefile/header_block.hpp"
 #include "log.hpp"
 #include "probes.hpp"
 #include "routing.hpp"
@@ -13,6 +14,9 @@
 namespace cqmgr::qmgr {
 
 namespace {
+// How much of a message's header block cqmgr_priority_header_maps may
+// read: one bounded read, whatever the header's size.
+constexpr size_t max_header_bytes = 64 * 1024;
 using queuefile::qmode::expire;
 using queuefile::qmode::unthrottle;
 
@@ -127,6 +131,7 @@ Intake::Claimed Intake::claim(const std::string& id, const std::string& queue, i
     if (params_.confirm_delay_cleared && m.env.warn_time < 0)
         m.env.tflags |= protocol::del_flag::rec_dly_sent;
     m.single_rcpt = m.env.verp_delims.has_value();
+    if (!priorities_.empty()) m.lane = classify(m, c.fd);
     if (m.env.tflags & protocol::del_flag::mta_vrfy) verify_probes_++;
 
     // A fresh attempt starts with a fresh defer log, except for a message
@@ -146,6 +151,23 @@ Intake::Claimed Intake::claim(const std::string& id, const std::string& queue, i
         m.env.recipients.clear();
     }
     out.message = std::move(msg);
+    return out;
+}
+
+core::Lane Intake::classify(const Message& m, int fd) const {
+    // The first batch's recipient domains, each once.
+    std::vector<std::string> domains;
+    for (const auto& r : m.env.recipients) {
+        std::string d = lower(address_domain(r.address));
+        if (std::find(domains.begin(), domains.end(), d) == domains.end())
+            domains.push_back(std::move(d));
+    }
+    std::optional<core::Lane> lane = priorities_.classify(m.env.sender.value_or(""), domains);
+    if (!lane && priorities_.wants_headers())
+        lane = priorities_.classify_headers(
+            queuefile::read_header_lines(fd, m.env.data_offset, max_header_bytes));
+    core::Lane out = lane.value_or(core::Lane::normal);
+    if (out != core::Lane::normal) log::info(m.id + ": priority lane " + core::lane_name(out));
     return out;
 }
 

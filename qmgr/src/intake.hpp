@@ -12,6 +12,7 @@
 #include "cqmgr/core/scheduler.hpp"
 #include "cqmgr/queuefile/active_queue.hpp"
 #include "message.hpp"
+#include "priority_class.hpp"
 #include "resolver.hpp"
 #include "store_retry.hpp"
 
@@ -50,6 +51,10 @@ class Intake {
 
     // The message leaves memory.
     void forget(const Message& m);
+    // The priority lanes' tables (cqmgr_priority_maps and
+    // cqmgr_priority_header_maps, opened before the jail): each message
+    // claimed from now on is classified.
+    void use_priorities(PriorityTables tables) { priorities_ = std::move(tables); }
     // Messages whose recipients reached the scheduler, the one being
     // assigned now included.  Stock reads, resolves and assigns a message
     // before it takes the next, so this is the active queue's size as stock
@@ -58,6 +63,9 @@ class Intake {
     int admitted() const { return admitted_; }
 
   private:
+    // The lane of message `m`, whose file is open as `fd` and whose first
+    // batch was just read.
+    core::Lane classify(const Message& m, int fd) const;
     // Logs a failed envelope read the way stock words each case.
     void log_read_error(const std::string& id, const queuefile::ReadResult& r) const;
     // Logs and marks done a recipient that is the local double-bounce address.
@@ -72,6 +80,7 @@ class Intake {
     Resolver& resolver_;
     core::Scheduler& sched_;
     DeferFn defer_;
+    PriorityTables priorities_;
     int verify_probes_ = 0; // messages in memory that are address probes (MTA_VRFY)
     int admitted_ = 0;
     // Counts `m` as admitted, once.

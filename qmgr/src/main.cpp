@@ -21,6 +21,8 @@
 #include "log.hpp"
 #include "master_link.hpp"
 #include "metrics_endpoint.hpp"
+#include "priority_class.hpp"
+#include "process_limits.hpp"
 #include "queue_manager.hpp"
 #include "table_watch.hpp"
 
@@ -166,6 +168,19 @@ int main(int argc, char** argv) {
     } catch (const conf::ConfigError& e) {
         config_fatal(e);
     }
+    // Priority lanes: their tables, and each transport's process limit
+    // from master.cf for the shares, both out of reach once chrooted.
+    qmgr::PriorityTables priorities;
+    if (params.lanes()) {
+        try {
+            priorities = qmgr::PriorityTables::open(params.cqmgr_priority_maps,
+                                                    params.cqmgr_priority_header_maps,
+                                                    [](const std::string& w) { log::warn(w); });
+        } catch (const conf::ConfigError& e) {
+            config_fatal(e);
+        }
+        params.transport_process_limits = qmgr::transport_process_limits(params);
+    }
     // The control settings' directory, out of reach once chrooted.
     int data_dir_fd = qmgr::AdminState::open_directory(params.data_directory);
     // The destination state store, likewise; checked (in a child process)
@@ -228,6 +243,7 @@ int main(int argc, char** argv) {
     qm = std::make_unique<qmgr::QueueManager>(io, cf, params, clock, flush_domains, master,
                                               data_dir_fd, std::move(state_store),
                                               std::move(reply_rules), std::move(limit_tables));
+    qm->use_priorities(std::move(priorities));
 
     if (cl->stdin_mode) {
         // One trigger from standard input, then exit, as stock's stand-alone mode.

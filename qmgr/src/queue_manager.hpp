@@ -61,6 +61,8 @@ class QueueManager : public core::Driver {
     void exiting() { limits_.release_at_exit(); }
     // Handles the bytes of one trigger request.
     void on_trigger(std::string_view bytes) { feeder_.on_trigger(bytes); }
+    // The priority lanes' tables (priority_class.hpp), before start().
+    void use_priorities(PriorityTables tables) { intake_.use_priorities(std::move(tables)); }
     // The control socket's commands.
     ControlCommands& control() { return control_; }
     // The adaptive limits, or nullptr when no transport learns them.

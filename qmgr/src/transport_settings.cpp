@@ -31,7 +31,9 @@ core::TransportConfig TransportSettings::operator()(const std::string& transport
         show(t.negative_feedback_param, t.negative_feedback);
         for (const auto& w : warnings_)
             log::warn(w);
-        return transport_config(t);
+        core::TransportConfig c = transport_config(t);
+        lane_config(c, t, params_);
+        return c;
     } catch (const conf::ConfigError& e) {
         log::fatal(e.postfix_text());
     }

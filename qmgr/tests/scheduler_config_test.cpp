@@ -65,3 +65,34 @@ TEST(SchedulerConfig, RateDelayForcesConcurrencyOne) {
     EXPECT_EQ(t.dest_concurrency_limit, 1);
     EXPECT_EQ(t.dest_rate_delay, 1);
 }
+
+TEST(SchedulerConfig, LaneSharesOnlyWithAPriorityTable) {
+    Config off("cqmgr_urgent_agent_share = 20\n");
+    off.params.transport_process_limits["smtp"] = 100;
+    auto t = qmgr::transport_config(conf::read_transport_params(off.cf, off.params, "smtp"));
+    qmgr::lane_config(t, conf::read_transport_params(off.cf, off.params, "smtp"), off.params);
+    EXPECT_EQ(t.process_limit, 0);
+    EXPECT_EQ(t.urgent_share, 0);
+    EXPECT_EQ(t.bulk_share, 0);
+
+    Config on("cqmgr_priority_maps = inline:{ a.example=urgent }\n"
+              "cqmgr_urgent_agent_share = 20\n"
+              "cqmgr_bulk_agent_share = 30\n"
+              "relay_cqmgr_urgent_agent_share = 80\n");
+    on.params.transport_process_limits["smtp"] = 100;
+    for (const char* name : {"smtp", "relay"}) {
+        auto p = conf::read_transport_params(on.cf, on.params, name);
+        auto c = qmgr::transport_config(p);
+        qmgr::lane_config(c, p, on.params);
+        if (std::string(name) == "smtp") {
+            EXPECT_EQ(c.process_limit, 100);
+            EXPECT_EQ(c.urgent_share, 20);
+            EXPECT_EQ(c.bulk_share, 30);
+        } else {
+            // Not in master.cf: no process limit, so no reserve in effect.
+            EXPECT_EQ(c.process_limit, 0);
+            EXPECT_EQ(c.urgent_share, 80);
+            EXPECT_EQ(c.bulk_share, 30);
+        }
+    }
+}

@@ -31,6 +31,11 @@ compat::SinkSpec sink_spec(const std::string& name, std::vector<std::string> arg
     return s;
 }
 
+std::string short_message(const std::string& from, const std::string& kind) {
+    return "From: <" + from + ">\nTo: undisclosed-recipients:;\nSubject: " + kind + "\n\n" + kind +
+           " benchmark message\n";
+}
+
 // One main.cf line.
 MainCf relay_to(std::uint16_t port) {
     return {{"relayhost", "[127.0.0.1]:" + std::to_string(port)}};

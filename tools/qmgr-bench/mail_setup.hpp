@@ -23,6 +23,9 @@ std::string with_commas(std::uint64_t n);
 compat::SinkSpec sink_spec(const std::string& name, std::vector<std::string> args = {},
                            const std::string& host = "127.0.0.1");
 
+// A short message from `from` whose subject says what it is (`kind`).
+std::string short_message(const std::string& from, const std::string& kind);
+
 // relayhost = [127.0.0.1]:port, so all mail goes to that one destination.
 MainCf relay_to(std::uint16_t port);
 

@@ -4,72 +4,17 @@
 // message every 0.2 s; the figures that matter are the small messages' delays
 // (their delay= in the maillog: arrival to delivery), which show whether the
 // scheduler lets them past the bulk.
-#include "clock.hpp"
 #include "mail_setup.hpp"
-#include "smtp_client.hpp"
+#include "paced_injection.hpp"
 #include "workloads.hpp"
 
 #include <algorithm>
-#include <optional>
 
 namespace bench {
 namespace {
 
 constexpr std::uint64_t bulk_recipients = 2000;
 constexpr double small_interval = 0.2;
-
-// All bulk messages at once, then the small ones paced, over one SMTP session.
-class PacedInjection : public Injection {
-  public:
-    PacedInjection(std::uint16_t port, std::uint64_t bulk, std::uint64_t small)
-        : port_(port), bulk_(bulk), small_(small) {}
-
-    // First call: connect and send the bulk; later calls: the next small
-    // message when it is due; done after the last one and QUIT.
-    bool step() override {
-        double now = boot_seconds();
-        if (!client_) {
-            started = now;
-            client_.emplace(port_, std::chrono::seconds(300));
-            client_->ehlo("bench.example");
-            client_->pipeline_recipients(500);
-            for (std::uint64_t b = 0; b < bulk_; ++b) {
-                std::vector<std::string> to;
-                for (std::uint64_t r = 0; r < bulk_recipients; ++r)
-                    to.push_back("bulk" + std::to_string(b) + "-" + std::to_string(r) +
-                                 "@slow.example");
-                client_->send_mail("sender@example.org", to, message("bulk"));
-            }
-            next_small_ = boot_seconds();
-            return false;
-        }
-        if (sent_small_ < small_ && now >= next_small_) {
-            client_->send_mail("sender@example.org",
-                               {"small" + std::to_string(sent_small_) + "@slow.example"},
-                               message("small"));
-            ++sent_small_;
-            next_small_ += small_interval;
-        }
-        if (sent_small_ < small_) return false;
-        client_->quit();
-        finished = boot_seconds();
-        return true;
-    }
-
-  private:
-    // A short message whose subject says what it is.
-    static std::string message(const std::string& kind) {
-        return "From: <sender@example.org>\nTo: undisclosed-recipients:;\nSubject: " + kind +
-               "\n\n" + kind + " benchmark message\n";
-    }
-
-    std::uint16_t port_;
-    std::uint64_t bulk_;
-    std::uint64_t small_;
-    std::optional<compat::SmtpClient> client_;
-    std::uint64_t sent_small_ = 0;
-    double next_small_ = 0;
-};
 
 class SlowReceiver : public Workload {
   public:
@@ -96,7 +41,21 @@ class SlowReceiver : public Workload {
     }
     bool live_injection() const override { return true; }
     std::unique_ptr<Injection> injection(const RunContext& run) const override {
-        return std::make_unique<PacedInjection>(run.smtpd_port, bulk_, small_);
+        // All bulk messages at once, then the small ones paced.
+        std::uint64_t bulk = bulk_;
+        return std::make_unique<PacedInjection>(
+            run.smtpd_port,
+            [bulk](compat::SmtpClient& c) {
+                for (std::uint64_t b = 0; b < bulk; ++b) {
+                    std::vector<std::string> to;
+                    for (std::uint64_t r = 0; r < bulk_recipients; ++r)
+                        to.push_back("bulk" + std::to_string(b) + "-" + std::to_string(r) +
+                                     "@slow.example");
+                    c.send_mail("sender@example.org", to,
+                                short_message("sender@example.org", "bulk"));
+                }
+            },
+            small_, small_interval, one_recipient("sender@example.org", "small", "slow.example"));
     }
     std::string tag() const override { return "small"; }
     std::vector<MetricDef> extra_metrics() const override {

@@ -24,6 +24,7 @@ const std::vector<Known>& registry() {
         {"slow-receiver", make_slow_receiver, true},
         {"concurrency-421", make_concurrency_421, false},
         {"outage-recovery", make_outage_recovery, false},
+        {"urgent-amid-bulk", make_urgent_amid_bulk, false},
     };
     return r;
 }

@@ -22,5 +22,8 @@ std::unique_ptr<Workload> make_slow_receiver(const Session& session);
 std::unique_ptr<Workload> make_concurrency_421(const Session& session);
 // Issue #14: deferred mail for a destination that comes back (recovery ramp).
 std::unique_ptr<Workload> make_outage_recovery(const Session& session);
+// Issue #15: urgent mail arriving during a campaign of one-recipient bulk
+// messages to one destination (priority lanes on the cqmgr side).
+std::unique_ptr<Workload> make_urgent_amid_bulk(const Session& session);
 
 } // namespace bench

@@ -50,6 +50,10 @@ TransportConfig read_transport(const toml::table& t, TransportConfig c) {
     get_int(t, "destination_concurrency_failed_cohort_limit", c.fail_cohort_limit);
     get_int(t, "destination_rate_delay", c.dest_rate_delay);
     get_int(t, "transport_rate_delay", c.transport_rate_delay);
+    // Priority lanes: the process limit (master.cf maxproc) and the shares.
+    get_int(t, "process_limit", c.process_limit);
+    get_int(t, "cqmgr_urgent_agent_share", c.urgent_share);
+    get_int(t, "cqmgr_bulk_agent_share", c.bulk_share);
     for (auto [key, field] :
          {std::pair{"destination_concurrency_positive_feedback", &c.pos_feedback},
           std::pair{"destination_concurrency_negative_feedback", &c.neg_feedback}}) {
@@ -119,6 +123,13 @@ SimConfig load(const std::string& path) {
                 sm.id = (*m)["id"].value_or(std::string("M"));
                 if (repeat > 1) sm.id += "#" + std::to_string(i + 1);
                 sm.arrival = (*m)["arrival"].value_or(0.0) + i * every;
+                std::string lane = (*m)["lane"].value_or(std::string("normal"));
+                if (lane == "urgent")
+                    sm.lane = cqmgr::core::Lane::urgent;
+                else if (lane == "bulk")
+                    sm.lane = cqmgr::core::Lane::bulk;
+                else if (lane != "normal")
+                    die("message " + sm.id + ": lane must be urgent, normal or bulk");
                 auto r = (*m)["recipients"].as_table();
                 if (!r)
                     die("message " + sm.id +

@@ -21,6 +21,7 @@ Entry* Scheduler::entry_create(Peer& p, Message& m) {
     p.entries.push_back(*e);
     p.refcount++;
     q.todo.push_back(*e);
+    lane_todo(*e, 1);
     peer_hold_update(p);
     p.job->read_entries++;
     index_refresh(*p.job);
@@ -69,6 +70,8 @@ void Scheduler::entry_select(Entry* e) {
     Peer& p = *e->peer;
     q.todo.erase(q.todo.iterator_to(*e));
     q.busy.push_back(*e);
+    lane_todo(*e, -1);
+    lane_busy(*e, 1);
     p.entries.erase(p.entries.iterator_to(*e));
     peer_hold_update(p);
     p.job->selected_entries++;
@@ -93,12 +96,14 @@ void Scheduler::entry_done(Entry* e, Which which) {
     if (which == Which::busy) {
         if (!e->queue_hook.is_linked()) panic("entry_done: entry not on a queue");
         q.busy.erase(q.busy.iterator_to(*e));
+        lane_busy(*e, -1);
     } else {
         p.entries.erase(p.entries.iterator_to(*e));
         peer_hold_update(p);
         j.selected_entries++;
         index_refresh(j);
         q.todo.erase(q.todo.iterator_to(*e));
+        lane_todo(*e, -1);
     }
     int n = static_cast<int>(e->rcpts.size());
     j.rcpt_count -= n;

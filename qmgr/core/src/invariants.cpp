@@ -16,6 +16,41 @@ const Entry* held_entry(const Peer& p) {
 }
 } // namespace
 
+// The lane counts and the urgent list of `t`, from scratch.
+void Scheduler::check_lanes(const Transport& t) const {
+    auto fail = [&](const std::string& what) { panic("invariant: " + t.name + ": " + what); };
+    int busy[lane_count] = {0, 0, 0};
+    for (const auto& [qn, qp] : t.queue_by_name) {
+        int urgent = 0;
+        for (const Entry& e : qp->todo)
+            urgent += e.message->lane == Lane::urgent;
+        for (const Entry& e : qp->busy)
+            busy[static_cast<int>(e.message->lane)]++;
+        if (urgent != qp->urgent_todo)
+            fail(qn + ": " + std::to_string(urgent) + " urgent entries waiting, counts " +
+                 std::to_string(qp->urgent_todo));
+    }
+    for (int l = 0; l < lane_count; ++l)
+        if (busy[l] != t.lane_busy[l])
+            fail(std::string(lane_name(static_cast<Lane>(l))) + " busy " + std::to_string(busy[l]) +
+                 ", counts " + std::to_string(t.lane_busy[l]));
+    if (int cap = lane_cap(t); cap >= 0 && lane_other_busy(t) > cap)
+        fail(std::to_string(lane_other_busy(t)) + " deliveries other than urgent, cap " +
+             std::to_string(cap));
+    size_t urgent_linked = 0;
+    for (const Job& j : t.job_list)
+        urgent_linked += j.message->lane == Lane::urgent;
+    if (urgent_linked != t.urgent_jobs.size()) fail("urgent list misses linked urgent jobs");
+    const Job* prev = nullptr;
+    for (const Job& j : t.urgent_jobs) {
+        if (j.message->lane != Lane::urgent || j.stack_level < 0)
+            fail("urgent list holds " + j.message->id);
+        if (prev && j.message->queued_time < prev->message->queued_time)
+            fail("urgent list out of enqueue order at " + j.message->id);
+        prev = &j;
+    }
+}
+
 void Scheduler::check_invariants() const {
     auto fail = [](const std::string& what) { panic("invariant: " + what); };
     int total_rcpts = 0;
@@ -28,6 +63,7 @@ void Scheduler::check_invariants() const {
         for (const Job& j : t.job_list)
             if (j.stack_level < 0) fail(name + ": linked job with negative stack level");
         check_candidate_index(t);
+        check_lanes(t);
         for (const auto& [m, jp] : t.job_by_message) {
             const Job& j = *jp;
             if (j.selected_entries > j.read_entries) fail(name + ": job selected more than read");

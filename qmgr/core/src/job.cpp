@@ -71,6 +71,7 @@ void Scheduler::job_link(Job& j) {
     t.job_bytime.insert(tpos, j);
     job_order_assign(j);
     index_refresh(j);
+    if (m.lane == Lane::urgent) lane_link(j);
 
     // A job placed before the current job becomes current.
     if (current == nullptr) t.job_current = &j;
@@ -139,6 +140,7 @@ void Scheduler::job_unlink(Job& j) {
     if (&j == t.candidate_cache || &j == t.candidate_cache_current) t.reset_candidate_cache();
     t.job_list.erase(it);
     t.job_bytime.erase(t.job_bytime.iterator_to(j));
+    lane_unlink(j);
     j.stack_level = -1;
     index_refresh(j);
 }
@@ -347,7 +349,10 @@ Peer* Scheduler::job_peer_select(Job& j, Peer*& held) {
 
 Entry* Scheduler::select_entry(Transport& t) {
     // A transport suspended since its connection was granted gets nothing.
-    Entry* e = t.hold ? nullptr : select_entry_locked(t);
+    Entry* e = nullptr;
+    if (!t.hold)
+        e = t.urgent_jobs.empty() && !lane_capped(t) ? select_entry_locked(t)
+                                                     : select_entry_lanes(t);
     // Nothing to send: release the rate lock so the transport is not stalled.
     if (!e) t.rate_locked = false;
     return e;
@@ -366,16 +371,19 @@ Entry* Scheduler::select_entry(Transport& t) {
 // agent finds only held ones when this very walk asked for their refill
 // (or when one arrived during a transport rate delay): then the first of
 // them goes as it is, rather than leaving the agent without a request.
-Entry* Scheduler::select_entry_locked(Transport& t) {
+//
+// With `skip_urgent` (lanes.cpp: mail other than urgent is owed its share)
+// urgent jobs are passed over and no job is preempted.
+Entry* Scheduler::select_entry_locked(Transport& t, bool skip_urgent) {
     Job* job = t.job_current;
     if (!job) return nullptr;
-    if (t.cfg.slot_cost >= 2) job = job_preempt(*job);
+    if (t.cfg.slot_cost >= 2 && !skip_urgent) job = job_preempt(*job);
     Job* first_held = nullptr;
     Peer* held_peer = nullptr;
     while (job) {
         auto next_it = std::next(t.job_list.iterator_to(*job));
         Job* next = next_it == t.job_list.end() ? nullptr : &*next_it;
-        if (t.is_blocker(*job)) {
+        if (t.is_blocker(*job) || (skip_urgent && job->message->lane == Lane::urgent)) {
             job = next;
             continue;
         }
@@ -401,7 +409,8 @@ Entry* Scheduler::select_entry_locked(Transport& t) {
         job = next;
     }
     t.job_current = first_held;
-    if (!held_peer || held_peer->entries.empty()) return nullptr;
+    // Urgent mail may still go (the caller asks next): a held entry can wait.
+    if (skip_urgent || !held_peer || held_peer->entries.empty()) return nullptr;
     if (held_peer->held) t.early_entries++;
     return entry_take(*held_peer, first_held);
 }

@@ -45,6 +45,7 @@ Scheduler::~Scheduler() {
     for (auto& [name, t] : transports_) {
         t->queues_rr.clear();
         t->candidates.clear();
+        t->urgent_jobs.clear();
         t->job_list.clear();
         t->job_bytime.clear();
         for (auto& [m, j] : t->job_by_message) {
@@ -265,11 +266,15 @@ Transport* Scheduler::select_transport() {
         Transport& t = *it;
         if (t.dead || t.hold || t.rate_locked || t.pending >= max_pending) continue;
         int need = t.pending + 1;
+        // Beyond its cap, only urgent mail may use an agent (lanes.cpp).
+        bool urgent_only = lane_capped(t);
         for (Queue& q : t.queues_rr) {
             if (!q.may_start()) continue;
             // Entries held back for a refill give an agent nothing to do.
             // A cap or gate below what is in flight gives no room (not less).
-            need -= std::max(0, std::min(q.select_window() - q.busy_count(), q.selectable_count()));
+            int usable =
+                urgent_only ? std::min(q.selectable_count(), q.urgent_todo) : q.selectable_count();
+            need -= std::max(0, std::min(q.select_window() - q.busy_count(), usable));
             if (need <= 0) {
                 // Rotate: the next search starts after this transport.
                 if (std::next(it) != transport_rr_.end())
@@ -375,7 +380,9 @@ void Scheduler::entry_unselect(Entry* e) {
     // the job sends it next and new recipients still fill the peer's last
     // entry.
     q.busy.erase(q.busy.iterator_to(*e));
+    lane_busy(*e, -1);
     q.todo.push_back(*e);
+    lane_todo(*e, 1);
     p.entries.push_front(*e);
     peer_hold_update(p);
     p.job->selected_entries--;

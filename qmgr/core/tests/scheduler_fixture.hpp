@@ -29,11 +29,12 @@ struct Fixture : ::testing::Test {
         drv.sched = s.get();
         s->set_time(1000);
     }
-    // A message with `n` recipients for `queue` on `transport`.
+    // A message with `n` recipients for `queue` on `transport`, in `lane`.
     Message& message(const std::string& id, int n, const std::string& queue = "d.example",
-                     const std::string& transport = "smtp") {
+                     const std::string& transport = "smtp", Lane lane = Lane::normal) {
         auto m = std::make_unique<Message>();
         m->id = id;
+        m->lane = lane;
         s->message_add(*m);
         Transport& t = s->transport(transport);
         for (int i = 0; i < n; ++i)

@@ -160,6 +160,25 @@ struct QmgrParams {
     // The recovery ramp: deferred mail moves into the active queue at no
     // more than this many messages per second per destination; 0 = off.
     int64_t cqmgr_recovery_rate = 0;
+    // Priority lanes (docs/admin-guide.md): the tables that give a message
+    // its class (urgent, normal or bulk) from its sender and recipient
+    // domains, and from its header lines; the percentage of each
+    // transport's process limit kept for urgent mail, and the percentage
+    // of the deliveries in flight that other mail keeps while urgent mail
+    // waits.  With no table set,
+    // every message is normal and nothing changes.
+    std::vector<std::string> cqmgr_priority_maps;
+    std::vector<std::string> cqmgr_priority_header_maps;
+    int64_t cqmgr_urgent_agent_share = 0;
+    int64_t cqmgr_bulk_agent_share = 10;
+    // Each transport's process limit (master.cf maxproc, "-" resolved),
+    // for the lanes' shares: filled by the daemon from master.cf before its
+    // jail, only when a priority table is set.
+    std::map<std::string, int64_t> transport_process_limits;
+    // True when a priority table is set (lanes are on).
+    bool lanes() const {
+        return !cqmgr_priority_maps.empty() || !cqmgr_priority_header_maps.empty();
+    }
 
     struct Options {
         // Check mail_owner, default_privs and setgid_group against the

@@ -44,6 +44,8 @@ struct TransportParams {
     std::string positive_feedback_param;
     std::string negative_feedback_param;
     int64_t destination_concurrency_failed_cohort_limit = 1;
+    // Priority lanes: <transport>_cqmgr_urgent_agent_share, else the global.
+    int64_t cqmgr_urgent_agent_share = 0;
 };
 
 // Reads the parameters of one transport (no caching).  `globals` supplies

@@ -54,6 +54,7 @@ class Sim : public Driver {
             auto m = std::make_unique<SimMsg>();
             m->id = sm.id;
             m->arrival = sm.arrival;
+            m->lane = sm.lane;
             int n = 0;
             for (const auto& [dest, count] : sm.recipients)
                 for (int i = 0; i < count; ++i) {

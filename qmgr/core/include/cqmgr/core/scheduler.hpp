@@ -274,6 +274,13 @@ class Scheduler {
     Job* job_candidate(Job& current);
     Job* job_candidate_scan(Job& current, int max_slots);
     void job_unblock(Job& j);
+    // lanes.cpp
+    void lane_link(Job& j);
+    void lane_unlink(Job& j);
+    void lane_todo(const Entry& e, int delta);
+    void lane_busy(const Entry& e, int delta);
+    Entry* lane_select_urgent(Transport& t, Peer*& held);
+    Entry* select_entry_lanes(Transport& t);
     // job_order.cpp
     void job_order_assign(Job& j);
     // candidate_index.cpp
@@ -284,11 +291,12 @@ class Scheduler {
     std::optional<Job*> job_candidate_indexed(Job& current, int max_slots);
     Job* job_preempt(Job& current);
     Peer* job_peer_select(Job& j, Peer*& held);
-    Entry* select_entry_locked(Transport& t);
+    Entry* select_entry_locked(Transport& t, bool skip_urgent = false);
     Entry* entry_take(Peer& p, Job* resume);
     void job_blocker_update(Queue& q);
     // invariants.cpp
     void check_candidate_index(const Transport& t) const;
+    void check_lanes(const Transport& t) const;
     // queue.cpp
     Queue& queue_create(Transport& t, const std::string& name, const std::string& nexthop);
     void queue_done(Queue& q);
@@ -337,6 +345,18 @@ class Scheduler {
     std::map<std::pair<std::string, std::string>, QueueMemory> memories_; // queue_remember()
     std::map<AdminTarget, LearnedLimit> learned_;
 };
+
+// Priority lanes (lanes.cpp).  The most deliveries of mail other than
+// urgent that transport `t` may have in flight (its process limit less the
+// urgent reserve), or -1 for no such cap.
+int lane_cap(const Transport& t);
+// Deliveries of normal and bulk mail in flight on `t`.
+int lane_other_busy(const Transport& t);
+// True when mail other than urgent has less than its share (bulk_share) of
+// the deliveries in flight on `t`.
+bool lane_owed(const Transport& t);
+// True when mail other than urgent is at its cap on `t`.
+bool lane_capped(const Transport& t);
 
 // Aborts with a message: a broken scheduler invariant.
 [[noreturn]] void panic(const std::string& what);

@@ -45,6 +45,15 @@ struct Job;
 struct Peer;
 struct Entry;
 
+// A message's priority lane (cqmgr_priority_maps): urgent mail is selected
+// before all other mail of its transport; normal and bulk mail go through
+// Rak's scheduler as stock's mail does.  See lanes.cpp.
+enum class Lane : uint8_t { urgent, normal, bulk };
+inline constexpr int lane_count = 3;
+inline const char* lane_name(Lane l) {
+    return l == Lane::urgent ? "urgent" : l == Lane::bulk ? "bulk" : "normal";
+}
+
 // A delivery status with which recipients are deferred (RFC 3463 + text).
 struct Dsn {
     std::string status;
@@ -77,6 +86,15 @@ struct TransportConfig {
     // which is what its published measurements describe
     // (docs/postfix-facts.md §10.7, §10.9).  Only the simulator sets it.
     bool overshoot_guard = true;
+    // Priority lanes (lanes.cpp): the transport's process limit (master.cf
+    // maxproc; 0 = unknown, no reserve), the percentage of it kept free of
+    // mail other than urgent (cqmgr_urgent_agent_share), and the
+    // percentage of the deliveries in flight that mail other than urgent
+    // keeps while it has mail waiting, however much urgent mail waits
+    // (cqmgr_bulk_agent_share).
+    int process_limit = 0;
+    int urgent_share = 0;
+    int bulk_share = 0;
 };
 
 // Global settings.
@@ -110,6 +128,7 @@ struct Message {
     bool single_rcpt = false;    // VERP: one recipient per entry
     bool refill_pending = false; // Driver::refill asked, batch_done not yet come
     int64_t refill_time = 0;     // when the last batch was done
+    Lane lane = Lane::normal;    // set before the first assign(), never changed
     std::vector<Job*> jobs;      // one per transport; few, so a vector
 
     virtual ~Message() = default;
@@ -142,8 +161,9 @@ struct Queue {
     std::string nexthop;
     List<Entry, &Entry::queue_hook> todo;
     List<Entry, &Entry::queue_hook> busy;
-    int held = 0;   // todo entries held back for a refill (Peer::held)
-    int window = 0; // 0 = dead ("throttled")
+    int held = 0;        // todo entries held back for a refill (Peer::held)
+    int urgent_todo = 0; // todo entries of urgent messages (held ones too)
+    int window = 0;      // 0 = dead ("throttled")
     double success = 0, failure = 0, fail_cohorts = 0;
     std::optional<Dsn> dsn; // why it is dead
     unsigned blocker_tag = 0;
@@ -218,6 +238,7 @@ struct Job {
     Hook stacked_hook; // on CandidateIndex::stacked
     Hook partial_hook; // on CandidateIndex::partial
     Hook blocker_hook; // on CandidateIndex::blockers
+    Hook lane_hook;    // on Transport::urgent_jobs (urgent messages only)
 
     bool has_entries() const { return selected_entries < read_entries; }
     int min_entries() const { return read_entries; }
@@ -323,6 +344,11 @@ struct Transport {
     // selected while it lasts.
     std::optional<AdminHold> hold;
     Hook hook; // on the scheduler's transport list
+
+    // Priority lanes (lanes.cpp): the linked jobs of urgent messages, in
+    // enqueue order, and the entries in flight per lane.
+    List<Job, &Job::lane_hook> urgent_jobs;
+    int lane_busy[lane_count] = {0, 0, 0};
 
     bool is_blocker(const Job& j) const { return j.blocker_tag == blocker_tag; }
     void reset_candidate_cache() { candidate_cache_current = nullptr; }

@@ -29,6 +29,7 @@ struct SimMessage {
     double arrival = 0;
     // (destination name, recipient count)
     std::vector<std::pair<std::string, int>> recipients;
+    Lane lane = Lane::normal; // its priority lane (cqmgr_priority_maps)
 };
 
 struct SimConfig {

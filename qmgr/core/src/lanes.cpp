@@ -1,0 +1,126 @@
+// Priority lanes: urgent mail before everything else of its transport.
+//
+// Rak's scheduler lets a small job preempt a big one once the big one has
+// earned the slots; it cannot help when the mail in the way is many small
+// jobs (a campaign of one-recipient messages), which it serves in enqueue
+// order like any other small mail.  So urgent messages do not compete on
+// the job list at all: each transport keeps its linked urgent jobs on a list
+// of their own, in enqueue order, and an agent is offered the first entry
+// of that list that a destination window lets go, before the job list is
+// walked, whatever the current job's slots.  The same choice is made for a
+// destination: an urgent entry takes the next free place in its queue's
+// window.  Normal and bulk mail stay on Rak's job list as stock's mail.
+//
+// Two shares bound this, when the administrator sets them:
+//   - urgent_share reserves floor(P x share / 100) agents (at most P - 1)
+//     of the transport's process limit P (master.cf maxproc)
+//     for urgent mail: other mail never has more than the rest in flight,
+//     so an urgent message finds an agent at once even while a campaign
+//     fills the transport; select_transport() asks for no connection that
+//     only other mail could use beyond that;
+//   - bulk_share is the share of the transport's deliveries in flight that
+//     other mail keeps while it has mail waiting: while it has less (none
+//     at all, with urgent mail in flight), the job list is walked first,
+//     past urgent jobs and without preemption, so a stream of urgent mail
+//     cannot starve it.  It is a share of what is in flight, not of P, so
+//     that it holds where a destination's window, not the process limit,
+//     is what the two compete for.
+//
+// The urgent list is walked entry by entry on each selection (jobs whose
+// queues are at their windows are not marked as blockers), which is cheap
+// because urgent mail is, by its nature, little of the mail.
+#include "cqmgr/core/scheduler.hpp"
+
+#include <algorithm>
+
+namespace cqmgr::core {
+
+int lane_cap(const Transport& t) {
+    int limit = t.cfg.process_limit;
+    if (limit <= 0 || t.cfg.urgent_share <= 0) return -1;
+    // Rounded down, and never the whole limit: other mail always has one.
+    int reserved = std::min(limit * t.cfg.urgent_share / 100, limit - 1);
+    return reserved > 0 ? limit - reserved : -1;
+}
+
+bool lane_owed(const Transport& t) {
+    int other = lane_other_busy(t);
+    int urgent = t.lane_busy[static_cast<int>(Lane::urgent)];
+    return other * 100 < t.cfg.bulk_share * (other + urgent);
+}
+
+int lane_other_busy(const Transport& t) {
+    return t.lane_busy[static_cast<int>(Lane::normal)] + t.lane_busy[static_cast<int>(Lane::bulk)];
+}
+
+bool lane_capped(const Transport& t) {
+    int cap = lane_cap(t);
+    return cap >= 0 && lane_other_busy(t) >= cap;
+}
+
+// Puts urgent job `j` (just linked) on its transport's urgent list, by
+// enqueue time.
+void Scheduler::lane_link(Job& j) {
+    Transport& t = *j.transport;
+    auto pos = t.urgent_jobs.end();
+    while (pos != t.urgent_jobs.begin()) {
+        auto prev = std::prev(pos);
+        if (j.message->queued_time - prev->message->queued_time >= 0) break;
+        pos = prev;
+    }
+    t.urgent_jobs.insert(pos, j);
+}
+
+// Takes job `j` (being unlinked) off the urgent list, if it is there.
+void Scheduler::lane_unlink(Job& j) {
+    if (j.lane_hook.is_linked())
+        j.transport->urgent_jobs.erase(j.transport->urgent_jobs.iterator_to(j));
+}
+
+// Entry `e` joined (+1) or left (-1) its queue's waiting entries.
+void Scheduler::lane_todo(const Entry& e, int delta) {
+    if (e.message->lane == Lane::urgent) e.queue->urgent_todo += delta;
+}
+
+// Entry `e` started (+1) or ended (-1) a delivery.
+void Scheduler::lane_busy(const Entry& e, int delta) {
+    e.queue->transport->lane_busy[static_cast<int>(e.message->lane)] += delta;
+}
+
+// The first urgent entry of `t` that a destination window lets go; `held`
+// is set to the first peer passed over because its entry is held back for
+// a refill.
+Entry* Scheduler::lane_select_urgent(Transport& t, Peer*& held) {
+    for (auto it = t.urgent_jobs.begin(); it != t.urgent_jobs.end();) {
+        Job& j = *it++;
+        Peer* h = nullptr;
+        if (Peer* p = job_peer_select(j, h)) {
+            trace([&] {
+                return "lanes: " + j.message->id + " " + t.name + ": urgent, selected first (" +
+                       std::to_string(lane_other_busy(t)) + " other deliveries in flight)";
+            });
+            // Rak's current job stays where it was.
+            return entry_take(*p, t.job_current);
+        }
+        if (h && !held) held = h;
+    }
+    return nullptr;
+}
+
+// Selection on a transport with urgent mail or a reserve to keep: see the
+// top of this file.
+Entry* Scheduler::select_entry_lanes(Transport& t) {
+    bool capped = lane_capped(t);
+    bool owed = lane_owed(t);
+    if (owed && !capped)
+        if (Entry* e = select_entry_locked(t, true)) return e;
+    Peer* held = nullptr;
+    if (Entry* e = lane_select_urgent(t, held)) return e;
+    if (!capped) return select_entry_locked(t);
+    // Only urgent mail may go: rather a held urgent entry than none.
+    if (!held || held->entries.empty()) return nullptr;
+    if (held->held) t.early_entries++;
+    return entry_take(*held, t.job_current);
+}
+
+} // namespace cqmgr::core

@@ -1,0 +1,138 @@
+// Properties of priority lanes over random workloads (fixed seeds): at
+// every selection, urgent mail goes first unless other mail is owed its
+// share, other mail never exceeds its cap, a connection the scheduler asks
+// for always carries a request, the structures stay consistent
+// (check_invariants after every step, on a fake clock), and every recipient
+// finishes.
+#include "fake_driver.hpp"
+
+#include <gtest/gtest.h>
+#include <random>
+
+using namespace cqmgr::core;
+using namespace cqmgr::core::test;
+
+namespace {
+
+// True when some job of lane `urgent` (or, with !urgent, of another lane)
+// on `t` has an entry that a destination window would let go now.
+bool ready(const Transport& t, bool urgent) {
+    for (const Job& j : t.job_list) {
+        if ((j.message->lane == Lane::urgent) != urgent) continue;
+        for (const Peer& p : j.peers) {
+            const Queue& q = *p.queue;
+            if (q.select_window() > q.busy_count() && !q.suspended && !q.hold &&
+                static_cast<int>(p.entries.size()) > (p.held ? 1 : 0))
+                return true;
+        }
+    }
+    return false;
+}
+
+TEST(LanesProperty, UrgentFirstWithinTheShares) {
+    // How often each rule decided a selection, over all seeds: each must
+    // have been put to the test.
+    int capped_urgent = 0, owed_other = 0, urgent_past_other = 0;
+    for (unsigned seed = 1; seed <= 150; ++seed) {
+        std::mt19937 rng(seed);
+        auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<>(lo, hi)(rng); };
+        TransportConfig tc;
+        tc.dest_recipient_limit = pick(1, 3);
+        tc.dest_concurrency_limit = pick(1, 6);
+        tc.init_dest_concurrency = pick(1, 6);
+        tc.slot_cost = pick(1, 6);
+        tc.recipient_limit = pick(20, 200);
+        tc.fail_cohort_limit = 0; // no dead destinations: every entry is delivered
+        tc.process_limit = pick(1, 12);
+        tc.urgent_share = pick(0, 2) ? pick(0, 60) : 0;
+        tc.bulk_share = pick(0, 2) ? pick(0, 100) : 0;
+        SchedulerConfig cfg;
+        cfg.message_recipient_limit = pick(20, 200);
+        cfg.verify_candidates = true;
+        FakeDriver drv;
+        Scheduler s(
+            cfg, [&](const std::string&) { return tc; }, drv);
+        drv.sched = &s;
+        int64_t now = 1000;
+        s.set_time(now);
+        std::vector<std::unique_ptr<Message>> msgs;
+        std::vector<Entry*> busy;
+        int total = 0, finished = 0;
+        const int ndest = pick(1, 4);
+        for (int step = 0; step < 600; ++step) {
+            int action = pick(0, 9);
+            if (step < 400 && action <= 2) {
+                // A message: 1 to 5 recipients over 1 or 2 destinations.
+                auto m = std::make_unique<Message>();
+                m->id = "m" + std::to_string(msgs.size());
+                int l = pick(0, 2);
+                m->lane = l == 0 ? Lane::urgent : l == 1 ? Lane::normal : Lane::bulk;
+                s.message_add(*m);
+                Transport& t = s.transport("smtp");
+                int n = pick(1, 5);
+                for (int i = 0; i < n; ++i) {
+                    std::string d = "d" + std::to_string(pick(0, ndest - 1)) + ".example";
+                    s.assign(*m, s.queue_for(t, d, d),
+                             rcpt(m->id + "-" + std::to_string(i) + "@" + d));
+                }
+                total += n;
+                s.batch_done(*m, false, 0);
+                msgs.push_back(std::move(m));
+            } else if (action <= 6) {
+                Transport* t = s.select_transport();
+                if (!t) continue;
+                s.connection_ready(*t);
+                bool capped = lane_capped(*t);
+                bool owed = lane_owed(*t);
+                bool urgent_ready = ready(*t, true);
+                bool other_ready = ready(*t, false);
+                Entry* e = s.select_entry(*t);
+                ASSERT_NE(e, nullptr) << "seed " << seed << " step " << step << ": idle connection";
+                bool urgent = e->message->lane == Lane::urgent;
+                if (!urgent) {
+                    ASSERT_FALSE(capped) << "seed " << seed << " step " << step;
+                    ASSERT_TRUE(owed || !urgent_ready)
+                        << "seed " << seed << " step " << step << ": urgent mail passed over";
+                } else if (owed && !capped) {
+                    ASSERT_FALSE(other_ready)
+                        << "seed " << seed << " step " << step << ": other mail's share taken";
+                }
+                capped_urgent += capped && urgent;
+                owed_other += owed && !urgent && urgent_ready;
+                urgent_past_other += urgent && other_ready;
+                busy.push_back(e);
+            } else if (!busy.empty()) {
+                size_t i = static_cast<size_t>(pick(0, static_cast<int>(busy.size()) - 1));
+                Entry* e = busy[i];
+                busy.erase(busy.begin() + static_cast<long>(i));
+                finished += static_cast<int>(e->rcpts.size());
+                s.delivery_done(e, DeliveryResult{DeliveryResult::Kind::replied, 0, {}});
+            }
+            if (pick(0, 3) == 0) s.set_time(++now);
+            s.check_invariants();
+        }
+        // Drain: deliver everything left.
+        for (int guard = 0; guard < 100000; ++guard) {
+            while (Transport* t = s.select_transport()) {
+                s.connection_ready(*t);
+                Entry* e = s.select_entry(*t);
+                ASSERT_NE(e, nullptr) << "seed " << seed << ": idle connection while draining";
+                busy.push_back(e);
+            }
+            if (busy.empty()) break;
+            Entry* e = busy.front();
+            busy.erase(busy.begin());
+            finished += static_cast<int>(e->rcpts.size());
+            s.delivery_done(e, DeliveryResult{DeliveryResult::Kind::replied, 0, {}});
+            s.set_time(++now);
+            s.check_invariants();
+        }
+        ASSERT_EQ(finished, total) << "seed " << seed;
+        ASSERT_EQ(drv.done.size(), msgs.size()) << "seed " << seed;
+    }
+    EXPECT_GT(capped_urgent, 0);
+    EXPECT_GT(owed_other, 0);
+    EXPECT_GT(urgent_past_other, 0);
+}
+
+} // namespace
