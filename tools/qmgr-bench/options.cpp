@@ -72,6 +72,10 @@ Options parse_options(int argc, char** argv) {
             o.dead_restart = true;
         } else if (a == "--cluster") {
             o.cluster = true;
+        } else if (a == "--side") {
+            o.side = next();
+            if (o.side != "stock" && o.side != "cqmgr")
+                throw compat::Error("--side: expected stock or cqmgr, found '" + o.side + "'");
         } else if (a == "--cqmgrctl") {
             o.cqmgrctl_path = next();
         } else if (a == "--keep") {
@@ -99,7 +103,7 @@ void print_usage(std::ostream& out) {
            "[--verbose]\n"
            "                   [--attach 'CMD {pid} {out}'] [--attach-dir DIR]\n"
            "                   [--poll] [--control-cost] [--dead-restart] [--cluster]\n"
-           "                   [--cqmgrctl PATH]\n"
+           "                   [--side stock|cqmgr] [--cqmgrctl PATH]\n"
            "Runs each workload with stock qmgr and with cqmgr alternately (stock, cqmgr, stock,\n"
            "cqmgr, ...) in private Postfix instances and prints the medians and ratios.\n"
            "  --pairs N         stock/cqmgr pairs per workload (default 3)\n"
@@ -145,6 +149,8 @@ void print_usage(std::ostream& out) {
            "  --cluster         instead of workloads: two senders and a receiver allowing 5\n"
            "                    connections and 50 messages/s from both, stock against\n"
            "                    cqmgr sharing the limits through redis-server\n"
+           "  --side SIDE       with --dead-restart or --cluster: run only stock or only\n"
+           "                    cqmgr, --pairs times (to look into one side; no comparison)\n"
            "  --cqmgrctl PATH   the cqmgrctl binary (default: build/ctl/cqmgrctl)\n";
 }
 
