@@ -20,10 +20,15 @@ struct ClusterLimits::Gate {
     std::optional<cluster::RateSpec> rate;
     int tokens = 0;
     bool rate_asking = false;
+    // Waiting for a booked start to come due (the token then), or to ask
+    // again after a refusal.
+    bool rate_waiting = false;
+    std::unique_ptr<asio::steady_timer> rate_timer;
     // This host's deliveries in flight through the gate.
     int busy = 0;
     // Its dead mark is being read: nothing may start yet.
     bool mark_pending = false;
+    // Asking for a lease again (the cluster's count was full).
     std::unique_ptr<asio::steady_timer> retry;
     bool retry_armed = false;
 };
@@ -127,6 +132,7 @@ std::optional<int> ClusterLimits::queue_gate(const core::Queue& q) {
     if (g->mark_pending) read_dead_mark(transport, q.name);
     if (g->limit == 0 && !g->rate && !g->mark_pending) return std::nullopt;
     g->retry = std::make_unique<asio::steady_timer>(io_);
+    g->rate_timer = std::make_unique<asio::steady_timer>(io_);
     // Closed until the first lease or token is in hand (which, without
     // Redis, is at once: refresh() runs before the next selection).
     return gate_value(*gates_.emplace(key, std::move(g)).first->second);
@@ -177,7 +183,7 @@ void ClusterLimits::want(Gate& g) {
     if (g.limit > 0 && shared() && !g.lease_asking && !g.retry_armed &&
         static_cast<int>(g.leases.size()) <= g.busy && static_cast<int>(g.leases.size()) < window)
         ask_lease(g);
-    if (g.rate && g.tokens == 0 && !g.rate_asking && !g.retry_armed) ask_token(g);
+    if (g.rate && g.tokens == 0 && !g.rate_asking && !g.rate_waiting) ask_token(g);
     if (g.limit > 0 && !shared()) apply(g);
 }
 
@@ -210,32 +216,50 @@ void ClusterLimits::ask_lease(Gate& g) {
 
 void ClusterLimits::ask_token(Gate& g) {
     std::string key = gate_key(g.transport, g.queue);
-    auto local = [this](Gate& g) {
-        auto r = cluster::gcra_take(local_tat_[g.rate_scope], steady_ms(), *g.rate);
-        if (r.allowed) {
-            g.tokens = 1;
-            apply(g);
-        } else {
-            retry_after(g, r.retry_after_ms);
-        }
+    const double horizon = cluster::gcra_booking_horizon_ms(*g.rate);
+    auto local = [this, horizon](Gate& g) {
+        auto r = cluster::gcra_take(local_tat_[g.rate_scope], steady_ms(), *g.rate, horizon);
+        token_answer(g, r.allowed, r.allowed ? r.wait_ms : r.retry_after_ms);
     };
     if (!shared()) {
         local(g);
         return;
     }
     g.rate_asking = true;
-    shared_->rate_take(g.rate_scope, *g.rate, [this, key, local](const cluster::RateAnswer& a) {
+    shared_->rate_take(
+        g.rate_scope, *g.rate, horizon, [this, key, local](const cluster::RateAnswer& a) {
+            Gate* g = gate_for(key);
+            if (!g) return;
+            g->rate_asking = false;
+            if (a.failed)
+                local(*g);
+            else
+                token_answer(*g, a.allowed, a.allowed ? a.wait_ms : a.retry_after_ms);
+        });
+}
+
+void ClusterLimits::token_answer(Gate& g, bool granted, double ms) {
+    if (granted && ms <= 0) {
+        g.tokens = 1;
+        apply(g);
+        return;
+    }
+    // Booked (the token comes when the start is due) or refused (ask again
+    // then).
+    g.rate_waiting = true;
+    g.rate_timer->expires_after(
+        std::chrono::microseconds(static_cast<int64_t>(std::max(ms, granted ? 0.0 : 1.0) * 1000)));
+    std::string key = gate_key(g.transport, g.queue);
+    g.rate_timer->async_wait([this, key, granted](error_code ec) {
+        if (ec) return;
         Gate* g = gate_for(key);
         if (!g) return;
-        g->rate_asking = false;
-        if (a.failed) {
-            local(*g);
-        } else if (a.allowed) {
+        g->rate_waiting = false;
+        if (granted) {
             g->tokens = 1;
             apply(*g);
-        } else {
-            retry_after(*g, a.retry_after_ms);
         }
+        want(*g);
     });
 }
 

@@ -45,6 +45,7 @@ struct RateAnswer {
     bool failed = false; // Redis did not answer: decide locally
     bool allowed = false;
     double retry_after_ms = 0; // when not allowed
+    double wait_ms = 0;        // when allowed: until the booked start is due (0: now)
 };
 
 class SharedState {
@@ -76,8 +77,9 @@ class SharedState {
     void lease_release(const std::string& scope, const std::string& id,
                        std::function<void(bool ok)> done = {});
 
-    // Takes one start from the GCRA cell of `scope` at `rate`.
-    void rate_take(const std::string& scope, const RateSpec& rate,
+    // Takes one start from the GCRA cell of `scope` at `rate`, now or
+    // booked up to `horizon_ms` ahead (see gcra_take()).
+    void rate_take(const std::string& scope, const RateSpec& rate, double horizon_ms,
                    std::function<void(const RateAnswer&)> done);
 
     std::string dead_key(const std::string& transport, const std::string& queue) const {
