@@ -26,14 +26,16 @@ namespace bench {
 namespace {
 
 constexpr int connection_limit = 5;
-constexpr int rate_limit = 50; // messages per second, shared by the senders
-// What the receiver enforces, per anvil window.  anvil counts in whole
-// seconds and starts a new window only at the first event more than
-// anvil_rate_time_unit (1 s) after the window began: a window spans one to
-// two clock seconds, so 50/s evenly spaced puts up to 100 messages into one
-// (measured: 97).  110 lets 50/s through in any phase, and refuses anything
-// much above it.
-constexpr int receiver_rate_limit = 110;
+// What the receiver enforces per anvil window for a shared rate of `rate`
+// messages per second.  anvil counts in whole seconds and starts a new
+// window only at the first event more than anvil_rate_time_unit (1 s)
+// after the window began: a window spans one to two clock seconds, so 50/s
+// evenly spaced puts up to 100 messages into one (measured: 97).  2 × rate
+// + 10 (110 for 50/s) lets the rate through in any phase, and refuses
+// anything much above it.
+int receiver_rate_limit(int rate) {
+    return 2 * rate + 10;
+}
 
 // One run's figures.
 struct ClusterRun {
@@ -57,8 +59,8 @@ class Redis {
   public:
     explicit Redis(const std::string& dir) : socket_(dir + "/redis.sock") {
         compat::SpawnOptions o;
-        o.argv = {"/usr/bin/redis-server", "--port", "0", "--unixsocket", socket_,
-                  "--unixsocketperm", "777", "--save", "", "--appendonly", "no"};
+        o.argv = {"/usr/bin/redis-server", "--port", "0", "--save", "", "--appendonly", "no"};
+        o.argv.insert(o.argv.end(), {"--unixsocket", socket_, "--unixsocketperm", "777"});
         o.output_path = dir + "/redis.log";
         proc_ = compat::Process::spawn(o);
         double deadline = boot_seconds() + 10;
@@ -104,8 +106,8 @@ void expect_shared(const std::string& maillog) {
     std::string log = compat::read_file(maillog);
     if (log.find("postfix/qmgr[") == std::string::npos ||
         log.find(": connected\n") == std::string::npos)
-        throw compat::Error("expected cqmgr to connect to redis-server, found no \"connected\" "
-                            "line in " + maillog);
+        throw compat::Error("expected a line \"connected\" (to redis-server) in " + maillog +
+                            ", found none");
     if (size_t at = log.find("; using local limits"); at != std::string::npos) {
         size_t begin = log.rfind('\n', at);
         begin = begin == std::string::npos ? 0 : begin + 1;
@@ -136,17 +138,16 @@ MainCf sender_main_cf(std::uint16_t rx, const std::string& redis_socket, const s
 }
 
 // The two lookup tables sender_main_cf() names, keyed by the nexthop.
-void write_limit_tables(const std::string& conf, std::uint16_t rx) {
+void write_limit_tables(const std::string& conf, std::uint16_t rx, int rate) {
     std::string nexthop = "[127.0.0.1]:" + std::to_string(rx);
     compat::write_file(conf + "/cqmgr_concurrency",
                        nexthop + " " + std::to_string(connection_limit) + "\n");
-    compat::write_file(conf + "/cqmgr_rates",
-                       nexthop + " " + std::to_string(rate_limit) + "/s,1\n");
+    compat::write_file(conf + "/cqmgr_rates", nexthop + " " + std::to_string(rate) + "/s,1\n");
 }
 
 // Both senders against the receiver that lives in the first one's master.cf.
 ClusterRun measure(compat::QmgrKind kind, const RunOptions& opts, const std::string& dir,
-                   std::uint64_t per_sender) {
+                   std::uint64_t per_sender, int rate) {
     auto ports = compat::allocate_ports(3); // smtpd A, smtpd B, receiver
     const std::uint16_t rx = ports[2];
     std::unique_ptr<Redis> redis;
@@ -170,13 +171,13 @@ ClusterRun measure(compat::QmgrKind kind, const RunOptions& opts, const std::str
                 "127.0.0.1:" + std::to_string(rx) +
                 " inet n - n - 20 smtpd -o smtpd_client_connection_count_limit=" +
                 std::to_string(connection_limit) +
-                " -o smtpd_client_message_rate_limit=" + std::to_string(receiver_rate_limit) +
+                " -o smtpd_client_message_rate_limit=" + std::to_string(receiver_rate_limit(rate)) +
                 " -o smtpd_client_event_limit_exceptions="
                 " -o smtpd_end_of_data_restrictions=check_client_access,"
                 "static:DISCARD"};
         }
         senders.back()->create(cfg);
-        if (redis) write_limit_tables(senders.back()->conf_dir(), rx);
+        if (redis) write_limit_tables(senders.back()->conf_dir(), rx, rate);
     }
     compat::ConnectionSampler connections({rx});
     for (auto& s : senders)
@@ -237,20 +238,19 @@ std::string fixed(double v, int decimals) {
 } // namespace
 
 // Alternates stock and cqmgr; a table of medians.
-int run_cluster(const Session& session, const RunOptions& opts, int pairs) {
+int run_cluster(const Session& session, const RunOptions& opts, int pairs, int rate) {
     const std::uint64_t per_sender = scaled(1500, session.scale);
     std::cout << "cluster: two senders with " << with_commas(per_sender)
               << " one-recipient messages each, one receiver allowing " << connection_limit
-              << " connections and " << receiver_rate_limit
+              << " connections and " << receiver_rate_limit(rate)
               << " messages per anvil window (1 to 2 s) from both together; cqmgr's shared limits "
-              << connection_limit
-              << " connections and " << rate_limit << "/s\n"
+              << connection_limit << " connections and " << rate << "/s\n"
               << std::flush;
     int failed = 0;
     auto runs = run_side_by_side<ClusterRun>(
         pairs, opts,
         [&](compat::QmgrKind kind, const std::string& dir) {
-            return measure(kind, opts, dir, per_sender);
+            return measure(kind, opts, dir, per_sender, rate);
         },
         [](const ClusterRun& r) {
             return "peak connections " + std::to_string(r.peak_connections) + " (anvil " +
@@ -270,7 +270,7 @@ int run_cluster(const Session& session, const RunOptions& opts, int pairs) {
         "peak connections at the receiver, sampled every 50 ms",
         [](const ClusterRun& r) { return r.peak_connections; }, 0);
     table.row(
-        "deliveries per second, first to last (shared limit " + std::to_string(rate_limit) + ")",
+        "deliveries per second, first to last (shared limit " + std::to_string(rate) + ")",
         [](const ClusterRun& r) { return r.rate; }, 1);
     table.row(
         "status=deferred lines", [](const ClusterRun& r) { return r.deferred; }, 0);

@@ -72,6 +72,12 @@ Options parse_options(int argc, char** argv) {
             o.dead_restart = true;
         } else if (a == "--cluster") {
             o.cluster = true;
+        } else if (a == "--cluster-rate") {
+            double r = number(a, next());
+            if (r < 1 || r != static_cast<int>(r))
+                throw compat::Error("--cluster-rate: expected a whole number >= 1, found " +
+                                    std::to_string(r));
+            o.cluster_rate = static_cast<int>(r);
         } else if (a == "--side") {
             o.side = next();
             if (o.side != "stock" && o.side != "cqmgr")
@@ -103,7 +109,7 @@ void print_usage(std::ostream& out) {
            "[--verbose]\n"
            "                   [--attach 'CMD {pid} {out}'] [--attach-dir DIR]\n"
            "                   [--poll] [--control-cost] [--dead-restart] [--cluster]\n"
-           "                   [--side stock|cqmgr] [--cqmgrctl PATH]\n"
+           "                   [--cluster-rate N] [--side stock|cqmgr] [--cqmgrctl PATH]\n"
            "Runs each workload with stock qmgr and with cqmgr alternately (stock, cqmgr, stock,\n"
            "cqmgr, ...) in private Postfix instances and prints the medians and ratios.\n"
            "  --pairs N         stock/cqmgr pairs per workload (default 3)\n"
@@ -149,6 +155,9 @@ void print_usage(std::ostream& out) {
            "  --cluster         instead of workloads: two senders and a receiver allowing 5\n"
            "                    connections and 50 messages/s from both, stock against\n"
            "                    cqmgr sharing the limits through redis-server\n"
+           "  --cluster-rate N  with --cluster: cqmgr's shared rate (default 50/s; the\n"
+           "                    receiver allows 2N+10 per anvil window); e.g. 2000 to see\n"
+           "                    the 5 connections alone limit the senders\n"
            "  --side SIDE       with --dead-restart or --cluster: run only stock or only\n"
            "                    cqmgr, --pairs times (to look into one side; no comparison)\n"
            "  --cqmgrctl PATH   the cqmgrctl binary (default: build/ctl/cqmgrctl)\n";
