@@ -17,7 +17,10 @@ local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 )";
 
 // KEYS[1]: the cell; ARGV[1]: the interval (ms, may be fractional);
-// ARGV[2]: the burst; ARGV[3]: how far ahead a start may be booked (ms).
+// ARGV[2]: the burst; ARGV[3]: how far ahead a start may be booked (ms);
+// ARGV[4]: the asking host's own TAT, as ms from now (the cell is taken to
+// be at least there: a cell that Redis lost in a restart starts again from
+// the host's last start, not from nothing).
 // Returns {1, "<ms until the start is due>"} when it is granted ("0": now),
 // else {0, "<ms until one could be had>"}.  The arithmetic is gcra_take()'s.
 const std::string gcra_text = std::string(now_ms) + R"(
@@ -25,6 +28,8 @@ local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
 local horizon = math.max(tonumber(ARGV[3] or '0') or 0, 0)
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+local own = now + (tonumber(ARGV[4] or '0') or 0)
+if tat < own then tat = own end
 if tat < now then tat = now end
 local wait = tat - interval * (burst - 1) - now
 if wait > horizon then
@@ -192,22 +197,22 @@ void SharedState::lease_release(const std::string& scope, const std::string& id,
 }
 
 void SharedState::rate_take(const std::string& scope, const RateSpec& rate, double horizon_ms,
-                            std::function<void(const RateAnswer&)> done) {
-    gcra_script().run(
-        *client_, {rate_key(scope)},
-        {number_text(rate.interval_ms()), std::to_string(rate.burst), number_text(horizon_ms)},
-        [done = std::move(done)](const RedisReply& r) {
-            RateAnswer a;
-            int64_t allowed = 0;
-            const RedisReply* ms = nullptr;
-            if (!pair_of(r, allowed, ms)) {
-                a.failed = true;
-            } else {
-                a.allowed = allowed == 1;
-                (a.allowed ? a.wait_ms : a.retry_after_ms) = to_double(ms->str);
-            }
-            done(a);
-        });
+                            double own_tat_ms, std::function<void(const RateAnswer&)> done) {
+    gcra_script().run(*client_, {rate_key(scope)},
+                      {number_text(rate.interval_ms()), std::to_string(rate.burst),
+                       number_text(horizon_ms), number_text(own_tat_ms)},
+                      [done = std::move(done)](const RedisReply& r) {
+                          RateAnswer a;
+                          int64_t allowed = 0;
+                          const RedisReply* ms = nullptr;
+                          if (!pair_of(r, allowed, ms)) {
+                              a.failed = true;
+                          } else {
+                              a.allowed = allowed == 1;
+                              (a.allowed ? a.wait_ms : a.retry_after_ms) = to_double(ms->str);
+                          }
+                          done(a);
+                      });
 }
 
 bool release_leases_blocking(const RedisOptions& options, const std::string& prefix,

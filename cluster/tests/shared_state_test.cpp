@@ -34,9 +34,9 @@ class SharedStateTest : public RedisFixture {
     static double ms_now() {
         return std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch()).count();
     }
-    RateAnswer take(SharedState& s, const RateSpec& r, double horizon_ms = 0) {
+    RateAnswer take(SharedState& s, const RateSpec& r, double horizon_ms = 0, double own_tat = 0) {
         std::optional<RateAnswer> got;
-        s.rate_take("smtp", r, horizon_ms, [&](const RateAnswer& x) { got = x; });
+        s.rate_take("smtp", r, horizon_ms, own_tat, [&](const RateAnswer& x) { got = x; });
         EXPECT_TRUE(run_until([&] { return got.has_value(); }));
         return got.value_or(RateAnswer{true});
     }
@@ -87,7 +87,7 @@ TEST_F(SharedStateTest, RateOverASecondIsTheSpec) {
     int allowed = 0;
     auto end = Clock::now() + 1s;
     std::function<void(SharedState&)> ask = [&](SharedState& s) {
-        s.rate_take("smtp", r, 0, [&](const RateAnswer& x) {
+        s.rate_take("smtp", r, 0, 0, [&](const RateAnswer& x) {
             allowed += x.allowed;
             if (Clock::now() < end) ask(s);
         });
@@ -136,6 +136,24 @@ TEST_F(SharedStateTest, HostsBookConsecutiveStarts) {
         EXPECT_GT(over.retry_after_ms, 0);
         EXPECT_LE(over.retry_after_ms, 300);
     }
+}
+
+TEST_F(SharedStateTest, AHostsOwnLastStartHoldsInAFreshCell) {
+    // A cell Redis has lost (here: never had) starts from the asking host's
+    // own TAT: 10/s,1 and a host whose last start was just now (its TAT
+    // 100 ms on) is refused for about 100 ms, or, booking, waits for it.
+    RateSpec r = *parse_rate("10/s,1");
+    RateAnswer refused = take(*a, r, 0, 100);
+    EXPECT_FALSE(refused.failed);
+    EXPECT_FALSE(refused.allowed);
+    EXPECT_GT(refused.retry_after_ms, 50);
+    EXPECT_LE(refused.retry_after_ms, 100);
+    RateAnswer booked = take(*b, r, 1000, 100);
+    EXPECT_TRUE(booked.allowed);
+    EXPECT_GT(booked.wait_ms, 50);
+    EXPECT_LE(booked.wait_ms, 100);
+    // Its own TAT in the past (or none) changes nothing.
+    EXPECT_TRUE(take(*a, *parse_rate("10/s,5"), 0, -50).allowed);
 }
 
 TEST_F(SharedStateTest, LeasesCapTheClusterConcurrency) {

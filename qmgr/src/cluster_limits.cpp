@@ -226,15 +226,25 @@ void ClusterLimits::ask_token(Gate& g) {
         return;
     }
     g.rate_asking = true;
+    // This host's own cell (its last start, shared or local) is where the
+    // shared one is at least: no burst when Redis comes back without it.
+    const double own = local_tat_[g.rate_scope] - steady_ms();
     shared_->rate_take(
-        g.rate_scope, *g.rate, horizon, [this, key, local](const cluster::RateAnswer& a) {
+        g.rate_scope, *g.rate, horizon, own, [this, key, local](const cluster::RateAnswer& a) {
             Gate* g = gate_for(key);
             if (!g) return;
             g->rate_asking = false;
-            if (a.failed)
+            if (a.failed) {
                 local(*g);
-            else
-                token_answer(*g, a.allowed, a.allowed ? a.wait_ms : a.retry_after_ms);
+                return;
+            }
+            if (a.allowed) {
+                // The local cell goes on from this start, should Redis go
+                // away before the next one: no burst at either switch.
+                double& tat = local_tat_[g->rate_scope];
+                tat = std::max(tat, steady_ms() + a.wait_ms + g->rate->interval_ms());
+            }
+            token_answer(*g, a.allowed, a.allowed ? a.wait_ms : a.retry_after_ms);
         });
 }
 

@@ -78,9 +78,12 @@ class SharedState {
                        std::function<void(bool ok)> done = {});
 
     // Takes one start from the GCRA cell of `scope` at `rate`, now or
-    // booked up to `horizon_ms` ahead (see gcra_take()).
+    // booked up to `horizon_ms` ahead (see gcra_take()).  `own_tat_ms`: the
+    // asking host's own theoretical arrival time, in ms from now (0 or
+    // less: none); the cell is taken to be at least there, so that a cell
+    // Redis lost (a restart) does not let this host start again at once.
     void rate_take(const std::string& scope, const RateSpec& rate, double horizon_ms,
-                   std::function<void(const RateAnswer&)> done);
+                   double own_tat_ms, std::function<void(const RateAnswer&)> done);
 
     std::string dead_key(const std::string& transport, const std::string& queue) const {
         return prefix_ + "dead:" + transport + ":" + queue;
