@@ -228,24 +228,30 @@ void ClusterLimits::ask_token(Gate& g) {
     g.rate_asking = true;
     // This host's own cell (its last start, shared or local) is where the
     // shared one is at least: no burst when Redis comes back without it.
-    const double own = local_tat_[g.rate_scope] - steady_ms();
-    shared_->rate_take(
-        g.rate_scope, *g.rate, horizon, own, [this, key, local](const cluster::RateAnswer& a) {
-            Gate* g = gate_for(key);
-            if (!g) return;
-            g->rate_asking = false;
-            if (a.failed) {
-                local(*g);
-                return;
-            }
-            if (a.allowed) {
-                // The local cell goes on from this start, should Redis go
-                // away before the next one: no burst at either switch.
-                double& tat = local_tat_[g->rate_scope];
-                tat = std::max(tat, steady_ms() + a.wait_ms + g->rate->interval_ms());
-            }
-            token_answer(*g, a.allowed, a.allowed ? a.wait_ms : a.retry_after_ms);
-        });
+    // Less a millisecond, for the round trips' jitter: at the steady rate
+    // the shared cell is there anyway, and a floor that came out a little
+    // late would delay every start of a host that sends alone.
+    const double sent = steady_ms();
+    const double own = local_tat_[g.rate_scope] - sent - 1;
+    shared_->rate_take(g.rate_scope, *g.rate, horizon, own,
+                       [this, key, local, sent](const cluster::RateAnswer& a) {
+                           Gate* g = gate_for(key);
+                           if (!g) return;
+                           g->rate_asking = false;
+                           if (a.failed) {
+                               local(*g);
+                               return;
+                           }
+                           if (a.allowed) {
+                               // The local cell goes on from this start, should Redis go
+                               // away before the next one: no burst at either switch.
+                               double& tat = local_tat_[g->rate_scope];
+                               // (Counted from when the question left: Redis's `now` was
+                               // no earlier, so this is never later than the shared cell.)
+                               tat = std::max(tat, sent + a.wait_ms + g->rate->interval_ms());
+                           }
+                           token_answer(*g, a.allowed, a.allowed ? a.wait_ms : a.retry_after_ms);
+                       });
 }
 
 void ClusterLimits::token_answer(Gate& g, bool granted, double ms) {
