@@ -17,20 +17,27 @@ local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 )";
 
 // KEYS[1]: the cell; ARGV[1]: the interval (ms, may be fractional);
-// ARGV[2]: the burst.  Returns {1, "0"} when the start is allowed, else
-// {0, "<ms until it would be>"}.  The arithmetic is gcra_take()'s.
+// ARGV[2]: the burst; ARGV[3]: how far ahead a start may be booked (ms);
+// ARGV[4]: the asking host's own TAT, as ms from now (the cell is taken to
+// be at least there: a cell that Redis lost in a restart starts again from
+// the host's last start, not from nothing).
+// Returns {1, "<ms until the start is due>"} when it is granted ("0": now),
+// else {0, "<ms until one could be had>"}.  The arithmetic is gcra_take()'s.
 const std::string gcra_text = std::string(now_ms) + R"(
 local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
+local horizon = math.max(tonumber(ARGV[3] or '0') or 0, 0)
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+local own = now + (tonumber(ARGV[4] or '0') or 0)
+if tat < own then tat = own end
 if tat < now then tat = now end
-local allow_at = tat - interval * (burst - 1)
-if now < allow_at then
-  return {0, tostring(allow_at - now)}
+local wait = tat - interval * (burst - 1) - now
+if wait > horizon then
+  return {0, tostring(wait - horizon)}
 end
 local nxt = tat + interval
 redis.call('SET', KEYS[1], string.format('%.3f', nxt), 'PX', math.ceil(nxt - now) + 1)
-return {1, '0'}
+return {1, tostring(math.max(wait, 0))}
 )";
 
 // Sets the lease set's own expiry to its last lease's, so an abandoned set
@@ -76,6 +83,13 @@ local v = redis.call('GET', KEYS[1])
 if not v then return nil end
 return {v, redis.call('PTTL', KEYS[1])}
 )";
+
+// `v` as the shortest decimal that reads back as it.
+std::string number_text(double v) {
+    char buf[64];
+    auto res = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, res.ptr);
+}
 
 double to_double(const std::string& s) {
     try {
@@ -182,21 +196,20 @@ void SharedState::lease_release(const std::string& scope, const std::string& id,
     client_->command({"ZREM", lease_key(scope), id}, ok_only(std::move(done)));
 }
 
-void SharedState::rate_take(const std::string& scope, const RateSpec& rate,
-                            std::function<void(const RateAnswer&)> done) {
-    char interval[64];
-    auto res = std::to_chars(interval, interval + sizeof interval, rate.interval_ms());
+void SharedState::rate_take(const std::string& scope, const RateSpec& rate, double horizon_ms,
+                            double own_tat_ms, std::function<void(const RateAnswer&)> done) {
     gcra_script().run(*client_, {rate_key(scope)},
-                      {std::string(interval, res.ptr), std::to_string(rate.burst)},
+                      {number_text(rate.interval_ms()), std::to_string(rate.burst),
+                       number_text(horizon_ms), number_text(own_tat_ms)},
                       [done = std::move(done)](const RedisReply& r) {
                           RateAnswer a;
                           int64_t allowed = 0;
-                          const RedisReply* after = nullptr;
-                          if (!pair_of(r, allowed, after)) {
+                          const RedisReply* ms = nullptr;
+                          if (!pair_of(r, allowed, ms)) {
                               a.failed = true;
                           } else {
                               a.allowed = allowed == 1;
-                              a.retry_after_ms = to_double(after->str);
+                              (a.allowed ? a.wait_ms : a.retry_after_ms) = to_double(ms->str);
                           }
                           done(a);
                       });

@@ -31,9 +31,12 @@ class SharedStateTest : public RedisFixture {
         EXPECT_TRUE(run_until([&] { return got.has_value(); }));
         return got.value_or(LeaseAnswer{true});
     }
-    RateAnswer take(SharedState& s, const RateSpec& r) {
+    static double ms_now() {
+        return std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch()).count();
+    }
+    RateAnswer take(SharedState& s, const RateSpec& r, double horizon_ms = 0, double own_tat = 0) {
         std::optional<RateAnswer> got;
-        s.rate_take("smtp", r, [&](const RateAnswer& x) { got = x; });
+        s.rate_take("smtp", r, horizon_ms, own_tat, [&](const RateAnswer& x) { got = x; });
         EXPECT_TRUE(run_until([&] { return got.has_value(); }));
         return got.value_or(RateAnswer{true});
     }
@@ -84,7 +87,7 @@ TEST_F(SharedStateTest, RateOverASecondIsTheSpec) {
     int allowed = 0;
     auto end = Clock::now() + 1s;
     std::function<void(SharedState&)> ask = [&](SharedState& s) {
-        s.rate_take("smtp", r, [&](const RateAnswer& x) {
+        s.rate_take("smtp", r, 0, 0, [&](const RateAnswer& x) {
             allowed += x.allowed;
             if (Clock::now() < end) ask(s);
         });
@@ -94,6 +97,63 @@ TEST_F(SharedStateTest, RateOverASecondIsTheSpec) {
     run_for(1200ms);
     EXPECT_GE(allowed, 40);
     EXPECT_LE(allowed, 52);
+}
+
+TEST_F(SharedStateTest, HostsBookConsecutiveStarts) {
+    // 2/s,1 (500 ms apart), booked up to 1.2 s ahead: the first start is
+    // now, the next two (one per host) are due 500 and 1,000 ms after it,
+    // and a fourth is refused until it is within the horizon.  Each due
+    // time is known to within the call's round trip here, so the check is
+    // that the spacing of 500 ms fits between those bounds.
+    RateSpec r = *parse_rate("2/s,1");
+    struct Booked {
+        RateAnswer answer;
+        double earliest_due = 0, latest_due = 0; // ms on this host's clock
+    };
+    auto book = [&](SharedState& s) {
+        double sent = ms_now();
+        Booked b{take(s, r, 1200)};
+        double answered = ms_now();
+        b.earliest_due = sent + b.answer.wait_ms;
+        b.latest_due = answered + b.answer.wait_ms;
+        EXPECT_TRUE(b.answer.allowed);
+        return b;
+    };
+    double began = ms_now();
+    Booked first = book(*a);
+    EXPECT_EQ(first.answer.wait_ms, 0);
+    Booked second = book(*b), third = book(*a);
+    EXPECT_GT(second.answer.wait_ms, 0);
+    EXPECT_GT(third.answer.wait_ms, second.answer.wait_ms);
+    for (auto [x, y] : {std::pair{&first, &second}, std::pair{&second, &third}}) {
+        EXPECT_LE(y->earliest_due - x->latest_due, 500.5);
+        EXPECT_GE(y->latest_due - x->earliest_due, 499.5);
+    }
+    RateAnswer over = take(*b, r, 1200);
+    EXPECT_FALSE(over.failed);
+    if (ms_now() - began < 250) { // (else the machine stalled long enough for it to fit)
+        EXPECT_FALSE(over.allowed);
+        EXPECT_GT(over.retry_after_ms, 0);
+        EXPECT_LE(over.retry_after_ms, 300);
+    }
+}
+
+TEST_F(SharedStateTest, AHostsOwnLastStartHoldsInAFreshCell) {
+    // A cell Redis has lost (here: never had) starts from the asking host's
+    // own TAT: 10/s,1 and a host whose last start was just now (its TAT
+    // 100 ms on) is refused for about 100 ms, or, booking, waits for it.
+    RateSpec r = *parse_rate("10/s,1");
+    RateAnswer refused = take(*a, r, 0, 100);
+    EXPECT_FALSE(refused.failed);
+    EXPECT_FALSE(refused.allowed);
+    EXPECT_GT(refused.retry_after_ms, 50);
+    EXPECT_LE(refused.retry_after_ms, 100);
+    RateAnswer booked = take(*b, r, 1000, 100);
+    EXPECT_TRUE(booked.allowed);
+    EXPECT_GT(booked.wait_ms, 50);
+    EXPECT_LE(booked.wait_ms, 100);
+    // Its own TAT in the past (or none) changes nothing.
+    EXPECT_TRUE(take(*a, *parse_rate("10/s,5"), 0, -50).allowed);
 }
 
 TEST_F(SharedStateTest, LeasesCapTheClusterConcurrency) {

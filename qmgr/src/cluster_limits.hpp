@@ -8,11 +8,15 @@
 //   - a concurrency limit: leases taken from the cluster's lease set one at
 //     a time while the queue has waiting mail and every lease it holds is
 //     in use; a lease whose delivery ended is kept for the next delivery
-//     while mail waits, else given back; all are renewed every third of
-//     cqmgr_cluster_lease_time, and expire if this host dies;
+//     while mail waits, else given back, either only 10 ms after the end
+//     (the receiver may still count the closing connection); all are
+//     renewed every third of cqmgr_cluster_lease_time, and expire if this
+//     host dies;
 //   - a rate: one token at a time from the shared GCRA cell, asked for
-//     when the queue has waiting mail and no token; a refusal says when to
-//     ask again.
+//     when the queue has waiting mail and no token.  The cell books a start
+//     up to a horizon ahead (cluster::gcra_booking_horizon_ms) and the token
+//     comes when it is due, so the cell's rate is kept exactly however late
+//     the next ask is; beyond the horizon, a refusal says when to ask again.
 // While Redis is down (or when no server is configured) the same limits are
 // applied on this host alone: the concurrency count to this host's
 // deliveries, the rate to a local GCRA cell.  Delivery never waits for
@@ -87,10 +91,16 @@ class ClusterLimits {
     void want(Gate& g);
     void ask_lease(Gate& g);
     void ask_token(Gate& g);
+    // The rate's answer for `g`: a start granted `ms` from now (0: the
+    // token at once), or refused for `ms`.
+    void token_answer(Gate& g, bool granted, double ms);
+    // After a change in what `g` has in flight: spare leases go back, the
+    // gate is set, and what is wanted is asked for.
+    void settle(Gate& g);
     // Leases `g` holds beyond what its queue can use go back.
     void trim(Gate& g, const core::Queue* q);
     void release_all(Gate& g);
-    // Looks again at `key` after `ms`.
+    // Asks for a lease again after `ms`.
     void retry_after(Gate& g, double ms);
     void renew_all();
     void arm_renewal();

@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -24,15 +26,27 @@ namespace bench {
 namespace {
 
 constexpr int connection_limit = 5;
-constexpr int rate_limit = 50; // messages per second, shared by the senders
-// What the receiver enforces: anvil counts in fixed windows of
-// anvil_rate_time_unit, so deliveries evenly spaced at 50/s can still put a
-// few more than 50 into one window; the receiver leaves that margin.
-constexpr int receiver_rate_limit = 60;
+// What the receiver enforces per anvil window for a shared rate of `rate`
+// messages per second.  anvil counts in whole seconds and starts a new
+// window only at the first event more than anvil_rate_time_unit (1 s)
+// after the window began: a window spans one to two clock seconds, so 50/s
+// evenly spaced puts up to 100 messages into one (measured: 97).  2 × rate
+// + 10 (110 for 50/s) lets the rate through in any phase, and refuses
+// anything much above it.
+int receiver_rate_limit(int rate) {
+    return 2 * rate + 10;
+}
 
 // One run's figures.
 struct ClusterRun {
-    int peak_connections = 0;
+    int peak_connections = 0; // sampled (held over two samples 50 ms apart)
+    // What the receiver saw: anvil's peak connection count and peak
+    // message count in one rate window, and smtpd's refusals for the
+    // connection count and for the message rate.
+    int anvil_connections = 0;
+    int anvil_messages = 0;
+    int count_refusals = 0;
+    int rate_refusals = 0;
     double rate = 0; // sent recipients per second, first to last delivery
     double drain = 0;
     std::uint64_t deferred = 0;
@@ -40,12 +54,13 @@ struct ClusterRun {
 };
 
 // redis-server on a unix socket in `dir`, no persistence; stopped with the object.
+// The socket is open to every user: cqmgr connects as the mail owner.
 class Redis {
   public:
     explicit Redis(const std::string& dir) : socket_(dir + "/redis.sock") {
         compat::SpawnOptions o;
-        o.argv = {"/usr/bin/redis-server", "--port", "0", "--unixsocket", socket_, "--save", "",
-                  "--appendonly",          "no"};
+        o.argv = {"/usr/bin/redis-server", "--port", "0", "--save", "", "--appendonly", "no"};
+        o.argv.insert(o.argv.end(), {"--unixsocket", socket_, "--unixsocketperm", "777"});
         o.output_path = dir + "/redis.log";
         proc_ = compat::Process::spawn(o);
         double deadline = boot_seconds() + 10;
@@ -63,6 +78,43 @@ class Redis {
     std::string socket_;
     compat::Process proc_;
 };
+
+// The receiver's figures, from the maillog of the instance it runs in
+// (anvil logs its peaks when it exits and every anvil_status_update_time).
+void read_receiver_log(const std::string& maillog, ClusterRun& r) {
+    std::istringstream in(compat::read_file(maillog));
+    std::string line;
+    // The number after `key` in `line`, or -1.
+    auto after = [&](const char* key) {
+        size_t at = line.find(key);
+        return at == std::string::npos ? -1 : std::atoi(line.c_str() + at + std::strlen(key));
+    };
+    while (std::getline(in, line)) {
+        r.anvil_connections = std::max(r.anvil_connections, after("max connection count "));
+        r.anvil_messages = std::max(r.anvil_messages, after("max message rate "));
+        if (line.find("Connection concurrency limit exceeded") != std::string::npos)
+            ++r.count_refusals;
+        if (line.find("Message delivery request rate limit exceeded") != std::string::npos)
+            ++r.rate_refusals;
+    }
+}
+
+// Throws unless the queue manager of the instance with `maillog` used the
+// shared limits all along: connected to Redis, never fell back to local ones
+// (a run on local limits measures something else).
+void expect_shared(const std::string& maillog) {
+    std::string log = compat::read_file(maillog);
+    if (log.find("postfix/qmgr[") == std::string::npos ||
+        log.find(": connected\n") == std::string::npos)
+        throw compat::Error("expected a line \"connected\" (to redis-server) in " + maillog +
+                            ", found none");
+    if (size_t at = log.find("; using local limits"); at != std::string::npos) {
+        size_t begin = log.rfind('\n', at);
+        begin = begin == std::string::npos ? 0 : begin + 1;
+        throw compat::Error("expected the shared limits all along, found: " +
+                            log.substr(begin, at - begin) + "; using local limits");
+    }
+}
 
 // The main.cf both senders share; with a Redis socket, cqmgr's shared limits
 // (their tables are written by write_limit_tables()).
@@ -86,17 +138,16 @@ MainCf sender_main_cf(std::uint16_t rx, const std::string& redis_socket, const s
 }
 
 // The two lookup tables sender_main_cf() names, keyed by the nexthop.
-void write_limit_tables(const std::string& conf, std::uint16_t rx) {
+void write_limit_tables(const std::string& conf, std::uint16_t rx, int rate) {
     std::string nexthop = "[127.0.0.1]:" + std::to_string(rx);
     compat::write_file(conf + "/cqmgr_concurrency",
                        nexthop + " " + std::to_string(connection_limit) + "\n");
-    compat::write_file(conf + "/cqmgr_rates",
-                       nexthop + " " + std::to_string(rate_limit) + "/s,1\n");
+    compat::write_file(conf + "/cqmgr_rates", nexthop + " " + std::to_string(rate) + "/s,1\n");
 }
 
 // Both senders against the receiver that lives in the first one's master.cf.
 ClusterRun measure(compat::QmgrKind kind, const RunOptions& opts, const std::string& dir,
-                   std::uint64_t per_sender) {
+                   std::uint64_t per_sender, int rate) {
     auto ports = compat::allocate_ports(3); // smtpd A, smtpd B, receiver
     const std::uint16_t rx = ports[2];
     std::unique_ptr<Redis> redis;
@@ -114,17 +165,19 @@ ClusterRun measure(compat::QmgrKind kind, const RunOptions& opts, const std::str
         cfg.main_cf = sender_main_cf(rx, redis ? redis->socket() : "", sub + "/conf");
         if (i == 0) {
             cfg.main_cf.emplace_back("anvil_rate_time_unit", "1s");
+            // anvil logs its peaks only then (not when it is stopped).
+            cfg.main_cf.emplace_back("anvil_status_update_time", "1s");
             cfg.master_cf = {
                 "127.0.0.1:" + std::to_string(rx) +
                 " inet n - n - 20 smtpd -o smtpd_client_connection_count_limit=" +
                 std::to_string(connection_limit) +
-                " -o smtpd_client_message_rate_limit=" + std::to_string(receiver_rate_limit) +
+                " -o smtpd_client_message_rate_limit=" + std::to_string(receiver_rate_limit(rate)) +
                 " -o smtpd_client_event_limit_exceptions="
                 " -o smtpd_end_of_data_restrictions=check_client_access,"
                 "static:DISCARD"};
         }
         senders.back()->create(cfg);
-        if (redis) write_limit_tables(senders.back()->conf_dir(), rx);
+        if (redis) write_limit_tables(senders.back()->conf_dir(), rx, rate);
     }
     compat::ConnectionSampler connections({rx});
     for (auto& s : senders)
@@ -168,6 +221,10 @@ ClusterRun measure(compat::QmgrKind kind, const RunOptions& opts, const std::str
     r.rate = last > first ? static_cast<double>(r.sent - 1) / (last - first) : 0;
     for (auto& s : senders)
         s->stop();
+    read_receiver_log(senders[0]->maillog_path(), r);
+    if (redis)
+        for (auto& s : senders)
+            expect_shared(s->maillog_path());
     return r;
 }
 
@@ -181,36 +238,48 @@ std::string fixed(double v, int decimals) {
 } // namespace
 
 // Alternates stock and cqmgr; a table of medians.
-int run_cluster(const Session& session, const RunOptions& opts, int pairs) {
+int run_cluster(const Session& session, const RunOptions& opts, int pairs, int rate) {
     const std::uint64_t per_sender = scaled(1500, session.scale);
     std::cout << "cluster: two senders with " << with_commas(per_sender)
               << " one-recipient messages each, one receiver allowing " << connection_limit
-              << " connections and " << receiver_rate_limit
-              << " messages/s from both together; cqmgr's shared limits " << connection_limit
-              << " connections and " << rate_limit << "/s\n"
+              << " connections and " << receiver_rate_limit(rate)
+              << " messages per anvil window (1 to 2 s) from both together; cqmgr's shared limits "
+              << connection_limit << " connections and " << rate << "/s\n"
               << std::flush;
     int failed = 0;
     auto runs = run_side_by_side<ClusterRun>(
         pairs, opts,
         [&](compat::QmgrKind kind, const std::string& dir) {
-            return measure(kind, opts, dir, per_sender);
+            return measure(kind, opts, dir, per_sender, rate);
         },
         [](const ClusterRun& r) {
-            return "peak connections " + std::to_string(r.peak_connections) + ", rate " +
-                   fixed(r.rate, 1) + "/s, deferred " + std::to_string(r.deferred) + ", drain " +
+            return "peak connections " + std::to_string(r.peak_connections) + " (anvil " +
+                   std::to_string(r.anvil_connections) + "), rate " + fixed(r.rate, 1) +
+                   "/s (anvil peak " + std::to_string(r.anvil_messages) + " a window), deferred " +
+                   std::to_string(r.deferred) + " (refused: " + std::to_string(r.count_refusals) +
+                   " count, " + std::to_string(r.rate_refusals) + " rate), drain " +
                    fixed(r.drain, 1) + " s";
         },
         failed);
     SideTable<ClusterRun> table(runs, "stock qmgr (no shared state)", "cqmgr (shared limits)");
     table.row(
-        "peak connections at the receiver (limit " + std::to_string(connection_limit) + ")",
+        "peak connections at the receiver, anvil's count (limit " +
+            std::to_string(connection_limit) + ")",
+        [](const ClusterRun& r) { return r.anvil_connections; }, 0);
+    table.row(
+        "peak connections at the receiver, sampled every 50 ms",
         [](const ClusterRun& r) { return r.peak_connections; }, 0);
     table.row(
-        "deliveries per second, first to last (shared limit " + std::to_string(rate_limit) + ")",
+        "deliveries per second, first to last (shared limit " + std::to_string(rate) + ")",
         [](const ClusterRun& r) { return r.rate; }, 1);
     table.row(
-        "status=deferred lines (the receiver's 421s)",
-        [](const ClusterRun& r) { return r.deferred; }, 0);
+        "status=deferred lines", [](const ClusterRun& r) { return r.deferred; }, 0);
+    table.row(
+        "refused by the receiver for the connection count",
+        [](const ClusterRun& r) { return r.count_refusals; }, 0);
+    table.row(
+        "refused by the receiver for the message rate",
+        [](const ClusterRun& r) { return r.rate_refusals; }, 0);
     table.row(
         "drain, injection start to last delivery (s)", [](const ClusterRun& r) { return r.drain; },
         1);

@@ -64,9 +64,10 @@ int run_session(const Options& o) {
     ro.keep_failed = o.keep_failed;
     ro.keep = o.keep;
     ro.verbose = o.verbose;
+    ro.side = o.side;
     if (o.control_cost) return run_control_cost(session, ro);
     if (o.dead_restart) return run_dead_restart(session, ro, o.pairs);
-    if (o.cluster) return run_cluster(session, ro, o.pairs);
+    if (o.cluster) return run_cluster(session, ro, o.pairs, o.cluster_rate);
     ro.attach = o.attach;
     if (!o.attach.empty()) std::filesystem::create_directories(o.attach_dir);
 

@@ -78,6 +78,16 @@ Options parse_options(int argc, char** argv) {
             o.dead_restart = true;
         } else if (a == "--cluster") {
             o.cluster = true;
+        } else if (a == "--cluster-rate") {
+            double r = number(a, next());
+            if (r < 1 || r != static_cast<int>(r))
+                throw compat::Error("--cluster-rate: expected a whole number >= 1, found " +
+                                    std::to_string(r));
+            o.cluster_rate = static_cast<int>(r);
+        } else if (a == "--side") {
+            o.side = next();
+            if (o.side != "stock" && o.side != "cqmgr")
+                throw compat::Error("--side: expected stock or cqmgr, found '" + o.side + "'");
         } else if (a == "--cqmgrctl") {
             o.cqmgrctl_path = next();
         } else if (a == "--keep") {
@@ -105,7 +115,8 @@ void print_usage(std::ostream& out) {
            "[--verbose]\n"
            "                   [--attach 'CMD {pid} {out}'] [--attach-dir DIR]\n"
            "                   [--poll] [--control-cost] [--dead-restart] [--cluster]\n"
-           "                   [--cqmgrctl PATH] [--recovery-rate N]\n"
+           "                   [--cluster-rate N] [--side stock|cqmgr] [--cqmgrctl PATH]\n"
+           "                   [--recovery-rate N]\n"
            "Runs each workload with stock qmgr and with cqmgr alternately (stock, cqmgr, stock,\n"
            "cqmgr, ...) in private Postfix instances and prints the medians and ratios.\n"
            "  --pairs N         stock/cqmgr pairs per workload (default 3)\n"
@@ -151,6 +162,11 @@ void print_usage(std::ostream& out) {
            "  --cluster         instead of workloads: two senders and a receiver allowing 5\n"
            "                    connections and 50 messages/s from both, stock against\n"
            "                    cqmgr sharing the limits through redis-server\n"
+           "  --cluster-rate N  with --cluster: cqmgr's shared rate (default 50/s; the\n"
+           "                    receiver allows 2N+10 per anvil window); e.g. 2000 to see\n"
+           "                    the 5 connections alone limit the senders\n"
+           "  --side SIDE       with --dead-restart or --cluster: run only stock or only\n"
+           "                    cqmgr, --pairs times (to look into one side; no comparison)\n"
            "  --cqmgrctl PATH   the cqmgrctl binary (default: build/ctl/cqmgrctl)\n"
            "  --recovery-rate N outage-recovery: cqmgr's cqmgr_recovery_rate (default 120)\n";
 }

@@ -22,6 +22,8 @@ struct Options {
     bool control_cost = false; // the control-cost measurement instead of workloads
     bool dead_restart = false; // the dead-restart measurement instead of workloads
     bool cluster = false;      // the cluster measurement instead of workloads
+    int cluster_rate = 50;     // --cluster: cqmgr's shared rate, messages per second
+    std::string side;          // --dead-restart, --cluster: "stock" or "cqmgr" alone; empty: both
     std::string cqmgrctl_path; // empty: ../../ctl/cqmgrctl next to this program
     bool verbose = false;
     bool help = false;

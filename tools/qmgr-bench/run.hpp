@@ -21,6 +21,8 @@ struct RunOptions {
     // by cqmgrctl top and a scraper at 10 Hz (see poller.hpp).
     bool polled = false;
     std::string cqmgrctl_path;
+    // --dead-restart, --cluster: "stock" or "cqmgr" runs alone; empty: both.
+    std::string side;
 };
 
 struct RunResult {

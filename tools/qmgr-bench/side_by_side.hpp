@@ -23,6 +23,7 @@ template <class R> using SideRuns = std::map<std::string, std::vector<R>>;
 
 // Runs `measure(kind, dir)` for stock then cqmgr, `pairs` times, and prints
 // "  pair P SIDE: " + describe(result) or the failure; `failed` counts those.
+// With opts.side set, that side alone.
 template <class R, class Measure, class Describe>
 SideRuns<R> run_side_by_side(int pairs, const RunOptions& opts, Measure measure, Describe describe,
                              int& failed) {
@@ -30,6 +31,7 @@ SideRuns<R> run_side_by_side(int pairs, const RunOptions& opts, Measure measure,
     for (int p = 1; p <= pairs; ++p)
         for (auto kind : {compat::QmgrKind::Stock, compat::QmgrKind::Cqmgr}) {
             std::string side = compat::qmgr_kind_name(kind);
+            if (!opts.side.empty() && side != opts.side) continue;
             compat::TempDir dir("/tmp/cqmgr-bench-");
             dir.remove_on_exit(!opts.keep);
             std::cout << "  pair " << p << " " << side << ": " << std::flush;

@@ -45,6 +45,7 @@ struct RateAnswer {
     bool failed = false; // Redis did not answer: decide locally
     bool allowed = false;
     double retry_after_ms = 0; // when not allowed
+    double wait_ms = 0;        // when allowed: until the booked start is due (0: now)
 };
 
 class SharedState {
@@ -76,9 +77,13 @@ class SharedState {
     void lease_release(const std::string& scope, const std::string& id,
                        std::function<void(bool ok)> done = {});
 
-    // Takes one start from the GCRA cell of `scope` at `rate`.
-    void rate_take(const std::string& scope, const RateSpec& rate,
-                   std::function<void(const RateAnswer&)> done);
+    // Takes one start from the GCRA cell of `scope` at `rate`, now or
+    // booked up to `horizon_ms` ahead (see gcra_take()).  `own_tat_ms`: the
+    // asking host's own theoretical arrival time, in ms from now (0 or
+    // less: none); the cell is taken to be at least there, so that a cell
+    // Redis lost (a restart) does not let this host start again at once.
+    void rate_take(const std::string& scope, const RateSpec& rate, double horizon_ms,
+                   double own_tat_ms, std::function<void(const RateAnswer&)> done);
 
     std::string dead_key(const std::string& transport, const std::string& queue) const {
         return prefix_ + "dead:" + transport + ":" + queue;
