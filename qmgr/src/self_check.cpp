@@ -176,7 +176,8 @@ std::vector<CheckFinding> self_check(const std::string& config_dir) {
     if (!params.cqmgr_adaptive_limit_transports.empty() &&
         !params.cqmgr_adaptive_reply_rules.empty())
         RegexTable::open(params.cqmgr_adaptive_reply_rules, [&out](const std::string& w) {
-            out.error("cqmgr_adaptive_reply_rules: " + w);
+            // The daemon skips such a rule (or the table) and goes on.
+            out.warn("cqmgr_adaptive_reply_rules: " + w);
         });
     if (have_master) check_transports(cf, master, out);
     if (spawn && spawn->chroot) check_chroot(params, out);
