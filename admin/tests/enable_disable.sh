@@ -33,7 +33,7 @@ pi_create "$work" "$work/libexec" || exit 1
 conf=$work/conf
 pi_start || exit 1
 pi_deliver before-enable || exit 1
-pi_wait_qmgr qmgr || fail "stock qmgr is not the queue manager at start"
+pi_delivered_by before-enable qmgr || fail "stock qmgr did not deliver at start"
 
 # Without cqmgr in daemon_directory: check reports it, enable refuses.
 rm "$work/libexec/cqmgr"
@@ -58,7 +58,7 @@ backup=$(ls "$conf"/master.cf.cqmgr-* 2>/dev/null | head -n 1)
 # Enabled twice: nothing to do, nothing changed.
 "$admin/cqmgr-enable" -c "$conf" | grep -q "nothing to do" || fail "second cqmgr-enable"
 pi_deliver with-cqmgr || fail "no delivery with cqmgr"
-pi_wait_qmgr cqmgr || fail "cqmgr is not the queue manager after cqmgr-enable"
+pi_delivered_by with-cqmgr cqmgr || fail "cqmgr did not deliver after cqmgr-enable"
 
 "$admin/cqmgr-disable" -c "$conf" || fail "cqmgr-disable failed"
 [ "$(postconf -c "$conf" -F qmgr/unix/command)" = "qmgr/unix/command = qmgr" ] ||
@@ -66,7 +66,7 @@ pi_wait_qmgr cqmgr || fail "cqmgr is not the queue manager after cqmgr-enable"
 backups=$(ls "$conf"/master.cf.cqmgr-* | wc -l)
 [ "$backups" = 2 ] || fail "expected a backup for each change, found $backups"
 pi_deliver after-disable || fail "no delivery after cqmgr-disable"
-pi_wait_qmgr qmgr || fail "stock qmgr is not back after cqmgr-disable"
+pi_delivered_by after-disable qmgr || fail "stock qmgr did not deliver after cqmgr-disable"
 
 system_after=$(cat /etc/postfix/master.cf /etc/postfix/main.cf 2>/dev/null | md5sum)
 [ "$system_before" = "$system_after" ] || fail "/etc/postfix changed"

@@ -5,10 +5,9 @@
 #
 #   pi_create WORK DAEMON_DIR   config in WORK/conf, queue in WORK/queue
 #   pi_start / pi_stop
-#   pi_deliver TAG              one message to nobody, waits for status=sent
-#   pi_qmgr_command             the command (qmgr or cqmgr) of the running
-#                               queue manager process
-#   pi_wait_qmgr COMMAND        waits up to 10 s for it to be COMMAND
+#   pi_deliver TAG              one message to nobody, waits for it in the mailbox
+#   pi_delivered_by TAG COMMAND  the message TAG was removed from the queue
+#                               by a queue manager process running COMMAND
 #
 # Functions print "FAIL: ..." and return 1 on failure.
 
@@ -79,23 +78,27 @@ pi_deliver() {
     done
 }
 
-# The first word of the command line of this instance's queue manager
-# (a process whose environment names our MAIL_CONFIG).
-pi_qmgr_command() {
-    for env in /proc/[0-9]*/environ; do
-        { tr '\0' '\n' <"$env"; } 2>/dev/null | grep -qx "MAIL_CONFIG=$pi_conf" || continue
-        cmd=$({ tr '\0' ' ' <"${env%/environ}/cmdline"; } 2>/dev/null | cut -d' ' -f1)
-        case $cmd in qmgr | cqmgr) echo "$cmd"; return 0 ;; esac
-    done
+# The first word of process $1's command line.
+pi_command_of() {
+    { tr '\0' ' ' <"/proc/$1/cmdline"; } 2>/dev/null | cut -d' ' -f1
 }
 
-# Waits up to 10 s for the instance's queue manager to be $1 (a process of
-# the other one may still be on its way out after a reload).
-pi_wait_qmgr() {
+# Checks that the queue manager that removed message $1 (found by its
+# subject in the mailbox: its queue ID is in Postfix's Received header) was
+# a process running $2: its log lines name its pid.
+pi_delivered_by() {
+    qid=$(awk -v s="Subject: $1" '
+        match($0, /[ \t]id [0-9A-Za-z]+;/) { qid = substr($0, RSTART + 4, RLENGTH - 5) }
+        $0 == s { print qid; exit }' "$pi_work/mail/nobody")
+    [ -n "$qid" ] || { echo "FAIL: no queue ID for message $1"; return 1; }
     i=0
-    until [ "$(pi_qmgr_command)" = "$1" ]; do
+    until pid=$(sed -n "s/.*postfix\/qmgr\[\([0-9]*\)\]: $qid: removed.*/\1/p" \
+        "$pi_work/maillog") && [ -n "$pid" ]; do
         i=$((i + 1))
-        [ $i -gt 100 ] && return 1
+        [ $i -gt 100 ] && { echo "FAIL: no \"$qid: removed\" line"; return 1; }
         sleep 0.1
     done
+    cmd=$(pi_command_of "$pid")
+    [ "$cmd" = "$2" ] ||
+        { echo "FAIL: message $1 ($qid) removed by pid $pid, running '$cmd', not $2"; return 1; }
 }
