@@ -50,6 +50,9 @@ ln -s "$cqmgr" "$work/libexec/cqmgr"
 out=$("$cqmgr" check -c "$conf") || fail "cqmgr check failed: $out"
 
 saved=$(cat "$conf/master.cf")
+# -n: says what it would change, changes nothing.
+"$admin/cqmgr-enable" -n -c "$conf" | grep -q "qmgr/unix: qmgr -> cqmgr" || fail "cqmgr-enable -n"
+[ "$(cat "$conf/master.cf")" = "$saved" ] || fail "cqmgr-enable -n changed master.cf"
 "$admin/cqmgr-enable" -c "$conf" || fail "cqmgr-enable failed"
 [ "$(postconf -c "$conf" -F qmgr/unix/command)" = "qmgr/unix/command = cqmgr" ] ||
     fail "qmgr line after cqmgr-enable: $(postconf -c "$conf" -M qmgr/unix)"
