@@ -47,6 +47,14 @@ postconf -c "$conf" -F 'qmgr/unix/command = qmgr'
     fail "cqmgr-enable changed master.cf although it refused"
 ln -s "$cqmgr" "$work/libexec/cqmgr"
 
+# A value cqmgr would refuse at start-up: check reports it, enable refuses.
+postconf -c "$conf" -e cqmgr_backoff_jitter=101
+out=$("$admin/cqmgr-enable" -c "$conf" 2>&1) && fail "cqmgr-enable switched with a bad value: $out"
+echo "$out" | grep -q "error: .*cqmgr_backoff_jitter" || fail "cqmgr-enable did not show the error: $out"
+[ "$(postconf -c "$conf" -F qmgr/unix/command)" = "qmgr/unix/command = qmgr" ] ||
+    fail "cqmgr-enable changed master.cf although cqmgr check failed"
+postconf -c "$conf" -X cqmgr_backoff_jitter
+
 out=$("$cqmgr" check -c "$conf") || fail "cqmgr check failed: $out"
 
 saved=$(cat "$conf/master.cf")
