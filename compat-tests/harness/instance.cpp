@@ -166,7 +166,8 @@ std::string Instance::sanitizer_dir() const {
     return queue_dir() + "/" + sanitizer_report_dir();
 }
 
-// daemon_directory: a symlink for every stock daemon, plus cqmgr (a wrapper
+// daemon_directory: a symlink for every stock daemon (an installed cqmgr
+// left out), plus cqmgr (a wrapper
 // script when its sanitizer reports are collected) and the fake agent.
 void Instance::link_daemons(const InstanceConfig& cfg) {
     std::string lib = dir_ + "/libexec";
@@ -176,7 +177,8 @@ void Instance::link_daemons(const InstanceConfig& cfg) {
     errno = 0;
     while (struct dirent* e = readdir(d)) {
         std::string name = e->d_name;
-        if (name == "." || name == "..") continue;
+        // An installed cqmgr (the package's) is not the one under test.
+        if (name == "." || name == ".." || name == "cqmgr") continue;
         std::string target = std::string(kPostfixLibexec) + "/" + name;
         if (symlink(target.c_str(), (lib + "/" + name).c_str()) != 0) {
             Error err = sys_error("symlink " + lib + "/" + name);

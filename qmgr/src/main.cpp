@@ -24,6 +24,7 @@
 #include "priority_class.hpp"
 #include "process_limits.hpp"
 #include "queue_manager.hpp"
+#include "self_check.hpp"
 #include "table_watch.hpp"
 
 #include <algorithm>
@@ -73,6 +74,7 @@ bool answer_info_option(const char* arg) {
     if (std::strcmp(arg, "--help") == 0) {
         std::printf(
             "usage: cqmgr [-cdDlSuvVz] [-n service] [-o name=value] [-s count] [-t transport]\n"
+            "       cqmgr check [-c config_dir]\n"
             "\n"
             "cqmgr is a queue manager for Postfix.  master(8) starts it from the qmgr line\n"
             "of master.cf, in place of qmgr(8):\n"
@@ -82,6 +84,9 @@ bool answer_info_option(const char* arg) {
             "It reads main.cf from $MAIL_CONFIG (default /etc/postfix) and logs as\n"
             "postfix/qmgr.  It is not meant to be run by hand; see cqmgr(8).\n"
             "\n"
+            "  check       report what in main.cf and master.cf would stop or hinder\n"
+            "              cqmgr (exit status 1 on an error); -c names the\n"
+            "              configuration directory\n"
             "  --version   print the version and exit\n"
             "  --help      print this text and exit\n");
         return true;
@@ -94,6 +99,9 @@ bool answer_info_option(const char* arg) {
 int main(int argc, char** argv) {
     ::signal(SIGPIPE, SIG_IGN);
     if (argc == 2 && answer_info_option(argv[1])) return 0;
+    // master passes options first ("-n qmgr -t unix ..."), never a bare
+    // word: "check" comes from someone who typed it.
+    if (argc >= 2 && std::strcmp(argv[1], "check") == 0) return qmgr::run_self_check(argc, argv);
 
     // Logging comes first, with the default name, as in stock: what goes
     // wrong while main.cf is read is logged there.  -V adds standard error

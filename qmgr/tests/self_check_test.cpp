@@ -1,0 +1,160 @@
+// cqmgr check on configuration directories written by the test: each
+// problem it must report, and none on a sound configuration.  The accounts
+// are checked as the daemon checks them: mail_owner is "postfix", which
+// tools/setup's Postfix package creates.
+#include "self_check.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string>
+#include <sys/stat.h>
+
+namespace fs = std::filesystem;
+using cqmgr::qmgr::CheckFinding;
+using cqmgr::qmgr::self_check;
+
+namespace {
+
+// A configuration directory, a queue directory and a daemon directory
+// holding an executable "qmgr" and "cqmgr".
+struct Instance {
+    std::string dir;
+
+    Instance() {
+        char tmpl[] = "/tmp/cqmgr-check-test.XXXXXX";
+        dir = ::mkdtemp(tmpl);
+        fs::create_directories(dir + "/conf");
+        fs::create_directories(dir + "/queue");
+        fs::create_directories(dir + "/libexec");
+        for (const char* d : {"qmgr", "cqmgr"}) {
+            std::ofstream(dir + "/libexec/" + d) << "#!/bin/sh\n";
+            ::chmod((dir + "/libexec/" + d).c_str(), 0755);
+        }
+        main_cf("");
+        master_cf("qmgr unix n - n 300 1 cqmgr");
+    }
+    ~Instance() { fs::remove_all(dir); }
+
+    // main.cf: the directories, then `extra`.
+    void main_cf(const std::string& extra) {
+        std::ofstream(dir + "/conf/main.cf")
+            << "compatibility_level = 3.6\nqueue_directory = " << dir
+            << "/queue\ndaemon_directory = " << dir << "/libexec\n"
+            << extra << "\n";
+    }
+    // master.cf: the transports main.cf's defaults name, and `qmgr_line`.
+    void master_cf(const std::string& qmgr_line) {
+        std::ofstream(dir + "/conf/master.cf") << qmgr_line << "\n"
+                                               << "smtp unix - - n - - smtp\n"
+                                                  "relay unix - - n - - smtp\n"
+                                                  "local unix - n n - - local\n"
+                                                  "virtual unix - n n - - virtual\n";
+    }
+    std::vector<CheckFinding> check() const { return self_check(dir + "/conf"); }
+};
+
+// The findings as one text, for failure messages and matching.
+std::string text(const std::vector<CheckFinding>& findings) {
+    std::string t;
+    for (const auto& f : findings)
+        t += (f.error ? "error: " : "warning: ") + f.text + "\n";
+    return t;
+}
+
+bool has_error(const std::vector<CheckFinding>& findings, const std::string& part) {
+    for (const auto& f : findings)
+        if (f.error && f.text.find(part) != std::string::npos) return true;
+    return false;
+}
+
+class SelfCheck : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        if (::getpwnam("postfix") == nullptr) GTEST_SKIP() << "no postfix account";
+    }
+};
+
+TEST_F(SelfCheck, SoundConfigurationHasNoFinding) {
+    Instance in;
+    auto f = in.check();
+    EXPECT_TRUE(f.empty()) << text(f);
+}
+
+TEST_F(SelfCheck, BadValueOfAParameterCqmgrReads) {
+    Instance in;
+    in.main_cf("qmgr_message_active_limit = 0\n");
+    auto f = in.check();
+    EXPECT_TRUE(has_error(f, "qmgr_message_active_limit")) << text(f);
+}
+
+TEST_F(SelfCheck, BadValueOfACqmgrParameter) {
+    Instance in;
+    in.main_cf("cqmgr_backoff_jitter = 101\n");
+    auto f = in.check();
+    EXPECT_TRUE(has_error(f, "cqmgr_backoff_jitter")) << text(f);
+}
+
+TEST_F(SelfCheck, BadValueGivenOnTheQmgrLine) {
+    Instance in;
+    in.master_cf("qmgr unix n - n 300 1 cqmgr -o cqmgr_recovery_rate=-1");
+    auto f = in.check();
+    EXPECT_TRUE(has_error(f, "cqmgr_recovery_rate")) << text(f);
+}
+
+TEST_F(SelfCheck, BadPerTransportValue) {
+    Instance in;
+    in.main_cf("relay_destination_concurrency_limit = many\n");
+    auto f = in.check();
+    EXPECT_TRUE(has_error(f, "relay_destination_concurrency_limit")) << text(f);
+}
+
+TEST_F(SelfCheck, QmgrCommandMissingFromDaemonDirectory) {
+    Instance in;
+    fs::remove(in.dir + "/libexec/cqmgr");
+    auto f = in.check();
+    EXPECT_TRUE(has_error(f, "/libexec/cqmgr is missing or not executable")) << text(f);
+}
+
+TEST_F(SelfCheck, QmgrProcessLimitNotOne) {
+    Instance in;
+    in.master_cf("qmgr unix n - n 300 2 cqmgr");
+    auto f = in.check();
+    EXPECT_TRUE(has_error(f, "requires a process limit of 1")) << text(f);
+}
+
+TEST_F(SelfCheck, NoQmgrService) {
+    Instance in;
+    in.master_cf("pickup unix n - n 60 1 pickup");
+    auto f = in.check();
+    EXPECT_TRUE(has_error(f, "no qmgr service")) << text(f);
+}
+
+TEST_F(SelfCheck, TransportWithoutMasterCfEntry) {
+    Instance in;
+    in.main_cf("default_transport = outbound\n");
+    auto f = in.check();
+    EXPECT_TRUE(
+        has_error(f, "default_transport = outbound: master.cf has no unix service outbound"))
+        << text(f);
+}
+
+TEST_F(SelfCheck, ChrootedQmgrWithRedisSocketOutsideTheJail) {
+    Instance in;
+    in.master_cf("qmgr unix n - y 300 1 cqmgr");
+    in.main_cf("cqmgr_redis_server = unix:/run/redis/redis.sock\n");
+    auto f = in.check();
+    EXPECT_TRUE(has_error(f, "out of reach of a chrooted qmgr service")) << text(f);
+}
+
+TEST_F(SelfCheck, UnreadableMainCf) {
+    Instance in;
+    fs::remove(in.dir + "/conf/main.cf");
+    auto f = in.check();
+    ASSERT_FALSE(f.empty());
+    EXPECT_TRUE(f.front().error) << text(f);
+}
+
+} // namespace
