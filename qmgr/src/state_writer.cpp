@@ -27,6 +27,11 @@ void StateWriter::drain() {
     idle_.wait(lock, [this] { return (pending_.empty() && !busy_) || exited_; });
 }
 
+bool StateWriter::drain_for(std::chrono::milliseconds limit) {
+    std::unique_lock lock(mu_);
+    return idle_.wait_for(lock, limit, [this] { return (pending_.empty() && !busy_) || exited_; });
+}
+
 void StateWriter::finish() {
     {
         std::lock_guard lock(mu_);

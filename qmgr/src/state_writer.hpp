@@ -8,6 +8,7 @@
 
 #include "cqmgr/state/store.hpp"
 
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -29,6 +30,8 @@ class StateWriter {
     void submit(std::vector<state::DestinationRecord> records);
     // Waits until everything submitted so far is committed (or failed).
     void drain();
+    // The same, for at most `limit`; whether it got there.
+    bool drain_for(std::chrono::milliseconds limit);
     // Commits what is pending, then stops the thread (idempotent).
     void finish();
     // The warnings the thread has to report since the last call (commit
