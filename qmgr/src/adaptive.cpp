@@ -101,6 +101,25 @@ void AdaptiveLimits::sweep(int64_t now_ms) {
     }
 }
 
+bool AdaptiveLimits::restore(const core::AdminTarget& target, const core::LearnedLimit& limit,
+                             int64_t learned_at, int64_t now_ms) {
+    if (!limit.any() || !transports_.contains(target.transport) ||
+        now_ms - learned_at * 1000 >= forget_seconds_ * 1000)
+        return false;
+    std::string key = target.text();
+    policy_.restore(key, limit, learned_at * 1000);
+    targets_[key] = target;
+    std::string what;
+    if (limit.concurrency > 0) what = "concurrency limit " + std::to_string(limit.concurrency);
+    if (limit.rate_delay > 0)
+        what += (what.empty() ? "" : ", ") + std::string("rate delay ") +
+                std::to_string(limit.rate_delay) + "s";
+    log::info("cqmgr: " + key + ": learned " + what + " kept from the state store (learned " +
+              std::to_string(std::max<int64_t>(now_ms / 1000 - learned_at, 0)) + "s ago)");
+    sched_.learned_set(target, limit);
+    return true;
+}
+
 void AdaptiveLimits::apply(const AdaptivePolicy::Change& change, const core::AdminTarget& target,
                            const Cause* cause) {
     using Why = AdaptivePolicy::Change::Why;
@@ -137,6 +156,13 @@ void AdaptiveLimits::apply(const AdaptivePolicy::Change& change, const core::Adm
     else if (cause)
         causes_[target] = *cause;
     sched_.learned_set(target, after);
+    // A slow start's cap is no learned limit: restored after a restart it
+    // would hold the queue at a count nothing refused.  The store keeps
+    // what strikes and probes set, and nothing while a slow start runs.
+    if (observer_) {
+        bool learned = change.why == Why::strike || change.why == Why::probe;
+        observer_(target, learned ? after : core::LearnedLimit{});
+    }
 }
 
 bool AdaptiveLimits::slow_start(const core::Queue& q) const {

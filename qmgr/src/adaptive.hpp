@@ -36,6 +36,9 @@ class AdaptiveLimits {
 
     // Where the defer log of a message (by queue ID) is.
     using DeferLogPath = std::function<std::string(const std::string& id)>;
+    // Told of every change of a queue's learned limit (empty: forgotten).
+    using Observer =
+        std::function<void(const core::AdminTarget& target, const core::LearnedLimit& limit)>;
 
     // `rules`: the admin's table, read before the jail (or none).
     AdaptiveLimits(const conf::QmgrParams& params, std::optional<RegexTable> rules,
@@ -56,6 +59,14 @@ class AdaptiveLimits {
                    int64_t now_ms, int64_t mark);
     // Forgets what has been quiet long enough (at most once a second).
     void sweep(int64_t now_ms);
+    // Sets who is told of changes (the destination state store).
+    void observe(Observer observer) { observer_ = std::move(observer); }
+    // Takes up `limit`, learned for `target` at `learned_at` (Unix
+    // seconds) by an earlier run, unless `target`'s transport learns no
+    // limits now or the limit would be forgotten by `now_ms`.  Whether it
+    // was taken up.
+    bool restore(const core::AdminTarget& target, const core::LearnedLimit& limit,
+                 int64_t learned_at, int64_t now_ms);
     // The reply that taught `q` its limit, if it has one.
     const Cause* cause(const core::Queue& q) const;
     // Whether `q`'s learned limit is a slow start's cap (nothing learned yet).
@@ -67,7 +78,7 @@ class AdaptiveLimits {
     // (connection limit, rate limit, greylist, hard, other), or nothing.
     std::optional<std::pair<ReplyClass, core::Dsn>> defer_log_class(const core::Entry& e,
                                                                     int64_t mark) const;
-    // Logs `change` and hands it to the scheduler.
+    // Logs `change` and hands it to the scheduler and the observer.
     void apply(const AdaptivePolicy::Change& change, const core::AdminTarget& target,
                const Cause* cause);
 
@@ -80,6 +91,7 @@ class AdaptiveLimits {
     std::map<std::string, core::AdminTarget> targets_; // policy key -> queue
     int64_t forget_seconds_;
     int64_t last_sweep_ms_ = 0;
+    Observer observer_;
 };
 
 // The settings of the policy from main.cf.

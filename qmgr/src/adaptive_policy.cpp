@@ -143,6 +143,13 @@ std::vector<AdaptivePolicy::Change> AdaptivePolicy::sweep(int64_t now_ms) {
     return out;
 }
 
+void AdaptivePolicy::restore(const std::string& dest, const Limit& limit, int64_t since_ms) {
+    Dest& d = dests_[dest];
+    d.limit = limit;
+    d.last_strike = since_ms;
+    d.successes = 0;
+}
+
 AdaptivePolicy::Limit AdaptivePolicy::limit(const std::string& dest) const {
     auto it = dests_.find(dest);
     return it == dests_.end() ? Limit{} : it->second.limit;

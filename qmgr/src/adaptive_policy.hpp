@@ -73,6 +73,10 @@ class AdaptivePolicy {
     // Forgets the destinations that have been quiet for forget_time (and
     // the rate history of idle ones); the forgotten limits.
     std::vector<Change> sweep(int64_t now_ms);
+    // Takes up `limit` for `dest`, learned (struck or probed) at
+    // `since_ms`: a limit kept from an earlier run.  Probing and forgetting
+    // count from `since_ms`, as if the limit had been learned here.
+    void restore(const std::string& dest, const Limit& limit, int64_t since_ms);
     // What is learned for `dest` now, or its slow start's cap (nothing:
     // !any()).
     Limit limit(const std::string& dest) const;

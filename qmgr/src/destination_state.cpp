@@ -38,12 +38,14 @@ DestinationState::~DestinationState() {
     finish();
 }
 
-std::vector<const core::Queue*> DestinationState::restore(core::Scheduler& sched) {
+std::vector<const core::Queue*> DestinationState::restore(core::Scheduler& sched,
+                                                          const LearnedRestore& learned) {
     std::vector<const core::Queue*> dead;
     if (!store_) return dead;
     sched_ = &sched;
     const int64_t now = clock_.now();
     next_forget_ = now + forget_interval;
+    size_t n_learned = 0;
     std::vector<state::DestinationRecord> loaded =
         store_->load(now - horizon_, [](const std::string& w) { log::warn(w); }).records;
     writer_ = std::make_unique<StateWriter>(std::move(store_));
@@ -61,24 +63,43 @@ std::vector<const core::Queue*> DestinationState::restore(core::Scheduler& sched
             sched.queue_remember(r.transport, r.destination,
                                  core::QueueMemory{r.window, r.last_delivery});
         }
+        if (r.learned_at > 0) {
+            core::LearnedLimit limit{r.learned_concurrency, r.learned_rate_delay};
+            // Not taken up (adaptive limits off for the transport, or the
+            // limit's time is over): the record's next write drops it.
+            if (!learned ||
+                !learned(core::AdminTarget{r.transport, r.destination}, limit, r.learned_at)) {
+                r.learned_concurrency = r.learned_rate_delay = 0;
+                r.learned_at = 0;
+            } else {
+                n_learned++;
+            }
+        }
         std::string key = state::record_key(r.transport, r.destination);
         records_.emplace(std::move(key), std::move(r));
     }
     log::debug("state: " + std::to_string(records_.size()) + " destinations restored, " +
-               std::to_string(dead.size()) + " of them dead");
+               std::to_string(dead.size()) + " of them dead, " + std::to_string(n_learned) +
+               " with a learned limit");
     return dead;
 }
 
 state::DestinationRecord* DestinationState::touch(const core::Queue& q) {
-    if (!writer_ || q.transport->name == retry_transport_) return nullptr;
-    std::string key = state::record_key(q.transport->name, q.name);
+    state::DestinationRecord* r = touch(q.transport->name, q.name);
+    if (r) r->nexthop = q.nexthop;
+    return r;
+}
+
+state::DestinationRecord* DestinationState::touch(const std::string& transport,
+                                                  const std::string& destination) {
+    if (!writer_ || transport == retry_transport_) return nullptr;
+    std::string key = state::record_key(transport, destination);
     auto [it, fresh] = records_.try_emplace(key);
     state::DestinationRecord& r = it->second;
     if (fresh) {
-        r.transport = q.transport->name;
-        r.destination = q.name;
+        r.transport = transport;
+        r.destination = destination;
     }
-    r.nexthop = q.nexthop;
     r.updated_at = clock_.now();
     changed_.insert(std::move(key));
     if (!armed_) {
@@ -95,6 +116,8 @@ state::DestinationRecord* DestinationState::touch(const core::Queue& q) {
 void DestinationState::queue_changed(const core::Queue& q) {
     state::DestinationRecord* r = touch(q);
     if (!r) return;
+    const int64_t was_dead_until = r->dead_until;
+    const std::string was_reason = r->dead_reason;
     if (q.dead() && q.dsn && q.timer_due > 0 && !q.dsn->status.empty()) {
         r->dead_until = q.timer_due;
         r->dead_status = q.dsn->status;
@@ -107,6 +130,23 @@ void DestinationState::queue_changed(const core::Queue& q) {
         r->dead_reason.clear();
         if (!q.dead()) r->window = q.window;
     }
+    if (r->dead_until == was_dead_until && r->dead_reason == was_reason) return;
+    // A death, or a revival, goes to the writer now rather than with the
+    // next batch, so that a queue manager killed right after it leaves it
+    // behind (docs/design.md, "Destination state").  The loop does not
+    // wait for the commit: a mass outage kills many destinations in a
+    // row, and a few milliseconds of disk time each would add up to a
+    // stall of delivery.
+    flush();
+}
+
+void DestinationState::learned_changed(const core::AdminTarget& target,
+                                       const core::LearnedLimit& limit) {
+    state::DestinationRecord* r = touch(target.transport, target.queue);
+    if (!r) return;
+    r->learned_concurrency = limit.concurrency;
+    r->learned_rate_delay = limit.rate_delay;
+    r->learned_at = limit.any() ? clock_.now() : 0;
 }
 
 void DestinationState::delivery_ended(const core::Queue& q, const core::Dsn& hop) {

@@ -5,13 +5,18 @@
 // At start-up the store's records are loaded and handed to the scheduler:
 // a destination that was dead and whose dead time is not over comes back
 // dead with the same reason until then; a healthy one's next queue starts
-// at its last window.  While running, the scheduler's window changes,
-// deaths and revivals (Driver::queue_window) and the ends of deliveries
-// update the record in memory and mark it changed; at most once a second
-// the changed records go to the writer thread (state_writer.hpp) as one
-// batch, and at a clean shutdown whatever is left is committed before the
-// process exits.  The retry transport's queues are not kept: they are
-// named after reasons, not destinations.
+// at its last window; a limit the adaptive limits learned comes back if
+// its transport still learns limits and it is not yet forgotten.  While
+// running, the scheduler's window changes, deaths and revivals
+// (Driver::queue_window), the adaptive limits' changes and the ends of
+// deliveries update the record in memory and mark it changed; at most once
+// a second the changed records go to the writer thread (state_writer.hpp)
+// as one batch.  A death or a revival goes to the writer at once (the
+// loop does not wait for its commit, a few milliseconds), so that a queue
+// manager killed soon after the death still leaves it in the store.  At a clean shutdown
+// whatever is left is committed before the process exits.  The retry
+// transport's queues are not kept: they are named after reasons, not
+// destinations.
 #pragma once
 
 #include "clock.hpp"
@@ -21,6 +26,7 @@
 #include "cqmgr/state/store.hpp"
 #include "state_writer.hpp"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -53,12 +59,23 @@ class DestinationState {
 
     bool enabled() const { return store_ || writer_; }
 
-    // Loads the store and hands the scheduler what it remembers, then
+    // Offered each stored learned limit at restore(), with when it was
+    // learned (Unix seconds); whether it was taken up.
+    using LearnedRestore = std::function<bool(const core::AdminTarget& target,
+                                              const core::LearnedLimit& limit, int64_t learned_at)>;
+
+    // Loads the store and hands the scheduler what it remembers, and
+    // `learned` the learned limits (none taken up if it is empty), then
     // starts keeping changes (nothing is kept before).  Returns the queues
     // restored dead.
-    std::vector<const core::Queue*> restore(core::Scheduler& sched);
-    // `q`'s window changed, or it died, or it came back.
+    std::vector<const core::Queue*> restore(core::Scheduler& sched,
+                                            const LearnedRestore& learned = {});
+    // `q`'s window changed, or it died, or it came back.  A death or a
+    // revival is handed to the writer at once.
     void queue_changed(const core::Queue& q);
+    // The adaptive limits learned `limit` for `target`, or forgot it
+    // (!limit.any()).
+    void learned_changed(const core::AdminTarget& target, const core::LearnedLimit& limit);
     // A delivery to `q` ended; `hop` is the agent's hop status (empty
     // status: none, e.g. the agent crashed).
     void delivery_ended(const core::Queue& q, const core::Dsn& hop);
@@ -84,6 +101,8 @@ class DestinationState {
   private:
     // The record of `q`, marked changed; nullptr for queues not kept.
     state::DestinationRecord* touch(const core::Queue& q);
+    // The same by name (the queue may be gone).
+    state::DestinationRecord* touch(const std::string& transport, const std::string& destination);
     void log_writer_warnings();
     // Whether the scheduler has a queue for `r` now.
     bool has_queue(const state::DestinationRecord& r) const;

@@ -71,13 +71,25 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
         delivery_.observe_ends([this](const core::Queue& q, const core::Dsn& hop) {
             dest_state_.delivery_ended(q, hop);
         });
+    if (dest_state_.enabled() && adaptive_)
+        adaptive_->observe(
+            [this](const core::AdminTarget& target, const core::LearnedLimit& limit) {
+                dest_state_.learned_changed(target, limit);
+            });
 }
 
 void QueueManager::start() {
     limits_.start();
     control_.restore();
     sched_.set_time(clock_.now());
-    for (const core::Queue* q : dest_state_.restore(sched_))
+    DestinationState::LearnedRestore learned;
+    if (adaptive_)
+        learned = [this](const core::AdminTarget& target, const core::LearnedLimit& limit,
+                         int64_t learned_at) {
+            protocol::TimeVal now = clock_.precise();
+            return adaptive_->restore(target, limit, learned_at, now.sec * 1000 + now.usec / 1000);
+        };
+    for (const core::Queue* q : dest_state_.restore(sched_, learned))
         dead_queues_.insert(q);
     arm_scheduler_timer();
     feeder_.start();

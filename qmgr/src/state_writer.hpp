@@ -8,6 +8,7 @@
 
 #include "cqmgr/state/store.hpp"
 
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>

@@ -324,3 +324,25 @@ TEST(AdaptivePolicy, ProbingUpwardCostsOneRefusalAProbe) {
     EXPECT_LE(refused, 1 + 20'000 / 500);
     EXPECT_LT(refused * 100.0 / 20'000, 0.25);
 }
+
+TEST(AdaptivePolicy, RestoredLimitProbesAndIsForgottenFromItsTime) {
+    AdaptiveSettings s;
+    s.forget_time_ms = 3'600'000;
+    s.probe_time_ms = 300'000;
+    s.probe_deliveries = 0;
+    AdaptivePolicy p(s);
+    // Learned at 1,000,000 by an earlier run, taken up 100 s later.
+    p.restore(d, Limit{4, 0}, 1'000'000);
+    EXPECT_EQ(p.limit(d), (Limit{4, 0}));
+    // The quiet time counts from when it was learned: a probe at 300 s.
+    EXPECT_FALSE(p.delivery(d, std::nullopt, 4, 1'299'999));
+    auto c = p.delivery(d, std::nullopt, 4, 1'300'000);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->why, Why::probe);
+    EXPECT_EQ(c->after, (Limit{5, 0}));
+    // And forgetting from the last probe.
+    EXPECT_TRUE(p.sweep(1'300'000 + 3'599'999).empty());
+    auto gone = p.sweep(1'300'000 + 3'600'000);
+    ASSERT_EQ(gone.size(), 1u);
+    EXPECT_EQ(gone[0].before, (Limit{5, 0}));
+}

@@ -154,3 +154,47 @@ TEST_F(Adaptive, OnlyListedTransportsAreCovered) {
     auto busy = select(1, 1, "relay");
     EXPECT_FALSE(adaptive->covers(*busy[0]->queue->transport));
 }
+
+TEST_F(Adaptive, LimitsKeptFromAnEarlierRunAreTakenUpAndForgotten) {
+    std::vector<std::pair<core::AdminTarget, core::LearnedLimit>> told;
+    adaptive->observe(
+        [&](const core::AdminTarget& t, const core::LearnedLimit& l) { told.emplace_back(t, l); });
+    // Learned 100 s before now (1,000,000 ms), forgotten after an hour.
+    EXPECT_TRUE(adaptive->restore(smtp_d, {3, 2}, 900, 1'000'000));
+    EXPECT_EQ(sched->learned_limits().at(smtp_d), (core::LearnedLimit{3, 2}));
+    // The queue made later has it.
+    auto busy = select(2, 1);
+    EXPECT_EQ(busy[0]->queue->learned, (core::LearnedLimit{3, 2}));
+    EXPECT_TRUE(told.empty()); // nothing changed
+    // Transports that learn nothing now, limits past their time, and empty
+    // limits are not taken up.
+    EXPECT_FALSE(adaptive->restore({"relay", "d.example"}, {3, 0}, 900, 1'000'000));
+    EXPECT_FALSE(adaptive->restore({"smtp", "old.example"}, {3, 0}, 1000 - 3600, 1'000'000));
+    EXPECT_FALSE(adaptive->restore({"smtp", "none.example"}, {}, 900, 1'000'000));
+    EXPECT_EQ(sched->learned_limits().size(), 1u);
+    // An hour after it was learned it is forgotten, and the observer told.
+    adaptive->sweep(900'000 + 3'599'000);
+    EXPECT_TRUE(told.empty());
+    adaptive->sweep(900'000 + 3'600'000);
+    ASSERT_EQ(told.size(), 1u);
+    EXPECT_EQ(told[0].first, smtp_d);
+    EXPECT_FALSE(told[0].second.any());
+    EXPECT_TRUE(sched->learned_limits().empty());
+}
+
+TEST_F(Adaptive, ChangesAreToldToTheObserver) {
+    std::vector<core::LearnedLimit> told;
+    adaptive->observe([&](const core::AdminTarget& t, const core::LearnedLimit& l) {
+        EXPECT_EQ(t, smtp_d);
+        told.push_back(l);
+    });
+    auto busy = select(10, 5);
+    core::DeliveryResult r{core::DeliveryResult::Kind::replied,
+                           -1,
+                           {"4.7.0", "host mx[192.0.2.1] refused to talk to me: 421 4.7.0 Error: "
+                                     "too many connections from 192.0.2.9"}};
+    adaptive->delivered(*busy[4], 5, r, 1'000'000, 0);
+    ASSERT_EQ(told.size(), 1u);
+    EXPECT_EQ(told[0], (core::LearnedLimit{4, 0}));
+    sched->delivery_done(busy[4], r);
+}

@@ -61,14 +61,24 @@ struct DestinationStateTest : ::testing::Test {
 
     // A scheduler at clock.t with the state kept in the store at `path`,
     // restored from it.
-    void start() {
+    // `learned` is offered the stored learned limits.
+    void start(const DestinationState::LearnedRestore& learned = {}) {
         sched = std::make_unique<core::Scheduler>(
             core::SchedulerConfig{}, [this](const std::string&) { return tc; }, drv);
         drv.sched = sched.get();
         sched->set_time(clock.t);
         ds = std::make_unique<DestinationState>(io, clock, open_store(), 86400, "retry");
         drv.state = ds.get();
-        ds->restore(*sched);
+        ds->restore(*sched, learned);
+    }
+    // A stored record of smtp's `dest`, last changed at `updated`.
+    static state::DestinationRecord record(const std::string& dest, int64_t updated = 990) {
+        state::DestinationRecord r;
+        r.transport = "smtp";
+        r.destination = dest;
+        r.nexthop = dest;
+        r.updated_at = updated;
+        return r;
     }
     // Stops the state (committing everything) and reads the store back.
     std::map<std::string, state::DestinationRecord> stored() {
@@ -166,8 +176,8 @@ TEST_F(DestinationStateTest, WindowIsWrittenAfterFeedback) {
 
 TEST_F(DestinationStateTest, ChangesGoOutWithinASecondWithoutAShutdown) {
     start();
-    message("A", 1, "down.example");
-    deliver_all(refused, 1);
+    message("A", 1, "up.example");
+    deliver_all({"2.0.0", "250 ok"});
     // The flush timer's handler is the one thing the loop has to run.
     ASSERT_EQ(io.run_one_for(std::chrono::seconds(30)), 1u);
     ds->drain();
@@ -177,18 +187,78 @@ TEST_F(DestinationStateTest, ChangesGoOutWithinASecondWithoutAShutdown) {
     fs::copy_file(path, copy);
     auto loaded = state::Store::open(copy, no_warning)->load(0, no_warning);
     ASSERT_EQ(loaded.records.size(), 1u);
+    EXPECT_EQ(loaded.records[0].destination, "up.example");
+    EXPECT_EQ(loaded.records[0].last_dsn_text, "250 ok");
+}
+
+TEST_F(DestinationStateTest, DeathGoesToTheWriterAtOnce) {
+    start();
+    message("A", 2, "down.example");
+    deliver_all(refused, 1);
+    // No flush timer ran: the death went to the writer with the call that
+    // reported it.  Once the writer has committed it, what a kill -9 would
+    // leave behind (a copy, since one process must not open an environment
+    // twice):
+    ds->drain();
+    std::string copy = dir + "/copy.lmdb";
+    fs::copy_file(path, copy);
+    auto loaded = state::Store::open(copy, no_warning)->load(0, no_warning);
+    ASSERT_EQ(loaded.records.size(), 1u);
     EXPECT_EQ(loaded.records[0].destination, "down.example");
-    EXPECT_GT(loaded.records[0].dead_until, 0);
+    EXPECT_EQ(loaded.records[0].dead_until, 1000 + core::SchedulerConfig{}.minimal_backoff_time);
+    EXPECT_EQ(loaded.records[0].dead_reason, "delivery temporarily suspended: " + refused.reason);
+}
+
+TEST_F(DestinationStateTest, LearnedLimitsAreWrittenAndForgotten) {
+    start();
+    ds->learned_changed({"smtp", "a.example"}, {3, 0});
+    ds->learned_changed({"smtp", "b.example"}, {0, 4});
+    ds->learned_changed({"retry", "x"}, {1, 0}); // not a destination
+    clock.t = 1010;
+    ds->learned_changed({"smtp", "b.example"}, {});
+    auto s = stored();
+    ASSERT_TRUE(s.contains("smtp a.example"));
+    EXPECT_EQ(s.at("smtp a.example").learned_concurrency, 3);
+    EXPECT_EQ(s.at("smtp a.example").learned_rate_delay, 0);
+    EXPECT_EQ(s.at("smtp a.example").learned_at, 1000);
+    ASSERT_TRUE(s.contains("smtp b.example"));
+    EXPECT_EQ(s.at("smtp b.example").learned_rate_delay, 0);
+    EXPECT_EQ(s.at("smtp b.example").learned_at, 0);
+    EXPECT_EQ(s.at("smtp b.example").updated_at, 1010);
+    EXPECT_FALSE(s.contains("retry x"));
+}
+
+TEST_F(DestinationStateTest, LearnedLimitsAreOfferedAtRestore) {
+    auto rec = [](std::string dest, int concurrency, int rate_delay, int64_t at) {
+        state::DestinationRecord r = record(dest);
+        r.learned_concurrency = concurrency;
+        r.learned_rate_delay = rate_delay;
+        r.learned_at = at;
+        return r;
+    };
+    put({rec("a.example", 3, 0, 900), rec("b.example", 0, 5, 950), rec("c.example", 0, 0, 0)});
+    std::map<std::string, std::pair<core::LearnedLimit, int64_t>> offered;
+    start([&](const core::AdminTarget& t, const core::LearnedLimit& l, int64_t at) {
+        offered[t.text()] = {l, at};
+        return t.queue == "a.example"; // b is not taken up
+    });
+    ASSERT_EQ(offered.size(), 2u);
+    EXPECT_EQ(offered.at("smtp:a.example"), std::make_pair(core::LearnedLimit{3, 0}, int64_t{900}));
+    EXPECT_EQ(offered.at("smtp:b.example"), std::make_pair(core::LearnedLimit{0, 5}, int64_t{950}));
+    // What was not taken up is dropped with the record's next write.
+    EXPECT_EQ(ds->records().at(state::record_key("smtp", "b.example")).learned_at, 0);
+    EXPECT_EQ(ds->records().at(state::record_key("smtp", "a.example")).learned_at, 900);
+    message("B", 1, "b.example");
+    ds->queue_changed(*sched->transport("smtp").queue_by_name.at("b.example"));
+    auto s = stored();
+    EXPECT_EQ(s.at("smtp a.example").learned_concurrency, 3);
+    EXPECT_EQ(s.at("smtp b.example").learned_rate_delay, 0);
 }
 
 TEST_F(DestinationStateTest, RestoreBringsBackDeathsAndWindows) {
     auto rec = [](std::string dest, int window, int64_t dead_until, int64_t updated = 990) {
-        state::DestinationRecord r;
-        r.transport = "smtp";
-        r.destination = dest;
-        r.nexthop = dest;
+        state::DestinationRecord r = record(dest, updated);
         r.window = window;
-        r.updated_at = updated;
         if (dead_until) {
             r.dead_until = dead_until;
             r.dead_status = "4.4.1";

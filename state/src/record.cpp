@@ -1,9 +1,12 @@
-// The record's byte format, version 1, all integers little-endian:
-//   u8 version, u8 flags (bit 0: learned_limit present),
-//   i64 dead_until, i64 last_delivery, i64 updated_at,
-//   i32 window, i32 learned_limit,
+// The record's byte format, version 2, all integers little-endian:
+//   u8 version, u8 flags (none defined: 0),
+//   i64 dead_until, i64 last_delivery, i64 updated_at, i64 learned_at,
+//   i32 window, i32 learned_concurrency, i32 learned_rate_delay,
 //   then five strings, each a u16 length and its bytes: nexthop,
 //   dead_status, dead_reason, last_dsn_status, last_dsn_text.
+// Version 1 (still read; written before learned limits were kept) had no
+// learned_at and no learned_rate_delay, and flag bit 0 said whether its
+// i32 after the window, a learned concurrency, was there.
 // A decoder accepts exactly that, so a damaged value is refused rather than
 // read as something else.  A later version gets a new first byte.
 #include "cqmgr/state/record.hpp"
@@ -14,7 +17,7 @@ namespace cqmgr::state {
 
 namespace {
 
-constexpr uint8_t flag_learned_limit = 1;
+constexpr uint8_t v1_flag_learned = 1;
 constexpr size_t max_string = std::numeric_limits<uint16_t>::max();
 
 // Appends `v` as `n` little-endian bytes.
@@ -81,15 +84,17 @@ std::string record_key(std::string_view transport, std::string_view destination)
 
 std::string encode_record(const DestinationRecord& r) {
     std::string out;
-    out.reserve(2 + 3 * 8 + 2 * 4 + 5 * 2 + r.nexthop.size() + r.dead_status.size() +
+    out.reserve(2 + 4 * 8 + 3 * 4 + 5 * 2 + r.nexthop.size() + r.dead_status.size() +
                 r.dead_reason.size() + r.last_dsn_status.size() + r.last_dsn_text.size());
     put_int(out, record_format, 1);
-    put_int(out, r.learned_limit ? flag_learned_limit : 0, 1);
+    put_int(out, 0, 1);
     put_int(out, static_cast<uint64_t>(r.dead_until), 8);
     put_int(out, static_cast<uint64_t>(r.last_delivery), 8);
     put_int(out, static_cast<uint64_t>(r.updated_at), 8);
+    put_int(out, static_cast<uint64_t>(r.learned_at), 8);
     put_int(out, static_cast<uint32_t>(r.window), 4);
-    put_int(out, static_cast<uint32_t>(r.learned_limit.value_or(0)), 4);
+    put_int(out, static_cast<uint32_t>(r.learned_concurrency), 4);
+    put_int(out, static_cast<uint32_t>(r.learned_rate_delay), 4);
     put_string(out, r.nexthop);
     put_string(out, r.dead_status);
     put_string(out, r.dead_reason);
@@ -110,16 +115,19 @@ std::optional<DestinationRecord> decode_record(std::string_view key, std::string
     r.destination = std::string(key.substr(nul + 1));
     Reader in(value);
     uint64_t version = in.u(1);
-    if (in.ok() && version != record_format) {
+    if (in.ok() && version != 1 && version != record_format) {
         error = "unknown record version " + std::to_string(version);
         return std::nullopt;
     }
+    const uint64_t known_flags = version == 1 ? v1_flag_learned : 0;
     uint64_t flags = in.u(1);
     r.dead_until = in.i64();
     r.last_delivery = in.i64();
     r.updated_at = in.i64();
+    if (version != 1) r.learned_at = in.i64();
     r.window = in.i32();
-    int32_t limit = in.i32();
+    r.learned_concurrency = in.i32();
+    if (version != 1) r.learned_rate_delay = in.i32();
     r.nexthop = in.str();
     r.dead_status = in.str();
     r.dead_reason = in.str();
@@ -133,13 +141,19 @@ std::optional<DestinationRecord> decode_record(std::string_view key, std::string
         error = "trailing bytes in record";
         return std::nullopt;
     }
-    if ((flags & ~uint64_t{flag_learned_limit}) != 0 || r.window < 0 || r.dead_until < 0 ||
-        r.last_delivery < 0 || r.updated_at < 0 || limit < 0 ||
-        (r.dead_until > 0) != !r.dead_status.empty()) {
+    if (version == 1) {
+        // A learned concurrency of version 1 counts from the record's change.
+        if (!(flags & v1_flag_learned)) r.learned_concurrency = 0;
+        if (r.learned_concurrency > 0) r.learned_at = r.updated_at;
+    }
+    const bool learned = r.learned_concurrency > 0 || r.learned_rate_delay > 0;
+    if ((flags & ~known_flags) != 0 || r.window < 0 || r.dead_until < 0 || r.last_delivery < 0 ||
+        r.updated_at < 0 || r.learned_at < 0 || r.learned_concurrency < 0 ||
+        r.learned_rate_delay < 0 || (r.dead_until > 0) != !r.dead_status.empty() ||
+        learned != (r.learned_at > 0)) {
         error = "bad field in record";
         return std::nullopt;
     }
-    if (flags & flag_learned_limit) r.learned_limit = limit;
     return r;
 }
 

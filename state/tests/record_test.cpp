@@ -32,10 +32,51 @@ DestinationRecord round_trip(const DestinationRecord& r) {
 TEST(Record, RoundTrip) {
     DestinationRecord r = sample();
     EXPECT_EQ(round_trip(r), r);
-    r.learned_limit = 12;
+    r.learned_concurrency = 12;
+    r.learned_at = 1763999000;
     EXPECT_EQ(round_trip(r), r);
-    r.learned_limit = 0;
+    r.learned_rate_delay = 3;
     EXPECT_EQ(round_trip(r), r);
+    r.learned_concurrency = 0;
+    EXPECT_EQ(round_trip(r), r);
+}
+
+// A value of version 1, as the first stores were written: the sample's
+// fields, and a learned concurrency of `learned` (flag bit 0) if not 0.
+std::string version1(const DestinationRecord& r, int learned) {
+    std::string v;
+    auto put = [&v](uint64_t x, int n) {
+        for (int i = 0; i < n; ++i)
+            v.push_back(static_cast<char>((x >> (8 * i)) & 0xff));
+    };
+    put(1, 1);
+    put(learned ? 1 : 0, 1);
+    put(static_cast<uint64_t>(r.dead_until), 8);
+    put(static_cast<uint64_t>(r.last_delivery), 8);
+    put(static_cast<uint64_t>(r.updated_at), 8);
+    put(static_cast<uint32_t>(r.window), 4);
+    put(static_cast<uint32_t>(learned), 4);
+    for (const std::string* s :
+         {&r.nexthop, &r.dead_status, &r.dead_reason, &r.last_dsn_status, &r.last_dsn_text}) {
+        put(s->size(), 2);
+        v += *s;
+    }
+    return v;
+}
+
+TEST(Record, Version1IsStillRead) {
+    DestinationRecord r = sample();
+    std::string key = record_key(r.transport, r.destination);
+    std::string error;
+    auto back = decode_record(key, version1(r, 0), error);
+    ASSERT_TRUE(back) << error;
+    EXPECT_EQ(*back, r);
+    // Its learned concurrency counts from the record's last change.
+    back = decode_record(key, version1(r, 6), error);
+    ASSERT_TRUE(back) << error;
+    EXPECT_EQ(back->learned_concurrency, 6);
+    EXPECT_EQ(back->learned_rate_delay, 0);
+    EXPECT_EQ(back->learned_at, r.updated_at);
 }
 
 TEST(Record, AliveAndEmpty) {
@@ -81,10 +122,10 @@ TEST(Record, TrailingBytesAreRefused) {
 
 TEST(Record, UnknownVersionIsRefused) {
     std::string v = encode_record(sample());
-    v[0] = 2;
+    v[0] = 3;
     std::string error;
     EXPECT_FALSE(decode_record(record_key("smtp", "x"), v, error));
-    EXPECT_EQ(error, "unknown record version 2");
+    EXPECT_EQ(error, "unknown record version 3");
 }
 
 TEST(Record, BadKeysAreRefused) {
@@ -103,8 +144,18 @@ TEST(Record, InconsistentFieldsAreRefused) {
     r.window = -1;
     EXPECT_FALSE(decode_record(record_key("smtp", "x"), encode_record(r), error));
     std::string v = encode_record(sample());
-    v[1] = 4; // an unknown flag
+    v[1] = 1; // an unknown flag (version 1's only flag is not one of version 2)
     EXPECT_FALSE(decode_record(record_key("smtp", "x"), v, error));
+    r = sample();
+    r.learned_concurrency = 3; // learned, but not when
+    EXPECT_FALSE(decode_record(record_key("smtp", "x"), encode_record(r), error));
+    r = sample();
+    r.learned_at = 1763999000; // when, but nothing learned
+    EXPECT_FALSE(decode_record(record_key("smtp", "x"), encode_record(r), error));
+    r = sample();
+    r.learned_rate_delay = -2;
+    r.learned_at = 1763999000;
+    EXPECT_FALSE(decode_record(record_key("smtp", "x"), encode_record(r), error));
 }
 
 // Every single flipped byte either is refused or decodes to some record:

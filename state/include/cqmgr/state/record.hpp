@@ -21,8 +21,13 @@ struct DestinationRecord {
     // The concurrency window after the last feedback while alive; 0 =
     // unknown (never measured, or the destination died since).
     int window = 0;
-    // The limit adaptive concurrency learned for this destination, if any.
-    std::optional<int> learned_limit;
+    // What the adaptive limits learned for this destination: a cap on its
+    // deliveries at once and a pause after each (seconds), 0 = none; and
+    // when that limit was last set (a strike or a probe, Unix seconds;
+    // forgetting counts from there), 0 = nothing learned.
+    int learned_concurrency = 0;
+    int learned_rate_delay = 0;
+    int64_t learned_at = 0;
     // When the last delivery to it ended (the destination rate delay counts
     // from there); 0 = none.
     int64_t last_delivery = 0;
@@ -36,7 +41,8 @@ struct DestinationRecord {
 };
 
 // The current version of the record's byte format (its first byte).
-inline constexpr uint8_t record_format = 1;
+// decode_record() reads version 1 too.
+inline constexpr uint8_t record_format = 2;
 
 // The store key of a record: transport and destination, separated by a NUL
 // (a transport name never holds one).
