@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <regex>
 
 namespace fs = std::filesystem;
 
@@ -64,6 +65,23 @@ std::string sanitizer_wrapper(const std::string& cqmgr_path, bool leak_check) {
     return script;
 }
 
+// Drops each line whose first word is a syslog name ending in "/qmgr", with
+// or without a pid, followed by ": ".
+std::string without_log_lines(const std::string& text) {
+    static const std::regex log_line(R"(^[^\s:\[\]]+/qmgr(\[[0-9]+\])?: .*)");
+    std::string out;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t nl = text.find('\n', pos);
+        std::size_t end = nl == std::string::npos ? text.size() : nl + 1;
+        std::string line = text.substr(pos, end - pos);
+        std::string bare = line.back() == '\n' ? line.substr(0, line.size() - 1) : line;
+        if (!std::regex_match(bare, log_line)) out += line;
+        pos = end;
+    }
+    return out;
+}
+
 // Sorted by name, so that the reports of one run come out in a stable order.
 std::vector<std::string> sanitizer_reports(const std::string& dir, std::size_t max_lines) {
     std::vector<std::string> names;
@@ -74,7 +92,8 @@ std::vector<std::string> sanitizer_reports(const std::string& dir, std::size_t m
     std::vector<std::string> out;
     for (const auto& name : names) {
         std::string text;
-        if (!read_file_if_exists(dir + "/" + name, text) || text.empty()) continue;
+        if (!read_file_if_exists(dir + "/" + name, text) || without_log_lines(text).empty())
+            continue;
         out.push_back("sanitizer report " + name + " (cqmgr pid " +
                       name.substr(name.rfind('.') + 1) + "):\n" + head(text, max_lines));
     }

@@ -23,8 +23,14 @@ const char* sanitizer_report_dir();
 // report its own fatal error instead of leaks.
 std::string sanitizer_wrapper(const std::string& cqmgr_path, bool leak_check = true);
 
-// One failure per non-empty report file in `dir`: the file name and its text
-// (the first `max_lines` lines of it).
+// `text` without cqmgr's own log lines ("NAME/qmgr[PID]: ..." or
+// "NAME/qmgr: ..."): when postlogd has already gone at teardown, cqmgr's
+// last log lines fall back to stderr, which is the report file here, and
+// they are no finding.
+std::string without_log_lines(const std::string& text);
+
+// One failure per report file in `dir` with anything in it but cqmgr's own
+// log lines: the file name and its text (the first `max_lines` lines of it).
 std::vector<std::string> sanitizer_reports(const std::string& dir, std::size_t max_lines = 120);
 
 } // namespace compat

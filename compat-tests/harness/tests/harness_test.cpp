@@ -698,6 +698,10 @@ TEST(Sanitizer, EachNonEmptyReportIsAFailure) {
     EXPECT_TRUE(sanitizer_reports(dir.path()).empty());
     EXPECT_TRUE(sanitizer_reports(dir.path() + "/missing").empty());
     write_file(dir.path() + "/cqmgr.41", ""); // opened, nothing written: no finding
+    // cqmgr's own log lines, on stderr once postlogd has gone: no finding.
+    write_file(dir.path() + "/cqmgr.40",
+               "postfix/qmgr[40]: master status channel readable: master has gone away\n"
+               "postfix-out/qmgr: cannot connect to postlog socket /x\n");
     std::string report;
     for (int i = 0; i < 10; ++i) {
         report += "line ";
@@ -711,4 +715,7 @@ TEST(Sanitizer, EachNonEmptyReportIsAFailure) {
     EXPECT_EQ(f[0].rfind("sanitizer report cqmgr.42 (cqmgr pid 42):\n==42==ERROR", 0), 0u) << f[0];
     EXPECT_NE(f[1].find("line 3\n... (6 more lines)"), std::string::npos) << f[1];
     EXPECT_EQ(f[1].find("line 4"), std::string::npos) << f[1];
+    // Anything else next to log lines still is one.
+    EXPECT_EQ(without_log_lines("postfix/qmgr[7]: x\n==7==ERROR: LeakSanitizer\nqmgr[7]: y"),
+              "==7==ERROR: LeakSanitizer\nqmgr[7]: y");
 }
