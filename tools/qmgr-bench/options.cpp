@@ -18,6 +18,15 @@ double number(const std::string& opt, const std::string& v) {
     return d;
 }
 
+// A whole number >= 1 from an option value; throws naming the option if it
+// is not one.
+int count(const std::string& opt, const std::string& v) {
+    double d = number(opt, v);
+    if (d < 1 || d != static_cast<int>(d))
+        throw compat::Error(opt + ": expected a whole number >= 1, found " + std::to_string(d));
+    return static_cast<int>(d);
+}
+
 } // namespace
 
 // Accepts "--opt VALUE" and "--opt=VALUE".
@@ -40,11 +49,7 @@ Options parse_options(int argc, char** argv) {
             return argv[++i];
         };
         if (a == "--pairs") {
-            double p = number(a, next());
-            if (p < 1 || p != static_cast<int>(p))
-                throw compat::Error("--pairs: expected a whole number >= 1, found " +
-                                    std::to_string(p));
-            o.pairs = static_cast<int>(p);
+            o.pairs = count(a, next());
         } else if (a == "--workload") {
             std::string list = next();
             size_t pos = 0;
@@ -59,11 +64,7 @@ Options parse_options(int argc, char** argv) {
             o.scale = number(a, v);
             if (!(o.scale > 0)) throw compat::Error("--scale: expected a number > 0, found " + v);
         } else if (a == "--recovery-rate") {
-            double r = number(a, next());
-            if (r < 1 || r != static_cast<int>(r))
-                throw compat::Error("--recovery-rate: expected a whole number >= 1, found " +
-                                    std::to_string(r));
-            o.recovery_rate = static_cast<int>(r);
+            o.recovery_rate = count(a, next());
         } else if (a == "--cqmgr") {
             o.cqmgr_path = next();
         } else if (a == "--attach") {
@@ -79,11 +80,7 @@ Options parse_options(int argc, char** argv) {
         } else if (a == "--cluster") {
             o.cluster = true;
         } else if (a == "--cluster-rate") {
-            double r = number(a, next());
-            if (r < 1 || r != static_cast<int>(r))
-                throw compat::Error("--cluster-rate: expected a whole number >= 1, found " +
-                                    std::to_string(r));
-            o.cluster_rate = static_cast<int>(r);
+            o.cluster_rate = count(a, next());
         } else if (a == "--side") {
             o.side = next();
             if (o.side != "stock" && o.side != "cqmgr")
