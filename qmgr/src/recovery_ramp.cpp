@@ -41,6 +41,16 @@ bool RecoveryRamp::may_pass(const std::string& destination, int64_t now_us, bool
     return take ? b.take(now_us) : b.ready(now_us);
 }
 
+template <class F> void RecoveryRamp::for_each_bucket(const std::string& id, F f) {
+    const DeferredIndex::Destinations* d = index_.find(id, clock_.now());
+    if (d && !d->empty()) {
+        for (const std::string* dest : *d)
+            f(*dest);
+    } else {
+        f(unknown_destination);
+    }
+}
+
 void RecoveryRamp::begin_pass() {
     if (in_pass_) return;
     in_pass_ = true;
@@ -51,13 +61,9 @@ bool RecoveryRamp::hold_unseen(const std::string& id) {
     if (!on() || !ramp_only_pass_) return false;
     begin_pass();
     int64_t now_us = micros(clock_.precise());
-    const DeferredIndex::Destinations* d = index_.find(id, clock_.now());
-    if (d && !d->empty()) {
-        for (const std::string* dest : *d)
-            if (may_pass(*dest, now_us, false)) return false;
-    } else if (may_pass(unknown_destination, now_us, false)) {
-        return false;
-    }
+    bool any = false;
+    for_each_bucket(id, [&](const std::string& b) { any = any || may_pass(b, now_us, false); });
+    if (any) return false;
     ++held_;
     return true;
 }
@@ -70,13 +76,9 @@ bool RecoveryRamp::admit(const std::string& id, int scan_flags, mode_t mode) {
     begin_pass();
     int64_t now_us = micros(clock_.precise());
     admitted_from_.clear();
-    const DeferredIndex::Destinations* d = index_.find(id, clock_.now());
-    if (d && !d->empty()) {
-        for (const std::string* dest : *d)
-            if (may_pass(*dest, now_us)) admitted_from_.push_back(*dest);
-    } else if (may_pass(unknown_destination, now_us)) {
-        admitted_from_.push_back(unknown_destination);
-    }
+    for_each_bucket(id, [&](const std::string& b) {
+        if (may_pass(b, now_us)) admitted_from_.push_back(b);
+    });
     if (admitted_from_.empty()) {
         ++held_;
         return false;

@@ -99,6 +99,9 @@ class RecoveryRamp {
     // True when `destination`'s bucket may let one more message through
     // (taking its token when `take`).
     bool may_pass(const std::string& destination, int64_t now_us, bool take = true);
+    // Calls `f` with each bucket message `id` takes from: its destinations'
+    // when it is in the index, else the shared one ("").
+    template <class F> void for_each_bucket(const std::string& id, F f);
     // Notes the start of a pass at its first look-up.
     void begin_pass();
     // Forgets old index entries and full buckets, once per queue run.
