@@ -159,23 +159,22 @@ void ClusterLimits::apply(Gate& g) {
         sched_.gate_set(*q, gate_value(g));
 }
 
+GateCounts ClusterLimits::counts(Gate& g) {
+    GateCounts c;
+    c.mark_pending = g.mark_pending;
+    c.limit = g.limit;
+    c.shared = shared();
+    c.leases = static_cast<int>(g.leases.size());
+    c.busy = g.busy;
+    c.closing = g.closing;
+    if (g.limit > 0) c.scope_busy = local_busy_[g.lease_scope];
+    c.rate = g.rate.has_value();
+    c.tokens = g.tokens;
+    return c;
+}
+
 std::optional<int> ClusterLimits::gate_value(Gate& g) {
-    if (g.mark_pending) return 0;
-    std::optional<int> gate;
-    if (g.limit > 0) {
-        if (shared()) {
-            gate = std::max(0, static_cast<int>(g.leases.size()) - g.closing);
-        } else {
-            // This host alone keeps the limit: its deliveries in the scope.
-            int others = local_busy_[g.lease_scope] - g.busy - g.closing;
-            gate = std::max(0, g.limit - others - g.closing);
-        }
-    }
-    if (g.rate) {
-        int r = g.busy + g.tokens;
-        gate = gate ? std::min(*gate, r) : r;
-    }
-    return gate;
+    return gate_allowance(counts(g));
 }
 
 void ClusterLimits::refresh() {
@@ -191,10 +190,7 @@ void ClusterLimits::want(Gate& g) {
     int window = q->cap && q->cap->concurrency < q->window ? q->cap->concurrency : q->window;
     bool waiting = q->selectable_count() > 0 && g.busy < window;
     if (!waiting) return;
-    if (g.limit > 0 && shared() && !g.lease_asking && !g.retry_armed &&
-        static_cast<int>(g.leases.size()) <= g.busy + g.closing &&
-        static_cast<int>(g.leases.size()) < window + g.closing)
-        ask_lease(g);
+    if (!g.lease_asking && !g.retry_armed && lease_wanted(counts(g), window)) ask_lease(g);
     if (g.rate && g.tokens == 0 && !g.rate_asking && !g.rate_waiting) ask_token(g);
     if (g.limit > 0 && !shared()) apply(g);
 }
@@ -360,7 +356,7 @@ void ClusterLimits::trim(Gate& g, const core::Queue* q) {
     if (!shared_ || g.leases.empty()) return;
     // Keep a lease for each delivery in flight and, while mail waits, one
     // for the next one.
-    size_t keep = static_cast<size_t>(g.busy + g.closing) + (q->selectable_count() > 0 ? 1 : 0);
+    auto keep = static_cast<size_t>(leases_to_keep(counts(g), q->selectable_count() > 0));
     while (g.leases.size() > keep) {
         shared_->lease_release(g.lease_scope, g.leases.back());
         g.leases.pop_back();

@@ -33,6 +33,7 @@
 // queue (and host) it covers.
 #pragma once
 
+#include "cluster_gate.hpp"
 #include "cqmgr/cluster/gcra.hpp"
 #include "cqmgr/cluster/shared_state.hpp"
 #include "cqmgr/conf/lookup_table.hpp"
@@ -85,6 +86,8 @@ class ClusterLimits {
     Gate* gate_for(const std::string& key);
     // Sets the core's gate of `g`'s queue from what `g` holds.
     void apply(Gate& g);
+    // What `g` holds and has in flight, for the gate's arithmetic.
+    GateCounts counts(Gate& g);
     // The gate that what `g` holds allows.
     std::optional<int> gate_value(Gate& g);
     // Asks for what `g` needs, if anything.

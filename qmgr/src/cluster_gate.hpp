@@ -1,0 +1,46 @@
+// The arithmetic of a cluster gate (cluster_limits.hpp): how many
+// deliveries a queue may have in flight given what it holds of a shared
+// limit, when to ask for another lease, and how many leases to keep.  Kept
+// apart from the asynchronous plumbing so that it can be tested alone.
+#pragma once
+
+#include <optional>
+
+namespace cqmgr::qmgr {
+
+// What one queue's gate holds and has in flight.
+struct GateCounts {
+    // Its dead mark is still being read: nothing may start.
+    bool mark_pending = false;
+    // The concurrency limit of its scope (0: none).
+    int limit = 0;
+    // Redis is up, so the leases held are what counts; else this host
+    // alone keeps the limit.
+    bool shared = false;
+    int leases = 0;
+    // This queue's deliveries in flight, and those ended less than the
+    // linger time ago.
+    int busy = 0;
+    int closing = 0;
+    // This host's deliveries in the whole scope (busy and closing, every
+    // queue the scope covers).
+    int scope_busy = 0;
+    // A rate applies, and the tokens held (0 or 1).
+    bool rate = false;
+    int tokens = 0;
+};
+
+// The number of deliveries the queue may have in flight (its core gate),
+// or nullopt when no limit applies.
+std::optional<int> gate_allowance(const GateCounts& c);
+
+// Whether one more lease is worth asking for, for a queue whose window is
+// `window` and which has mail waiting: every lease held is in use and the
+// window has room for another delivery.
+bool lease_wanted(const GateCounts& c, int window);
+
+// How many leases to keep: one per delivery in flight or closing, and one
+// for the next delivery while mail waits.
+int leases_to_keep(const GateCounts& c, bool mail_waiting);
+
+} // namespace cqmgr::qmgr
