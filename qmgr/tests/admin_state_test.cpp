@@ -2,11 +2,10 @@
 // too (the reader logs them), a corrupt file ignored, and the atomic replacement
 // through a directory descriptor, in a temporary directory.
 #include "admin_state.hpp"
+#include "temp_dir.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <gtest/gtest.h>
-#include <sstream>
 #include <unistd.h>
 
 using namespace cqmgr;
@@ -14,24 +13,6 @@ using namespace cqmgr::qmgr;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        char tmpl[] = "/tmp/cqmgr-admin-state-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~TempDir() { fs::remove_all(path); }
-    std::string read(const std::string& name) const {
-        std::ifstream in(path / name);
-        std::stringstream ss;
-        ss << in.rdbuf();
-        return ss.str();
-    }
-    void write(const std::string& name, const std::string& text) const {
-        std::ofstream(path / name) << text;
-    }
-};
 
 std::vector<AdminRecord> sample() {
     return {
@@ -71,12 +52,12 @@ TEST(AdminState, MalformedDocumentsAreRefused) {
 }
 
 TEST(AdminState, SavesAtomicallyAndLoadsBack) {
-    TempDir dir;
-    AdminState state(AdminState::open_directory(dir.path), dir.path);
+    TempDir dir("cqmgr-admin-state");
+    AdminState state(AdminState::open_directory(dir.path()), dir.path());
     EXPECT_TRUE(state.load().empty()); // no file yet
     ASSERT_TRUE(state.save(sample()));
-    EXPECT_FALSE(fs::exists(dir.path / "cqmgr-control.json.tmp"));
-    EXPECT_EQ(fs::status(dir.path / "cqmgr-control.json").permissions() & fs::perms::all,
+    EXPECT_FALSE(fs::exists(dir.path() / "cqmgr-control.json.tmp"));
+    EXPECT_EQ(fs::status(dir.path() / "cqmgr-control.json").permissions() & fs::perms::all,
               fs::perms::owner_read | fs::perms::owner_write);
     EXPECT_EQ(state.load(), sample());
     ASSERT_TRUE(state.save({}));
@@ -85,20 +66,20 @@ TEST(AdminState, SavesAtomicallyAndLoadsBack) {
 
 TEST(AdminState, WorksThroughTheDescriptorOnceTheDirectoryIsRenamed) {
     // As in a chroot, where the directory's path no longer leads to it.
-    TempDir dir;
-    fs::path inner = dir.path / "data";
+    TempDir dir("cqmgr-admin-state");
+    fs::path inner = dir.path() / "data";
     fs::create_directory(inner);
     AdminState state(AdminState::open_directory(inner), inner);
-    fs::rename(inner, dir.path / "moved");
+    fs::rename(inner, dir.path() / "moved");
     ASSERT_TRUE(state.save(sample()));
-    EXPECT_TRUE(fs::exists(dir.path / "moved" / "cqmgr-control.json"));
+    EXPECT_TRUE(fs::exists(dir.path() / "moved" / "cqmgr-control.json"));
     EXPECT_EQ(state.load(), sample());
 }
 
 TEST(AdminState, CorruptFileIsIgnored) {
-    TempDir dir;
+    TempDir dir("cqmgr-admin-state");
     dir.write("cqmgr-control.json", "{\"version\":1,\"suspend\":[");
-    AdminState state(AdminState::open_directory(dir.path), dir.path);
+    AdminState state(AdminState::open_directory(dir.path()), dir.path());
     EXPECT_TRUE(state.load().empty());
     // Saving replaces it.
     ASSERT_TRUE(state.save(sample()));

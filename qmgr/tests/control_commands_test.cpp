@@ -2,6 +2,7 @@
 // log lines as docs/control-protocol.md shows them, their replies, the kept
 // settings (in a temporary data directory), expiry and restore.
 #include "control_commands.hpp"
+#include "temp_dir.hpp"
 
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -39,7 +40,8 @@ struct Driver final : core::Driver {
 };
 
 struct Control : ::testing::Test {
-    fs::path dir;
+    TempDir tmp{"cqmgr-control"};
+    fs::path dir = tmp.path();
     FakeClock clock;
     Driver driver;
     std::vector<std::unique_ptr<core::Message>> msgs; // outlive the scheduler
@@ -51,15 +53,10 @@ struct Control : ::testing::Test {
     // What the flush service callback answers.
     ControlCommands::FlushDeferred flush_answer = ControlCommands::FlushDeferred::asked;
 
-    Control() {
-        char tmpl[] = "/tmp/cqmgr-control-XXXXXX";
-        dir = ::mkdtemp(tmpl);
-        restart();
-    }
+    Control() { restart(); }
     ~Control() override {
         control.reset();
         sched.reset();
-        fs::remove_all(dir);
     }
     // A fresh scheduler, state and commands on the same data directory.
     void restart() {

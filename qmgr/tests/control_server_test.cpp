@@ -4,6 +4,7 @@
 // that does not read its replies, and clients that go quiet.
 #include "control_server.hpp"
 #include "cqmgr/control/reply.hpp"
+#include "temp_dir.hpp"
 
 #include <chrono>
 #include <cstdlib>
@@ -103,8 +104,8 @@ nlohmann::json error_json(const std::string& text) {
 }
 
 struct Server : ::testing::Test {
-    std::string dir;
-    std::string path;
+    TempDir dir{"cqmgr-control-test"};
+    std::string path = dir.file("ctl");
     asio::io_context io;
     std::unique_ptr<ControlServer> server;
     std::thread runner;
@@ -119,18 +120,9 @@ struct Server : ::testing::Test {
         return control::reply_line(j);
     };
 
-    void SetUp() override {
-        char tmpl[] = "/tmp/cqmgr-control-test-XXXXXX";
-        ASSERT_NE(::mkdtemp(tmpl), nullptr);
-        dir = tmpl;
-        ::chmod(dir.c_str(), 0755);
-        path = dir + "/ctl";
-    }
-    void TearDown() override {
-        stop();
-        ::unlink(path.c_str());
-        ::rmdir(dir.c_str());
-    }
+    // Others than root reach the socket through the directory.
+    void SetUp() override { ::chmod(dir.str().c_str(), 0755); }
+    void TearDown() override { stop(); }
     // Starts the server with `o` (its path set here) on the io thread.
     void start(ControlServer::Options o = {}) {
         o.path = path;

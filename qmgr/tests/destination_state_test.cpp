@@ -3,6 +3,7 @@
 // dead queues and remembered windows.  Stores live in temporary directories.
 #include "destination_state.hpp"
 #include "fake_driver.hpp"
+#include "temp_dir.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -32,7 +33,8 @@ struct StateDriver : core::test::FakeDriver {
 const core::Dsn refused{"4.4.1", "connect to down.example: Connection refused"};
 
 struct DestinationStateTest : ::testing::Test {
-    std::string dir, path;
+    TempDir tmp{"cqmgr-dstate-test"};
+    std::string dir = tmp.str(), path = tmp.file("cqmgr-state.lmdb");
     asio::io_context io;
     FakeClock clock;
     StateDriver drv;
@@ -42,18 +44,11 @@ struct DestinationStateTest : ::testing::Test {
     std::vector<std::unique_ptr<core::Message>> msgs;
 
     void SetUp() override {
-        char tmpl[] = "/tmp/cqmgr-dstate-test-XXXXXX";
-        ASSERT_NE(::mkdtemp(tmpl), nullptr);
-        dir = tmpl;
-        path = dir + "/cqmgr-state.lmdb";
         tc.dest_recipient_limit = 1;
         tc.init_dest_concurrency = 1;
         tc.dest_concurrency_limit = 10;
     }
-    void TearDown() override {
-        ds.reset();
-        fs::remove_all(dir);
-    }
+    void TearDown() override { ds.reset(); }
 
     static void no_warning(const std::string& w) { ADD_FAILURE() << w; }
 

@@ -2,6 +2,7 @@
 // (priority_class.hpp).  Each table type's matches are compared with what
 // the installed postmap(1) answers for the same table and key.
 #include "priority_class.hpp"
+#include "temp_dir.hpp"
 
 #include <array>
 #include <cstdio>
@@ -16,18 +17,8 @@ using cqmgr::qmgr::PriorityTables;
 namespace {
 
 // A temporary directory with an empty main.cf (postmap -c) and the tables.
-struct TableDir {
-    std::string path;
-    TableDir() {
-        char tmpl[] = "/tmp/cqmgr-priority-XXXXXX";
-        path = ::mkdtemp(tmpl);
-        write("main.cf", "");
-    }
-    ~TableDir() { std::filesystem::remove_all(path); }
-    std::string write(const std::string& name, const std::string& text) {
-        std::ofstream(path + "/" + name) << text;
-        return path + "/" + name;
-    }
+struct TableDir : cqmgr::qmgr::TempDir {
+    TableDir() : TempDir("cqmgr-priority") { write("main.cf", ""); }
 };
 
 // What `cmd` prints on standard output, if it exits with status 0.
@@ -45,7 +36,7 @@ std::optional<std::string> capture(const std::string& cmd) {
 // What `postmap -q key table` prints (without the newline), or nothing.
 std::optional<std::string> postmap(const TableDir& dir, const std::string& key,
                                    const std::string& table) {
-    auto out = capture("/usr/sbin/postmap -c '" + dir.path + "' -q '" + key + "' '" + table +
+    auto out = capture("/usr/sbin/postmap -c '" + dir.str() + "' -q '" + key + "' '" + table +
                        "' 2>/dev/null");
     if (out && !out->empty() && out->back() == '\n') out->pop_back();
     return out;
@@ -74,7 +65,7 @@ void same_as_postmap(const TableDir& dir, const std::string& table) {
 // True when postmap is installed and supports table `type` (postconf -m).
 bool have_postmap(const TableDir& dir, const std::string& type) {
     if (::access("/usr/sbin/postmap", X_OK) != 0) return false;
-    auto types = capture("/usr/sbin/postconf -c '" + dir.path + "' -m 2>/dev/null");
+    auto types = capture("/usr/sbin/postconf -c '" + dir.str() + "' -m 2>/dev/null");
     return types && types->find(type + "\n") != std::string::npos;
 }
 

@@ -3,6 +3,7 @@
 // are checked as the daemon checks them: mail_owner is "postfix", which
 // tools/setup's Postfix package creates.
 #include "self_check.hpp"
+#include "temp_dir.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -21,11 +22,10 @@ namespace {
 // A configuration directory, a queue directory and a daemon directory
 // holding an executable "qmgr" and "cqmgr".
 struct Instance {
-    std::string dir;
+    TempDir tmp{"cqmgr-check-test"};
+    std::string dir = tmp.str();
 
     Instance() {
-        char tmpl[] = "/tmp/cqmgr-check-test.XXXXXX";
-        dir = ::mkdtemp(tmpl);
         fs::create_directories(dir + "/conf");
         fs::create_directories(dir + "/queue");
         fs::create_directories(dir + "/libexec");
@@ -36,7 +36,6 @@ struct Instance {
         main_cf("");
         master_cf("qmgr unix n - n 300 1 cqmgr");
     }
-    ~Instance() { fs::remove_all(dir); }
 
     // main.cf: the directories, then `extra`.
     void main_cf(const std::string& extra) {

@@ -1,4 +1,5 @@
 #include "../src/table_watch.hpp"
+#include "temp_dir.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -11,16 +12,9 @@ using namespace cqmgr::qmgr;
 namespace {
 // A scratch table file NAME.db; removed at the end.
 struct ScratchTable {
-    std::string base;
-    ScratchTable() {
-        char dir[] = "/tmp/table_watch_testXXXXXX";
-        base = std::string(::mkdtemp(dir)) + "/t";
-        std::ofstream(base + ".db") << "x";
-    }
-    ~ScratchTable() {
-        std::remove((base + ".db").c_str());
-        ::rmdir(base.substr(0, base.rfind('/')).c_str());
-    }
+    TempDir dir{"table_watch_test"};
+    std::string base = dir.file("t");
+    ScratchTable() { dir.write("t.db", "x"); }
     // Moves the file's mtime `seconds` into the past.
     void age(int seconds) const {
         timeval tv[2];
