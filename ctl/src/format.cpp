@@ -220,6 +220,7 @@ std::string format_queues(const json& reply, int64_t now) {
 std::string format_jobs(const json& reply) {
     Table table({{"TRANSPORT"},
                  {"QUEUE_ID"},
+                 {"LANE"},
                  {"LEVEL", Align::Right},
                  {"PARENT"},
                  {"SLOTS", Align::Right},
@@ -235,7 +236,7 @@ std::string format_jobs(const json& reply) {
             const auto level = static_cast<size_t>(number_of(j, "stack_level").value_or(0));
             table.add({string_of(t, "name"),
                        std::string(2 * std::min<size_t>(level, 8), ' ') + string_of(j, "queue_id"),
-                       count_of(j, "stack_level"), string_of(j, "parent"),
+                       string_of(j, "lane"), count_of(j, "stack_level"), string_of(j, "parent"),
                        count_of(j, "slots_used") + "/" + count_of(j, "slots_available"),
                        count_of(j, "selected_entries") + "/" + count_of(j, "read_entries"),
                        count_of(j, "rcpt_count"), count_of(j, "rcpt_limit"),

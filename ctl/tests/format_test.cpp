@@ -92,10 +92,10 @@ TEST(Format, QueuesWithoutConditionsHasNoSecondTable) {
 
 TEST(Format, Jobs) {
     EXPECT_EQ(format_reply("JOBS smtp", sample("jobs"), now),
-              "TRANSPORT  QUEUE_ID  LEVEL  PARENT  SLOTS  ENTRIES  RCPTS  LIMIT  UNREAD  PEERS  "
-              "BLOCKER\n"
-              "smtp       4F3A2B1C      0  -         3/6     3/10     40     50       0      4  "
-              "no\n");
+              "TRANSPORT  QUEUE_ID  LANE    LEVEL  PARENT  SLOTS  ENTRIES  RCPTS  LIMIT  UNREAD  "
+              "PEERS  BLOCKER\n"
+              "smtp       4F3A2B1C  normal      0  -         3/6     3/10     40     50       0  "
+              "    4  no\n");
 }
 
 TEST(Format, JobsIndentsPreemptingJobs) {
@@ -107,7 +107,8 @@ TEST(Format, JobsIndentsPreemptingJobs) {
     j["transports"][0]["jobs"].push_back(child);
     const std::string text = format_jobs(j);
     EXPECT_NE(text.find("\nsmtp       4F3A2B1C  "), std::string::npos) << text;
-    EXPECT_NE(text.find("\nsmtp         5A5A5A5A      1  4F3A2B1C"), std::string::npos) << text;
+    EXPECT_NE(text.find("\nsmtp         5A5A5A5A  normal      1  4F3A2B1C"), std::string::npos)
+        << text;
 }
 
 TEST(Format, Message) {

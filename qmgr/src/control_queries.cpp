@@ -301,8 +301,9 @@ Json ControlQueries::jobs(const std::string& only) const {
 }
 
 Json ControlQueries::job_state(const core::Transport& t, const core::Job& job) const {
-    Json j = control::object_with_room(13);
+    Json j = control::object_with_room(14);
     j["queue_id"] = job.message->id;
+    j["lane"] = core::lane_name(job.message->lane);
     j["current"] = t.job_current == &job;
     j["stack_level"] = job.stack_level;
     j["parent"] = job.stack_parent ? Json(job.stack_parent->message->id) : Json(nullptr);

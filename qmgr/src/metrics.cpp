@@ -136,6 +136,12 @@ void transport_families(std::vector<MetricFamily>& out, const MetricsSnapshot& s
         for (const auto& t : s.transports)
             sample(f, {{"transport", t.name}}, t.*fd.member);
     }
+    auto& lanes = family(out, "cqmgr_transport_lane_busy",
+                         "Entries being delivered, by priority lane", MetricType::Gauge);
+    for (const auto& t : s.transports)
+        for (int l = 0; l < core::lane_count; ++l)
+            sample(lanes, {{"transport", t.name}, {"lane", core::lane_name(core::Lane(l))}},
+                   t.lane_busy[static_cast<size_t>(l)]);
 }
 
 // The administrator's settings (control socket) in force.
@@ -271,6 +277,8 @@ MetricsSnapshot take_metrics_snapshot(const core::Scheduler& sched, const Counte
         ts.name = name;
         ts.dead = t->dead ? 1 : 0;
         ts.suspended = t->hold ? 1 : 0;
+        for (int l = 0; l < core::lane_count; ++l)
+            ts.lane_busy[static_cast<size_t>(l)] = t->lane_busy[l];
         for (const core::Queue& q : t->queues_rr) {
             ts.destinations++;
             ts.dead_destinations += q.dead();

@@ -8,6 +8,7 @@
 #include "counters.hpp"
 #include "cqmgr/core/scheduler.hpp"
 
+#include <array>
 #include <cstddef>
 #include <prometheus/metric_family.h>
 #include <string>
@@ -31,6 +32,8 @@ struct MetricsSnapshot {
         int suspended = 0; // 1 while the administrator suspends it all
         int suspended_destinations = 0;
         int throttled_destinations = 0;
+        // Entries being delivered per priority lane (urgent, normal, bulk).
+        std::array<int, 3> lane_busy{};
     };
     struct Destination {
         std::string transport;

@@ -63,6 +63,7 @@ MetricsSnapshot sample_snapshot() {
     s.active_messages = 3;
     s.active_recipients = 12;
     s.transports = {{"local", 2, 1, 0, 1, 0, false}, {"smtp", 13, 6, 9, 5, 1, false}};
+    s.transports[1].lane_busy = {2, 3, 1};
     s.destinations = {dest("smtp", "a.example", 5, 3, 4),       dest("smtp", "b.example", 5, 1, 0),
                       dest("smtp", "c.example", 0, 0, 0, true), dest("smtp", "d.example", 2, 2, 5),
                       dest("smtp", "e.example", 1, 0, 0),       dest("local", "mailbox", 2, 1, 0)};
@@ -102,6 +103,7 @@ TEST(Metrics, NamesFollowPrometheusConventions) {
                           "cqmgr_transport_suspended",
                           "cqmgr_transport_suspended_destinations",
                           "cqmgr_transport_throttled_destinations",
+                          "cqmgr_transport_lane_busy",
                           "cqmgr_control_settings",
                           "cqmgr_destination_window",
                           "cqmgr_destination_busy",
@@ -148,6 +150,11 @@ TEST(Metrics, MessagesAndGauges) {
     EXPECT_EQ(values(find(fs, "cqmgr_transport_todo")).at("transport=smtp"), 9);
     EXPECT_EQ(values(find(fs, "cqmgr_transport_dead_destinations")).at("transport=smtp"), 1);
     EXPECT_EQ(values(find(fs, "cqmgr_transport_dead")).at("transport=smtp"), 0);
+    auto lanes = values(find(fs, "cqmgr_transport_lane_busy"));
+    EXPECT_EQ(lanes.at("transport=smtp,lane=urgent"), 2);
+    EXPECT_EQ(lanes.at("transport=smtp,lane=normal"), 3);
+    EXPECT_EQ(lanes.at("transport=smtp,lane=bulk"), 1);
+    EXPECT_EQ(lanes.at("transport=local,lane=urgent"), 0);
 }
 
 TEST(Metrics, EveryDestinationBelowTheCap) {
