@@ -102,7 +102,7 @@ void AdaptiveLimits::sweep(int64_t now_ms) {
 }
 
 bool AdaptiveLimits::restore(const core::AdminTarget& target, const core::LearnedLimit& limit,
-                             int64_t learned_at, int64_t now_ms) {
+                             int64_t learned_at, int64_t now_ms, std::optional<Cause> cause) {
     if (!limit.any() || !transports_.contains(target.transport) ||
         now_ms - learned_at * 1000 >= forget_seconds_ * 1000)
         return false;
@@ -114,8 +114,14 @@ bool AdaptiveLimits::restore(const core::AdminTarget& target, const core::Learne
     if (limit.rate_delay > 0)
         what += (what.empty() ? "" : ", ") + std::string("rate delay ") +
                 std::to_string(limit.rate_delay) + "s";
+    std::string from;
+    if (cause) {
+        from = " from \"" + receiver_words(cause->text) + "\"";
+        causes_[target] = std::move(*cause);
+    }
     log::info("cqmgr: " + key + ": learned " + what + " kept from the state store (learned " +
-              std::to_string(std::max<int64_t>(now_ms / 1000 - learned_at, 0)) + "s ago)");
+              std::to_string(std::max<int64_t>(now_ms / 1000 - learned_at, 0)) + "s ago" + from +
+              ")");
     sched_.learned_set(target, limit);
     return true;
 }
@@ -161,7 +167,9 @@ void AdaptiveLimits::apply(const AdaptivePolicy::Change& change, const core::Adm
     // what strikes and probes set, and nothing while a slow start runs.
     if (observer_) {
         bool learned = change.why == Why::strike || change.why == Why::probe;
-        observer_(target, learned ? after : core::LearnedLimit{});
+        auto it = causes_.find(target);
+        observer_(target, learned ? after : core::LearnedLimit{},
+                  learned && it != causes_.end() ? &it->second : nullptr);
     }
 }
 

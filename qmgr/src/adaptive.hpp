@@ -36,9 +36,10 @@ class AdaptiveLimits {
 
     // Where the defer log of a message (by queue ID) is.
     using DeferLogPath = std::function<std::string(const std::string& id)>;
-    // Told of every change of a queue's learned limit (empty: forgotten).
-    using Observer =
-        std::function<void(const core::AdminTarget& target, const core::LearnedLimit& limit)>;
+    // Told of every change of a queue's learned limit (empty: forgotten),
+    // with the reply that taught it (nullptr: none known).
+    using Observer = std::function<void(const core::AdminTarget& target,
+                                        const core::LearnedLimit& limit, const Cause* cause)>;
 
     // `rules`: the admin's table, read before the jail (or none).
     AdaptiveLimits(const conf::QmgrParams& params, std::optional<RegexTable> rules,
@@ -62,11 +63,11 @@ class AdaptiveLimits {
     // Sets who is told of changes (the destination state store).
     void observe(Observer observer) { observer_ = std::move(observer); }
     // Takes up `limit`, learned for `target` at `learned_at` (Unix
-    // seconds) by an earlier run, unless `target`'s transport learns no
-    // limits now or the limit would be forgotten by `now_ms`.  Whether it
-    // was taken up.
+    // seconds) by an earlier run from `cause` (if known), unless
+    // `target`'s transport learns no limits now or the limit would be
+    // forgotten by `now_ms`.  Whether it was taken up.
     bool restore(const core::AdminTarget& target, const core::LearnedLimit& limit,
-                 int64_t learned_at, int64_t now_ms);
+                 int64_t learned_at, int64_t now_ms, std::optional<Cause> cause = std::nullopt);
     // The reply that taught `q` its limit, if it has one.
     const Cause* cause(const core::Queue& q) const;
     // Whether `q`'s learned limit is a slow start's cap (nothing learned yet).

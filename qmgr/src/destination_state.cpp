@@ -67,10 +67,14 @@ std::vector<const core::Queue*> DestinationState::restore(core::Scheduler& sched
             core::LearnedLimit limit{r.learned_concurrency, r.learned_rate_delay};
             // Not taken up (adaptive limits off for the transport, or the
             // limit's time is over): the record's next write drops it.
-            if (!learned ||
-                !learned(core::AdminTarget{r.transport, r.destination}, limit, r.learned_at)) {
+            LearnedReply reply{r.learned_class, r.learned_status, r.learned_reason};
+            if (!learned || !learned(core::AdminTarget{r.transport, r.destination}, limit,
+                                     r.learned_at, reply)) {
                 r.learned_concurrency = r.learned_rate_delay = 0;
                 r.learned_at = 0;
+                r.learned_class.clear();
+                r.learned_status.clear();
+                r.learned_reason.clear();
             } else {
                 n_learned++;
             }
@@ -141,12 +145,18 @@ void DestinationState::queue_changed(const core::Queue& q) {
 }
 
 void DestinationState::learned_changed(const core::AdminTarget& target,
-                                       const core::LearnedLimit& limit) {
+                                       const core::LearnedLimit& limit, const LearnedReply& reply) {
     state::DestinationRecord* r = touch(target.transport, target.queue);
     if (!r) return;
     r->learned_concurrency = limit.concurrency;
     r->learned_rate_delay = limit.rate_delay;
     r->learned_at = limit.any() ? clock_.now() : 0;
+    // The record holds a reply only with a limit (its decoder refuses
+    // anything else).
+    bool keep = limit.any();
+    r->learned_class = keep ? reply.cls : "";
+    r->learned_status = keep ? reply.status : "";
+    r->learned_reason = keep ? reply.text : "";
 }
 
 void DestinationState::delivery_ended(const core::Queue& q, const core::Dsn& hop) {

@@ -59,10 +59,17 @@ class DestinationState {
 
     bool enabled() const { return store_ || writer_; }
 
+    // The receiver's reply that taught a learned limit: its class's name,
+    // its enhanced status and text (all empty: not known).
+    struct LearnedReply {
+        std::string cls, status, text;
+    };
     // Offered each stored learned limit at restore(), with when it was
-    // learned (Unix seconds); whether it was taken up.
-    using LearnedRestore = std::function<bool(const core::AdminTarget& target,
-                                              const core::LearnedLimit& limit, int64_t learned_at)>;
+    // learned (Unix seconds) and the reply that taught it; whether it was
+    // taken up.
+    using LearnedRestore =
+        std::function<bool(const core::AdminTarget& target, const core::LearnedLimit& limit,
+                           int64_t learned_at, const LearnedReply& reply)>;
 
     // Loads the store and hands the scheduler what it remembers, and
     // `learned` the learned limits (none taken up if it is empty), then
@@ -73,9 +80,10 @@ class DestinationState {
     // `q`'s window changed, or it died, or it came back.  A death or a
     // revival is handed to the writer at once.
     void queue_changed(const core::Queue& q);
-    // The adaptive limits learned `limit` for `target`, or forgot it
-    // (!limit.any()).
-    void learned_changed(const core::AdminTarget& target, const core::LearnedLimit& limit);
+    // The adaptive limits learned `limit` for `target` from `reply`, or
+    // forgot it (!limit.any()).
+    void learned_changed(const core::AdminTarget& target, const core::LearnedLimit& limit,
+                         const LearnedReply& reply);
     // A delivery to `q` ended; `hop` is the agent's hop status (empty
     // status: none, e.g. the agent crashed).
     void delivery_ended(const core::Queue& q, const core::Dsn& hop);

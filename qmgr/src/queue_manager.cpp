@@ -72,10 +72,12 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
             dest_state_.delivery_ended(q, hop);
         });
     if (dest_state_.enabled() && adaptive_)
-        adaptive_->observe(
-            [this](const core::AdminTarget& target, const core::LearnedLimit& limit) {
-                dest_state_.learned_changed(target, limit);
-            });
+        adaptive_->observe([this](const core::AdminTarget& target, const core::LearnedLimit& limit,
+                                  const AdaptiveLimits::Cause* cause) {
+            DestinationState::LearnedReply reply;
+            if (cause) reply = {reply_class_name(cause->cls), cause->status, cause->text};
+            dest_state_.learned_changed(target, limit, reply);
+        });
 }
 
 void QueueManager::start() {
@@ -85,9 +87,14 @@ void QueueManager::start() {
     DestinationState::LearnedRestore learned;
     if (adaptive_)
         learned = [this](const core::AdminTarget& target, const core::LearnedLimit& limit,
-                         int64_t learned_at) {
+                         int64_t learned_at, const DestinationState::LearnedReply& reply) {
             protocol::TimeVal now = clock_.precise();
-            return adaptive_->restore(target, limit, learned_at, now.sec * 1000 + now.usec / 1000);
+            // The reply is kept only if its class is still one we know.
+            std::optional<AdaptiveLimits::Cause> cause;
+            if (auto cls = reply_class_from_name(reply.cls))
+                cause = AdaptiveLimits::Cause{*cls, reply.status, reply.text, learned_at};
+            return adaptive_->restore(target, limit, learned_at, now.sec * 1000 + now.usec / 1000,
+                                      std::move(cause));
         };
     for (const core::Queue* q : dest_state_.restore(sched_, learned))
         dead_queues_.insert(q);

@@ -157,14 +157,19 @@ TEST_F(Adaptive, OnlyListedTransportsAreCovered) {
 
 TEST_F(Adaptive, LimitsKeptFromAnEarlierRunAreTakenUpAndForgotten) {
     std::vector<std::pair<core::AdminTarget, core::LearnedLimit>> told;
-    adaptive->observe(
-        [&](const core::AdminTarget& t, const core::LearnedLimit& l) { told.emplace_back(t, l); });
+    adaptive->observe([&](const core::AdminTarget& t, const core::LearnedLimit& l,
+                          const AdaptiveLimits::Cause*) { told.emplace_back(t, l); });
     // Learned 100 s before now (1,000,000 ms), forgotten after an hour.
-    EXPECT_TRUE(adaptive->restore(smtp_d, {3, 2}, 900, 1'000'000));
+    AdaptiveLimits::Cause why{ReplyClass::rate_limit, "4.7.0", "421 4.7.0 slow down", 900};
+    EXPECT_TRUE(adaptive->restore(smtp_d, {3, 2}, 900, 1'000'000, why));
     EXPECT_EQ(sched->learned_limits().at(smtp_d), (core::LearnedLimit{3, 2}));
-    // The queue made later has it.
+    // The queue made later has it, and the reply that taught it.
     auto busy = select(2, 1);
     EXPECT_EQ(busy[0]->queue->learned, (core::LearnedLimit{3, 2}));
+    const AdaptiveLimits::Cause* cause = adaptive->cause(*busy[0]->queue);
+    ASSERT_NE(cause, nullptr);
+    EXPECT_EQ(cause->cls, ReplyClass::rate_limit);
+    EXPECT_EQ(cause->text, "421 4.7.0 slow down");
     EXPECT_TRUE(told.empty()); // nothing changed
     // Transports that learn nothing now, limits past their time, and empty
     // limits are not taken up.
@@ -184,9 +189,13 @@ TEST_F(Adaptive, LimitsKeptFromAnEarlierRunAreTakenUpAndForgotten) {
 
 TEST_F(Adaptive, ChangesAreToldToTheObserver) {
     std::vector<core::LearnedLimit> told;
-    adaptive->observe([&](const core::AdminTarget& t, const core::LearnedLimit& l) {
+    adaptive->observe([&](const core::AdminTarget& t, const core::LearnedLimit& l,
+                          const AdaptiveLimits::Cause* cause) {
         EXPECT_EQ(t, smtp_d);
         told.push_back(l);
+        ASSERT_NE(cause, nullptr);
+        EXPECT_EQ(cause->cls, ReplyClass::connection_limit);
+        EXPECT_EQ(cause->status, "4.7.0");
     });
     auto busy = select(10, 5);
     core::DeliveryResult r{core::DeliveryResult::Kind::replied,

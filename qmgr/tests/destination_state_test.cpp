@@ -206,19 +206,25 @@ TEST_F(DestinationStateTest, DeathGoesToTheWriterAtOnce) {
 
 TEST_F(DestinationStateTest, LearnedLimitsAreWrittenAndForgotten) {
     start();
-    ds->learned_changed({"smtp", "a.example"}, {3, 0});
-    ds->learned_changed({"smtp", "b.example"}, {0, 4});
-    ds->learned_changed({"retry", "x"}, {1, 0}); // not a destination
+    const DestinationState::LearnedReply limit{"connection_limit", "4.7.0",
+                                               "421 4.7.0 too many connections"};
+    ds->learned_changed({"smtp", "a.example"}, {3, 0}, limit);
+    ds->learned_changed({"smtp", "b.example"}, {0, 4}, {});
+    ds->learned_changed({"retry", "x"}, {1, 0}, {}); // not a destination
     clock.t = 1010;
-    ds->learned_changed({"smtp", "b.example"}, {});
+    // Forgotten: the reply goes too, whatever the caller passes.
+    ds->learned_changed({"smtp", "b.example"}, {}, limit);
     auto s = stored();
     ASSERT_TRUE(s.contains("smtp a.example"));
     EXPECT_EQ(s.at("smtp a.example").learned_concurrency, 3);
     EXPECT_EQ(s.at("smtp a.example").learned_rate_delay, 0);
     EXPECT_EQ(s.at("smtp a.example").learned_at, 1000);
+    EXPECT_EQ(s.at("smtp a.example").learned_class, "connection_limit");
+    EXPECT_EQ(s.at("smtp a.example").learned_reason, "421 4.7.0 too many connections");
     ASSERT_TRUE(s.contains("smtp b.example"));
     EXPECT_EQ(s.at("smtp b.example").learned_rate_delay, 0);
     EXPECT_EQ(s.at("smtp b.example").learned_at, 0);
+    EXPECT_EQ(s.at("smtp b.example").learned_class, "");
     EXPECT_EQ(s.at("smtp b.example").updated_at, 1010);
     EXPECT_FALSE(s.contains("retry x"));
 }
@@ -231,12 +237,24 @@ TEST_F(DestinationStateTest, LearnedLimitsAreOfferedAtRestore) {
         r.learned_at = at;
         return r;
     };
-    put({rec("a.example", 3, 0, 900), rec("b.example", 0, 5, 950), rec("c.example", 0, 0, 0)});
+    state::DestinationRecord a = rec("a.example", 3, 0, 900);
+    a.learned_class = "connection_limit";
+    a.learned_status = "4.7.0";
+    a.learned_reason = "421 4.7.0 too many connections";
+    state::DestinationRecord b = rec("b.example", 0, 5, 950);
+    b.learned_class = "rate_limit";
+    put({a, b, rec("c.example", 0, 0, 0)});
     std::map<std::string, std::pair<core::LearnedLimit, int64_t>> offered;
-    start([&](const core::AdminTarget& t, const core::LearnedLimit& l, int64_t at) {
+    DestinationState::LearnedReply reply_a;
+    start([&](const core::AdminTarget& t, const core::LearnedLimit& l, int64_t at,
+              const DestinationState::LearnedReply& reply) {
         offered[t.text()] = {l, at};
+        if (t.queue == "a.example") reply_a = reply;
         return t.queue == "a.example"; // b is not taken up
     });
+    EXPECT_EQ(reply_a.cls, "connection_limit");
+    EXPECT_EQ(reply_a.status, "4.7.0");
+    EXPECT_EQ(reply_a.text, "421 4.7.0 too many connections");
     ASSERT_EQ(offered.size(), 2u);
     EXPECT_EQ(offered.at("smtp:a.example"), std::make_pair(core::LearnedLimit{3, 0}, int64_t{900}));
     EXPECT_EQ(offered.at("smtp:b.example"), std::make_pair(core::LearnedLimit{0, 5}, int64_t{950}));
@@ -248,6 +266,8 @@ TEST_F(DestinationStateTest, LearnedLimitsAreOfferedAtRestore) {
     auto s = stored();
     EXPECT_EQ(s.at("smtp a.example").learned_concurrency, 3);
     EXPECT_EQ(s.at("smtp b.example").learned_rate_delay, 0);
+    EXPECT_EQ(s.at("smtp b.example").learned_class, "");
+    EXPECT_EQ(s.at("smtp a.example").learned_class, "connection_limit");
 }
 
 TEST_F(DestinationStateTest, RestoreBringsBackDeathsAndWindows) {

@@ -1,9 +1,11 @@
-// The record's byte format, version 2, all integers little-endian:
+// The record's byte format, version 3, all integers little-endian:
 //   u8 version, u8 flags (none defined: 0),
 //   i64 dead_until, i64 last_delivery, i64 updated_at, i64 learned_at,
 //   i32 window, i32 learned_concurrency, i32 learned_rate_delay,
-//   then five strings, each a u16 length and its bytes: nexthop,
-//   dead_status, dead_reason, last_dsn_status, last_dsn_text.
+//   then eight strings, each a u16 length and its bytes: nexthop,
+//   dead_status, dead_reason, last_dsn_status, last_dsn_text,
+//   learned_class, learned_status, learned_reason.
+// Version 2 (still read) ended after last_dsn_text.
 // Version 1 (still read; written before learned limits were kept) had no
 // learned_at and no learned_rate_delay, and flag bit 0 said whether its
 // i32 after the window, a learned concurrency, was there.
@@ -84,8 +86,9 @@ std::string record_key(std::string_view transport, std::string_view destination)
 
 std::string encode_record(const DestinationRecord& r) {
     std::string out;
-    out.reserve(2 + 4 * 8 + 3 * 4 + 5 * 2 + r.nexthop.size() + r.dead_status.size() +
-                r.dead_reason.size() + r.last_dsn_status.size() + r.last_dsn_text.size());
+    out.reserve(2 + 4 * 8 + 3 * 4 + 8 * 2 + r.nexthop.size() + r.dead_status.size() +
+                r.dead_reason.size() + r.last_dsn_status.size() + r.last_dsn_text.size() +
+                r.learned_class.size() + r.learned_status.size() + r.learned_reason.size());
     put_int(out, record_format, 1);
     put_int(out, 0, 1);
     put_int(out, static_cast<uint64_t>(r.dead_until), 8);
@@ -100,6 +103,9 @@ std::string encode_record(const DestinationRecord& r) {
     put_string(out, r.dead_reason);
     put_string(out, r.last_dsn_status);
     put_string(out, r.last_dsn_text);
+    put_string(out, r.learned_class);
+    put_string(out, r.learned_status);
+    put_string(out, r.learned_reason);
     return out;
 }
 
@@ -115,7 +121,7 @@ std::optional<DestinationRecord> decode_record(std::string_view key, std::string
     r.destination = std::string(key.substr(nul + 1));
     Reader in(value);
     uint64_t version = in.u(1);
-    if (in.ok() && version != 1 && version != record_format) {
+    if (in.ok() && (version < 1 || version > record_format)) {
         error = "unknown record version " + std::to_string(version);
         return std::nullopt;
     }
@@ -133,6 +139,11 @@ std::optional<DestinationRecord> decode_record(std::string_view key, std::string
     r.dead_reason = in.str();
     r.last_dsn_status = in.str();
     r.last_dsn_text = in.str();
+    if (version >= 3) {
+        r.learned_class = in.str();
+        r.learned_status = in.str();
+        r.learned_reason = in.str();
+    }
     if (!in.ok()) {
         error = "truncated record";
         return std::nullopt;
@@ -150,7 +161,9 @@ std::optional<DestinationRecord> decode_record(std::string_view key, std::string
     if ((flags & ~known_flags) != 0 || r.window < 0 || r.dead_until < 0 || r.last_delivery < 0 ||
         r.updated_at < 0 || r.learned_at < 0 || r.learned_concurrency < 0 ||
         r.learned_rate_delay < 0 || (r.dead_until > 0) != !r.dead_status.empty() ||
-        learned != (r.learned_at > 0)) {
+        learned != (r.learned_at > 0) ||
+        (!learned &&
+         !(r.learned_class.empty() && r.learned_status.empty() && r.learned_reason.empty()))) {
         error = "bad field in record";
         return std::nullopt;
     }

@@ -39,6 +39,10 @@ TEST(Record, RoundTrip) {
     EXPECT_EQ(round_trip(r), r);
     r.learned_concurrency = 0;
     EXPECT_EQ(round_trip(r), r);
+    r.learned_class = "rate_limit";
+    r.learned_status = "4.7.0";
+    r.learned_reason = "host said: 421 4.7.0 Try again later, closing connection.";
+    EXPECT_EQ(round_trip(r), r);
 }
 
 // A value of version 1, as the first stores were written: the sample's
@@ -77,6 +81,21 @@ TEST(Record, Version1IsStillRead) {
     EXPECT_EQ(back->learned_concurrency, 6);
     EXPECT_EQ(back->learned_rate_delay, 0);
     EXPECT_EQ(back->learned_at, r.updated_at);
+}
+
+TEST(Record, Version2IsStillRead) {
+    // Version 2 is version 3 without the learned reply's three strings (all
+    // empty here: 3 lengths of 2 bytes).
+    DestinationRecord r = sample();
+    r.learned_concurrency = 4;
+    r.learned_at = 1763999000;
+    std::string v = encode_record(r);
+    v.resize(v.size() - 6);
+    v[0] = 2;
+    std::string error;
+    auto back = decode_record(record_key(r.transport, r.destination), v, error);
+    ASSERT_TRUE(back) << error;
+    EXPECT_EQ(*back, r);
 }
 
 TEST(Record, AliveAndEmpty) {
@@ -122,10 +141,13 @@ TEST(Record, TrailingBytesAreRefused) {
 
 TEST(Record, UnknownVersionIsRefused) {
     std::string v = encode_record(sample());
-    v[0] = 3;
     std::string error;
+    v[0] = 4;
     EXPECT_FALSE(decode_record(record_key("smtp", "x"), v, error));
-    EXPECT_EQ(error, "unknown record version 3");
+    EXPECT_EQ(error, "unknown record version 4");
+    v[0] = 0;
+    EXPECT_FALSE(decode_record(record_key("smtp", "x"), v, error));
+    EXPECT_EQ(error, "unknown record version 0");
 }
 
 TEST(Record, BadKeysAreRefused) {
@@ -151,6 +173,9 @@ TEST(Record, InconsistentFieldsAreRefused) {
     EXPECT_FALSE(decode_record(record_key("smtp", "x"), encode_record(r), error));
     r = sample();
     r.learned_at = 1763999000; // when, but nothing learned
+    EXPECT_FALSE(decode_record(record_key("smtp", "x"), encode_record(r), error));
+    r = sample();
+    r.learned_class = "connection_limit"; // a reply, but nothing learned
     EXPECT_FALSE(decode_record(record_key("smtp", "x"), encode_record(r), error));
     r = sample();
     r.learned_rate_delay = -2;

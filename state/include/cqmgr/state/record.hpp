@@ -28,6 +28,13 @@ struct DestinationRecord {
     int learned_concurrency = 0;
     int learned_rate_delay = 0;
     int64_t learned_at = 0;
+    // The receiver's reply that taught that limit: its class (as the
+    // adaptive limits name it, e.g. "connection_limit"), its enhanced status
+    // and text; all empty when nothing is learned, or not known (a record
+    // of version 1 or 2).
+    std::string learned_class;
+    std::string learned_status;
+    std::string learned_reason;
     // When the last delivery to it ended (the destination rate delay counts
     // from there); 0 = none.
     int64_t last_delivery = 0;
@@ -41,8 +48,8 @@ struct DestinationRecord {
 };
 
 // The current version of the record's byte format (its first byte).
-// decode_record() reads version 1 too.
-inline constexpr uint8_t record_format = 2;
+// decode_record() reads versions 1 and 2 too.
+inline constexpr uint8_t record_format = 3;
 
 // The store key of a record: transport and destination, separated by a NUL
 // (a transport name never holds one).
