@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <stdexcept>
 
 using namespace cqmgr;
 
@@ -24,7 +25,7 @@ namespace {
 std::pair<std::string, std::string> name_value(const std::string& arg) {
     auto eq = arg.find('=');
     if (eq == std::string::npos || eq == 0)
-        throw CLI::ValidationError("-o", "expected name=value, got \"" + arg + "\"");
+        throw std::invalid_argument("-o: expected name=value, got \"" + arg + "\"");
     auto trim = [](std::string s) {
         s.erase(0, s.find_first_not_of(" \t"));
         s.erase(s.find_last_not_of(" \t") + 1);
@@ -44,21 +45,32 @@ int main(int argc, char** argv) {
     std::vector<std::string> overrides;
     bool timeline = false;
     app.add_option("workload", workload_path, "the workload file (TOML; see README.md)")
+        ->type_name("WORKLOAD.toml")
         ->required()
         ->check(CLI::ExistingFile);
     app.add_option("-c,--config-dir", sources.config_dir,
                    "read DIR/main.cf and DIR/master.cf (e.g. /etc/postfix)")
+        ->type_name("DIR")
         ->check(CLI::ExistingDirectory);
     app.add_option("--main-cf", sources.main_cf, "read this main.cf (instead of DIR/main.cf)")
+        ->type_name("FILE")
         ->check(CLI::ExistingFile);
     app.add_option("--master-cf", sources.master_cf,
                    "read this master.cf (instead of DIR/master.cf)")
+        ->type_name("FILE")
         ->check(CLI::ExistingFile);
-    app.add_option("-o", overrides, "set a main.cf parameter, name=value (repeatable)");
-    app.add_option("--csv", csv_path, "write the timeline to FILE as CSV");
-    app.add_option("--plot", png_path, "draw the timeline into FILE (PNG) with gnuplot");
+    app.add_option("-o", overrides, "set a main.cf parameter, name=value (repeatable)")
+        ->type_name("NAME=VALUE");
+    app.add_option("--csv", csv_path, "write the timeline to FILE as CSV")->type_name("FILE");
+    app.add_option("--plot", png_path, "draw the timeline into FILE (PNG) with gnuplot")
+        ->type_name("FILE.png");
     app.add_flag("--timeline", timeline, "print the sessions per destination over time");
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        // --help answers 0; a mistake on the command line 2, as any other.
+        return app.exit(e) == 0 ? 0 : 2;
+    }
 
     try {
         for (const auto& o : overrides)
@@ -79,8 +91,6 @@ int main(int argc, char** argv) {
             sim::run_gnuplot(sim::gnuplot_script(
                 w.sim, result, png_path,
                 "qmgr-sim: " + std::filesystem::path(workload_path).filename().string()));
-    } catch (const CLI::Error& e) {
-        return app.exit(e);
     } catch (const std::exception& e) {
         std::cerr << "qmgr-sim: " << e.what() << "\n";
         return 2;

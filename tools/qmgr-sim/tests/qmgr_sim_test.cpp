@@ -312,7 +312,10 @@ TEST(Binary, HelpExitsZero) {
     EXPECT_NE(r.output.find("--csv"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("--plot"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("--config-dir"), std::string::npos) << r.output;
-    EXPECT_NE(run(sim_binary() + " --no-such-option x.toml").status, 0);
+    // Mistakes on the command line: status 2, as any other mistake.
+    EXPECT_EQ(run(sim_binary() + " --no-such-option x.toml").status, 2);
+    EXPECT_EQ(run(sim_binary()).status, 2);
+    EXPECT_EQ(run(sim_binary() + " -o nonsense " + scenarios + "/bulk-and-small.toml").status, 2);
 }
 
 TEST(Binary, UnknownKeyIsAnError) {
