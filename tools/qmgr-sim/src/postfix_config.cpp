@@ -34,9 +34,7 @@ void load_main_cf(conf::MainCf& cf, const PostfixSources& src, const Workload& w
         ok = cf.load_text(slurp(src.main_cf), src.main_cf);
     else if (!src.config_dir.empty())
         ok = cf.load_dir(src.config_dir);
-    if (!ok) throw ConfigProblem(cf.error());
-    for (const auto& [name, value] : w.main_cf)
-        cf.set(name, value);
+    if (!ok || !cf.load_text(w.main_cf, w.origin)) throw ConfigProblem(cf.error());
     for (const auto& [name, value] : src.overrides)
         cf.set(name, value);
 }

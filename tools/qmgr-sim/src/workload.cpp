@@ -3,8 +3,10 @@
 #include "cqmgr/conf/param_table.hpp"
 #include "cqmgr/conf/values.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <toml++/toml.h>
@@ -166,6 +168,7 @@ const Key keys[] = {
 void read_main_cf(Context& c, const toml::node& v, std::string_view key) {
     auto t = v.as_table();
     if (!t) c.fail(v, std::string(key) + ": expected a table of main.cf parameters");
+    std::map<int, std::string> lines; // by line of the workload file
     for (auto& [name, value] : *t) {
         std::string n(name.str());
         if (!known_parameter(n)) c.fail(value, "main_cf: unknown parameter " + n);
@@ -178,7 +181,18 @@ void read_main_cf(Context& c, const toml::node& v, std::string_view key) {
             text = *b ? "yes" : "no";
         else
             c.fail(value, "main_cf: " + n + ": expected a string, a whole number or true/false");
-        c.workload.main_cf.emplace_back(n, text);
+        if (text.find_first_of("\r\n") != std::string::npos)
+            c.fail(value, "main_cf: " + n + ": a value is one line");
+        auto& line = lines[static_cast<int>(name.source().begin.line)];
+        line += (line.empty() ? "" : "\n") + n + " = " + text;
+    }
+    std::string& out = c.workload.main_cf;
+    int at = 1;
+    for (const auto& [line, text] : lines) {
+        for (; at < line; ++at)
+            out += '\n';
+        out += text + '\n';
+        at += 1 + static_cast<int>(std::count(text.begin(), text.end(), '\n'));
     }
 }
 
@@ -256,6 +270,7 @@ Workload parse_workload(std::string_view text, const std::string& origin) {
         throw WorkloadError(os.str());
     }
     Workload w;
+    w.origin = origin;
     Context c{origin, w};
     read_keys(c, doc, Section::top);
     std::set<std::string> names;

@@ -26,8 +26,11 @@ struct Workload {
     // scheduler and transport settings are filled from Postfix's
     // configuration later (postfix_config.hpp).
     core::SimConfig sim;
-    // main_cf = { name = value, ... }: parameters as `-o name=value` sets them.
-    std::vector<std::pair<std::string, std::string>> main_cf;
+    // main_cf = { name = value, ... } as main.cf text, each setting on its
+    // line of the workload file (so that Postfix's messages name it), read
+    // after main.cf itself.
+    std::string main_cf;
+    std::string origin; // the workload file
     // master_cf = """...""": master.cf lines, over the master.cf file's.
     std::string master_cf;
     // The feedback arithmetic of Postfix's published pseudocode, without

@@ -227,6 +227,17 @@ TEST(PostfixConfig, RefusesWhatTheDaemonRefuses) {
     sim::PostfixSources src;
     src.config_dir = dir.path.string();
     EXPECT_THROW(play(w, src), sim::ConfigProblem);
+    // The workload's main_cf, named by its line in the workload file.
+    auto bad = sim::parse_workload("end_time = 9\n[main_cf]\ninitial_destination_concurrency = "
+                                   "\"many\"\n" +
+                                       one_destination,
+                                   "w.toml");
+    try {
+        play(bad);
+        ADD_FAILURE() << "accepted";
+    } catch (const sim::ConfigProblem& e) {
+        EXPECT_EQ(std::string(e.what()).find("w.toml, line 3"), 0u) << e.what();
+    }
     // A transport without a master.cf service.
     dir.write("main.cf", "\n");
     dir.write("master.cf", "relay unix - - n - 7 smtp\n");
