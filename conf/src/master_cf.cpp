@@ -295,4 +295,19 @@ MasterSpawn master_spawn(const MasterService& s, const MasterContext& ctx) {
     return m;
 }
 
+std::map<std::string, int64_t> process_limits(const MasterCf& master,
+                                              const MasterContext& context) {
+    std::map<std::string, int64_t> out;
+    for (const auto& service : master.services()) {
+        if (service.type != "unix") continue;
+        try {
+            int64_t limit = master_spawn(service, context).max_proc;
+            if (limit > 0) out[service.service] = limit;
+        } catch (const ConfigError&) {
+            // master(8) refuses this line; it starts no agents either.
+        }
+    }
+    return out;
+}
+
 } // namespace cqmgr::conf

@@ -143,3 +143,15 @@ TEST(MasterCf, SpawnDefaultsAndFlags) {
     auto smtpd = master_spawn(*m.find("smtp", "inet"), MasterContext{});
     EXPECT_NE(std::find(smtpd.argv.begin(), smtpd.argv.end(), "stress="), smtpd.argv.end());
 }
+
+TEST(MasterCf, ProcessLimitsOfUnixServices) {
+    auto m = load(kSample);
+    MasterContext ctx;
+    ctx.default_process_limit = 40;
+    auto limits = process_limits(m, ctx);
+    EXPECT_EQ(limits.at("relay"), 40); // "-": default_process_limit
+    EXPECT_EQ(limits.at("pickup"), 1);
+    EXPECT_EQ(limits.count("filter"), 0u); // 0: no limit
+    EXPECT_EQ(limits.count("smtp"), 0u);   // inet, not a transport
+    EXPECT_EQ(limits.size(), 6u);          // pickup qmgr relay local retry showq
+}

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -99,5 +100,10 @@ class MasterCf {
 // Resolves defaults and builds master's argv for one service; throws
 // ConfigError for values master rejects.
 MasterSpawn master_spawn(const MasterService& service, const MasterContext& context);
+
+// The agent processes master would run at most for each unix service: its
+// max_proc, "-" resolved through `context`.  Services without a limit (0)
+// and lines master refuses are left out.
+std::map<std::string, int64_t> process_limits(const MasterCf& master, const MasterContext& context);
 
 } // namespace cqmgr::conf

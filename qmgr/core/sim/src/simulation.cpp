@@ -91,12 +91,16 @@ class Sim : public Driver {
                 break;
             }
             pump();
+            // The windows move between samples (a 421 takes one back at
+            // once): the timeline has each change too.
+            if (ev.kind != Event::Kind::tick && windows_moved()) sample();
             if (cfg_.check_invariants_every > 0 && ++events_run_ % cfg_.check_invariants_every == 0)
                 sched_.check_invariants();
             // Timers (dead queues, transports) need the clock to reach them.
             if (auto t = sched_.next_timer(); t && events_.empty())
                 push({static_cast<double>(*t), 0, Event::Kind::tick});
         }
+        if (res_.samples.empty() || res_.samples.back().time < now_) sample();
         finish_stats();
         for (const auto& [addr, n] : finishes_) {
             if (n == 0) res_.never_finished++;
@@ -212,19 +216,46 @@ class Sim : public Driver {
         read(m, sched_.first_batch_limit(m));
         if (m.refcount == 0) message_done(m);
     }
-    // Connects agents (at once) to every transport that wants one.
+    // Connects agents to every transport that wants one: at once while the
+    // transport has a free agent, else when one finishes.
     void pump() {
         while (Transport* t = sched_.select_transport()) {
-            sched_.connection_ready(*t);
-            // With a transport rate delay the agent waits before it gets its
-            // entry, as in the daemon.
-            if (int delay = t->cfg.transport_rate_delay; delay > 0) {
-                push({now_ + delay, 0, Event::Kind::rate_pause_end, nullptr, nullptr, true, t});
+            auto& a = agents_[t];
+            if (int limit = process_limit(*t); limit > 0 && a.busy >= limit) {
+                a.waiting++; // the scheduler asks for at most two at a time
                 continue;
             }
             // Opening more connections after one that got nothing would
             // find nothing either.
-            if (!deliver_next(*t)) break;
+            if (!connect(*t)) break;
+        }
+    }
+    // The agent processes transport `t` may run at once (0: no limit).
+    int process_limit(const Transport& t) const {
+        auto it = cfg_.process_limits.find(t.name);
+        return it == cfg_.process_limits.end() ? 0 : it->second;
+    }
+    // An agent of `t` announces itself; false if it got no entry.
+    bool connect(Transport& t) {
+        auto& a = agents_[&t];
+        a.busy++;
+        res_.max_busy_agents[t.name] = std::max(res_.max_busy_agents[t.name], a.busy);
+        sched_.connection_ready(t);
+        // With a transport rate delay the agent waits before it gets its
+        // entry, as in the daemon.
+        if (int delay = t.cfg.transport_rate_delay; delay > 0) {
+            push({now_ + delay, 0, Event::Kind::rate_pause_end, nullptr, nullptr, true, &t});
+            return true;
+        }
+        return deliver_next(t);
+    }
+    // An agent of `t` is done; a connection waiting for one gets it.
+    void release_agent(Transport& t) {
+        auto& a = agents_[&t];
+        a.busy--;
+        if (a.waiting > 0) {
+            a.waiting--;
+            connect(t);
         }
     }
     // Hands a ready agent of `t` its entry; false if there was none.
@@ -232,6 +263,7 @@ class Sim : public Driver {
         Entry* e = sched_.select_entry(t);
         if (!e) {
             res_.idle_connections++;
+            release_agent(t);
             return false;
         }
         res_.selections[t.name].push_back(e->message->id);
@@ -246,7 +278,9 @@ class Sim : public Driver {
             res_.deferred += static_cast<int>(e->rcpts.size());
             tally(e->rcpts);
             e->message->flags |= 1;
+            Transport& t = *e->queue->transport;
             sched_.delivery_done(e, DeliveryResult{DeliveryResult::Kind::replied, -1, {}});
+            release_agent(t);
             return;
         }
         const SimDestination& d = *it->second;
@@ -277,14 +311,17 @@ class Sim : public Driver {
         res_.destinations[dname].deferred += n;
         tally(e->rcpts);
         res_.deliveries.push_back({now_, now_, e->message->id, dname, n, false});
+        Transport& t = *e->queue->transport;
         sched_.delivery_done(e,
                              DeliveryResult{DeliveryResult::Kind::replied, -1, {status, reason}});
+        release_agent(t);
     }
     void session_end(Entry* e, bool ok) {
         const std::string dname = e->queue->nexthop;
         active_[dname]--;
         --sessions_;
         int n = static_cast<int>(e->rcpts.size());
+        Transport& t = *e->queue->transport;
         tally(e->rcpts);
         if (ok) {
             res_.delivered += n;
@@ -296,10 +333,45 @@ class Sim : public Driver {
             sched_.delivery_done(
                 e, DeliveryResult{DeliveryResult::Kind::replied, -1, {"4.4.2", "lost connection"}});
         }
+        release_agent(t);
     }
-    void sample() {
+    // Records the state of the run now (SimSample).
+    // The scheduler's window for destination `d`; -1 when it has no queue.
+    int window(const SimDestination& d) const {
+        auto t = sched_.transports().find(d.transport);
+        if (t == sched_.transports().end()) return -1;
+        auto q = t->second->queue_by_name.find(d.name);
+        return q == t->second->queue_by_name.end() ? -1 : q->second->window;
+    }
+    // True when a window differs from the last sample's.
+    bool windows_moved() const {
+        if (res_.samples.empty()) return false;
+        const auto& last = res_.samples.back().destinations;
         for (const auto& d : cfg_.destinations)
-            res_.destinations[d.name].timeline.emplace_back(now_, active_[d.name]);
+            if (auto it = last.find(d.name); it != last.end() && it->second.window != window(d))
+                return true;
+        return false;
+    }
+    // Records the state of the run now (SimSample), in place of a sample
+    // taken earlier at the same instant.
+    void sample() {
+        SimSample s;
+        s.time = now_;
+        s.delivered = res_.delivered;
+        s.deferred = res_.deferred;
+        s.messages_done = static_cast<int>(res_.message_done.size());
+        for (const auto& [t, a] : agents_)
+            s.transports[t->name] = {a.busy, a.waiting};
+        for (const auto& d : cfg_.destinations) {
+            auto& st = res_.destinations[d.name];
+            auto& ds = s.destinations[d.name];
+            ds.sessions = active_[d.name];
+            ds.delivered = st.delivered;
+            ds.deferred = st.deferred;
+            ds.window = window(d);
+        }
+        if (!res_.samples.empty() && res_.samples.back().time == now_) res_.samples.pop_back();
+        res_.samples.push_back(std::move(s));
     }
     void finish_stats() {
         for (auto& [name, st] : res_.destinations) {
@@ -324,6 +396,10 @@ class Sim : public Driver {
     struct Acc {
         double w = 0, s = 0, s2 = 0;
     };
+    // A transport's agents: busy ones, and connections waiting for one.
+    struct Agents {
+        int busy = 0, waiting = 0;
+    };
     const SimConfig& cfg_;
     std::mt19937 rng_;
     Scheduler sched_;
@@ -335,6 +411,7 @@ class Sim : public Driver {
     double now_ = 0;
     int sessions_ = 0;
     std::map<std::string, int> active_;
+    std::map<Transport*, Agents> agents_;
     std::map<std::string, Acc> acc_;
     std::unordered_map<std::string, int> finishes_;
     SimResult res_;

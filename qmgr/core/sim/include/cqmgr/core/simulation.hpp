@@ -16,12 +16,12 @@ namespace cqmgr::core {
 struct SimDestination {
     std::string name;
     std::string transport = "smtp";
-    int server_limit = 0;            // sessions the server accepts at once; 0 = any
-    double latency_per_rcpt = 1.0;   // seconds per recipient
-    double session_setup = 0.0;      // seconds per session before the first recipient
-    bool down = false;               // every connection fails (4.4.1)
-    double down_until = 0;           // ... until this time
-    double fail_ratio = 0.0;         // fraction of sessions that end in 4.x.x (hop failure)
+    int server_limit = 0;          // sessions the server accepts at once; 0 = any
+    double latency_per_rcpt = 1.0; // seconds per recipient
+    double session_setup = 0.0;    // seconds per session before the first recipient
+    bool down = false;             // every connection fails (4.4.1)
+    double down_until = 0;         // ... until this time
+    double fail_ratio = 0.0;       // fraction of sessions that end in 4.x.x (hop failure)
 };
 
 struct SimMessage {
@@ -50,6 +50,11 @@ struct SimConfig {
     // as the daemon does while trivial-rewrite answers; first batches and
     // the batches read at a message's end take as long.
     double refill_latency = 0;
+    // Each transport's agent processes (master.cf maxproc): at most this
+    // many deliveries at once; a connection asked for beyond it waits for
+    // an agent to finish, as master(8) makes it wait.  A transport not
+    // named here, or with 0, has as many agents as it asks for.
+    std::map<std::string, int> process_limits;
 };
 
 struct SimDelivery {
@@ -60,12 +65,32 @@ struct SimDelivery {
 };
 
 struct SimDestinationStats {
-    int delivered = 0;      // recipients
-    int deferred = 0;       // recipients
+    int delivered = 0;                                   // recipients
+    int deferred = 0;                                    // recipients
     double concurrency_mean = 0, concurrency_stddev = 0; // time-weighted, while busy
     int max_concurrency = 0;
     bool declared_dead = false;
-    std::vector<std::pair<double, int>> timeline; // (time, concurrency) samples
+};
+
+// The state of the run at one instant of the timeline: every sample_every
+// seconds, whenever a destination's window moves, and once at the end.
+struct SimSample {
+    double time = 0;
+    int delivered = 0;     // recipients, so far
+    int deferred = 0;      // recipients, so far
+    int messages_done = 0; // messages with every recipient finished
+    struct TransportState {
+        int busy = 0;    // agents in a delivery (or pausing for a rate delay)
+        int waiting = 0; // connections waiting for a free agent (process limit)
+    };
+    std::map<std::string, TransportState> transports;
+    struct DestinationState {
+        int window = -1; // the scheduler's concurrency window; 0 = dead; -1 = no queue
+        int sessions = 0;
+        int delivered = 0; // recipients, so far
+        int deferred = 0;  // recipients, so far
+    };
+    std::map<std::string, DestinationState> destinations;
 };
 
 struct SimResult {
@@ -91,6 +116,10 @@ struct SimResult {
     // Entries sent before their refill landed, because an agent had nothing
     // else to do (Transport::early_entries).
     long early_entries = 0;
+    // The timeline (see SimSample).
+    std::vector<SimSample> samples;
+    // The most agents of each transport busy at once.
+    std::map<std::string, int> max_busy_agents;
 };
 
 // Runs the simulation to completion (or end_time).
