@@ -11,7 +11,7 @@ std::map<std::string, int64_t> transport_process_limits(const conf::QmgrParams& 
     std::map<std::string, int64_t> out;
     conf::MasterCf master;
     if (!master.load_dir(params.config_directory)) {
-        log::warn("priority lanes: no agent shares: " + master.error());
+        log::warn("no agent shares (priority lanes, destination shares): " + master.error());
         return out;
     }
     conf::MasterContext context;

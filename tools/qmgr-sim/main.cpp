@@ -50,10 +50,14 @@ TransportConfig read_transport(const toml::table& t, TransportConfig c) {
     get_int(t, "destination_concurrency_failed_cohort_limit", c.fail_cohort_limit);
     get_int(t, "destination_rate_delay", c.dest_rate_delay);
     get_int(t, "transport_rate_delay", c.transport_rate_delay);
-    // Priority lanes: the process limit (master.cf maxproc) and the shares.
+    // Priority lanes and destination shares: the process limit (master.cf
+    // maxproc) and the shares.
     get_int(t, "process_limit", c.process_limit);
     get_int(t, "cqmgr_urgent_agent_share", c.urgent_share);
     get_int(t, "cqmgr_bulk_agent_share", c.bulk_share);
+    // Destination shares: the static cap only (the isolation that lowers
+    // it runs in the daemon, from real delivery times).
+    get_int(t, "cqmgr_destination_agent_share", c.dest_share);
     for (auto [key, field] :
          {std::pair{"destination_concurrency_positive_feedback", &c.pos_feedback},
           std::pair{"destination_concurrency_negative_feedback", &c.neg_feedback}}) {
