@@ -52,8 +52,10 @@ TEST(IsolationPolicy, SlowDeliveriesHalveTheShareOncePerCohort) {
     EXPECT_EQ(c->before, 0);
     EXPECT_EQ(c->after, 2);
     EXPECT_EQ(c->why, Why::slow);
-    for (int i = 0; i < 4; ++i)
-        EXPECT_FALSE(p.delivered(tarpit, full, 5, Outcome::success, t - sent, t += 10));
+    for (int i = 0; i < 4; ++i) {
+        t += 10;
+        EXPECT_FALSE(p.delivered(tarpit, full, 5, Outcome::success, t - sent, t));
+    }
     EXPECT_EQ(p.lowered(tarpit), 2);
     // The next cohort, sent under the share of 2: down to 1, and no lower.
     sent = t;
