@@ -27,7 +27,6 @@ const std::vector<Known>& registry() {
         {"urgent-amid-bulk", make_urgent_amid_bulk, false},
         {"tarpit-alone", make_tarpit_alone, false},
         {"tarpit", make_tarpit, false},
-        {"tarpit-late", make_tarpit_late, false},
     };
     return r;
 }

@@ -27,6 +27,5 @@ std::unique_ptr<Workload> make_outage_recovery(const Session& session);
 std::unique_ptr<Workload> make_urgent_amid_bulk(const Session& session);
 std::unique_ptr<Workload> make_tarpit(const Session& session);
 std::unique_ptr<Workload> make_tarpit_alone(const Session& session);
-std::unique_ptr<Workload> make_tarpit_late(const Session& session);
 
 } // namespace bench
