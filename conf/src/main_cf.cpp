@@ -185,6 +185,16 @@ int64_t MainCf::long_integer(const std::string& name, int64_t def, int64_t min, 
     return checked_number(name, v, parse_long(v), min, max);
 }
 
+int64_t MainCf::percent(const std::string& name, int64_t def) const {
+    if (!is_known(name)) return def;
+    std::string v = str(name);
+    std::string digits = v.ends_with('%') ? v.substr(0, v.size() - 1) : v;
+    std::optional<int64_t> n = parse_int(digits);
+    if (n && *n < 0)
+        fatal(name, "invalid " + name + " parameter value " + std::to_string(*n) + " < 0");
+    return checked_number(name, v, n, 0, 100);
+}
+
 int64_t MainCf::checked_number(const std::string& name, const std::string& v,
                                std::optional<int64_t> n, int64_t min, int64_t max) const {
     // Postfix stops on a malformed or out-of-range number; 0 means no bound.

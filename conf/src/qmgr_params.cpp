@@ -423,6 +423,11 @@ QmgrParams QmgrParams::load(const MainCf& given, const MainCf::Warn& warn, Optio
         not_negative("cqmgr_urgent_agent_share", cf.integer("cqmgr_urgent_agent_share", 0, 0, 100));
     q.cqmgr_bulk_agent_share =
         not_negative("cqmgr_bulk_agent_share", cf.integer("cqmgr_bulk_agent_share", 10, 0, 100));
+    q.cqmgr_destination_agent_share = cf.percent("cqmgr_destination_agent_share", 0);
+    q.destination_shares = q.cqmgr_destination_agent_share > 0;
+    for (const std::string& name : cf.explicit_names())
+        if (name.ends_with("_cqmgr_destination_agent_share") && cf.percent(name, 0) > 0)
+            q.destination_shares = true;
 
     // qmgr's start-up adjustments (qmgr_post_init), with its warnings.
     auto say = [&](const std::string& text) {

@@ -86,6 +86,9 @@ TransportParams read_transport_params(const MainCf& cf, const QmgrParams& g, con
              g.default_destination_concurrency_failed_cohort_limit, 0, 0);
     p.cqmgr_urgent_agent_share =
         int2(cf, t, "_cqmgr_urgent_agent_share", g.cqmgr_urgent_agent_share, 0, 100);
+    std::string share = t + "_cqmgr_destination_agent_share";
+    p.cqmgr_destination_agent_share =
+        cf.is_known(share) ? cf.percent(share, 0) : g.cqmgr_destination_agent_share;
     return p;
 }
 

@@ -255,6 +255,27 @@ TEST(QmgrParams, PriorityLaneParameters) {
               "invalid cqmgr_bulk_agent_share parameter value -1 < 0");
 }
 
+TEST(QmgrParams, DestinationAgentShare) {
+    auto q = load("");
+    EXPECT_EQ(q.cqmgr_destination_agent_share, 0);
+    EXPECT_FALSE(q.destination_shares);
+    q = load("cqmgr_destination_agent_share = 50%\n");
+    EXPECT_EQ(q.cqmgr_destination_agent_share, 50);
+    EXPECT_TRUE(q.destination_shares);
+    EXPECT_EQ(load("cqmgr_destination_agent_share = 25\n").cqmgr_destination_agent_share, 25);
+    // One transport's share alone turns the shares on.
+    q = load("smtp_cqmgr_destination_agent_share = 30%\n");
+    EXPECT_EQ(q.cqmgr_destination_agent_share, 0);
+    EXPECT_TRUE(q.destination_shares);
+    EXPECT_FALSE(load("smtp_cqmgr_destination_agent_share = 0\n").destination_shares);
+    EXPECT_EQ(fatal("cqmgr_destination_agent_share = 101%\n"),
+              "invalid cqmgr_destination_agent_share parameter value 101 > 100");
+    EXPECT_EQ(fatal("cqmgr_destination_agent_share = -1\n"),
+              "invalid cqmgr_destination_agent_share parameter value -1 < 0");
+    EXPECT_EQ(fatal("cqmgr_destination_agent_share = half\n"),
+              "bad numerical configuration: cqmgr_destination_agent_share = half");
+}
+
 TEST(QmgrParams, MetricsParameters) {
     auto q = load("cqmgr_metrics_listen = 127.0.0.1:9154\ncqmgr_metrics_destination_limit = 0\n");
     EXPECT_EQ(q.cqmgr_metrics_listen, "127.0.0.1:9154");

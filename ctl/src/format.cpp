@@ -42,7 +42,7 @@ std::string learned_text(const json& entry) {
 }
 
 // The short state flags of a transport or queue: dead, suspended, throttled,
-// learned limits, rate delay.
+// learned limits, a lowered destination share, rate delay.
 std::string state_flags(const json& entry) {
     std::vector<std::string> flags;
     if (field(entry, "dead")) flags.push_back("dead");
@@ -50,6 +50,11 @@ std::string state_flags(const json& entry) {
     if (const json* t = field(entry, "throttle"))
         flags.push_back("throttle " + count_of(*t, "concurrency"));
     if (std::string l = learned_text(entry); !l.empty()) flags.push_back(l);
+    // A destination share the isolation lowered ("share 2/50", "probe
+    // 1/50"); the full share is no news.
+    if (const json* sh = field(entry, "share"); sh && bool_of(*sh, "lowered"))
+        flags.push_back(std::string(bool_of(*sh, "probe") ? "probe " : "share ") +
+                        count_of(*sh, "agents") + "/" + count_of(*sh, "full"));
     if (const json* r = field(entry, "rate_delay")) {
         if (r->is_object() && bool_of(*r, "waiting")) flags.push_back("rate delay");
     }

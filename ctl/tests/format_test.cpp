@@ -82,6 +82,18 @@ TEST(Format, QueuesShowLearnedLimits) {
     EXPECT_NE(format_queues(q, now).find("4.4.1  slow start 6\n"), std::string::npos);
 }
 
+TEST(Format, QueuesShowALoweredDestinationShare) {
+    auto q = queues_without_conditions();
+    auto& dest = q["transports"][0]["queues"][0];
+    // The full share is no news.
+    dest["share"] = json::parse(R"({"agents":50,"full":50,"lowered":false,"probe":false})");
+    EXPECT_NE(format_queues(q, now).find("4.4.1\n"), std::string::npos);
+    dest["share"] = json::parse(R"({"agents":2,"full":50,"lowered":true,"probe":false})");
+    EXPECT_NE(format_queues(q, now).find("4.4.1  share 2/50\n"), std::string::npos);
+    dest["share"] = json::parse(R"({"agents":1,"full":50,"lowered":true,"probe":true})");
+    EXPECT_NE(format_queues(q, now).find("4.4.1  probe 1/50\n"), std::string::npos);
+}
+
 TEST(Format, QueuesWithoutConditionsHasNoSecondTable) {
     auto q = queues_without_conditions();
     EXPECT_EQ(format_queues(q, now), "TRANSPORT  DESTINATION  WINDOW  BUSY  TODO  LAST   STATE\n"

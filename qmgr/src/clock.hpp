@@ -18,6 +18,11 @@ class WallClock {
     virtual int64_t now() const = 0;
     // Seconds and microseconds since the epoch.
     virtual protocol::TimeVal precise() const = 0;
+    // Milliseconds since the epoch.
+    int64_t now_ms() const {
+        protocol::TimeVal t = precise();
+        return t.sec * 1000 + t.usec / 1000;
+    }
 };
 
 // The system's clock.

@@ -256,6 +256,20 @@ void ControlQueries::fill_queue_state(Json& out, const core::Transport& t,
         rate["waiting"] = q.suspended;
         rate["until"] = q.suspended && q.timer_due > 0 ? Json(q.timer_due) : Json(nullptr);
     }
+    // Its destination share (null: none): what it may have in flight, the
+    // transport's full share, and whether the isolation lowered it or
+    // waits for a probe.
+    Json& share = j["share"];
+    if (q.share > 0) {
+        control::Refill sh(share);
+        sh["agents"] = q.share;
+        sh["full"] = core::share_full(t);
+        IsolationPolicy::Key key{t.name, q.name};
+        sh["lowered"] = src_.isolation && src_.isolation->policy().lowered(key) > 0;
+        sh["probe"] = src_.isolation && src_.isolation->policy().probing(key);
+    } else {
+        share = nullptr;
+    }
     // What the adaptive limits learned here, and from which reply (null:
     // nothing).
     Json& learned = j["learned"];

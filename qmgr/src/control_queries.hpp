@@ -14,6 +14,7 @@
 #include "cqmgr/control/request.hpp"
 #include "cqmgr/core/scheduler.hpp"
 #include "delivery_record.hpp"
+#include "isolation.hpp"
 #include "message.hpp"
 
 #include <functional>
@@ -47,6 +48,8 @@ struct ControlSources {
     int64_t message_recipient_limit = 0; // qmgr_message_recipient_limit
     // What the adaptive limits learned and why (nullptr: they are off).
     const AdaptiveLimits* adaptive = nullptr;
+    // The destination shares' isolation (nullptr: no share is set).
+    const Isolation* isolation = nullptr;
 };
 
 // Who answers: the process, its version and when it started.

@@ -39,6 +39,7 @@ void Delivery::pump() {
         posted_ = false;
         sched_.set_time(clock_.now());
         if (adaptive_) adaptive_->sweep(now_ms());
+        if (isolation_) isolation_->sweep(now_ms());
         if (limits_) limits_->refresh();
         while (core::Transport* t = sched_.select_transport()) {
             log::debug("qmgr_transport_select: " + t->name);
@@ -128,8 +129,7 @@ awaitable<void> Delivery::rate_pause(int seconds) {
 }
 
 int64_t Delivery::now_ms() const {
-    protocol::TimeVal now = clock_.precise();
-    return now.sec * 1000 + now.usec / 1000;
+    return clock_.now_ms();
 }
 
 void Delivery::report(core::Entry* e, const protocol::DeliveryOutcome& out,
@@ -153,6 +153,12 @@ void Delivery::report(core::Entry* e, const protocol::DeliveryOutcome& out,
         ended_(*e->queue, out.kind == Kind::replied ? result.hop : core::Dsn{});
     if (adaptive_ && adaptive_->covers(*e->queue->transport))
         adaptive_->delivered(*e, busy_at_start, result, now_ms(), defer_mark);
+    if (isolation_)
+        isolation_->delivered(*e, result,
+                              std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::steady_clock::now() - started)
+                                  .count(),
+                              now_ms());
     if (!limits_) {
         sched_.delivery_done(e, result);
         return;

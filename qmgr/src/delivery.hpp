@@ -12,6 +12,7 @@
 #include "cqmgr/core/scheduler.hpp"
 #include "cqmgr/protocol/delivery_client.hpp"
 #include "delivery_record.hpp"
+#include "isolation.hpp"
 
 #include <functional>
 
@@ -38,6 +39,9 @@ class Delivery {
     // Feeds every outcome on the transports it covers to `adaptive` (none:
     // off).  It must outlive this object.
     void set_adaptive(AdaptiveLimits* adaptive) { adaptive_ = adaptive; }
+    // Feeds every outcome on transports with destination shares to
+    // `isolation` (none: off).  It must outlive this object.
+    void set_isolation(Isolation* isolation) { isolation_ = isolation; }
 
   private:
     // One delivery: connect to the transport's agent, hand it the entry the
@@ -78,6 +82,7 @@ class Delivery {
     DeliveryRecord record_;
     Counters& counters_;
     AdaptiveLimits* adaptive_ = nullptr;
+    Isolation* isolation_ = nullptr;
     bool posted_ = false;
     std::function<void(const core::Queue&, const core::Dsn&)> ended_;
     ClusterLimits* limits_ = nullptr;

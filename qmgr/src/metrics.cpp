@@ -160,20 +160,21 @@ struct DestinationRow {
     std::string name;
     int window = 0, busy = 0, todo = 0;
     // 0 or 1; for "other", how many of the destinations summed there are
-    int dead = 0, suspended = 0, throttled = 0;
+    int dead = 0, suspended = 0, throttled = 0, share_lowered = 0;
 };
 
 // The destinations with series of their own (sorted by transport and
 // name), then per transport the sum of the others, named "other".  A real
 // destination named "other" is always in that sum.  Those an alert would
-// ask about (dead, suspended, throttled) are kept first.
+// ask about (dead, suspended, throttled, with a lowered share) are kept
+// first.
 std::vector<DestinationRow> destination_rows(const MetricsSnapshot& s, size_t limit) {
     std::vector<const MetricsSnapshot::Destination*> order;
     order.reserve(s.destinations.size());
     for (const auto& d : s.destinations)
         order.push_back(&d);
     auto rank = [](const MetricsSnapshot::Destination* d) {
-        bool notable = d->dead || d->suspended || d->throttled;
+        bool notable = d->dead || d->suspended || d->throttled || d->share_lowered;
         return std::make_tuple(!notable, -(d->busy + d->todo), std::cref(d->transport),
                                std::cref(d->name));
     };
@@ -184,7 +185,7 @@ std::vector<DestinationRow> destination_rows(const MetricsSnapshot& s, size_t li
         const auto& d = *order[i];
         if (i < limit && d.name != "other") {
             rows.push_back({d.transport, d.name, d.window, d.busy, d.todo, d.dead ? 1 : 0,
-                            d.suspended ? 1 : 0, d.throttled ? 1 : 0});
+                            d.suspended ? 1 : 0, d.throttled ? 1 : 0, d.share_lowered ? 1 : 0});
             continue;
         }
         auto& o = other[d.transport];
@@ -196,6 +197,7 @@ std::vector<DestinationRow> destination_rows(const MetricsSnapshot& s, size_t li
         o.dead += d.dead ? 1 : 0;
         o.suspended += d.suspended ? 1 : 0;
         o.throttled += d.throttled ? 1 : 0;
+        o.share_lowered += d.share_lowered ? 1 : 0;
     }
     std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
         return std::tie(a.transport, a.name) < std::tie(b.transport, b.name);
@@ -231,6 +233,11 @@ void destination_families(std::vector<MetricFamily>& out, const MetricsSnapshot&
          "1 while the administrator has capped the destination's concurrency (for "
          "destination=\"other\": how many of the destinations not shown are)",
          &DestinationRow::throttled},
+        {"cqmgr_destination_share_lowered",
+         "1 while the destination's share of its transport's agents is lowered (a slow or "
+         "timing-out destination, or a probe after a death; for destination=\"other\": how many "
+         "of the destinations not shown have one)",
+         &DestinationRow::share_lowered},
     };
     // The families are filled side by side, row by row: made first, and
     // filled through their index (a reference into `out` would not survive
@@ -287,8 +294,10 @@ MetricsSnapshot take_metrics_snapshot(const core::Scheduler& sched, const Counte
             ts.window += q.window;
             ts.busy += q.busy_count();
             ts.todo += q.todo_count();
+            bool lowered = !sched.shares_lowered().empty() &&
+                           sched.shares_lowered().contains(core::AdminTarget{name, q.name});
             s.destinations.push_back({name, q.name, q.window, q.busy_count(), q.todo_count(),
-                                      q.dead(), q.hold.has_value(), q.cap.has_value()});
+                                      q.dead(), q.hold.has_value(), q.cap.has_value(), lowered});
         }
         s.transports.push_back(std::move(ts));
     }

@@ -42,8 +42,9 @@ struct MetricsSnapshot {
         int busy = 0;
         int todo = 0;
         bool dead = false;
-        bool suspended = false; // by the administrator (its own setting)
-        bool throttled = false; // capped by the administrator
+        bool suspended = false;     // by the administrator (its own setting)
+        bool throttled = false;     // capped by the administrator
+        bool share_lowered = false; // its destination share lowered by the isolation
     };
     std::vector<Transport> transports;
     std::vector<Destination> destinations;
@@ -58,9 +59,9 @@ MetricsSnapshot take_metrics_snapshot(const core::Scheduler& sched, const Counte
                                       int active_messages);
 
 // The metric families of `s`.  At most `destination_limit` destinations get
-// series of their own (dead, suspended or throttled ones first, then the
-// busiest by busy + todo); the others of each transport are summed under
-// destination="other".
+// series of their own (dead, suspended, throttled or share-lowered ones
+// first, then the busiest by busy + todo); the others of each transport are
+// summed under destination="other".
 std::vector<prometheus::MetricFamily> build_metrics(const MetricsSnapshot& s,
                                                     size_t destination_limit);
 

@@ -9,7 +9,7 @@ namespace cqmgr::qmgr {
 std::map<std::string, int64_t> transport_process_limits(const conf::QmgrParams& params) {
     conf::MasterCf master;
     if (!master.load_dir(params.config_directory)) {
-        log::warn("priority lanes: no agent shares: " + master.error());
+        log::warn("no agent shares (priority lanes, destination shares): " + master.error());
         return {};
     }
     conf::MasterContext context;

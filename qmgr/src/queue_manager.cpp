@@ -33,6 +33,7 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                     : std::make_unique<AdaptiveLimits>(
                           params, std::move(reply_rules), sched_,
                           [this](const std::string& id) { return store_.path("defer", id); })),
+      isolation_(params.destination_shares ? std::make_unique<Isolation>(params, sched_) : nullptr),
       limits_(io, params, std::move(limit_tables), sched_),
       delivery_(io, params, clock, sched_, counters_),
       self_defer_(io, params, clock, flush_domains, [this](Message& m) { maybe_finish(m); }),
@@ -66,6 +67,7 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
       sched_timer_(io) {
     sched_.set_time(clock_.now());
     delivery_.set_adaptive(adaptive_.get());
+    delivery_.set_isolation(isolation_.get());
     if (limits_.active()) delivery_.use_limits(&limits_);
     if (dest_state_.enabled())
         delivery_.observe_ends([this](const core::Queue& q, const core::Dsn& hop) {
@@ -88,16 +90,19 @@ void QueueManager::start() {
     if (adaptive_)
         learned = [this](const core::AdminTarget& target, const core::LearnedLimit& limit,
                          int64_t learned_at, const DestinationState::LearnedReply& reply) {
-            protocol::TimeVal now = clock_.precise();
             // The reply is kept only if its class is still one we know.
             std::optional<AdaptiveLimits::Cause> cause;
             if (auto cls = reply_class_from_name(reply.cls))
                 cause = AdaptiveLimits::Cause{*cls, reply.status, reply.text, learned_at};
-            return adaptive_->restore(target, limit, learned_at, now.sec * 1000 + now.usec / 1000,
+            return adaptive_->restore(target, limit, learned_at, clock_.now_ms(),
                                       std::move(cause));
         };
-    for (const core::Queue* q : dest_state_.restore(sched_, learned))
+    for (const core::Queue* q : dest_state_.restore(sched_, learned)) {
         dead_queues_.insert(q);
+        // Dead since an earlier run: probed when it comes back, as if it
+        // had died in this one.
+        if (isolation_) isolation_->died(*q, clock_.now_ms());
+    }
     arm_scheduler_timer();
     feeder_.start();
 }
@@ -117,6 +122,7 @@ ControlSources QueueManager::control_sources() const {
         .message_active_limit = params_.qmgr_message_active_limit,
         .message_recipient_limit = params_.qmgr_message_recipient_limit,
         .adaptive = adaptive_.get(),
+        .isolation = isolation_.get(),
     };
 }
 
@@ -225,6 +231,7 @@ void QueueManager::queue_window(const core::Queue& q, bool positive) {
         CQMGR_PROBE_DEST_DEAD(transport, q.name.c_str(), q.dsn->status.c_str(),
                               q.dsn->reason.c_str());
         if (limits_.active()) limits_.queue_dead(q);
+        if (isolation_) isolation_->died(q, clock_.now_ms());
     } else if (positive && !dead_queues_.empty() && dead_queues_.erase(&q)) {
         CQMGR_PROBE_DEST_REVIVE(transport, q.name.c_str());
         if (limits_.active()) limits_.queue_revived(q);

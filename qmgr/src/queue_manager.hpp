@@ -67,6 +67,8 @@ class QueueManager : public core::Driver {
     ControlCommands& control() { return control_; }
     // The adaptive limits, or nullptr when no transport learns them.
     const AdaptiveLimits* adaptive() const { return adaptive_.get(); }
+    // The destination shares' isolation, or nullptr when no share is set.
+    const Isolation* isolation() const { return isolation_.get(); }
     // The scheduler's state, for the control socket's queries and the
     // metrics (read only, on the loop thread).
     const core::Scheduler& scheduler() const { return sched_; }
@@ -123,6 +125,8 @@ class QueueManager : public core::Driver {
     DestinationState dest_state_;
     // cqmgr_adaptive_limit_transports: made only when the list is not empty.
     std::unique_ptr<AdaptiveLimits> adaptive_;
+    // Destination shares: made only when one is set.
+    std::unique_ptr<Isolation> isolation_;
     ClusterLimits limits_;
     Delivery delivery_;
     SelfDefer self_defer_;

@@ -35,14 +35,20 @@ const char* const default_reply_rules = R"(
 # Greylisting (postgrey, milter-greylist, and the usual 4.7.1/4.2.0 words).
 /gr[ae]y-?list/                                     greylist
 /\b4\.[27]\.[01]\b.*(try|come back|please retry).* later/ greylist
+# A receiver that does not answer in time or drops the session (a tarpit, a
+# host that is down): the Postfix SMTP and LMTP clients' own words.
+/conversation with .* timed out/                    timeout
+/lost connection with /                             timeout
+/connect to .*: (connection|operation) timed out/   timeout
 )";
 
 namespace {
 
-constexpr std::array<std::pair<ReplyClass, const char*>, 5> names{{
+constexpr std::array<std::pair<ReplyClass, const char*>, 6> names{{
     {ReplyClass::connection_limit, "connection_limit"},
     {ReplyClass::rate_limit, "rate_limit"},
     {ReplyClass::greylist, "greylist"},
+    {ReplyClass::timeout, "timeout"},
     {ReplyClass::hard, "hard"},
     {ReplyClass::other, "other"},
 }};

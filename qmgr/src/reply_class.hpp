@@ -1,5 +1,6 @@
 // What a receiver's deferral or refusal says about the destination, for
-// the adaptive limits (docs/admin-guide.md, "Adaptive limits"): the DSN
+// the adaptive limits (docs/admin-guide.md, "Adaptive limits") and the
+// destination shares' isolation (a timeout): the DSN
 // status and text of a delivery are matched against the admin's rules
 // (cqmgr_adaptive_reply_rules) and then the default rules below; the first
 // rule that matches gives the class.  A reply no rule names is a hard
@@ -18,6 +19,7 @@ enum class ReplyClass {
     connection_limit, // too many connections from us: stay under that concurrency
     rate_limit,       // too much mail too fast: stay under that rate
     greylist,         // try again later, whatever the rate: no limit
+    timeout,          // no answer in time, or a dropped connection: no limit (isolation's strike)
     hard,             // a permanent refusal: no limit
     other,            // none of these
 };

@@ -47,14 +47,17 @@ core::TransportConfig transport_config(const conf::TransportParams& t) {
     return c;
 }
 
-void lane_config(core::TransportConfig& c, const conf::TransportParams& t,
-                 const conf::QmgrParams& p) {
-    if (!p.lanes()) return;
+void share_config(core::TransportConfig& c, const conf::TransportParams& t,
+                  const conf::QmgrParams& p) {
+    if (!p.lanes() && !p.destination_shares) return;
     auto limit = p.transport_process_limits.find(t.name);
     c.process_limit =
         limit == p.transport_process_limits.end() ? 0 : static_cast<int>(limit->second);
-    c.urgent_share = static_cast<int>(t.cqmgr_urgent_agent_share);
-    c.bulk_share = static_cast<int>(p.cqmgr_bulk_agent_share);
+    if (p.lanes()) {
+        c.urgent_share = static_cast<int>(t.cqmgr_urgent_agent_share);
+        c.bulk_share = static_cast<int>(p.cqmgr_bulk_agent_share);
+    }
+    c.dest_share = static_cast<int>(t.cqmgr_destination_agent_share);
 }
 
 } // namespace cqmgr::qmgr

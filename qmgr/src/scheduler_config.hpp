@@ -17,9 +17,10 @@ namespace cqmgr::qmgr {
 core::SchedulerConfig scheduler_config(const conf::QmgrParams& p, bool verbose = false);
 // One transport's scheduler settings.
 core::TransportConfig transport_config(const conf::TransportParams& t);
-// The priority lanes' settings of transport `t` (process limit, urgent
-// reserve, other mail's share), set only when lanes are on.
-void lane_config(core::TransportConfig& c, const conf::TransportParams& t,
+// The shares of transport `t`: its process limit, with priority lanes the
+// urgent reserve and other mail's share, and one destination's share; set
+// only when lanes or destination shares are on.
+void share_config(core::TransportConfig& c, const conf::TransportParams& t,
                  const conf::QmgrParams& p);
 // A feedback value in the core's terms.
 core::Feedback core_feedback(const conf::Feedback& f);

@@ -32,7 +32,7 @@ core::TransportConfig TransportSettings::operator()(const std::string& transport
         for (const auto& w : warnings_)
             log::warn(w);
         core::TransportConfig c = transport_config(t);
-        lane_config(c, t, params_);
+        share_config(c, t, params_);
         return c;
     } catch (const conf::ConfigError& e) {
         log::fatal(e.postfix_text());

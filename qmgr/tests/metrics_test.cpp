@@ -111,6 +111,7 @@ TEST(Metrics, NamesFollowPrometheusConventions) {
                           "cqmgr_destination_dead",
                           "cqmgr_destination_suspended",
                           "cqmgr_destination_throttled",
+                          "cqmgr_destination_share_lowered",
                           "cqmgr_queue_delay_seconds",
                           "cqmgr_delivery_duration_seconds"})
         EXPECT_TRUE(names.contains(n)) << n;
@@ -347,5 +348,15 @@ TEST(Metrics, SnapshotOfTheScheduler) {
     for (const auto& d : s.destinations) {
         EXPECT_EQ(d.suspended, d.name == "a.example") << d.name;
         EXPECT_EQ(d.throttled, d.name == "b.example") << d.name;
+        EXPECT_FALSE(d.share_lowered) << d.name;
     }
+
+    // A share the isolation lowered.
+    ASSERT_TRUE(sched.share_set({"smtp", "a.example"}, 1));
+    s = take_metrics_snapshot(sched, c, 1);
+    for (const auto& d : s.destinations)
+        EXPECT_EQ(d.share_lowered, d.name == "a.example") << d.name;
+    auto lowered = values(find(build_metrics(s, 50), "cqmgr_destination_share_lowered"));
+    EXPECT_EQ(lowered.at("transport=smtp,destination=a.example"), 1);
+    EXPECT_EQ(lowered.at("transport=smtp,destination=b.example"), 0);
 }

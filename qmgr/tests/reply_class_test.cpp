@@ -89,6 +89,14 @@ TEST(ReplyClass, DefaultRulesKnowTheCommonReceivers) {
         // Neither.
         {"5.1.1", "host mx[192.0.2.1] said: 550 5.1.1 <bob@example.com>: User unknown", C::hard},
         {"4.4.1", "connect to mx[192.0.2.1]:25: Connection refused", C::other},
+        // Timeouts and dropped sessions (destination shares).
+        {"4.4.2",
+         "conversation with mx[192.0.2.1] timed out while receiving the initial server "
+         "greeting",
+         C::timeout},
+        {"4.4.2", "lost connection with mx[192.0.2.1] while receiving the initial server greeting",
+         C::timeout},
+        {"4.4.1", "connect to mx[192.0.2.1]:25: Connection timed out", C::timeout},
         {"4.2.2", "host mx[192.0.2.1] said: 452 4.2.2 Mailbox full", C::other},
     };
     for (const Case& c : cases)
@@ -97,7 +105,7 @@ TEST(ReplyClass, DefaultRulesKnowTheCommonReceivers) {
 
 TEST(ReplyClass, Names) {
     for (ReplyClass c : {ReplyClass::connection_limit, ReplyClass::rate_limit, ReplyClass::greylist,
-                         ReplyClass::hard, ReplyClass::other})
+                         ReplyClass::timeout, ReplyClass::hard, ReplyClass::other})
         EXPECT_EQ(reply_class_from_name(reply_class_name(c)), c);
     EXPECT_EQ(reply_class_from_name("Connection-Limit"), ReplyClass::connection_limit);
     EXPECT_EQ(reply_class_from_name("slow"), std::nullopt);

@@ -70,7 +70,7 @@ TEST(SchedulerConfig, LaneSharesOnlyWithAPriorityTable) {
     Config off("cqmgr_urgent_agent_share = 20\n");
     off.params.transport_process_limits["smtp"] = 100;
     auto t = qmgr::transport_config(conf::read_transport_params(off.cf, off.params, "smtp"));
-    qmgr::lane_config(t, conf::read_transport_params(off.cf, off.params, "smtp"), off.params);
+    qmgr::share_config(t, conf::read_transport_params(off.cf, off.params, "smtp"), off.params);
     EXPECT_EQ(t.process_limit, 0);
     EXPECT_EQ(t.urgent_share, 0);
     EXPECT_EQ(t.bulk_share, 0);
@@ -83,7 +83,7 @@ TEST(SchedulerConfig, LaneSharesOnlyWithAPriorityTable) {
     for (const char* name : {"smtp", "relay"}) {
         auto p = conf::read_transport_params(on.cf, on.params, name);
         auto c = qmgr::transport_config(p);
-        qmgr::lane_config(c, p, on.params);
+        qmgr::share_config(c, p, on.params);
         if (std::string(name) == "smtp") {
             EXPECT_EQ(c.process_limit, 100);
             EXPECT_EQ(c.urgent_share, 20);
@@ -94,5 +94,24 @@ TEST(SchedulerConfig, LaneSharesOnlyWithAPriorityTable) {
             EXPECT_EQ(c.urgent_share, 80);
             EXPECT_EQ(c.bulk_share, 30);
         }
+    }
+}
+
+TEST(SchedulerConfig, DestinationShareWithoutLanes) {
+    Config c("cqmgr_destination_agent_share = 50%\n"
+             "relay_cqmgr_destination_agent_share = 20\n"
+             "cqmgr_urgent_agent_share = 20\n");
+    c.params.transport_process_limits["smtp"] = 100;
+    c.params.transport_process_limits["relay"] = 10;
+    for (const char* name : {"smtp", "relay"}) {
+        auto p = conf::read_transport_params(c.cf, c.params, name);
+        auto t = qmgr::transport_config(p);
+        qmgr::share_config(t, p, c.params);
+        bool smtp = std::string(name) == "smtp";
+        EXPECT_EQ(t.process_limit, smtp ? 100 : 10);
+        EXPECT_EQ(t.dest_share, smtp ? 50 : 20);
+        // No priority table: no lane shares.
+        EXPECT_EQ(t.urgent_share, 0);
+        EXPECT_EQ(t.bulk_share, 0);
     }
 }

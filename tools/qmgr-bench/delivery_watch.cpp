@@ -41,8 +41,10 @@ void DeliveryWatch::account(const std::string& raw, double now) {
     ++sent_;
     if (first_sent_at_ == 0) first_sent_at_ = now;
     last_sent_at_ = now;
-    if (!tag_.empty() && d->to.rfind(tag_, 0) == 0)
+    if (!tag_.empty() && d->to.rfind(tag_, 0) == 0) {
         tagged_delays_.push_back(std::strtod(d->delay.c_str(), nullptr));
+        tagged_last_sent_at_ = now;
+    }
 }
 
 } // namespace bench

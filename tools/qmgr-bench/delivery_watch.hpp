@@ -38,6 +38,10 @@ class DeliveryWatch {
     double last_sent_at() const { return last_sent_at_; }
     // delay= of each tagged recipient delivered so far, in seconds.
     const std::vector<double>& tagged_delays() const { return tagged_delays_; }
+    // Tagged recipients delivered so far, and boot_seconds() when the last
+    // was seen (0 if none yet).
+    std::uint64_t tagged_sent() const { return tagged_delays_.size(); }
+    double tagged_last_sent_at() const { return tagged_last_sent_at_; }
 
   private:
     void account(const std::string& line, double now);
@@ -53,6 +57,7 @@ class DeliveryWatch {
     double first_sent_at_ = 0;
     double last_sent_at_ = 0;
     std::vector<double> tagged_delays_;
+    double tagged_last_sent_at_ = 0;
 };
 
 } // namespace bench

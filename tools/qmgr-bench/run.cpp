@@ -115,7 +115,9 @@ void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
                     std::max(active_peak, compat::count_files(inst.queue_dir() + "/active"));
             next_sample = now + 0.1;
         }
-        if (injected && watch.sent() >= w.recipients() && queue_drained(inst)) break;
+        if (injected &&
+            (w.measured(watch) || (watch.sent() >= w.recipients() && queue_drained(inst))))
+            break;
         if (now >= deadline)
             throw compat::Error("expected " + std::to_string(w.recipients()) +
                                 " recipients delivered within " + std::to_string(w.timeout()) +

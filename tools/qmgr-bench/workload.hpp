@@ -64,6 +64,11 @@ class Workload {
     virtual MainCf main_cf(const RunContext& run) const = 0;
     // master.cf lines added to the instance's (e.g. a receiving smtpd).
     virtual std::vector<std::string> master_cf(const RunContext&) const { return {}; }
+    // True when a run may end before all its mail is delivered: what the
+    // workload measures is complete (e.g. the destination it measures has
+    // drained, while mail to a tarpit would take hours).  By default a run
+    // ends once recipients() are delivered and the queue is drained.
+    virtual bool measured(const DeliveryWatch&) const { return false; }
     // True if recipients may be deferred on the way (they must still all be
     // delivered in the end); otherwise a deferral fails the run.
     virtual bool deferrals_expected() const { return false; }

@@ -25,6 +25,8 @@ const std::vector<Known>& registry() {
         {"concurrency-421", make_concurrency_421, false},
         {"outage-recovery", make_outage_recovery, false},
         {"urgent-amid-bulk", make_urgent_amid_bulk, false},
+        {"tarpit-alone", make_tarpit_alone, false},
+        {"tarpit", make_tarpit, false},
     };
     return r;
 }

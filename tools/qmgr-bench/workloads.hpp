@@ -25,5 +25,7 @@ std::unique_ptr<Workload> make_outage_recovery(const Session& session);
 // Issue #15: urgent mail arriving during a campaign of one-recipient bulk
 // messages to one destination (priority lanes on the cqmgr side).
 std::unique_ptr<Workload> make_urgent_amid_bulk(const Session& session);
+std::unique_ptr<Workload> make_tarpit(const Session& session);
+std::unique_ptr<Workload> make_tarpit_alone(const Session& session);
 
 } // namespace bench

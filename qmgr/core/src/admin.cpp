@@ -51,11 +51,13 @@ void Scheduler::admin_apply(Transport& t) {
     t.hold = transport_hold(holds_, t.name);
 }
 
-// Gives queue `q` the copies of its suspension, cap and learned limit.
+// Gives queue `q` the copies of its suspension, cap, learned limit and
+// destination share.
 void Scheduler::admin_apply(Queue& q) {
     q.hold = covering(holds_, q.transport->name, q.name);
     q.cap = covering(caps_, q.transport->name, q.name);
     q.learned = learned_for(q.transport->name, q.name);
+    q.share = share_for(*q.transport, q.name);
 }
 
 std::vector<Queue*> Scheduler::admin_queues(const AdminTarget& target) const {
@@ -180,6 +182,7 @@ void Scheduler::check_admin() const {
             if (qp->cap != covering(caps_, name, qn)) fail(name + "/" + qn + ": stale cap");
             if (qp->learned != learned_for(name, qn))
                 fail(name + "/" + qn + ": stale learned limit");
+            if (qp->share != share_for(t, qn)) fail(name + "/" + qn + ": stale share");
         }
     }
     auto timed = [&](Timer::Kind kind, const AdminTarget& target, int64_t until) {
@@ -204,6 +207,9 @@ void Scheduler::check_admin() const {
     for (const auto& [target, limit] : learned_)
         if (!limit.any() || target.transport.empty() || target.queue.empty())
             fail(target.text() + ": empty or untargeted learned limit");
+    for (const auto& [target, agents] : shares_)
+        if (agents < 1 || target.transport.empty() || target.queue.empty())
+            fail(target.text() + ": empty or untargeted lowered share");
 }
 
 } // namespace cqmgr::core

@@ -1,9 +1,10 @@
-// Properties of priority lanes over random workloads (fixed seeds): at
-// every selection, urgent mail goes first unless other mail is owed its
-// share, other mail never exceeds its cap, a connection the scheduler asks
-// for always carries a request, the structures stay consistent
-// (check_invariants after every step, on a fake clock), and every recipient
-// finishes.
+// Properties of priority lanes and destination shares over random
+// workloads (fixed seeds): at every selection, urgent mail goes first
+// unless other mail is owed its share, other mail never exceeds its cap,
+// no destination exceeds its share (the transport's, or a lower one set
+// and lifted at random), a connection the scheduler asks for always
+// carries a request, the structures stay consistent (check_invariants
+// after every step, on a fake clock), and every recipient finishes.
 #include "fake_driver.hpp"
 
 #include <gtest/gtest.h>
@@ -36,6 +37,12 @@ TEST(LanesProperty, UrgentFirstWithinTheShares) {
     for (unsigned seed = 1; seed <= 150; ++seed) {
         std::mt19937 rng(seed);
         auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<>(lo, hi)(rng); };
+        // The shares draw from a stream of their own, so that the lanes'
+        // workloads stay what they were before shares existed.
+        std::mt19937 share_rng(seed * 7919);
+        auto share_pick = [&](int lo, int hi) {
+            return std::uniform_int_distribution<>(lo, hi)(share_rng);
+        };
         TransportConfig tc;
         tc.dest_recipient_limit = pick(1, 3);
         tc.dest_concurrency_limit = pick(1, 6);
@@ -46,6 +53,7 @@ TEST(LanesProperty, UrgentFirstWithinTheShares) {
         tc.process_limit = pick(1, 12);
         tc.urgent_share = pick(0, 2) ? pick(0, 60) : 0;
         tc.bulk_share = pick(0, 2) ? pick(0, 100) : 0;
+        tc.dest_share = share_pick(0, 2) ? share_pick(0, 100) : 0;
         SchedulerConfig cfg;
         cfg.message_recipient_limit = pick(20, 200);
         cfg.verify_candidates = true;
@@ -88,6 +96,10 @@ TEST(LanesProperty, UrgentFirstWithinTheShares) {
                 bool other_ready = ready(*t, false);
                 Entry* e = s.select_entry(*t);
                 ASSERT_NE(e, nullptr) << "seed " << seed << " step " << step << ": idle connection";
+                if (e->queue->share > 0) {
+                    ASSERT_LE(e->queue->busy_count(), e->queue->share)
+                        << "seed " << seed << " step " << step << ": share exceeded";
+                }
                 bool urgent = e->message->lane == Lane::urgent;
                 if (!urgent) {
                     ASSERT_FALSE(capped) << "seed " << seed << " step " << step;
@@ -109,6 +121,10 @@ TEST(LanesProperty, UrgentFirstWithinTheShares) {
                 s.delivery_done(e, DeliveryResult{DeliveryResult::Kind::replied, 0, {}});
             }
             if (pick(0, 3) == 0) s.set_time(++now);
+            if (share_pick(0, 19) == 0)
+                s.share_set(AdminTarget{"smtp", "d" + std::to_string(share_pick(0, ndest - 1)) +
+                                                    ".example"},
+                            share_pick(0, 3));
             s.check_invariants();
         }
         // Drain: deliver everything left.

@@ -88,6 +88,9 @@ class MainCf {
     // unknown.
     int64_t time(const std::string& name, std::string_view def, char unit = 's', int64_t min = 0,
                  int64_t max = 0) const;
+    // A percentage parameter, "N" or "N%", 0 to 100 (fatal otherwise);
+    // `def` is used when the name is unknown.
+    int64_t percent(const std::string& name, int64_t def) const;
     // A boolean parameter (yes/no, any case).
     bool boolean(const std::string& name, bool def) const;
     // A list parameter split on commas and white space.

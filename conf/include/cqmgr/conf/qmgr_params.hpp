@@ -171,9 +171,16 @@ struct QmgrParams {
     std::vector<std::string> cqmgr_priority_header_maps;
     int64_t cqmgr_urgent_agent_share = 0;
     int64_t cqmgr_bulk_agent_share = 10;
+    // Slow-destination isolation (docs/admin-guide.md): the percentage of
+    // a transport's process limit that one destination may have in flight
+    // (per transport: <transport>_cqmgr_destination_agent_share); 0 = off.
+    // `destination_shares` is true when it or any transport's is above 0.
+    int64_t cqmgr_destination_agent_share = 0;
+    bool destination_shares = false;
     // Each transport's process limit (master.cf maxproc, "-" resolved),
-    // for the lanes' shares: filled by the daemon from master.cf before its
-    // jail, only when a priority table is set.
+    // for the lanes' and the destinations' shares: filled by the daemon
+    // from master.cf before its jail, only when a priority table or a
+    // destination share is set.
     std::map<std::string, int64_t> transport_process_limits;
     // True when a priority table is set (lanes are on).
     bool lanes() const {

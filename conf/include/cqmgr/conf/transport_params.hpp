@@ -46,6 +46,9 @@ struct TransportParams {
     int64_t destination_concurrency_failed_cohort_limit = 1;
     // Priority lanes: <transport>_cqmgr_urgent_agent_share, else the global.
     int64_t cqmgr_urgent_agent_share = 0;
+    // Slow-destination isolation: <transport>_cqmgr_destination_agent_share
+    // ("N" or "N%"), else the global.
+    int64_t cqmgr_destination_agent_share = 0;
 };
 
 // Reads the parameters of one transport (no caching).  `globals` supplies

@@ -208,6 +208,14 @@ class Scheduler {
     bool learned_set(const AdminTarget& target, const LearnedLimit& limit);
     const std::map<AdminTarget, LearnedLimit>& learned_limits() const { return learned_; }
     const std::map<AdminTarget, AdminCap>& admin_caps() const { return caps_; }
+    // ---- destination shares (share.cpp) ----
+    // Lowers the share of queue target.queue of transport target.transport
+    // (both named; panics otherwise) to `agents` deliveries in flight (at
+    // least 1), or gives it back its transport's full share (0).  Kept by
+    // name like a learned limit, so a queue created later picks it up.
+    // Returns whether anything changed; wakes the driver when it did.
+    bool share_set(const AdminTarget& target, int agents);
+    const std::map<AdminTarget, int>& shares_lowered() const { return shares_; }
     // The queues that exist now and that `target` covers (a whole
     // transport: all of its queues).
     std::vector<Queue*> admin_queues(const AdminTarget& target) const;
@@ -313,6 +321,8 @@ class Scheduler {
     void admin_changed(const AdminTarget& target);
     void admin_expire(AdminKind kind, const AdminTarget& target, int64_t due);
     void check_admin() const;
+    // share.cpp
+    int share_for(const Transport& t, const std::string& queue) const;
     // learned.cpp
     LearnedLimit learned_for(const std::string& transport, const std::string& queue) const;
     // timers
@@ -344,6 +354,7 @@ class Scheduler {
     std::map<AdminTarget, AdminCap> caps_;
     std::map<std::pair<std::string, std::string>, QueueMemory> memories_; // queue_remember()
     std::map<AdminTarget, LearnedLimit> learned_;
+    std::map<AdminTarget, int> shares_; // share_set(): lowered shares
 };
 
 // Priority lanes (lanes.cpp).  The most deliveries of mail other than
@@ -357,6 +368,11 @@ int lane_other_busy(const Transport& t);
 bool lane_owed(const Transport& t);
 // True when mail other than urgent is at its cap on `t`.
 bool lane_capped(const Transport& t);
+
+// Destination shares (share.cpp): the most deliveries one queue of `t` may
+// have in flight, its process limit times dest_share percent (at least 1),
+// or 0 for no cap.
+int share_full(const Transport& t);
 
 // Aborts with a message: a broken scheduler invariant.
 [[noreturn]] void panic(const std::string& what);

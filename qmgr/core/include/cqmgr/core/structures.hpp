@@ -95,6 +95,10 @@ struct TransportConfig {
     int process_limit = 0;
     int urgent_share = 0;
     int bulk_share = 0;
+    // Destination shares (share.cpp): the percentage of the process limit
+    // that one queue may have in flight (cqmgr_destination_agent_share;
+    // 0 = no cap).
+    int dest_share = 0;
 };
 
 // Global settings.
@@ -187,6 +191,10 @@ struct Queue {
     // this queue): at most this many deliveries in flight; none = no gate.
     // Like a cap, it limits selection only (select_window()).
     std::optional<int> gate;
+    // Its destination share (share.cpp): at most this many deliveries in
+    // flight, the transport's cap or the lower one the daemon set; 0 = no
+    // cap.  Like a cap, it limits selection only (select_window()).
+    int share = 0;
     Hook transport_hook; // on transport->queues_rr
 
     // Live (not dead) and not pausing for the destination rate delay.
@@ -197,11 +205,12 @@ struct Queue {
     bool may_start() const { return ready() && !hold; }
     // The window selection works with: the concurrency window, lowered to
     // the administrator's cap, to the learned limit (a learned rate delay
-    // means one delivery at a time) and to the driver's gate, if there are
-    // any.
+    // means one delivery at a time), to the destination share and to the
+    // driver's gate, if there are any.
     int select_window() const {
         int w = cap && cap->concurrency < window ? cap->concurrency : window;
         if (learned.concurrency > 0 && learned.concurrency < w) w = learned.concurrency;
+        if (share > 0 && share < w) w = share;
         if (learned.rate_delay > 0 && w > 1) w = 1;
         return gate && *gate < w ? *gate : w;
     }

@@ -1,0 +1,79 @@
+// The isolation between the delivery path and a real scheduler core (the
+// core tests' fixture and scripted driver): a greeting timeout in the hop
+// status lowers the queue's share in the scheduler; a death makes it a
+// probe of 1, lifted by the first fast success; a transport without a
+// share is left alone.  (The daemon calls these from the delivery path:
+// scenario destination-share-tarpit.)
+#include "isolation.hpp"
+#include "scheduler_fixture.hpp"
+#include "test_params.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace cqmgr;
+using namespace cqmgr::qmgr;
+using cqmgr::qmgr::testing::params;
+
+namespace {
+
+struct IsolationTest : core::test::Fixture {
+    std::unique_ptr<Isolation> isolation;
+
+    // The scheduler (50 % of 100 agents per destination, or none with
+    // `share` 0) and message "A" with 20 recipients for d.example; returns
+    // A's first `k` entries, selected.
+    std::vector<core::Entry*> start(int k, int share = 50) {
+        tc.dest_recipient_limit = 1;
+        tc.init_dest_concurrency = 8;
+        tc.process_limit = 100;
+        tc.dest_share = share;
+        make();
+        isolation =
+            std::make_unique<Isolation>(params("cqmgr_destination_agent_share = 50%\n"), *s);
+        message("A", 20, "d.example");
+        std::vector<core::Entry*> out;
+        for (int i = 0; i < k; ++i)
+            out.push_back(s->select_entry(s->transport("smtp")));
+        return out;
+    }
+    core::Queue& queue() { return *s->find_queue("smtp", "d.example"); }
+};
+
+const core::DeliveryResult timed_out{
+    core::DeliveryResult::Kind::replied,
+    -1,
+    {"4.4.2", "conversation with d.example[192.0.2.1] timed out while receiving the initial "
+              "server greeting"}};
+
+} // namespace
+
+TEST_F(IsolationTest, ATimeoutLowersTheShareInTheScheduler) {
+    auto busy = start(8);
+    EXPECT_EQ(queue().share, 50);
+    isolation->delivered(*busy[0], timed_out, 300'000, 2'000'000);
+    // Half of the 8 the window lets go.
+    EXPECT_EQ(queue().share, 4);
+    EXPECT_EQ(s->shares_lowered().at({"smtp", "d.example"}), 4);
+    EXPECT_EQ(isolation->policy().lowered({"smtp", "d.example"}), 4);
+    s->check_invariants();
+}
+
+TEST_F(IsolationTest, ADeathProbesWithOneDelivery) {
+    auto busy = start(1);
+    isolation->died(queue(), 2'000'000);
+    EXPECT_EQ(queue().share, 1);
+    EXPECT_TRUE(isolation->policy().probing({"smtp", "d.example"}));
+    // A fast success reopens it.
+    isolation->delivered(*busy[0], core::DeliveryResult{}, 50, 2'000'100);
+    EXPECT_EQ(queue().share, 50);
+    EXPECT_TRUE(s->shares_lowered().empty());
+    s->check_invariants();
+}
+
+TEST_F(IsolationTest, ATransportWithoutAShareIsLeftAlone) {
+    auto busy = start(1, 0);
+    isolation->delivered(*busy[0], timed_out, 300'000, 2'000'000);
+    isolation->died(queue(), 2'000'000);
+    EXPECT_EQ(queue().share, 0);
+    EXPECT_TRUE(s->shares_lowered().empty());
+}
