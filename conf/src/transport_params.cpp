@@ -1,5 +1,7 @@
 #include "cqmgr/conf/transport_params.hpp"
 
+#include "cqmgr/conf/scheduler_policy.hpp"
+
 namespace cqmgr::conf {
 
 namespace {
@@ -86,6 +88,8 @@ TransportParams read_transport_params(const MainCf& cf, const QmgrParams& g, con
              g.default_destination_concurrency_failed_cohort_limit, 0, 0);
     p.cqmgr_urgent_agent_share =
         int2(cf, t, "_cqmgr_urgent_agent_share", g.cqmgr_urgent_agent_share, 0, 100);
+    p.cqmgr_scheduler_policy =
+        read_scheduler_policy(cf, t + "_cqmgr_scheduler_policy", g.cqmgr_scheduler_policy);
     return p;
 }
 

@@ -187,8 +187,10 @@ int main(int argc, char** argv) {
         } catch (const conf::ConfigError& e) {
             config_fatal(e);
         }
-        params.transport_process_limits = qmgr::transport_process_limits(params);
     }
+    // The lanes' shares and the finch policy's count each transport's agents.
+    if (params.lanes() || params.finch_policy_used)
+        params.transport_process_limits = qmgr::transport_process_limits(params);
     // The control settings' directory, out of reach once chrooted.
     int data_dir_fd = qmgr::AdminState::open_directory(params.data_directory);
     // The destination state store, likewise; checked (in a child process)

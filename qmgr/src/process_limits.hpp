@@ -1,7 +1,8 @@
 // Each transport's process limit, from master.cf, for the priority lanes'
 // shares (cqmgr_urgent_agent_share, cqmgr_bulk_agent_share are percentages
-// of it).  Stock qmgr never reads master.cf; cqmgr reads it only when a
-// priority table is set, once, before the jail.
+// of it), and for the finch policy's shares of a transport's agents.  Stock
+// qmgr never reads master.cf; cqmgr reads it only when a priority table is
+// set or a transport's policy is finch, once, before the jail.
 #pragma once
 
 #include "cqmgr/conf/qmgr_params.hpp"

@@ -2,11 +2,12 @@
 // core on a simulated clock, and prints what happened: per destination the
 // recipients delivered and deferred and the concurrency it ran at, per
 // message when it was done, and optionally a timeline.  For admins tuning
-// concurrency, feedback and preemption parameters before touching a live
-// system.
+// concurrency, feedback, preemption, priority lane and scheduler policy
+// parameters before touching a live system.
 //
 //   qmgr-sim [--timeline] SCENARIO.toml
 #include "cqmgr/conf/feedback.hpp"
+#include "cqmgr/conf/scheduler_policy.hpp"
 #include "cqmgr/core/simulation.hpp"
 #include "scheduler_config.hpp"
 
@@ -54,6 +55,14 @@ TransportConfig read_transport(const toml::table& t, TransportConfig c) {
     get_int(t, "process_limit", c.process_limit);
     get_int(t, "cqmgr_urgent_agent_share", c.urgent_share);
     get_int(t, "cqmgr_bulk_agent_share", c.bulk_share);
+    // The job selection policy: "rak" (stock's preemption) or "finch".
+    if (auto v = t["cqmgr_scheduler_policy"].value<std::string>()) {
+        if (!cqmgr::conf::scheduler_policy_known(*v))
+            die("cqmgr_scheduler_policy: \"" + *v + "\" (expected rak or finch)");
+        c.policy = cqmgr::qmgr::core_policy(*v);
+    } else if (t.contains("cqmgr_scheduler_policy")) {
+        die("cqmgr_scheduler_policy: expected a string (\"rak\" or \"finch\")");
+    }
     for (auto [key, field] :
          {std::pair{"destination_concurrency_positive_feedback", &c.pos_feedback},
           std::pair{"destination_concurrency_negative_feedback", &c.neg_feedback}}) {

@@ -171,9 +171,15 @@ struct QmgrParams {
     std::vector<std::string> cqmgr_priority_header_maps;
     int64_t cqmgr_urgent_agent_share = 0;
     int64_t cqmgr_bulk_agent_share = 10;
+    // The job selection policy (rak or finch) of every transport without a
+    // <transport>_cqmgr_scheduler_policy of its own, and whether any
+    // transport's policy is finch.
+    std::string cqmgr_scheduler_policy = "rak";
+    bool finch_policy_used = false;
     // Each transport's process limit (master.cf maxproc, "-" resolved),
-    // for the lanes' shares: filled by the daemon from master.cf before its
-    // jail, only when a priority table is set.
+    // for the lanes' shares and the finch policy's: filled by the daemon
+    // from master.cf before its jail, only when a priority table is set or
+    // a transport's policy is finch.
     std::map<std::string, int64_t> transport_process_limits;
     // True when a priority table is set (lanes are on).
     bool lanes() const {

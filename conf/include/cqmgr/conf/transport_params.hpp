@@ -46,6 +46,8 @@ struct TransportParams {
     int64_t destination_concurrency_failed_cohort_limit = 1;
     // Priority lanes: <transport>_cqmgr_urgent_agent_share, else the global.
     int64_t cqmgr_urgent_agent_share = 0;
+    // <transport>_cqmgr_scheduler_policy, else the global: rak or finch.
+    std::string cqmgr_scheduler_policy = "rak";
 };
 
 // Reads the parameters of one transport (no caching).  `globals` supplies
