@@ -210,8 +210,8 @@ TEST(FinchSim, RakFallsBehindWhenSmallJobsComeFasterThanSlots) {
 TEST(FinchSim, EveryRecipientFinishesExactlyOnce) {
     // Random workloads (fixed seeds) under the finch policy, with a random
     // process limit and half of them with refills that land later: every
-    // recipient finishes once, every connection asked
-    // for carries a request, and the structures stay consistent
+    // recipient finishes once, every connection asked for carries a
+    // request (unless it had to wait for a free agent), and the structures stay consistent
     // (check_invariants after every event).
     for (unsigned seed = 1; seed <= 120; ++seed) {
         SimConfig c = cqmgr::core::test::random_workload(seed);

@@ -212,20 +212,48 @@ class Sim : public Driver {
         read(m, sched_.first_batch_limit(m));
         if (m.refcount == 0) message_done(m);
     }
-    // Connects agents (at once) to every transport that wants one.
+    // Connects agents (at once) to every transport that wants one; with a
+    // process limit, as master does, no more than that many at once: a
+    // connection beyond waits until an agent of its transport is free.
     void pump() {
+        for (auto& [t, n] : waiting_)
+            while (n > 0 && !agents_full(*t)) {
+                --n;
+                // The work it was asked for may have gone to another agent.
+                int idle = res_.idle_connections;
+                bool used = agent_ready(*t);
+                res_.idle_after_wait += res_.idle_connections - idle;
+                res_.idle_connections = idle;
+                if (!used) break;
+            }
         while (Transport* t = sched_.select_transport()) {
-            sched_.connection_ready(*t);
-            // With a transport rate delay the agent waits before it gets its
-            // entry, as in the daemon.
-            if (int delay = t->cfg.transport_rate_delay; delay > 0) {
-                push({now_ + delay, 0, Event::Kind::rate_pause_end, nullptr, nullptr, true, t});
+            if (agents_full(*t)) {
+                waiting_[t]++;
                 continue;
             }
             // Opening more connections after one that got nothing would
             // find nothing either.
-            if (!deliver_next(*t)) break;
+            if (!agent_ready(*t)) break;
         }
+    }
+    // True when every agent of `t` (TransportConfig::process_limit, 0 = no
+    // limit) is delivering.
+    bool agents_full(const Transport& t) const {
+        int busy = 0;
+        for (int n : t.lane_busy)
+            busy += n;
+        return t.cfg.process_limit > 0 && busy >= t.cfg.process_limit;
+    }
+    // An agent of `t` announced itself; false if it got nothing to do.
+    bool agent_ready(Transport& t) {
+        sched_.connection_ready(t);
+        // With a transport rate delay the agent waits before it gets its
+        // entry, as in the daemon.
+        if (int delay = t.cfg.transport_rate_delay; delay > 0) {
+            push({now_ + delay, 0, Event::Kind::rate_pause_end, nullptr, nullptr, true, &t});
+            return true;
+        }
+        return deliver_next(t);
     }
     // Hands a ready agent of `t` its entry; false if there was none.
     bool deliver_next(Transport& t) {
@@ -335,6 +363,7 @@ class Sim : public Driver {
     double now_ = 0;
     int sessions_ = 0;
     std::map<std::string, int> active_;
+    std::map<Transport*, int> waiting_; // connections waiting for a free agent
     std::map<std::string, Acc> acc_;
     std::unordered_map<std::string, int> finishes_;
     SimResult res_;

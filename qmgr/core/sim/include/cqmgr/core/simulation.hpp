@@ -1,8 +1,10 @@
 // A discrete-event simulation of delivery: simulated destinations (with a
 // server concurrency limit, a per-recipient latency, failures) served by the
-// real scheduler core on a simulated clock.  Used by tests that reproduce
-// Postfix's published scheduler measurements (docs/postfix-facts.md §10.9)
-// and by tools/qmgr-sim for admins.
+// real scheduler core on a simulated clock, with as many agents per
+// transport as its TransportConfig::process_limit (master.cf maxproc; 0 =
+// no limit).  Used by tests that reproduce Postfix's published scheduler
+// measurements (docs/postfix-facts.md §10.9) and by tools/qmgr-sim for
+// admins.
 #pragma once
 
 #include "cqmgr/core/scheduler.hpp"
@@ -88,6 +90,9 @@ struct SimResult {
     // Connections select_transport() granted on which select_entry() then
     // found nothing: an agent that would receive no request.
     int idle_connections = 0;
+    // Connections that waited for a free agent (process_limit) and then
+    // found nothing: the entry went to another agent meanwhile.
+    int idle_after_wait = 0;
     // Entries sent before their refill landed, because an agent had nothing
     // else to do (Transport::early_entries).
     long early_entries = 0;
