@@ -3,6 +3,7 @@
 #include "cqmgr/conf/compat_level.hpp"
 #include "cqmgr/conf/logical_lines.hpp"
 #include "cqmgr/conf/param_table.hpp"
+#include "cqmgr/conf/scheduler_policy.hpp"
 #include "cqmgr/conf/values.hpp"
 
 #include <algorithm>
@@ -428,6 +429,14 @@ QmgrParams QmgrParams::load(const MainCf& given, const MainCf::Warn& warn, Optio
     for (const std::string& name : cf.explicit_names())
         if (name.ends_with("_cqmgr_destination_agent_share") && cf.percent(name, 0) > 0)
             q.destination_shares = true;
+    q.cqmgr_scheduler_policy = read_scheduler_policy(cf, "cqmgr_scheduler_policy", "rak");
+    // A transport's own value is checked when the transport is first used
+    // (as stock checks its per-transport values); here it only tells
+    // whether master.cf's process limits will be needed.
+    q.finch_policy_used = q.cqmgr_scheduler_policy == "finch";
+    for (const auto& name : cf.explicit_names())
+        if (name.ends_with("_cqmgr_scheduler_policy") && cf.str(name) == "finch")
+            q.finch_policy_used = true;
 
     // qmgr's start-up adjustments (qmgr_post_init), with its warnings.
     auto say = [&](const std::string& text) {

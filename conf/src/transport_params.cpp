@@ -1,5 +1,7 @@
 #include "cqmgr/conf/transport_params.hpp"
 
+#include "cqmgr/conf/scheduler_policy.hpp"
+
 namespace cqmgr::conf {
 
 namespace {
@@ -89,6 +91,8 @@ TransportParams read_transport_params(const MainCf& cf, const QmgrParams& g, con
     std::string share = t + "_cqmgr_destination_agent_share";
     p.cqmgr_destination_agent_share =
         cf.is_known(share) ? cf.percent(share, 0) : g.cqmgr_destination_agent_share;
+    p.cqmgr_scheduler_policy =
+        read_scheduler_policy(cf, t + "_cqmgr_scheduler_policy", g.cqmgr_scheduler_policy);
     return p;
 }
 

@@ -276,6 +276,22 @@ TEST(QmgrParams, DestinationAgentShare) {
               "bad numerical configuration: cqmgr_destination_agent_share = half");
 }
 
+TEST(QmgrParams, SchedulerPolicy) {
+    auto q = load("");
+    EXPECT_EQ(q.cqmgr_scheduler_policy, "rak");
+    EXPECT_FALSE(q.finch_policy_used);
+    q = load("cqmgr_scheduler_policy = finch\n");
+    EXPECT_EQ(q.cqmgr_scheduler_policy, "finch");
+    EXPECT_TRUE(q.finch_policy_used);
+    // One transport's finch is enough for master.cf's process limits.
+    q = load("relay_cqmgr_scheduler_policy = finch\n");
+    EXPECT_EQ(q.cqmgr_scheduler_policy, "rak");
+    EXPECT_TRUE(q.finch_policy_used);
+    EXPECT_FALSE(load("relay_cqmgr_scheduler_policy = rak\n").finch_policy_used);
+    EXPECT_EQ(fatal("cqmgr_scheduler_policy = nqmgr\n"),
+              "invalid cqmgr_scheduler_policy parameter value \"nqmgr\" (expected rak or finch)");
+}
+
 TEST(QmgrParams, MetricsParameters) {
     auto q = load("cqmgr_metrics_listen = 127.0.0.1:9154\ncqmgr_metrics_destination_limit = 0\n");
     EXPECT_EQ(q.cqmgr_metrics_listen, "127.0.0.1:9154");

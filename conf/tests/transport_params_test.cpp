@@ -100,6 +100,20 @@ TEST(TransportParams, BadValuesStopAtFirstUse) {
     EXPECT_EQ(f.fatal("smtp"), "");
 }
 
+TEST(TransportParams, SchedulerPolicy) {
+    // rak unless set; a transport's own value over the global; anything but
+    // rak or finch stops at the transport's first use.
+    EXPECT_EQ(Fixture("").get("smtp").cqmgr_scheduler_policy, "rak");
+    Fixture f("cqmgr_scheduler_policy = finch\n"
+              "relay_cqmgr_scheduler_policy = rak\n"
+              "bad_cqmgr_scheduler_policy = fifo\n");
+    EXPECT_EQ(f.get("smtp").cqmgr_scheduler_policy, "finch");
+    EXPECT_EQ(f.get("relay").cqmgr_scheduler_policy, "rak");
+    EXPECT_EQ(
+        f.fatal("bad"),
+        "invalid bad_cqmgr_scheduler_policy parameter value \"fifo\" (expected rak or finch)");
+}
+
 TEST(TransportParams, MalformedFeedbackWarnsAndUsesOne) {
     Fixture f("default_destination_concurrency_positive_feedback = 2\n"
               "x_destination_concurrency_negative_feedback = 1/sqrt_concurrency\n");

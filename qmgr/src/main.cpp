@@ -188,7 +188,9 @@ int main(int argc, char** argv) {
             config_fatal(e);
         }
     }
-    if (params.lanes() || params.destination_shares)
+    // The lanes' and destinations' shares and the finch policy's count each
+    // transport's agents.
+    if (params.lanes() || params.destination_shares || params.finch_policy_used)
         params.transport_process_limits = qmgr::transport_process_limits(params);
     // The control settings' directory, out of reach once chrooted.
     int data_dir_fd = qmgr::AdminState::open_directory(params.data_directory);

@@ -1,8 +1,9 @@
 // Each transport's process limit, from master.cf, for the priority lanes'
 // shares (cqmgr_urgent_agent_share, cqmgr_bulk_agent_share are percentages
-// of it) and the destinations' (cqmgr_destination_agent_share).  Stock
-// qmgr never reads master.cf; cqmgr reads it only when a priority table or
-// a destination share is set, once, before the jail.
+// of it), the destinations' (cqmgr_destination_agent_share), and for the
+// finch policy's shares of a transport's agents.  Stock qmgr never reads
+// master.cf; cqmgr reads it only when a priority table or a destination
+// share is set or a transport's policy is finch, once, before the jail.
 #pragma once
 
 #include "cqmgr/conf/qmgr_params.hpp"

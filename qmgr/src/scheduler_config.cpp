@@ -47,17 +47,33 @@ core::TransportConfig transport_config(const conf::TransportParams& t) {
     return c;
 }
 
+namespace {
+// Transport `t`'s process limit from master.cf, 0 when unknown.
+int process_limit(const conf::TransportParams& t, const conf::QmgrParams& p) {
+    auto limit = p.transport_process_limits.find(t.name);
+    return limit == p.transport_process_limits.end() ? 0 : static_cast<int>(limit->second);
+}
+} // namespace
+
 void share_config(core::TransportConfig& c, const conf::TransportParams& t,
                   const conf::QmgrParams& p) {
     if (!p.lanes() && !p.destination_shares) return;
-    auto limit = p.transport_process_limits.find(t.name);
-    c.process_limit =
-        limit == p.transport_process_limits.end() ? 0 : static_cast<int>(limit->second);
+    c.process_limit = process_limit(t, p);
     if (p.lanes()) {
         c.urgent_share = static_cast<int>(t.cqmgr_urgent_agent_share);
         c.bulk_share = static_cast<int>(p.cqmgr_bulk_agent_share);
     }
     c.dest_share = static_cast<int>(t.cqmgr_destination_agent_share);
+}
+
+core::SchedulerPolicy core_policy(const std::string& name) {
+    return name == "finch" ? core::SchedulerPolicy::finch : core::SchedulerPolicy::rak;
+}
+
+void policy_config(core::TransportConfig& c, const conf::TransportParams& t,
+                   const conf::QmgrParams& p) {
+    c.policy = core_policy(t.cqmgr_scheduler_policy);
+    if (c.policy == core::SchedulerPolicy::finch) c.process_limit = process_limit(t, p);
 }
 
 } // namespace cqmgr::qmgr

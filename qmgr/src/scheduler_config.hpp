@@ -22,6 +22,12 @@ core::TransportConfig transport_config(const conf::TransportParams& t);
 // only when lanes or destination shares are on.
 void share_config(core::TransportConfig& c, const conf::TransportParams& t,
                  const conf::QmgrParams& p);
+// The job selection policy of transport `t` (cqmgr_scheduler_policy), and
+// with finch its process limit (the agents its jobs' shares count).
+void policy_config(core::TransportConfig& c, const conf::TransportParams& t,
+                   const conf::QmgrParams& p);
+// A policy name (rak or finch, as conf/ checked it) in the core's terms.
+core::SchedulerPolicy core_policy(const std::string& name);
 // A feedback value in the core's terms.
 core::Feedback core_feedback(const conf::Feedback& f);
 

@@ -33,6 +33,7 @@ core::TransportConfig TransportSettings::operator()(const std::string& transport
             log::warn(w);
         core::TransportConfig c = transport_config(t);
         share_config(c, t, params_);
+        policy_config(c, t, params_);
         return c;
     } catch (const conf::ConfigError& e) {
         log::fatal(e.postfix_text());

@@ -75,6 +75,7 @@ void Scheduler::entry_select(Entry* e) {
     p.entries.erase(p.entries.iterator_to(*e));
     peer_hold_update(p);
     p.job->selected_entries++;
+    p.job->in_flight++;
     index_refresh(*p.job);
     // Let agents reuse connections when deliveries to this destination come
     // back to back or run concurrently; stop storing them otherwise.
@@ -97,6 +98,7 @@ void Scheduler::entry_done(Entry* e, Which which) {
         if (!e->queue_hook.is_linked()) panic("entry_done: entry not on a queue");
         q.busy.erase(q.busy.iterator_to(*e));
         lane_busy(*e, -1);
+        j.in_flight--;
     } else {
         p.entries.erase(p.entries.iterator_to(*e));
         peer_hold_update(p);

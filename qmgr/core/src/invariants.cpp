@@ -70,17 +70,23 @@ void Scheduler::check_invariants() const {
             if (j.rcpt_count < 0) fail(name + ": negative job recipient count");
             bool linked = j.transport_hook.is_linked();
             if (linked != (j.stack_level >= 0)) fail(name + ": job link state and level disagree");
-            int peer_entries = 0;
+            int peer_entries = 0, peer_busy = 0;
             for (const Peer& p : j.peers) {
+                peer_busy += p.refcount - static_cast<int>(p.entries.size());
                 if (p.job != &j) fail(name + ": peer points to another job");
-                if (static_cast<int>(p.entries.size()) > p.refcount) fail(name + ": peer refcount too low");
+                if (static_cast<int>(p.entries.size()) > p.refcount)
+                    fail(name + ": peer refcount too low");
                 if (p.held != held_entry(p))
                     fail(name + ": peer of " + m->id + ": held entry is stale");
                 peer_entries += static_cast<int>(p.entries.size());
             }
             if (peer_entries != j.read_entries - j.selected_entries)
                 fail(name + ": job todo entries " + std::to_string(peer_entries) + " != read " +
-                     std::to_string(j.read_entries) + " - selected " + std::to_string(j.selected_entries));
+                     std::to_string(j.read_entries) + " - selected " +
+                     std::to_string(j.selected_entries));
+            if (j.in_flight != peer_busy)
+                fail(name + ": job of " + m->id + ": " + std::to_string(j.in_flight) +
+                     " in flight, its peers have " + std::to_string(peer_busy));
         }
         for (const auto& [qn, qp] : t.queue_by_name) {
             const Queue& q = *qp;
@@ -111,13 +117,16 @@ void Scheduler::check_invariants() const {
     for (const auto& [m, n] : msg_rcpts)
         if (m->rcpt_count != n) fail("message " + m->id + ": recipient count mismatch");
     for (const auto& [m, n] : msg_entries)
-        if (m->refcount != n) fail("message " + m->id + ": refcount " + std::to_string(m->refcount) +
-                                   " != entries " + std::to_string(n));
+        if (m->refcount != n)
+            fail("message " + m->id + ": refcount " + std::to_string(m->refcount) + " != entries " +
+                 std::to_string(n));
 }
 
 // Checks transport `t`'s candidate index against its jobs and job list.
 void Scheduler::check_candidate_index(const Transport& t) const {
-    auto fail = [&](const std::string& what) { panic("invariant: " + t.name + ": index: " + what); };
+    auto fail = [&](const std::string& what) {
+        panic("invariant: " + t.name + ": index: " + what);
+    };
     const CandidateIndex& ix = t.candidates;
     // Every job, linked or not, is where its state says, and nowhere else.
     size_t level0 = 0, sized = 0, partial = 0, stacked = 0, blockers = 0;

@@ -310,37 +310,38 @@ void Scheduler::job_pop(Job& j) {
     t.reset_candidate_cache();
 }
 
+// Asks the driver for more recipients of job `j`'s message when it is
+// time: early, when enough slots are free or enough time has passed (so
+// that slow destinations don't starve the message), or, with `any_room`,
+// whenever there is room at all.
+void Scheduler::job_refill(Job& j, bool any_room) {
+    Message& m = *j.message;
+    Transport& t = *j.transport;
+    if (!m.has_unread || m.refcount <= 0 || m.refill_pending) return;
+    int room = m.rcpt_limit - m.rcpt_count;
+    bool due = any_room ? room > 0
+                        : room >= t.cfg.refill_limit ||
+                              (room > 0 && now_ - m.refill_time >= t.cfg.refill_delay);
+    if (!due) return;
+    trace([&] {
+        return "qmgr_job_refill: " + m.id + " " + t.name + ": " +
+               std::to_string(std::min(room, 5000)) + " recipients (" +
+               std::to_string(m.rcpt_count) + " of " + std::to_string(m.rcpt_limit) + " in core)";
+    });
+    m.refill_pending = true;
+    message_hold_update(m);
+    driver_.refill(m, std::min(room, 5000));
+}
+
 // The peer of job `j` whose entry goes next, reading more recipients first
 // when it is time.  `held` is set to the first peer with room that was
 // passed over because its entry is held back for the refill
 // (peer_hold_update).
 Peer* Scheduler::job_peer_select(Job& j, Peer*& held) {
-    Message& m = *j.message;
-    Transport& t = *j.transport;
-    // Ask for more recipients early when enough slots are free or enough
-    // time has passed, so slow destinations don't starve the message.
-    auto want_refill = [&](bool any_room) {
-        if (!m.has_unread || m.refcount <= 0 || m.refill_pending) return false;
-        int room = m.rcpt_limit - m.rcpt_count;
-        if (any_room) return room > 0;
-        return room >= t.cfg.refill_limit ||
-               (room > 0 && now_ - m.refill_time >= t.cfg.refill_delay);
-    };
-    auto refill = [&] {
-        trace([&] {
-            return "qmgr_job_refill: " + m.id + " " + t.name + ": " +
-                   std::to_string(std::min(m.rcpt_limit - m.rcpt_count, 5000)) + " recipients (" +
-                   std::to_string(m.rcpt_count) + " of " + std::to_string(m.rcpt_limit) +
-                   " in core)";
-        });
-        m.refill_pending = true;
-        message_hold_update(m);
-        driver_.refill(m, std::min(m.rcpt_limit - m.rcpt_count, 5000));
-    };
-    if (want_refill(false)) refill();
+    job_refill(j, false);
     if (j.has_entries())
         if (Peer* p = peer_select(j, held)) return p;
-    if (want_refill(true)) refill();
+    job_refill(j, true);
     // A driver that reads at once has assigned the batch already.
     if (j.has_entries())
         if (Peer* p = peer_select(j, held)) return p;
@@ -377,7 +378,15 @@ Entry* Scheduler::select_entry(Transport& t) {
 Entry* Scheduler::select_entry_locked(Transport& t, bool skip_urgent) {
     Job* job = t.job_current;
     if (!job) return nullptr;
-    if (t.cfg.slot_cost >= 2 && !skip_urgent) job = job_preempt(*job);
+    if (t.cfg.policy == SchedulerPolicy::finch) {
+        // Jobs within their share first; the walk below, without
+        // preemption, gives the agent to the oldest job otherwise.
+        if (Entry* e = finch_select(t, skip_urgent)) return e;
+        job = t.job_current;
+        if (!job) return nullptr;
+    } else if (t.cfg.slot_cost >= 2 && !skip_urgent) {
+        job = job_preempt(*job);
+    }
     Job* first_held = nullptr;
     Peer* held_peer = nullptr;
     while (job) {
@@ -392,15 +401,7 @@ Entry* Scheduler::select_entry_locked(Transport& t, bool skip_urgent) {
         if (held) {
             if (!first_held) first_held = job, held_peer = held;
         } else if (job->has_entries()) {
-            // Held back by destination windows: mark it and its busy queues.
-            trace([&] {
-                return "qmgr_job_entry_select: " + job->message->id + " " + t.name +
-                       ": blocked by destination windows";
-            });
-            job->blocker_tag = t.blocker_tag;
-            index_refresh(*job);
-            for (Peer& p : job->peers)
-                if (!p.entries.empty()) p.queue->blocker_tag = t.blocker_tag;
+            job_block(*job);
         } else {
             // Nothing in core for now ("stalled"): off the lists until refilled.
             trace([&] { return "qmgr_job_retire: " + job->message->id; });
@@ -413,6 +414,20 @@ Entry* Scheduler::select_entry_locked(Transport& t, bool skip_urgent) {
     if (skip_urgent || !held_peer || held_peer->entries.empty()) return nullptr;
     if (held_peer->held) t.early_entries++;
     return entry_take(*held_peer, first_held);
+}
+
+// Marks job `j`, whose entries are all held back by destination windows, a
+// blocker, and its busy queues with it.
+void Scheduler::job_block(Job& j) {
+    Transport& t = *j.transport;
+    trace([&] {
+        return "qmgr_job_entry_select: " + j.message->id + " " + t.name +
+               ": blocked by destination windows";
+    });
+    j.blocker_tag = t.blocker_tag;
+    index_refresh(j);
+    for (Peer& p : j.peers)
+        if (!p.entries.empty()) p.queue->blocker_tag = t.blocker_tag;
 }
 
 // Selects peer `p`'s oldest entry for delivery; selection resumes at

@@ -386,6 +386,7 @@ void Scheduler::entry_unselect(Entry* e) {
     p.entries.push_front(*e);
     peer_hold_update(p);
     p.job->selected_entries--;
+    p.job->in_flight--;
     index_refresh(*p.job);
     // The job may have been retired when this was its last entry.
     if (p.job->stack_level < 0) job_obtain(*e->message, *q.transport);

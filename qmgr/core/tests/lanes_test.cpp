@@ -24,24 +24,6 @@ struct Lanes : Fixture {
         tc.dest_recipient_limit = 1;
         tc.process_limit = process_limit;
     }
-    // Opens connections and selects entries until the scheduler wants no
-    // more; returns what was selected.
-    std::vector<Entry*> fill() {
-        std::vector<Entry*> out;
-        while (Transport* t = s->select_transport()) {
-            s->connection_ready(*t);
-            Entry* e = s->select_entry(*t);
-            EXPECT_NE(e, nullptr) << "a connection without a request";
-            if (!e) break;
-            out.push_back(e);
-            s->check_invariants();
-        }
-        return out;
-    }
-    void deliver(Entry* e) {
-        s->delivery_done(e, DeliveryResult{DeliveryResult::Kind::replied, 0, {}});
-        s->check_invariants();
-    }
 };
 
 TEST_F(Lanes, UrgentGoesBeforeACampaignOfSmallJobs) {

@@ -44,6 +44,25 @@ struct Fixture : ::testing::Test {
         msgs.push_back(std::move(m));
         return *msgs.back();
     }
+    // Opens connections and selects entries until the scheduler wants no
+    // more; returns what was selected.
+    std::vector<Entry*> fill() {
+        std::vector<Entry*> out;
+        while (Transport* t = s->select_transport()) {
+            s->connection_ready(*t);
+            Entry* e = s->select_entry(*t);
+            EXPECT_NE(e, nullptr) << "a connection without a request";
+            if (!e) break;
+            out.push_back(e);
+            s->check_invariants();
+        }
+        return out;
+    }
+    // Reports entry `e` delivered.
+    void deliver(Entry* e) {
+        s->delivery_done(e, DeliveryResult{DeliveryResult::Kind::replied, 0, {}});
+        s->check_invariants();
+    }
     // Makes the scheduler with one-recipient entries and message "A" (`n`
     // recipients for `queue` on smtp), and selects A's first entry.
     Entry* first_entry_of_a(int n, const std::string& queue) {

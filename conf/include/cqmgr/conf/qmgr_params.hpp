@@ -177,10 +177,16 @@ struct QmgrParams {
     // `destination_shares` is true when it or any transport's is above 0.
     int64_t cqmgr_destination_agent_share = 0;
     bool destination_shares = false;
+    // The job selection policy (rak or finch) of every transport without a
+    // <transport>_cqmgr_scheduler_policy of its own, and whether any
+    // transport's policy is finch.
+    std::string cqmgr_scheduler_policy = "rak";
+    bool finch_policy_used = false;
     // Each transport's process limit (master.cf maxproc, "-" resolved),
-    // for the lanes' and the destinations' shares: filled by the daemon
-    // from master.cf before its jail, only when a priority table or a
-    // destination share is set.
+    // for the lanes' and the destinations' shares and the finch policy's:
+    // filled by the daemon from master.cf before its jail, only when a
+    // priority table or a destination share is set or a transport's policy
+    // is finch.
     std::map<std::string, int64_t> transport_process_limits;
     // True when a priority table is set (lanes are on).
     bool lanes() const {

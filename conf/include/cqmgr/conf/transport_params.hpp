@@ -49,6 +49,8 @@ struct TransportParams {
     // Slow-destination isolation: <transport>_cqmgr_destination_agent_share
     // ("N" or "N%"), else the global.
     int64_t cqmgr_destination_agent_share = 0;
+    // <transport>_cqmgr_scheduler_policy, else the global: rak or finch.
+    std::string cqmgr_scheduler_policy = "rak";
 };
 
 // Reads the parameters of one transport (no caching).  `globals` supplies

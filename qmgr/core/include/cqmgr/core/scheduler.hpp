@@ -289,6 +289,9 @@ class Scheduler {
     void lane_busy(const Entry& e, int delta);
     Entry* lane_select_urgent(Transport& t, Peer*& held);
     Entry* select_entry_lanes(Transport& t);
+    // finch.cpp
+    Entry* finch_select(Transport& t, bool skip_urgent);
+    Peer* finch_peer_select(Job& j, bool& blocked);
     // job_order.cpp
     void job_order_assign(Job& j);
     // candidate_index.cpp
@@ -298,7 +301,9 @@ class Scheduler {
     void index_unblock_all(Transport& t);
     std::optional<Job*> job_candidate_indexed(Job& current, int max_slots);
     Job* job_preempt(Job& current);
+    void job_refill(Job& j, bool any_room);
     Peer* job_peer_select(Job& j, Peer*& held);
+    void job_block(Job& j);
     Entry* select_entry_locked(Transport& t, bool skip_urgent = false);
     Entry* entry_take(Peer& p, Job* resume);
     void job_blocker_update(Queue& q);

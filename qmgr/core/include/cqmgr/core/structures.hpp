@@ -54,6 +54,11 @@ inline const char* lane_name(Lane l) {
     return l == Lane::urgent ? "urgent" : l == Lane::bulk ? "bulk" : "normal";
 }
 
+// How a transport chooses which job's entry an agent gets next
+// (cqmgr_scheduler_policy): Rak's preemption with delivery slots (stock's),
+// or each job's concurrency scaled by the free agents (finch.cpp).
+enum class SchedulerPolicy : uint8_t { rak, finch };
+
 // A delivery status with which recipients are deferred (RFC 3463 + text).
 struct Dsn {
     std::string status;
@@ -99,6 +104,14 @@ struct TransportConfig {
     // that one queue may have in flight (cqmgr_destination_agent_share;
     // 0 = no cap).
     int dest_share = 0;
+    // The job selection policy (finch.cpp).  With finch, a job may take
+    // one more delivery while it has fewer than finch_message_concurrency
+    // in flight, or fewer than finch_scale times the places that would
+    // still be free after it, both among the transport's agents
+    // (process_limit, when known) and in the entry's destination window.
+    SchedulerPolicy policy = SchedulerPolicy::rak;
+    int finch_message_concurrency = 1;
+    int finch_scale = 10;
 };
 
 // Global settings.
@@ -236,6 +249,7 @@ struct Job {
     int slots_available = 0;
     int selected_entries = 0;
     int read_entries = 0;
+    int in_flight = 0; // selected entries not yet done (busy)
     int rcpt_count = 0;
     int rcpt_limit = 0;
     // Candidate index membership (see CandidateIndex); `order` is the job's

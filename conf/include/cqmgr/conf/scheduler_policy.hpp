@@ -1,0 +1,22 @@
+// cqmgr_scheduler_policy and <transport>_cqmgr_scheduler_policy: which job
+// selection policy a transport uses, Rak's preemption (rak, stock's) or
+// each job's concurrency scaled by the free agents (finch).  Any other
+// value stops the daemon, as a bad number does.
+#pragma once
+
+#include "cqmgr/conf/main_cf.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace cqmgr::conf {
+
+// True when `value` names a policy: rak or finch.
+bool scheduler_policy_known(std::string_view value);
+
+// Reads parameter `name` as a policy, or returns `fallback` when it is not
+// set.  Throws ConfigError (with the file and line) for any other value.
+std::string read_scheduler_policy(const MainCf& cf, const std::string& name,
+                                  const std::string& fallback);
+
+} // namespace cqmgr::conf
