@@ -112,6 +112,7 @@ void apply_postfix_config(const PostfixSources& src, Workload& w,
             auto tp = conf::read_transport_params(cf, params, name, warn);
             core::TransportConfig tc = qmgr::transport_config(tp);
             qmgr::share_config(tc, tp, params);
+            qmgr::policy_config(tc, tp, params);
             sqrt_feedback(cf, tp.positive_feedback_param, tc.pos_feedback, warn);
             sqrt_feedback(cf, tp.negative_feedback_param, tc.neg_feedback, warn);
             tc.overshoot_guard = !w.readme_arithmetic;

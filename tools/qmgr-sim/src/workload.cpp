@@ -252,14 +252,16 @@ bool known_parameter(std::string_view name) {
     // (cqmgr_destination_agent_share: the static cap only; the isolation
     // that lowers it runs in the daemon, from real delivery times.)
     static const std::set<std::string_view> cqmgr_params = {
-        "cqmgr_urgent_agent_share", "cqmgr_bulk_agent_share", "cqmgr_destination_agent_share"};
+        "cqmgr_urgent_agent_share", "cqmgr_bulk_agent_share", "cqmgr_destination_agent_share",
+        "cqmgr_scheduler_policy"};
     if (cqmgr_params.count(name) || conf::find_param(name)) return true;
     auto ends_with = [&](std::string_view suffix) {
         return name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix;
     };
     for (const auto& s : conf::transport_suffixes())
         if (ends_with(s.suffix)) return true;
-    return ends_with("_cqmgr_urgent_agent_share") || ends_with("_cqmgr_destination_agent_share");
+    return ends_with("_cqmgr_urgent_agent_share") || ends_with("_cqmgr_destination_agent_share") ||
+           ends_with("_cqmgr_scheduler_policy");
 }
 
 Workload parse_workload(std::string_view text, const std::string& origin) {
