@@ -25,6 +25,7 @@ const std::vector<Known>& registry() {
         {"concurrency-421", make_concurrency_421, false},
         {"outage-recovery", make_outage_recovery, false},
         {"urgent-amid-bulk", make_urgent_amid_bulk, false},
+        {"dead-backlog", make_dead_backlog, false},
     };
     return r;
 }
