@@ -18,6 +18,7 @@
 // queue manager (as the flush workload), once per session; each run copies
 // those incoming files into its deferred/ (hashed as Postfix hashes short
 // queue IDs, by their first character).
+#include "actions.hpp"
 #include "clock.hpp"
 #include "error.hpp"
 #include "fsutil.hpp"
@@ -79,9 +80,7 @@ class BacklogInjection : public Injection {
             probe_.await_start(std::chrono::seconds(10));
             probe_.sample();
             cpu_before = probe_.usage().cpu_seconds;
-            compat::SpawnOptions o;
-            o.argv = {"/usr/sbin/postkick", "-c", inst_.conf_dir(), "public", "qmgr", "D"};
-            compat::run_command(o, std::chrono::seconds(30));
+            compat::send_trigger(q + "/public/qmgr", "D");
             measuring_ = true;
         }
         bool done = fresh_->step();
