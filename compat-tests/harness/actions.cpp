@@ -194,6 +194,8 @@ std::vector<std::string> queue_files(const std::string& dir) {
     return out;
 }
 
+} // namespace
+
 // A fifo service (master.cf type fifo) gets the bytes written into the
 // named pipe; an error if nobody reads it (no queue manager listening).
 void send_fifo_trigger(const std::string& path, const std::string& bytes) {
@@ -247,6 +249,8 @@ void send_trigger(const std::string& path, const std::string& bytes) {
         throw sys_error("trigger: write " + path);
     }
 }
+
+namespace {
 
 // Runs a command action.
 void run_command_action(const ActionSpec& a, std::size_t index, ActionContext& ctx) {

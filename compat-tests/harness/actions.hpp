@@ -16,6 +16,15 @@
 
 namespace compat {
 
+// Writes trigger bytes to a queue manager's service `path` (public/qmgr)
+// in one write, with the NUL that unix_trigger clients send, and waits (up
+// to 10 s) for the server to close; a fifo is written as fifo_trigger()
+// does.  (postkick writes the NUL separately and may die of SIGPIPE when
+// the server closes after the first write.)
+void send_trigger(const std::string& path, const std::string& bytes);
+// The fifo case of send_trigger().
+void send_fifo_trigger(const std::string& path, const std::string& bytes);
+
 // What an action may touch during one run.
 struct ActionContext {
     Instance& inst;

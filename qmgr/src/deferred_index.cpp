@@ -5,9 +5,10 @@
 namespace cqmgr::qmgr {
 
 void DeferredIndex::add(const std::string& id, const std::vector<std::string>& destinations,
-                        int64_t now) {
+                        int64_t now, const Times& times) {
     Entry fresh;
     fresh.seen = now;
+    fresh.times = times;
     for (const auto& d : destinations) {
         auto it = names_.try_emplace(d, 0).first;
         if (std::find(fresh.destinations.begin(), fresh.destinations.end(), &it->first) !=
@@ -26,6 +27,11 @@ const DeferredIndex::Destinations* DeferredIndex::find(const std::string& id, in
     if (it == entries_.end()) return nullptr;
     it->second.seen = now;
     return &it->second.destinations;
+}
+
+const DeferredIndex::Times* DeferredIndex::times(const std::string& id) const {
+    auto it = entries_.find(id);
+    return it == entries_.end() ? nullptr : &it->second.times;
 }
 
 void DeferredIndex::erase(const std::string& id) {

@@ -1,5 +1,7 @@
 // The destinations (transport:nexthop) of the messages cqmgr itself moved
-// to deferred, by queue ID, for the recovery ramp (recovery_ramp.hpp): a
+// to deferred, by queue ID, for the recovery ramp (recovery_ramp.hpp) and
+// the dead backlog (dead_backlog.hpp), with what the dead backlog needs to
+// know of a message's times without reading its file: a
 // deferred file does not say where its recipients go, and resolving it
 // again before it is taken would cost what taking it saves.  An entry is
 // added when a message is deferred and dropped when its file leaves
@@ -18,16 +20,29 @@
 
 namespace cqmgr::qmgr {
 
+// A message's times as its envelope gives them (Unix seconds): its
+// arrival, its delay warning time (0: none due), and whether its sender is
+// null (a bounce, with bounce_queue_lifetime).
+struct DeferredTimes {
+    int64_t arrival = 0;
+    int64_t warn_time = 0;
+    bool null_sender = false;
+};
+
 class DeferredIndex {
   public:
     using Destinations = std::vector<const std::string*>;
+    using Times = DeferredTimes;
 
-    // Records message `id` with its destinations at time `now` (seconds),
-    // replacing what was recorded before.
-    void add(const std::string& id, const std::vector<std::string>& destinations, int64_t now);
+    // Records message `id` with its destinations and times at time `now`
+    // (seconds), replacing what was recorded before.
+    void add(const std::string& id, const std::vector<std::string>& destinations, int64_t now,
+             const Times& times = {});
     // The destinations of `id`, or nullptr when it is not in the index; a
     // hit counts as a look-up at `now`.
     const Destinations* find(const std::string& id, int64_t now);
+    // The times recorded with `id` (nullptr when it is not in the index).
+    const Times* times(const std::string& id) const;
     // Forgets `id` (its file left deferred).
     void erase(const std::string& id);
     // Forgets the entries neither added nor looked up since `before`.
@@ -40,6 +55,7 @@ class DeferredIndex {
   private:
     struct Entry {
         Destinations destinations;
+        Times times;
         int64_t seen = 0;
     };
     // Gives up an entry's hold on its destination names.

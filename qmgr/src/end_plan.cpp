@@ -18,13 +18,18 @@ bool wants_trace(const queuefile::Envelope& env) {
 
 Undelivered undelivered_fate(const queuefile::Envelope& env, bool force_expire, int64_t now,
                              const conf::QmgrParams& p) {
+    return undelivered_fate(!(env.sender && !env.sender->empty()), env.create_time, env.warn_time,
+                            force_expire, now, p);
+}
+
+Undelivered undelivered_fate(bool null_sender, int64_t arrival, int64_t warn_time,
+                             bool force_expire, int64_t now, const conf::QmgrParams& p) {
     if (force_expire) return Undelivered::force_expired;
     // Bounces (null sender) have their own, usually shorter, lifetime.
-    int64_t life =
-        env.sender && !env.sender->empty() ? p.maximal_queue_lifetime : p.bounce_queue_lifetime;
-    if (now >= env.create_time + life) return Undelivered::expired;
+    int64_t life = null_sender ? p.bounce_queue_lifetime : p.maximal_queue_lifetime;
+    if (now >= arrival + life) return Undelivered::expired;
     // A warning is due from one second before its time, as in stock.
-    if (env.warn_time > 0 && now >= env.warn_time - 1) return Undelivered::warn;
+    if (warn_time > 0 && now >= warn_time - 1) return Undelivered::warn;
     return Undelivered::keep;
 }
 
@@ -33,10 +38,14 @@ const char* expiry_word(Undelivered fate) {
 }
 
 int64_t backoff(const queuefile::Envelope& env, int64_t now, const conf::QmgrParams& p) {
-    if (env.create_time <= 0) return p.minimal_backoff_time;
+    return backoff(env.create_time, now, p);
+}
+
+int64_t backoff(int64_t arrival, int64_t now, const conf::QmgrParams& p) {
+    if (arrival <= 0) return p.minimal_backoff_time;
     // Capped first, then raised: with a minimum above the maximum (a
     // configuration stock accepts) the minimum wins, as in stock.
-    int64_t delay = std::min(now - env.create_time, p.maximal_backoff_time);
+    int64_t delay = std::min(now - arrival, p.maximal_backoff_time);
     return std::max(delay, p.minimal_backoff_time);
 }
 
@@ -47,6 +56,15 @@ int64_t jittered_backoff(int64_t delay, int64_t percent, double u, const conf::Q
     int64_t moved = delay + static_cast<int64_t>(std::llround(offset));
     // The same bounds, in the same order, as backoff().
     return std::max(std::min(moved, p.maximal_backoff_time), p.minimal_backoff_time);
+}
+
+int64_t next_attempt_delay(int64_t arrival, int64_t now, const conf::QmgrParams& p,
+                           std::mt19937_64& random) {
+    int64_t delay = backoff(arrival, now, p);
+    if (p.cqmgr_backoff_jitter > 0)
+        delay = jittered_backoff(delay, p.cqmgr_backoff_jitter,
+                                 std::uniform_real_distribution<double>(0.0, 1.0)(random), p);
+    return delay;
 }
 
 uint64_t random_seed() {

@@ -12,10 +12,10 @@ constexpr int max_pause = 60; // seconds
 
 Feeder::Feeder(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
                const queuefile::ActiveQueue& store, StoreRetry& retry, MasterLink& master,
-               Hooks hooks, Counters& counters, RecoveryRamp& ramp)
+               Hooks hooks, Counters& counters, RecoveryRamp& ramp, DeadBacklog& backlog)
     : io_(io), params_(params), clock_(clock), store_(store), retry_(retry), master_(master),
-      hooks_(std::move(hooks)), counters_(counters), ramp_(ramp), pause_timer_(io),
-      deferred_timer_(io) {}
+      hooks_(std::move(hooks)), counters_(counters), ramp_(ramp), backlog_(backlog),
+      pause_timer_(io), deferred_timer_(io) {}
 
 void Feeder::start() {
     // Whatever a previous queue manager left in active goes back to incoming
@@ -114,7 +114,10 @@ bool Feeder::offer(Scan& s, bool& taken) {
     bool from_deferred = &s == &scans_[deferred];
     unsigned ended = s.passes_ended();
     auto id = s.next();
-    if (from_deferred && s.passes_ended() != ended) ramp_.pass_done();
+    if (from_deferred && s.passes_ended() != ended) {
+        ramp_.pass_done();
+        backlog_.pass_done();
+    }
     if (!id) return false;
     if (hooks_.in_memory(*id)) return true;
     if (from_deferred && ramp_.hold_unseen(*id)) return true;
@@ -129,6 +132,8 @@ bool Feeder::offer(Scan& s, bool& taken) {
                    std::to_string(ready.mtime - clock_.now()) + " seconds)");
         return true;
     }
+    // A due file whose destinations are all still dead may wait in place.
+    if (from_deferred && backlog_.postpone(*id, s.flags(), ready.mode)) return true;
     // The recovery ramp may leave a due deferred file for a later pass.
     if (from_deferred && !ramp_.admit(*id, s.flags(), ready.mode)) return true;
     switch (hooks_.take(*id, s.queue(), s.flags(), ready.mode)) {

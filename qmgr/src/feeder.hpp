@@ -13,6 +13,7 @@
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/protocol/asio.hpp"
 #include "cqmgr/queuefile/active_queue.hpp"
+#include "dead_backlog.hpp"
 #include "master_link.hpp"
 #include "recovery_ramp.hpp"
 #include "scan.hpp"
@@ -49,7 +50,7 @@ class Feeder {
 
     Feeder(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
            const queuefile::ActiveQueue& store, StoreRetry& retry, MasterLink& master, Hooks hooks,
-           Counters& counters, RecoveryRamp& ramp);
+           Counters& counters, RecoveryRamp& ramp, DeadBacklog& backlog);
 
     // Recovers active/, starts both scans and the periodic deferred scan.
     void start();
@@ -98,6 +99,7 @@ class Feeder {
     Hooks hooks_;
     Counters& counters_;
     RecoveryRamp& ramp_;
+    DeadBacklog& backlog_;
     std::array<Scan, 2> scans_{Scan("incoming"), Scan("deferred")};
     int first_ = incoming; // the scan that goes first in the next pass
     bool posted_ = false;

@@ -248,7 +248,8 @@ awaitable<void> Intake::assign(Message& m) {
     sched_.set_time(clock_.now());
     for (auto& tg : targets) {
         core::Transport& t = sched_.transport(tg.route.transport);
-        if (params_.cqmgr_recovery_rate > 0) m.add_destination(t.name + ":" + tg.route.nexthop);
+        if (params_.cqmgr_recovery_rate > 0 || params_.cqmgr_dead_backlog)
+            m.add_destination(t.name + ":" + tg.route.nexthop);
         core::Dsn why;
         if (core::Queue* q = sched_.route(t, tg.queue, tg.route.nexthop, why, m.unthrottle)) {
             if (q->transport != &t)

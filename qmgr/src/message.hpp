@@ -33,7 +33,7 @@ struct Message : core::Message {
     bool admitted = false;     // its recipients reached the scheduler (see Intake::admitted)
     int io_pending = 0;        // deferral records qmgr itself is still writing
     // Where its recipients go (transport:nexthop, each once), kept only
-    // for the recovery ramp (recovery_ramp.hpp).
+    // for the recovery ramp and the dead backlog (deferred_index.hpp).
     std::vector<std::string> destinations;
 
     // True when nothing is left in flight and the end may be worked out.

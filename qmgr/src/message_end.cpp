@@ -116,18 +116,18 @@ awaitable<MessageEnd::Outcome> MessageEnd::finish(Message& m) {
             int status =
                 co_await send_notice(params_.defer_service_name,
                                      notice(m, protocol::bounce_cmd::warn, 0), ipc_timeout());
-            if (status == 0 && m.env.warn_offset > 0)
+            if (status == 0 && m.env.warn_offset > 0) {
                 if (auto e = store_.rewrite_warn_time(id, m.env.warn_offset))
                     log::warn(id + ": " + e->text);
+                else
+                    m.env.warn_time = 0; // sent: none due (for the deferred index)
+            }
         }
     }
     // 6. Away from active: deferred until the next attempt, or removed.
     if (m.flags) {
-        int64_t delay = backoff(m.env, clock_.now(), params_);
-        if (params_.cqmgr_backoff_jitter > 0)
-            delay = jittered_backoff(
-                delay, params_.cqmgr_backoff_jitter,
-                std::uniform_real_distribution<double>(0.0, 1.0)(jitter_random_), params_);
+        int64_t delay =
+            next_attempt_delay(m.env.create_time, clock_.now(), params_, jitter_random_);
         int64_t when = clock_.now() + delay;
         log::debug("wakeup " + id + " after " + std::to_string(when - clock_.now()) + " secs");
         counters_.messages_deferred++;

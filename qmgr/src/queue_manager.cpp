@@ -38,6 +38,7 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
       delivery_(io, params, clock, sched_, counters_),
       self_defer_(io, params, clock, flush_domains, [this](Message& m) { maybe_finish(m); }),
       ramp_(io, params, clock, [this] { feeder_.scan_deferred(); }),
+      backlog_(params, clock, store_, sched_, ramp_.index()),
       intake_(params, clock, store_, retry_, resolver_, sched_,
               [this](Message& m, const std::vector<queuefile::Recipient>& rcpts,
                      const core::Dsn& dsn) { self_defer_.defer(m, rcpts, dsn); }),
@@ -52,7 +53,7 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                        sched_.set_time(clock_.now());
                        sched_.flush_dead();
                    }},
-              counters_, ramp_),
+              counters_, ramp_, backlog_),
       admin_state_(data_dir_fd, params.data_directory),
       control_(
           sched_, admin_state_, clock_,

@@ -16,6 +16,7 @@
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
 #include "cqmgr/queuefile/active_queue.hpp"
+#include "dead_backlog.hpp"
 #include "delivery.hpp"
 #include "destination_state.hpp"
 #include "fast_flush.hpp"
@@ -131,6 +132,7 @@ class QueueManager : public core::Driver {
     Delivery delivery_;
     SelfDefer self_defer_;
     RecoveryRamp ramp_;
+    DeadBacklog backlog_;
     Intake intake_;
     MessageEnd end_;
     Feeder feeder_;

@@ -25,7 +25,12 @@ RecoveryRamp::RecoveryRamp(asio::io_context& io, const conf::QmgrParams& params,
       rescan_timer_(io) {}
 
 void RecoveryRamp::deferred(const Message& m) {
-    if (on()) index_.add(m.id, m.destinations, clock_.now());
+    if (!on() && !params_.cqmgr_dead_backlog) return;
+    DeferredIndex::Times times;
+    times.arrival = m.env.create_time;
+    times.warn_time = m.env.warn_time;
+    times.null_sender = !(m.env.sender && !m.env.sender->empty());
+    index_.add(m.id, m.destinations, clock_.now(), times);
 }
 
 TokenBucket& RecoveryRamp::bucket(const std::string& destination, int64_t now_us) {
@@ -110,8 +115,8 @@ void RecoveryRamp::left_active(const std::string& id) {
 }
 
 void RecoveryRamp::pass_done() {
+    sweep(); // the dead backlog's entries too
     if (!on()) return;
-    sweep();
     bool asked = in_pass_;
     in_pass_ = false;
     if (held_ == 0) {

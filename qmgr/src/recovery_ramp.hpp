@@ -63,7 +63,9 @@ class RecoveryRamp {
 
     // True when cqmgr_recovery_rate is set.
     bool on() const { return rate_ > 0; }
-    // A message that cqmgr moves to deferred: remembers its destinations.
+    // A message that cqmgr moves to deferred: remembers its destinations
+    // and times, for the ramp and for the dead backlog (dead_backlog.hpp),
+    // which shares the index.
     void deferred(const Message& m);
     // Whether the due deferred file `id` may move to the active queue now
     // (taking tokens when it may); `scan_flags` are its scan's, `mode` the
@@ -86,6 +88,7 @@ class RecoveryRamp {
     void pass_done();
 
     const DeferredIndex& index() const { return index_; }
+    DeferredIndex& index() { return index_; }
     // Messages let through by `destination`'s bucket ("" for the shared
     // one) that are still in the active queue.
     int outstanding(const std::string& destination) const {

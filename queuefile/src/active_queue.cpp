@@ -115,6 +115,10 @@ StoreResult ActiveQueue::defer_until(std::string_view id, int64_t when) const {
     return move("active", "deferred", id, "qmgr_active_defer");
 }
 
+StoreResult ActiveQueue::postpone(std::string_view id, int64_t when) const {
+    return set_time("deferred", id, when, "qmgr_dead_backlog");
+}
+
 StoreResult ActiveQueue::release(std::string_view id, int64_t when) const {
     if (auto e = set_time("active", id, when, "qmgr_active_defer")) return e;
     return move("active", "incoming", id, "qmgr_active_defer");

@@ -22,5 +22,7 @@ std::vector<MetricDef> common_metrics(bool live_injection);
 
 // The middle value (the mean of the two middle ones for an even count); 0 if empty.
 double median(std::vector<double> values);
+// The p-th percentile (0..100) of `values`, nearest rank; 0 when empty.
+double percentile(std::vector<double> values, double p);
 
 } // namespace bench

@@ -78,6 +78,10 @@ void QueueTemplate::copy_into(const compat::Instance& inst) const {
     }
 }
 
+std::string QueueTemplate::queue_dir() const {
+    return dir_->path() + "/queue";
+}
+
 // Walks the tree and backdates each regular file.
 void backdate_files(const std::string& dir, int seconds_ago) {
     for (const auto& e : std::filesystem::recursive_directory_iterator(dir))

@@ -38,6 +38,8 @@ class QueueTemplate {
     // Copies the template's queue directories into `inst` (cp -a: owners,
     // modes and times kept, file names too).
     void copy_into(const compat::Instance& inst) const;
+    // The template's queue directory.
+    std::string queue_dir() const;
 
   private:
     std::unique_ptr<compat::TempDir> dir_;

@@ -21,14 +21,6 @@ namespace {
 constexpr int concurrency = 20;
 constexpr double seconds_per_message = 1.0; // smtp-sink -w 1
 
-// The p-th percentile (0..100) of `v`, nearest rank.
-double percentile(std::vector<double> v, double p) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    size_t rank = static_cast<size_t>(p / 100.0 * static_cast<double>(v.size()) + 0.999999);
-    return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
-}
-
 class UrgentAmidBulk : public Workload {
   public:
     explicit UrgentAmidBulk(const Session& s)

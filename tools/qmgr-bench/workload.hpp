@@ -72,6 +72,9 @@ class Workload {
     // True if recipients may be deferred on the way (they must still all be
     // delivered in the end); otherwise a deferral fails the run.
     virtual bool deferrals_expected() const { return false; }
+    // Files that stay in deferred when the run is over (the run ends once
+    // deferred holds exactly this many and the other queues are empty).
+    virtual std::uint64_t deferred_at_end() const { return 0; }
     // True to sample, while the run is measured, the files in active/ (every
     // 0.1 s) and the connections to each sink (every 50 ms), and report the
     // peaks as "active_peak" and "connections_peak" (the highest sink's).

@@ -27,6 +27,7 @@ const std::vector<Known>& registry() {
         {"urgent-amid-bulk", make_urgent_amid_bulk, false},
         {"tarpit-alone", make_tarpit_alone, false},
         {"tarpit", make_tarpit, false},
+        {"dead-backlog", make_dead_backlog, false},
     };
     return r;
 }

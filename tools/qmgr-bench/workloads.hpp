@@ -27,5 +27,8 @@ std::unique_ptr<Workload> make_outage_recovery(const Session& session);
 std::unique_ptr<Workload> make_urgent_amid_bulk(const Session& session);
 std::unique_ptr<Workload> make_tarpit(const Session& session);
 std::unique_ptr<Workload> make_tarpit_alone(const Session& session);
+// Issue #15: fresh mail while a large deferred backlog for dead
+// destinations comes due (the dead backlog on the cqmgr side).
+std::unique_ptr<Workload> make_dead_backlog(const Session& session);
 
 } // namespace bench

@@ -160,6 +160,10 @@ struct QmgrParams {
     // The recovery ramp: deferred mail moves into the active queue at no
     // more than this many messages per second per destination; 0 = off.
     int64_t cqmgr_recovery_rate = 0;
+    // The dead backlog (docs/admin-guide.md): a due deferred message that
+    // cqmgr deferred itself and whose destinations are all still dead
+    // waits another backoff in deferred instead of being taken.
+    bool cqmgr_dead_backlog = false;
     // Priority lanes (docs/admin-guide.md): the tables that give a message
     // its class (urgent, normal or bulk) from its sender and recipient
     // domains, and from its header lines; the percentage of each

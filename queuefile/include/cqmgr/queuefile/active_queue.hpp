@@ -86,6 +86,9 @@ class ActiveQueue {
     StoreResult release(std::string_view id, int64_t when) const;     // -> incoming
     StoreResult quarantine(std::string_view id) const;                // -> corrupt
     StoreResult remove(std::string_view id) const;                    // or -> saved/
+    // A deferred file that stays there: its not-before time (atime and
+    // mtime) becomes `when` (cqmgr_dead_backlog).
+    StoreResult postpone(std::string_view id, int64_t when) const;
     // True when an active file still looks complete (regular, u=rwx): an
     // agent that found it corrupt takes the bits away.
     bool intact(std::string_view id) const;
