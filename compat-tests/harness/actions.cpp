@@ -252,14 +252,23 @@ void send_trigger(const std::string& path, const std::string& bytes) {
 
 namespace {
 
-// Runs a command action.
-void run_command_action(const ActionSpec& a, std::size_t index, ActionContext& ctx) {
+// How a scenario's command (of an action or a report) is started: ${...}
+// expanded, a bare name looked up, MAIL_CONFIG set, output to `output`.
+SpawnOptions scenario_command(const std::vector<std::string>& command, const std::string& where,
+                              const std::string& output, const ActionContext& ctx) {
     SpawnOptions o;
-    for (const auto& arg : a.command)
-        o.argv.push_back(ctx.vars.expand(arg, a.where + ".command"));
+    for (const auto& arg : command)
+        o.argv.push_back(ctx.vars.expand(arg, where + ".command"));
     o.argv[0] = find_program(o.argv[0]);
     o.env.push_back("MAIL_CONFIG=" + ctx.inst.conf_dir());
-    o.output_path = ctx.inst.dir() + "/action-" + std::to_string(index) + ".log";
+    o.output_path = output;
+    return o;
+}
+
+// Runs a command action.
+void run_command_action(const ActionSpec& a, std::size_t index, ActionContext& ctx) {
+    SpawnOptions o = scenario_command(
+        a.command, a.where, ctx.inst.dir() + "/action-" + std::to_string(index) + ".log", ctx);
     if (ctx.verbose)
         std::cout << "  " << a.where << ": " << join_command(o.argv) << "\n" << std::flush;
     if (!a.allow_failure) {
@@ -521,6 +530,19 @@ void run_action(const ActionSpec& a, std::size_t index, ActionContext& ctx) {
     } else {
         throw Error(a.where + ": unknown action kind '" + a.kind + "'");
     }
+}
+
+std::string run_report(const ReportSpec& report, const ActionContext& ctx) {
+    SpawnOptions o = scenario_command(report.command, report.where,
+                                      ctx.inst.dir() + "/report-" + report.name + ".txt", ctx);
+    if (ctx.verbose)
+        std::cout << "  " << report.where << ": " << join_command(o.argv) << "\n" << std::flush;
+    // Its own bound: the report runs after the outcome, when the scenario's
+    // deadline may be all but spent.
+    run_command(o, std::chrono::seconds(kReportSeconds));
+    std::string text;
+    read_file_if_exists(o.output_path, text);
+    return text;
 }
 
 } // namespace compat

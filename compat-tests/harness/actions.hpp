@@ -40,6 +40,14 @@ struct ActionContext {
 // Runs one action to completion (bounded by ctx.deadline); throws Error on failure.
 void run_action(const ActionSpec& action, std::size_t index, ActionContext& ctx);
 
+// How long a [[report]] command may take, in seconds.
+constexpr int kReportSeconds = 60;
+
+// Runs a [[report]] command to completion (within kReportSeconds) and
+// returns its output (standard output and error); throws Error when it
+// fails or takes too long.
+std::string run_report(const ReportSpec& report, const ActionContext& ctx);
+
 // Checks a wait_for condition once; `state` describes what was found.
 bool wait_condition_met(const WaitSpec& w, ActionContext& ctx, std::string& state);
 

@@ -1,6 +1,7 @@
 // compat-run: runs a scenario against stock qmgr(8), cqmgr, or both, checks
 // the expectations, compares the two outcomes, and prints a summary.
 #include "error.hpp"
+#include "maillog.hpp"
 #include "outcome.hpp"
 #include "process.hpp"
 #include "queue_fs.hpp"
@@ -8,6 +9,7 @@
 #include "scenario.hpp"
 #include "signals.hpp"
 
+#include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -51,50 +53,30 @@ void usage(std::ostream& out) {
            "                keeps its reports, and fail the run on any of them\n";
 }
 
-// Parses argv; throws Error with the offending argument.
+// Parses argv (with CLI11, as every tool here); throws Error with the
+// offending argument. --help prints usage() and exits.
 Cli parse_cli(int argc, char** argv) {
     Cli c;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        auto value = [&](const std::string& opt) -> std::string {
-            if (i + 1 >= argc)
-                throw Error("expected a value after " + opt + ", found the end of the arguments");
-            return argv[++i];
-        };
-        if (a == "--qmgr") {
-            c.mode = value(a);
-            if (c.mode != "stock" && c.mode != "cqmgr" && c.mode != "both" &&
-                c.mode != "stock-twice")
-                throw Error("--qmgr: expected stock, cqmgr, both or stock-twice, found '" + c.mode +
-                            "'");
-        } else if (a.rfind("--qmgr=", 0) == 0) {
-            c.mode = a.substr(7);
-            if (c.mode != "stock" && c.mode != "cqmgr" && c.mode != "both" &&
-                c.mode != "stock-twice")
-                throw Error("--qmgr: expected stock, cqmgr, both or stock-twice, found '" + c.mode +
-                            "'");
-        } else if (a == "--cqmgr") {
-            c.cqmgr = value(a);
-        } else if (a.rfind("--cqmgr=", 0) == 0) {
-            c.cqmgr = a.substr(8);
-        } else if (a == "--keep") {
-            c.keep = true;
-        } else if (a == "--keep-failed") {
-            c.keep_failed = true;
-        } else if (a == "--verbose" || a == "-v") {
-            c.verbose = true;
-        } else if (a == "--sanitized") {
-            c.sanitized = true;
-        } else if (a == "--help" || a == "-h") {
-            usage(std::cout);
-            std::exit(0);
-        } else if (!a.empty() && a[0] == '-') {
-            throw Error("unknown option '" + a + "'");
-        } else if (c.scenario.empty()) {
-            c.scenario = a;
-        } else {
-            throw Error("expected one scenario file, found a second one: '" + a + "'");
-        }
+    CLI::App app{"compat-run"};
+    app.set_help_flag(); // ours: usage()
+    bool help = false;
+    app.add_option("--qmgr", c.mode)
+        ->check(CLI::IsMember({"stock", "cqmgr", "both", "stock-twice"}));
+    app.add_option("--cqmgr", c.cqmgr);
+    app.add_flag("--keep", c.keep);
+    app.add_flag("--keep-failed", c.keep_failed);
+    app.add_flag("-v,--verbose", c.verbose);
+    app.add_flag("--sanitized", c.sanitized);
+    app.add_flag("-h,--help", help);
+    app.add_option("scenario", c.scenario);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        throw Error(e.what());
+    }
+    if (help) {
+        usage(std::cout);
+        std::exit(0);
     }
     if (c.scenario.empty()) throw Error("expected a scenario file argument, found none");
     return c;
@@ -135,8 +117,8 @@ std::string find_fake_agent() {
 // The control client of the same build: ctl/cqmgrctl beside compat-tests/.
 std::string find_cqmgrctl() {
     std::error_code ec;
-    fs::path p = fs::read_symlink("/proc/self/exe", ec).parent_path().parent_path() / "ctl" /
-                 "cqmgrctl";
+    fs::path p =
+        fs::read_symlink("/proc/self/exe", ec).parent_path().parent_path() / "ctl" / "cqmgrctl";
     return !ec && fs::exists(p, ec) ? p.string() : "";
 }
 
@@ -234,6 +216,7 @@ int main(int argc, char** argv) {
         if (runs.size() == 2) {
             std::string second = cli.mode == "stock-twice" ? "stock#2" : "cqmgr";
             std::cout << "--- stock vs " << second << " ---\n";
+            print_side_by_side(std::cout, runs[0].outcome, "stock", runs[1].outcome, second);
             CompareOptions co;
             co.qmgr_lines = sc.compare_qmgr_lines;
             co.qmgr_warnings = sc.compare_qmgr_warnings;
@@ -261,6 +244,15 @@ int main(int argc, char** argv) {
         }
         return 128 + received_signal();
     }
+
+    // Reports to show come last, after the comparison (tools/demo ends with
+    // cqmgrctl summary).
+    for (const auto& r : runs)
+        for (const auto& [name, text] : r.outcome.shown_reports) {
+            std::cout << "--- " << name << " (" << qmgr_kind_name(r.kind) << " run) ---\n";
+            for (const auto& line : split_lines(text))
+                std::cout << "  " << line << "\n";
+        }
 
     bool pass = reasons.empty();
     for (auto& r : runs) {

@@ -5,9 +5,11 @@
 #include "maillog.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <dirent.h>
 #include <filesystem>
 #include <iomanip>
@@ -761,6 +763,9 @@ std::vector<std::string> compare_outcomes(const Outcome& a, const std::string& a
           << backoff_text(b.backoffs);
         out.push_back(o.str());
     }
+    for (const auto& [name, lines] : a.reports)
+        if (b.reports.count(name))
+            diff_multisets(lines, an, b.reports.at(name), bn, "report " + name + " line", out);
     std::set<std::string> sinks;
     for (const auto& [k, v] : a.transactions)
         sinks.insert(k);
@@ -826,6 +831,12 @@ void print_outcome(std::ostream& out, const Outcome& o, bool verbose) {
             out << ' ' << k << '=' << v;
         out << "\n";
     }
+    for (const auto& [name, seconds] : o.milestones) {
+        if (seconds >= 0)
+            out << "  " << name << ": " << seconds << " s after the first injection\n";
+        else
+            out << "  " << name << ": not reached\n";
+    }
     out << "  maillog: " << o.log_lines << " lines, qmgr " << total(o.qmgr_lines) << " lines ("
         << o.qmgr_lines.size() << " distinct), qmgr warnings " << total(o.qmgr_warnings) << "\n";
     if (verbose) {
@@ -841,6 +852,94 @@ void print_outcome(std::ostream& out, const Outcome& o, bool verbose) {
     }
     for (const auto& p : o.problems)
         out << "  problem: " << p << "\n";
+}
+
+Normalizer maillog_normalizer(const std::vector<std::string>& maillog_lines, const Vars& vars) {
+    Normalizer norm(vars);
+    for (const auto& raw : maillog_lines)
+        if (auto l = parse_log_line(raw); l && !l->queue_id.empty()) norm.add_queue_id(l->queue_id);
+    return norm;
+}
+
+Multiset normalized_lines(const std::string& text, const Normalizer& norm) {
+    Multiset out;
+    for (const auto& line : split_lines(text))
+        out[norm.apply(line)]++;
+    return out;
+}
+
+std::optional<double> log_line_time(const std::string& raw) {
+    std::tm tm{};
+    const char* rest = ::strptime(raw.c_str(), "%b %d %H:%M:%S", &tm);
+    if (rest == nullptr) return std::nullopt;
+    std::time_t now = std::time(nullptr);
+    std::tm local{};
+    ::localtime_r(&now, &local);
+    tm.tm_year = local.tm_year;
+    tm.tm_isdst = -1;
+    double t = static_cast<double>(std::mktime(&tm));
+    if (t > static_cast<double>(now) + 86400) { // a December line read in January
+        tm.tm_year -= 1;
+        tm.tm_isdst = -1;
+        t = static_cast<double>(std::mktime(&tm));
+    }
+    if (*rest == '.') {
+        double scale = 0.1;
+        for (++rest; std::isdigit(static_cast<unsigned char>(*rest)); ++rest, scale /= 10)
+            t += (*rest - '0') * scale;
+    }
+    return t;
+}
+
+std::vector<std::pair<std::string, double>>
+milestone_times(const std::vector<MilestoneSpec>& milestones,
+                const std::vector<std::string>& maillog_lines, const Vars& vars, double t0) {
+    std::vector<std::pair<std::string, double>> out;
+    for (const auto& m : milestones) {
+        std::regex re(vars.expand(m.match, "milestone " + m.name));
+        int seen = 0;
+        double at = -1;
+        for (const auto& raw : maillog_lines) {
+            if (!std::regex_search(raw, re) || ++seen < m.count) continue;
+            if (auto t = log_line_time(raw)) at = std::max(0.0, *t - t0);
+            break;
+        }
+        out.emplace_back(m.name, at);
+    }
+    return out;
+}
+
+void print_side_by_side(std::ostream& out, const Outcome& a, const std::string& an,
+                        const Outcome& b, const std::string& bn) {
+    auto count_of = [](const Outcome& o, const char* s) {
+        return std::to_string(o.statuses.count(s) ? o.statuses.at(s) : 0);
+    };
+    auto seconds = [](double s) {
+        if (s < 0) return std::string("-");
+        std::ostringstream o;
+        o << std::fixed << std::setprecision(1) << s << " s";
+        return o.str();
+    };
+    std::vector<std::array<std::string, 3>> rows = {
+        {"", an, bn},
+        {"delivered", count_of(a, "sent"), count_of(b, "sent")},
+        {"deferred", count_of(a, "deferred"), count_of(b, "deferred")},
+        {"bounced", count_of(a, "bounced"), count_of(b, "bounced")},
+        {"time to drain", seconds(a.outcome_seconds), seconds(b.outcome_seconds)}};
+    for (std::size_t i = 0; i < a.milestones.size() && i < b.milestones.size(); ++i)
+        rows.push_back({a.milestones[i].first, seconds(a.milestones[i].second),
+                        seconds(b.milestones[i].second)});
+    std::size_t w0 = 0, w1 = 0;
+    for (const auto& r : rows) {
+        w0 = std::max(w0, r[0].size());
+        w1 = std::max({w1, r[1].size(), r[2].size()});
+    }
+    const auto flags = out.flags();
+    for (const auto& r : rows)
+        out << "  " << std::left << std::setw(static_cast<int>(w0)) << r[0] << "  " << std::right
+            << std::setw(static_cast<int>(w1)) << r[1] << "  " << std::setw(static_cast<int>(w1))
+            << r[2] << "\n";
+    out.flags(flags);
 }
 
 } // namespace compat

@@ -60,6 +60,12 @@ struct Outcome {
     std::size_t log_lines = 0;
     double injection_seconds = 0; // time spent injecting
     double outcome_seconds = -1;  // first injection -> outcome reached (-1: not reached)
+    // [[report]] name -> its output lines, normalized (compared between runs)
+    std::map<std::string, Multiset> reports;
+    // [[report]]s with show = true: name and raw output, in scenario order
+    std::vector<std::pair<std::string, std::string>> shown_reports;
+    // [[milestone]] name -> seconds after the first injection (-1: not reached), in order
+    std::vector<std::pair<std::string, double>> milestones;
 };
 
 // Processes a scenario signalled on purpose, and problem lines it provokes.
@@ -86,6 +92,29 @@ bool is_startup_failure(const std::string& raw, const ExpectedKills& expected);
 Outcome collect_outcome(const std::vector<std::string>& maillog_lines, const Vars& vars,
                         const std::vector<std::string>& sink_names, QueueCounts queue,
                         const ExpectedKills& killed = {});
+
+// The normalizer for a run's report output: the run's variables and every
+// queue ID its maillog names.
+Normalizer maillog_normalizer(const std::vector<std::string>& maillog_lines, const Vars& vars);
+
+// Splits report output into normalized lines (a multiset: how often each).
+Multiset normalized_lines(const std::string& text, const Normalizer& norm);
+
+// Seconds since the epoch of a maillog line's timestamp ("Nov 24 16:25:39"
+// or with ".123456"), taken in this year and the local time zone as
+// postlogd writes it; nullopt if the line has none.
+std::optional<double> log_line_time(const std::string& raw);
+
+// The time of each milestone: from `t0` (seconds since the epoch, the first
+// injection) to the count-th maillog line that matches; -1 if there are
+// fewer.
+std::vector<std::pair<std::string, double>>
+milestone_times(const std::vector<MilestoneSpec>& milestones,
+                const std::vector<std::string>& maillog_lines, const Vars& vars, double t0);
+
+// Prints the two runs' counts, times and milestones in two columns.
+void print_side_by_side(std::ostream& out, const Outcome& a, const std::string& an,
+                        const Outcome& b, const std::string& bn);
 
 // The backoff of every file in deferred/ (recursively): mtime - ctime in whole
 // seconds. qmgr sets the mtime (not-before time) and then renames the file

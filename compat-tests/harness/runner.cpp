@@ -147,6 +147,7 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
     vars.set("fake_agent", dir + "/libexec/compat-fake-agent");
     vars.set("cqmgrctl", opts.cqmgrctl_path.empty() ? "false" : opts.cqmgrctl_path);
     vars.set("scripts", COMPAT_SCRIPTS_DIR);
+    vars.set("maillog", dir + "/maillog");
     for (size_t i = 0; i < sc.sinks.size(); ++i) {
         vars.set("sink." + sc.sinks[i].name, std::to_string(ports[i + 1]));
         vars.set("sinkdir." + sc.sinks[i].name, dir + "/sinks/" + sc.sinks[i].name);
@@ -205,11 +206,14 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
         sink_names.push_back(s.name);
 
     auto t0 = Clock::now();
+    const double t0_epoch =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     auto deadline = t0 + std::chrono::seconds(sc.timeout);
     ExpectedKills killed;
     for (const auto& re : sc.allowed_problems)
         killed.allowed.emplace_back(vars.expand(re, "allowed_problems"));
     ActionContext actx{inst, vars, {}, deadline, opts.verbose, killed};
+    std::vector<std::pair<const ReportSpec*, std::string>> report_output;
     for (auto& s : sinks)
         actx.sinks[s->name()] = s.get();
     try {
@@ -234,6 +238,9 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
             run_injection(sc.injects[next], next, vars, inst, ports[0], deadline, opts.verbose);
         res.outcome.injection_seconds = seconds_since(t0);
         res.outcome.outcome_seconds = wait_for_outcome(sc, inst, t0, opts.verbose, killed);
+        for (const auto& rep : sc.reports)
+            if (rep.qmgr.empty() || rep.qmgr == qmgr_kind_name(kind))
+                report_output.emplace_back(&rep, run_report(rep, actx));
     } catch (const Interrupted&) {
         throw;
     } catch (const Error& e) {
@@ -244,9 +251,16 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
     double inj = res.outcome.injection_seconds, reached = res.outcome.outcome_seconds;
     std::string log;
     read_file_if_exists(inst.maillog_path(), log);
-    res.outcome = collect_outcome(split_lines(log), vars, sink_names, inst.queue_counts(), killed);
+    std::vector<std::string> lines = split_lines(log);
+    res.outcome = collect_outcome(lines, vars, sink_names, inst.queue_counts(), killed);
     res.outcome.injection_seconds = inj;
     res.outcome.outcome_seconds = reached;
+    res.outcome.milestones = milestone_times(sc.milestones, lines, vars, t0_epoch);
+    Normalizer norm = maillog_normalizer(lines, vars);
+    for (const auto& [rep, text] : report_output) {
+        if (rep->compare) res.outcome.reports[rep->name] = normalized_lines(text, norm);
+        if (rep->show) res.outcome.shown_reports.emplace_back(rep->name, text);
+    }
     res.outcome.backoffs = deferred_backoffs(inst.queue_dir() + "/deferred");
     res.outcome.corrupt_files = file_names_below(inst.queue_dir() + "/corrupt");
     res.outcome.flush_logs = flush_log_ids(inst.queue_dir() + "/flush");

@@ -174,15 +174,22 @@ std::string main_cf_value(const toml::node& n, const std::string& where) {
     throw Error(where + ": expected a string, integer or boolean, found " + type_name(n));
 }
 
+// The `name` of a [[sink]] or [[report]]: non-empty, of [a-z0-9_-] (it
+// names files and variables).
+std::string required_name(TableReader& r, const toml::table& t) {
+    std::string name = r.str("name").value_or("");
+    if (name.empty() ||
+        name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos)
+        throw Error(r.at("name", t.get("name")) +
+                    ": expected a non-empty name of [a-z0-9_-], found '" + name + "'");
+    return name;
+}
+
 // Reads one [[sink]] entry.
 SinkSpec parse_sink(const toml::table& t, const std::string& where, const std::string& source) {
     TableReader r(t, where, source);
     SinkSpec s;
-    s.name = r.str("name").value_or("");
-    if (s.name.empty() ||
-        s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos)
-        throw Error(r.at("name", t.get("name")) +
-                    ": expected a non-empty name of [a-z0-9_-], found '" + s.name + "'");
+    s.name = required_name(r, t);
     s.args = r.strings("args").value_or(std::vector<std::string>{});
     s.backlog = static_cast<int>(r.integer("backlog", 1, 65535).value_or(100));
     s.start = r.boolean("start").value_or(true);
@@ -599,6 +606,39 @@ CompareMode parse_compare_mode(TableReader& r, const std::string& key, CompareMo
                 "\"");
 }
 
+// Reads one [[report]] entry.
+ReportSpec parse_report(const toml::table& t, const std::string& where, const std::string& source) {
+    TableReader r(t, where, source);
+    ReportSpec rep;
+    rep.where = where;
+    rep.name = required_name(r, t);
+    rep.command = r.strings("command").value_or(std::vector<std::string>{});
+    if (rep.command.empty())
+        throw Error(source + ": " + where + ": expected a non-empty command = [...]");
+    rep.qmgr = r.str("qmgr").value_or("");
+    if (!rep.qmgr.empty() && rep.qmgr != "stock" && rep.qmgr != "cqmgr")
+        throw Error(r.at("qmgr", t.get("qmgr")) + ": expected \"stock\" or \"cqmgr\", found \"" +
+                    rep.qmgr + "\"");
+    rep.show = r.boolean("show").value_or(false);
+    rep.compare = r.boolean("compare").value_or(true);
+    r.reject_unknown();
+    return rep;
+}
+
+// Reads one [[milestone]] entry.
+MilestoneSpec parse_milestone(const toml::table& t, const std::string& where,
+                              const std::string& source) {
+    TableReader r(t, where, source);
+    MilestoneSpec m;
+    m.name = r.str("name").value_or("");
+    if (m.name.empty()) throw Error(source + ": " + where + ": expected a name = \"...\"");
+    m.match = r.str("match").value_or("");
+    if (m.match.empty()) throw Error(source + ": " + where + ": expected a match = \"regex\"");
+    m.count = static_cast<int>(r.integer("count", 1, 1000000).value_or(1));
+    r.reject_unknown();
+    return m;
+}
+
 } // namespace
 
 // Parses the whole scenario and cross-checks sink references.
@@ -700,6 +740,17 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
     });
     if (s.injects.empty() && s.actions.empty())
         throw Error(source + ": expected at least one [[inject]] or [[action]] step, found none");
+    for_each_table(r.array("report"), "report", source, [&](const auto& t, const auto& where) {
+        ReportSpec rep = parse_report(t, where, source);
+        for (const auto& other : s.reports)
+            if (other.name == rep.name)
+                throw Error(source + ": " + where + ": expected unique report names, found '" +
+                            rep.name + "' twice");
+        s.reports.push_back(std::move(rep));
+    });
+    for_each_table(r.array("milestone"), "milestone", source, [&](const auto& t, const auto& w) {
+        s.milestones.push_back(parse_milestone(t, w, source));
+    });
     if (const auto* ex = r.table("expect")) s.expect = parse_expect(*ex, source);
     auto sink_named = [&s](const std::string& name) {
         return std::find_if(s.sinks.begin(), s.sinks.end(),

@@ -158,6 +158,28 @@ struct Expect {
     std::optional<HashedExpect> hashed;      // hashed queue file placement
 };
 
+// A [[report]]: a command run once the outcome is reached, while the
+// instance still runs (e.g. a log analyser over ${maillog}, or cqmgrctl).
+// Its standard output, normalized as the maillog is (queue IDs, ports,
+// ${dir}), is compared between the runs line by line as a multiset.
+struct ReportSpec {
+    std::string where;                // "report[N]" for messages
+    std::string name;                 // [a-z0-9_-], names the output in diffs
+    std::vector<std::string> command; // ${...} expanded per run
+    std::string qmgr;                 // "stock" or "cqmgr": only that run; "" both
+    bool show = false;                // print the output after the run's outcome
+    bool compare = true;              // false: shown only, not compared
+};
+
+// A [[milestone]]: the time from the first injection to the `count`-th
+// maillog line matching `match` (by the line's timestamp), shown next to
+// the time to drain in the summary of both runs. Informational: no limit.
+struct MilestoneSpec {
+    std::string name;  // shown as is
+    std::string match; // ECMAScript regex, ${...} expanded per run
+    int count = 1;
+};
+
 // Where the queue directory lives.
 struct QueueFsSpec {
     int size_mib = 0; // > 0: a loop-mounted ext4 image of this size (no root reserve)
@@ -198,6 +220,8 @@ struct Scenario {
     std::vector<std::string> ports;
     std::vector<InjectSpec> injects;
     std::vector<ActionSpec> actions;
+    std::vector<ReportSpec> reports;
+    std::vector<MilestoneSpec> milestones;
     Expect expect;
 };
 

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <string_view>
 #include <strings.h>
+#include <unistd.h>
 
 namespace cqmgr::conf {
 
@@ -46,112 +47,88 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, std::string
     cl.process_name = std::string(slash == argv0.npos ? argv0 : argv0.substr(slash + 1));
     cl.service_name = cl.process_name;
 
-    int i = 1;
-    for (; i < argc; ++i) {
-        std::string_view a = argv[i];
-        if (a == "--") {
-            ++i;
+    if (argc < 1) return cl;
+    // getopt(3), as Postfix's servers parse this line: "+" stops at the first
+    // non-option (glibc would otherwise permute argv, and master's leftover
+    // arguments must stay leftovers), the leading ':' reports a missing value
+    // apart from an unknown option, and optind = 0 starts afresh (the unit
+    // tests and `cqmgr check` parse more than one command line per process).
+    // Postfix daemons take MAIL_CONFIG only; -C (a value) is ours.
+    static constexpr const char* kOptions = "+:C:cdDi:lm:n:o:s:St:uvVz";
+    optind = 0;
+    opterr = 0;
+    for (int opt; (opt = ::getopt(argc, argv, kOptions)) != -1;) {
+        std::string v = optarg ? optarg : "";
+        switch (opt) {
+        case 'l':
+            cl.single_process = true;
+            break;
+        case 'u':
+            cl.unprivileged = true;
+            break;
+        case 'c':
+            cl.chroot = true;
+            break;
+        case 'd':
+            cl.debug = true;
+            break;
+        case 'v':
+            ++cl.verbose;
+            break;
+        case 'S':
+            cl.stdin_mode = true;
+            break;
+        case 'z':
+            cl.zero_limit = true;
+            break;
+        case 'D':
+            cl.debug_me = true;
+            break;
+        case 'V':
+            cl.log_to_stderr = true;
+            break;
+        case 'n':
+            cl.service_name = v;
+            break;
+        case 't':
+            cl.transport = v;
+            cl.transport_given = true;
+            break;
+        case 'C':
+            cl.config_dir = v;
+            break;
+        case 's': {
+            int n = std::atoi(v.c_str()); // as Postfix: "3x" is 3
+            if (n <= 0) {
+                error = "invalid socket_count: " + v;
+                return std::nullopt;
+            }
+            cl.listen_fds = n;
             break;
         }
-        if (a.size() < 2 || a[0] != '-') break;
-        // Options may be bundled (-lu) and values may be attached (-tunix).
-        for (size_t k = 1; k < a.size(); ++k) {
-            char opt = a[k];
-            auto value = [&]() -> std::optional<std::string> {
-                if (k + 1 < a.size()) {
-                    std::string v(a.substr(k + 1));
-                    k = a.size();
-                    return v;
-                }
-                if (i + 1 < argc) {
-                    k = a.size();
-                    return std::string(argv[++i]);
-                }
-                error = std::string("invalid option: ") + opt + " (it needs a value)";
-                return std::nullopt;
-            };
-            switch (opt) {
-            case 'l':
-                cl.single_process = true;
-                break;
-            case 'u':
-                cl.unprivileged = true;
-                break;
-            case 'c':
-                cl.chroot = true;
-                break;
-            case 'd':
-                cl.debug = true;
-                break;
-            case 'v':
-                ++cl.verbose;
-                break;
-            case 'S':
-                cl.stdin_mode = true;
-                break;
-            case 'z':
-                cl.zero_limit = true;
-                break;
-            case 'D':
-                cl.debug_me = true;
-                break;
-            case 'V':
-                cl.log_to_stderr = true;
-                break;
-            case 'n': {
-                auto v = value();
-                if (!v) return std::nullopt;
-                cl.service_name = *v;
-                break;
-            }
-            case 't': {
-                auto v = value();
-                if (!v) return std::nullopt;
-                cl.transport = *v;
-                cl.transport_given = true;
-                break;
-            }
-            case 'C': {
-                auto v = value();
-                if (!v) return std::nullopt;
-                cl.config_dir = *v;
-                break;
-            }
-            case 's': {
-                auto v = value();
-                if (!v) return std::nullopt;
-                int n = std::atoi(v->c_str()); // as Postfix: "3x" is 3
-                if (n <= 0) {
-                    error = "invalid socket_count: " + *v;
-                    return std::nullopt;
-                }
-                cl.listen_fds = n;
-                break;
-            }
-            case 'i':
-            case 'm': {
-                auto v = value();
-                if (!v) return std::nullopt;
-                cl.overrides.emplace_back(opt == 'i' ? "max_idle" : "max_use", *v);
-                break;
-            }
-            case 'o': {
-                auto v = value();
-                if (!v) return std::nullopt;
-                std::string name, val;
-                if (auto err = split_override(*v, name, val)) {
-                    error = "invalid \"-o " + *v + "\" option value: " + *err;
-                    return std::nullopt;
-                }
-                cl.overrides.emplace_back(std::move(name), std::move(val));
-                break;
-            }
-            default:
-                error = std::string("invalid option: ") + opt;
+        case 'i':
+        case 'm':
+            cl.overrides.emplace_back(opt == 'i' ? "max_idle" : "max_use", v);
+            break;
+        case 'o': {
+            std::string name, val;
+            if (auto err = split_override(v, name, val)) {
+                error = "invalid \"-o " + v + "\" option value: " + *err;
                 return std::nullopt;
             }
+            cl.overrides.emplace_back(std::move(name), std::move(val));
+            break;
+        }
+        case ':':
+            error =
+                std::string("invalid option: ") + static_cast<char>(optopt) + " (it needs a value)";
+            return std::nullopt;
+        default:
+            error = std::string("invalid option: ") + static_cast<char>(optopt);
+            return std::nullopt;
         }
     }
+    int i = optind;
     if (i < argc) {
         error = std::string("unexpected command-line argument: ") + argv[i];
         return std::nullopt;

@@ -3,10 +3,10 @@
 #include "request.hpp"
 #include "usage_error.hpp"
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <getopt.h>
 
 namespace cqmgr::ctl {
 
@@ -37,70 +37,35 @@ long count_arg(const char* option, const char* text) {
 } // namespace
 
 Options parse_options(int argc, char** argv) {
-    enum { opt_socket = 256, opt_json, opt_timeout, opt_interval, opt_iterations, opt_version };
-    static const option long_options[] = {
-        {"config-dir", required_argument, nullptr, 'c'},
-        {"socket", required_argument, nullptr, opt_socket},
-        {"json", no_argument, nullptr, opt_json},
-        {"timeout", required_argument, nullptr, opt_timeout},
-        {"interval", required_argument, nullptr, opt_interval},
-        {"iterations", required_argument, nullptr, opt_iterations},
-        {"help", no_argument, nullptr, 'h'},
-        {"version", no_argument, nullptr, opt_version},
-        {nullptr, 0, nullptr, 0},
-    };
     Options opts;
-    bool top_option = false;
-    // optind = 0 makes glibc start afresh (tests parse more than once);
-    // opterr = 0: the messages are ours.
-    optind = 0;
-    opterr = 0;
-    for (;;) {
-        const int c = getopt_long(argc, argv, ":c:hn:i:", long_options, nullptr);
-        if (c == -1) break;
-        switch (c) {
-        case 'c':
-            opts.config_dir = optarg;
-            break;
-        case opt_socket:
-            opts.socket = optarg;
-            break;
-        case opt_json:
-            opts.json = true;
-            break;
-        case opt_timeout:
-            opts.timeout = seconds_arg("--timeout", optarg);
-            break;
-        case 'i':
-        case opt_interval:
-            opts.interval = seconds_arg("--interval", optarg);
-            top_option = true;
-            break;
-        case 'n':
-        case opt_iterations:
-            opts.iterations = count_arg("--iterations", optarg);
-            top_option = true;
-            break;
-        case 'h':
-            opts.help = true;
-            break;
-        case opt_version:
-            opts.version = true;
-            break;
-        case ':':
-            throw UsageError(std::string("option ") + argv[optind - 1] + " needs a value");
-        default:
-            throw UsageError(std::string("unknown option ") + argv[optind - 1]);
-        }
+    // CLI11, the option library of every tool here; the help text is ours
+    // (usage_text(), with the request list), so its own --help is off.
+    CLI::App app{"cqmgrctl"};
+    app.set_help_flag();
+    std::string timeout, interval, iterations;
+    auto* config_dir = app.add_option("-c,--config-dir", opts.config_dir);
+    auto* socket = app.add_option("--socket", opts.socket);
+    app.add_flag("--json", opts.json);
+    app.add_option("--timeout", timeout);
+    auto* interval_option = app.add_option("-i,--interval", interval);
+    auto* iterations_option = app.add_option("-n,--iterations", iterations);
+    app.add_flag("-h,--help", opts.help);
+    app.add_flag("--version", opts.version);
+    app.add_option("command", opts.command);
+    app.add_option("args", opts.args);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        throw UsageError(e.what());
     }
     if (opts.help || opts.version) return opts;
-    if (optind >= argc) throw UsageError("no command given");
-    opts.command = argv[optind++];
-    for (; optind < argc; ++optind)
-        opts.args.push_back(argv[optind]);
-    if (opts.config_dir && opts.config_dir->empty()) throw UsageError("-c needs a directory");
-    if (opts.socket && opts.socket->empty()) throw UsageError("--socket needs a path");
-    if (top_option && opts.command != "top")
+    if (opts.command.empty()) throw UsageError("no command given");
+    if (!timeout.empty()) opts.timeout = seconds_arg("--timeout", timeout.c_str());
+    if (!interval.empty()) opts.interval = seconds_arg("--interval", interval.c_str());
+    if (!iterations.empty()) opts.iterations = count_arg("--iterations", iterations.c_str());
+    if (config_dir->count() && opts.config_dir->empty()) throw UsageError("-c needs a directory");
+    if (socket->count() && opts.socket->empty()) throw UsageError("--socket needs a path");
+    if ((interval_option->count() || iterations_option->count()) && opts.command != "top")
         throw UsageError("--interval and --iterations are options of top only");
     if (opts.command == "top" && !opts.args.empty())
         throw UsageError("top takes no arguments: " + opts.args.front());

@@ -1,6 +1,11 @@
 // Logging as Postfix daemons do it: to postlogd over its datagram socket when
 // maillog_file is set, else to syslog, under the tag `<syslog_name>/qmgr`, so
 // that log analysers keep matching "postfix/qmgr[PID]".
+//
+// Hand-written on purpose: postlogd's datagram format (one syslog-style
+// line per datagram, time stamp and host included, which postlogd appends to
+// maillog_file as it is) is Postfix's own, and no logging library writes it
+// (syslog(3) is used when maillog_file is unset).
 #pragma once
 
 #include <string>

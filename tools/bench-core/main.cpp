@@ -8,6 +8,7 @@
 //   entry is given as wall-clock and as the thread's CPU time.
 #include "cqmgr/core/scheduler.hpp"
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -28,7 +29,9 @@ struct NullDriver : Driver {
     void defer_recipients(Message&, const std::vector<Recipient>&, const Dsn&) override {}
 };
 
-size_t heap_in_use() { return mallinfo2().uordblks; }
+size_t heap_in_use() {
+    return mallinfo2().uordblks;
+}
 
 // CPU time of this thread in nanoseconds: less disturbed than the wall clock
 // by whatever else runs on a shared machine.
@@ -46,17 +49,21 @@ void run(int messages, int dests, bool spread) {
     NullDriver drv;
     SchedulerConfig cfg;
     cfg.message_recipient_limit = 10'000'000;
-    Scheduler s(cfg, [](const std::string&) {
-        TransportConfig tc;
-        tc.recipient_limit = 10'000'000;
-        tc.dest_concurrency_limit = 20;
-        return tc;
-    }, drv);
+    Scheduler s(
+        cfg,
+        [](const std::string&) {
+            TransportConfig tc;
+            tc.recipient_limit = 10'000'000;
+            tc.dest_concurrency_limit = 20;
+            return tc;
+        },
+        drv);
     drv.s = &s;
     s.set_time(1'000'000);
     std::vector<std::unique_ptr<Message>> msgs;
     std::vector<std::string> names;
-    for (int d = 0; d < dests; ++d) names.push_back("dest" + std::to_string(d) + ".example");
+    for (int d = 0; d < dests; ++d)
+        names.push_back("dest" + std::to_string(d) + ".example");
 
     size_t heap0 = heap_in_use();
     Transport& t = s.transport("smtp");
@@ -98,28 +105,41 @@ void run(int messages, int dests, bool spread) {
         }
         if (busy.empty()) break;
         size_t half = (busy.size() + 1) / 2;
-        for (size_t i = 0; i < half; ++i) s.delivery_done(busy[i], DeliveryResult{});
+        for (size_t i = 0; i < half; ++i)
+            s.delivery_done(busy[i], DeliveryResult{});
         busy.erase(busy.begin(), busy.begin() + static_cast<long>(half));
     }
     auto t1 = std::chrono::steady_clock::now();
     double cpu = thread_cpu_ns() - cpu0;
     double ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
     const CandidateIndex& ix = t.candidates;
-    std::printf("%8d messages %8d destinations %9d recipients %-8s: %7.0f ns (CPU %7.0f ns) per "
-                "selected+completed entry (%ld entries), %5.0f bytes per in-core recipient; candidate "
-                "searches: %ld indexed, %ld scanned\n",
-                messages, dests, rcpts, spread ? "spread" : "burst", ns / selected, cpu / selected,
-                selected,
-                static_cast<double>(heap1 - heap0) / rcpts, ix.indexed_searches, ix.scanned_searches);
+    std::printf(
+        "%8d messages %8d destinations %9d recipients %-8s: %7.0f ns (CPU %7.0f ns) per "
+        "selected+completed entry (%ld entries), %5.0f bytes per in-core recipient; candidate "
+        "searches: %ld indexed, %ld scanned\n",
+        messages, dests, rcpts, spread ? "spread" : "burst", ns / selected, cpu / selected,
+        selected, static_cast<double>(heap1 - heap0) / rcpts, ix.indexed_searches,
+        ix.scanned_searches);
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
+    std::vector<int> numbers;
+    CLI::App app{"bench-core: the scheduler core's cost per selected entry and memory per "
+                 "in-core recipient"};
+    app.add_option("SIZES", numbers, "MESSAGES DESTINATIONS pairs")->check(CLI::PositiveNumber);
+    CLI11_PARSE(app, argc, argv);
+    if (numbers.size() % 2) {
+        std::fprintf(stderr, "bench-core: expected MESSAGES DESTINATIONS pairs\n");
+        return 2;
+    }
     std::vector<std::pair<int, int>> sizes;
-    for (int i = 1; i + 1 < argc; i += 2) sizes.emplace_back(std::atoi(argv[i]), std::atoi(argv[i + 1]));
+    for (size_t i = 0; i < numbers.size(); i += 2)
+        sizes.emplace_back(numbers[i], numbers[i + 1]);
     if (sizes.empty()) sizes = {{2000, 10000}, {20000, 100000}, {200000, 100000}};
     for (bool spread : {false, true})
-        for (auto [m, d] : sizes) run(m, d, spread);
+        for (auto [m, d] : sizes)
+            run(m, d, spread);
     return 0;
 }

@@ -11,6 +11,7 @@
 #include "cqmgr/queuefile/record.hpp"
 #include "cqmgr/queuefile/size_record.hpp"
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -46,7 +47,9 @@ void operator delete(void* p) noexcept {
     live_bytes -= static_cast<long long>(malloc_usable_size(p));
     std::free(p);
 }
-void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
+void operator delete(void* p, std::size_t) noexcept {
+    operator delete(p);
+}
 
 using namespace cqmgr::queuefile;
 
@@ -54,18 +57,17 @@ namespace {
 
 // Writes a cleanup-like queue file with `n` recipients; returns its fd.
 int synthetic(int n) {
-    std::string env = encode_record('T', "1700000000 123456") +
-                      encode_record('A', "create_time=1700000000") +
-                      encode_record('A', "rewrite_context=local") +
-                      encode_record('S', "list-owner@example.org") +
-                      encode_record('W', "     1700014400");
+    std::string env =
+        encode_record('T', "1700000000 123456") + encode_record('A', "create_time=1700000000") +
+        encode_record('A', "rewrite_context=local") + encode_record('S', "list-owner@example.org") +
+        encode_record('W', "     1700014400");
     for (int i = 0; i < n; ++i) {
         std::string a = "member" + std::to_string(i) + "@subscriber.example";
         env += encode_record('A', "dsn_orig_rcpt=rfc822;" + a) + encode_record('O', a) +
                encode_record('R', a);
     }
-    std::string content = encode_record('N', "Subject: bench") + encode_record('N', "") +
-                          encode_record('N', "body");
+    std::string content =
+        encode_record('N', "Subject: bench") + encode_record('N', "") + encode_record('N', "body");
     SizeRecord s;
     s.data_size = static_cast<long>(content.size());
     s.data_offset = 97 + static_cast<long>(env.size()) + 2;
@@ -86,19 +88,16 @@ int synthetic(int n) {
 
 int main(int argc, char** argv) {
     int n = 100000, batch = 5000, passes = 5;
-    const char* file = nullptr;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        if (a == "--recipients" && i + 1 < argc) n = std::atoi(argv[++i]);
-        else if (a == "--batch" && i + 1 < argc) batch = std::atoi(argv[++i]);
-        else if (a == "--passes" && i + 1 < argc) passes = std::atoi(argv[++i]);
-        else if (a[0] != '-') file = argv[i];
-        else {
-            std::fprintf(stderr, "usage: qf-bench [--recipients N] [--batch B] [--passes P] [FILE]\n");
-            return 2;
-        }
-    }
-    if (n < 1 || batch < 1 || passes < 1) return 2;
+    std::string path;
+    CLI::App app{
+        "qf-bench: batched envelope reading of a big queue file (default: a synthetic one)"};
+    app.add_option("--recipients", n, "recipients of the synthetic file")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--batch", batch, "recipients per batch")->check(CLI::PositiveNumber);
+    app.add_option("--passes", passes, "passes (the best one counts)")->check(CLI::PositiveNumber);
+    app.add_option("FILE", path, "a queue file to read instead");
+    CLI11_PARSE(app, argc, argv);
+    const char* file = path.empty() ? nullptr : path.c_str();
     int fd = file ? ::open(file, O_RDONLY) : synthetic(n);
     if (fd < 0) {
         std::perror(file ? file : "synthetic file");

@@ -1,8 +1,7 @@
 #include "dump_envelope.hpp"
 
-#include "json.hpp"
-
 #include "cqmgr/queuefile/envelope.hpp"
+#include "json.hpp"
 
 #include <vector>
 
@@ -12,26 +11,43 @@ using namespace cqmgr::queuefile;
 
 namespace {
 
-// One recipient as text or JSON.
-std::string recipient_text(const Recipient& r, bool json) {
-    if (json)
-        return "{\"offset\":" + std::to_string(r.offset) + ",\"address\":" + json_string(r.address) +
-               ",\"orig_rcpt\":" + json_string(r.orig_rcpt) + ",\"dsn_orcpt\":" +
-               json_string(r.dsn_orcpt) + ",\"notify_flags\":" + std::to_string(r.notify_flags) + "}";
+// One field as the text mode shows it and as the JSON mode writes it.
+struct Field {
+    std::string name;
+    std::string text;
+    Json json;
+};
+
+// A number field.
+template <typename N> Field num(std::string name, N v) {
+    return {std::move(name), std::to_string(v), v};
+}
+
+// An optional string field.
+Field opt(std::string name, const std::optional<std::string>& v) {
+    if (!v) return {std::move(name), "(none)", nullptr};
+    return {std::move(name), "<" + escape_bytes(*v) + ">", json_bytes(*v)};
+}
+
+// A plain string field.
+Field str(std::string name, const std::string& v) {
+    return {std::move(name), "<" + escape_bytes(v) + ">", json_bytes(v)};
+}
+
+// One recipient as text.
+std::string recipient_text(const Recipient& r) {
     return std::to_string(r.offset) + " <" + escape_bytes(r.address) + "> orig=<" +
            escape_bytes(r.orig_rcpt) + "> dsn_orcpt=<" + escape_bytes(r.dsn_orcpt) +
            "> notify=" + std::to_string(r.notify_flags);
 }
 
-// An optional string field.
-std::string opt(const std::optional<std::string>& v, bool json) {
-    if (!v) return json ? "null" : "(none)";
-    return json ? json_string(*v) : "<" + escape_bytes(*v) + ">";
-}
-
-// A plain string field.
-std::string str(const std::string& v, bool json) {
-    return json ? json_string(v) : "<" + escape_bytes(v) + ">";
+// One recipient as JSON.
+Json recipient_json(const Recipient& r) {
+    return {{"offset", r.offset},
+            {"address", json_bytes(r.address)},
+            {"orig_rcpt", json_bytes(r.orig_rcpt)},
+            {"dsn_orcpt", json_bytes(r.dsn_orcpt)},
+            {"notify_flags", r.notify_flags}};
 }
 
 } // namespace
@@ -39,80 +55,89 @@ std::string str(const std::string& v, bool json) {
 int dump_envelope(int fd, const std::string& path, int batch, bool json, std::ostream& out) {
     Envelope env;
     std::vector<std::string> rcpts;
+    Json rcpts_json = Json::array();
     std::vector<std::string> batches;
     auto r = read_envelope(fd, env, batch, path);
     auto opened = r;
     while (r.ok) {
         batches.push_back(std::to_string(env.recipients.size()) + " recipients, resume at " +
                           std::to_string(env.rcpt_offset));
-        for (auto& x : env.recipients) rcpts.push_back(recipient_text(x, json));
+        for (auto& x : env.recipients) {
+            if (json)
+                rcpts_json.push_back(recipient_json(x));
+            else
+                rcpts.push_back(recipient_text(x));
+        }
         if (!env.rcpt_offset) break;
         r = read_envelope(fd, env, batch, path);
     }
-    std::vector<std::pair<std::string, std::string>> f = {
-        {"data_size", std::to_string(env.data_size)},
-        {"data_offset", std::to_string(env.data_offset)},
-        {"size_fields", std::to_string(env.size_fields)},
-        {"qmgr_flags", std::to_string(env.rflags)},
-        {"cont_length", std::to_string(env.cont_length)},
-        {"smtputf8", std::to_string(env.smtputf8)},
-        {"arrival_sec", std::to_string(env.arrival_sec)},
-        {"arrival_usec", std::to_string(env.arrival_usec)},
-        {"create_time", std::to_string(env.create_time)},
-        {"sender", opt(env.sender, json)},
-        {"content_filter", opt(env.filter, json)},
-        {"inspector", opt(env.inspect, json)},
-        {"redirect", opt(env.redirect, json)},
-        {"verp_delims", opt(env.verp_delims, json)},
-        {"dsn_envid", str(env.dsn_envid, json)},
-        {"dsn_ret", std::to_string(env.dsn_ret)},
-        {"encoding", str(env.encoding, json)},
-        {"client_name", str(env.client_name, json)},
-        {"client_address", str(env.client_addr, json)},
-        {"client_port", str(env.client_port, json)},
-        {"protocol_name", str(env.client_proto, json)},
-        {"helo_name", str(env.client_helo, json)},
-        {"sasl_method", str(env.sasl_method, json)},
-        {"sasl_username", str(env.sasl_username, json)},
-        {"sasl_sender", str(env.sasl_sender, json)},
-        {"log_ident", str(env.log_ident, json)},
-        {"rewrite_context", str(env.rewrite_context, json)},
-        {"trace_flags", std::to_string(env.tflags)},
-        {"trace_flags_offset", std::to_string(env.tflags_offset)},
-        {"warn_time", std::to_string(env.warn_time)},
-        {"warn_offset", std::to_string(env.warn_offset)},
-        {"opened_size", std::to_string(opened.opened_size)},
-        {"opened_nrcpt", std::to_string(opened.opened_nrcpt)},
+    const std::vector<Field> f = {
+        num("data_size", env.data_size),
+        num("data_offset", env.data_offset),
+        num("size_fields", env.size_fields),
+        num("qmgr_flags", env.rflags),
+        num("cont_length", env.cont_length),
+        num("smtputf8", env.smtputf8),
+        num("arrival_sec", env.arrival_sec),
+        num("arrival_usec", env.arrival_usec),
+        num("create_time", env.create_time),
+        opt("sender", env.sender),
+        opt("content_filter", env.filter),
+        opt("inspector", env.inspect),
+        opt("redirect", env.redirect),
+        opt("verp_delims", env.verp_delims),
+        str("dsn_envid", env.dsn_envid),
+        num("dsn_ret", env.dsn_ret),
+        str("encoding", env.encoding),
+        str("client_name", env.client_name),
+        str("client_address", env.client_addr),
+        str("client_port", env.client_port),
+        str("protocol_name", env.client_proto),
+        str("helo_name", env.client_helo),
+        str("sasl_method", env.sasl_method),
+        str("sasl_username", env.sasl_username),
+        str("sasl_sender", env.sasl_sender),
+        str("log_ident", env.log_ident),
+        str("rewrite_context", env.rewrite_context),
+        num("trace_flags", env.tflags),
+        num("trace_flags_offset", env.tflags_offset),
+        num("warn_time", env.warn_time),
+        num("warn_offset", env.warn_offset),
+        num("opened_size", opened.opened_size),
+        num("opened_nrcpt", opened.opened_nrcpt),
     };
     if (json) {
-        out << "{\"file\":" << json_string(path) << ",\"ok\":" << (r.ok ? "true" : "false");
-        for (auto& [k, v] : f) out << ",\"" << k << "\":" << v;
-        out << ",\"batches\":[";
-        for (size_t i = 0; i < batches.size(); ++i) out << (i ? "," : "") << json_string(batches[i]);
-        out << "],\"recipients\":[";
-        for (size_t i = 0; i < rcpts.size(); ++i) out << (i ? ",\n" : "\n") << rcpts[i];
-        out << "],\"warnings\":[";
-        for (size_t i = 0; i < env.warnings.size(); ++i)
-            out << (i ? "," : "") << json_string(env.warnings[i]);
-        out << "],\"error\":";
-        if (r.ok) {
-            out << "null";
-        } else {
-            out << "{\"stock_text\":" << json_string(r.error) << ",\"record_warning\":"
-                << json_string(r.record_warning);
-            if (r.failure)
-                out << ",\"kind\":" << json_string(error_kind_name(r.failure->kind))
-                    << ",\"offset\":" << r.failure->offset
-                    << ",\"message\":" << json_string(r.failure->message());
-            out << "}";
+        Json doc = {{"file", json_bytes(path)}, {"ok", r.ok}};
+        for (auto& x : f)
+            doc[x.name] = x.json;
+        doc["batches"] = batches;
+        doc["recipients"] = std::move(rcpts_json);
+        Json warnings = Json::array();
+        for (const auto& w : env.warnings)
+            warnings.push_back(json_bytes(w));
+        doc["warnings"] = std::move(warnings);
+        Json error = nullptr;
+        if (!r.ok) {
+            error = {{"stock_text", json_bytes(r.error)},
+                     {"record_warning", json_bytes(r.record_warning)}};
+            if (r.failure) {
+                error["kind"] = error_kind_name(r.failure->kind);
+                error["offset"] = r.failure->offset;
+                error["message"] = json_bytes(r.failure->message());
+            }
         }
-        out << "}\n";
+        doc["error"] = std::move(error);
+        print_json(out, doc);
     } else {
         out << "# " << path << " as the queue manager reads it (batches of " << batch << ")\n";
-        for (auto& [k, v] : f) out << k << ": " << v << "\n";
-        for (auto& b : batches) out << "batch: " << b << "\n";
-        for (auto& x : rcpts) out << "recipient: " << x << "\n";
-        for (auto& w : env.warnings) out << "warning: " << w << "\n";
+        for (auto& x : f)
+            out << x.name << ": " << x.text << "\n";
+        for (auto& b : batches)
+            out << "batch: " << b << "\n";
+        for (auto& x : rcpts)
+            out << "recipient: " << x << "\n";
+        for (auto& w : env.warnings)
+            out << "warning: " << w << "\n";
         if (!r.ok) {
             if (!r.record_warning.empty()) out << "stock warning: " << r.record_warning << "\n";
             out << "stock warning: " << r.error << "\n";

@@ -16,10 +16,13 @@ std::string shown(const std::string& payload, size_t max) {
 }
 
 // The typed error as a JSON object.
-std::string error_json(const FileError& e) {
-    return "{\"kind\":" + json_string(error_kind_name(e.kind)) + ",\"path\":" + json_string(e.path) +
-           ",\"offset\":" + std::to_string(e.offset) + ",\"expected\":" + json_string(e.expected) +
-           ",\"found\":" + json_string(e.found) + ",\"message\":" + json_string(e.message()) + "}";
+Json error_json(const FileError& e) {
+    return {{"kind", error_kind_name(e.kind)},
+            {"path", json_bytes(e.path)},
+            {"offset", e.offset},
+            {"expected", json_bytes(e.expected)},
+            {"found", json_bytes(e.found)},
+            {"message", json_bytes(e.message())}};
 }
 
 } // namespace
@@ -28,30 +31,29 @@ int dump_records(int fd, const std::string& path, const RecordOptions& o, std::o
     RecordWalker walker(fd, path, o.walk);
     WalkedRecord r;
     Segment segment = Segment::envelope;
-    bool first = true;
-    if (o.json) {
-        out << "{\"file\":" << json_string(path) << ",\"follow_pointers\":"
-            << (o.walk.follow_pointers ? "true" : "false") << ",\"skip_content\":"
-            << (o.walk.skip_content ? "true" : "false") << ",\"records\":[";
-    } else {
+    Json doc = {{"file", json_bytes(path)},
+                {"follow_pointers", o.walk.follow_pointers},
+                {"skip_content", o.walk.skip_content},
+                {"records", Json::array()}};
+    if (!o.json) {
         out << "# " << path << "\n"
             << "#    offset  T name                     length  payload\n";
     }
     while (walker.next(r)) {
         const char* name = record_type_name_in(r.type, r.segment);
         if (o.json) {
-            out << (first ? "\n" : ",\n") << "{\"offset\":" << r.offset << ",\"type\":"
-                << json_string(std::string(1, static_cast<char>(r.type))) << ",\"name\":"
-                << json_string(name) << ",\"segment\":" << json_string(segment_name(r.segment))
-                << ",\"length\":" << r.payload.size() << ",\"payload\":"
-                << json_string(o.max_payload && r.payload.size() > o.max_payload
-                                   ? r.payload.substr(0, o.max_payload)
-                                   : r.payload)
-                << ",\"truncated\":"
-                << (o.max_payload && r.payload.size() > o.max_payload ? "true" : "false")
-                << ",\"allowed\":" << (r.allowed ? "true" : "false");
-            if (r.pointer_target) out << ",\"pointer_target\":" << *r.pointer_target;
-            out << "}";
+            const bool truncated = o.max_payload && r.payload.size() > o.max_payload;
+            Json rec = {
+                {"offset", r.offset},
+                {"type", json_bytes(std::string(1, static_cast<char>(r.type)))},
+                {"name", name},
+                {"segment", segment_name(r.segment)},
+                {"length", r.payload.size()},
+                {"payload", json_bytes(truncated ? r.payload.substr(0, o.max_payload) : r.payload)},
+                {"truncated", truncated},
+                {"allowed", r.allowed}};
+            if (r.pointer_target) rec["pointer_target"] = *r.pointer_target;
+            doc["records"].push_back(std::move(rec));
         } else {
             if (r.segment != segment) {
                 segment = r.segment;
@@ -64,16 +66,18 @@ int dump_records(int fd, const std::string& path, const RecordOptions& o, std::o
                           name, r.payload.size());
             out << head << '"' << shown(r.payload, o.max_payload) << '"';
             if (r.pointer_target) {
-                if (*r.pointer_target) out << "  -> " << *r.pointer_target;
-                else out << "  (placeholder)";
+                if (*r.pointer_target)
+                    out << "  -> " << *r.pointer_target;
+                else
+                    out << "  (placeholder)";
             }
             out << "\n";
         }
-        first = false;
     }
     const auto& failure = walker.failure();
     if (o.json) {
-        out << "\n],\"error\":" << (failure ? error_json(*failure) : "null") << "}\n";
+        doc["error"] = failure ? error_json(*failure) : Json(nullptr);
+        print_json(out, doc);
     } else if (failure) {
         out << "# error: " << failure->message() << "\n";
     } else {

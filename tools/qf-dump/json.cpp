@@ -1,29 +1,25 @@
 #include "json.hpp"
 
-#include <cstdio>
+#include <string>
 
 namespace qfdump {
 
-std::string json_string(std::string_view bytes) {
-    std::string out = "\"";
+Json json_bytes(std::string_view bytes) {
+    std::string utf8;
+    utf8.reserve(bytes.size());
     for (unsigned char c : bytes) {
-        switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        default:
-            if (c >= 0x20 && c < 0x7f) {
-                out.push_back(static_cast<char>(c));
-            } else {
-                char buf[8];
-                std::snprintf(buf, sizeof buf, "\\u%04X", c);
-                out += buf;
-            }
+        if (c < 0x80) {
+            utf8.push_back(static_cast<char>(c));
+        } else {
+            utf8.push_back(static_cast<char>(0xC0 | (c >> 6)));
+            utf8.push_back(static_cast<char>(0x80 | (c & 0x3F)));
         }
     }
-    return out + "\"";
+    return utf8;
+}
+
+void print_json(std::ostream& out, const Json& doc) {
+    out << doc.dump(-1, ' ', /*ensure_ascii=*/true) << "\n";
 }
 
 } // namespace qfdump

@@ -20,6 +20,7 @@
 #include "dump_envelope.hpp"
 #include "dump_records.hpp"
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -29,43 +30,33 @@
 #include <unistd.h>
 #include <vector>
 
-namespace {
-// Prints the usage text and returns 2.
-int usage() {
-    std::cerr << "usage: qf-dump [--json] [--raw] [--skip-content] [--full] FILE...\n"
-                 "       qf-dump --envelope [--batch N] [--json] FILE...\n";
-    return 2;
-}
-} // namespace
-
 int main(int argc, char** argv) {
     qfdump::RecordOptions ro;
     ro.walk.skip_content = false;
-    bool envelope = false;
+    bool envelope = false, raw = false, full = false;
     int batch = 5000;
     std::vector<std::string> files;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        if (a == "--json") ro.json = true;
-        else if (a == "--raw") ro.walk.follow_pointers = false;
-        else if (a == "--skip-content") ro.walk.skip_content = true;
-        else if (a == "--full") ro.max_payload = 0;
-        else if (a == "--envelope") envelope = true;
-        else if (a == "--batch" && i + 1 < argc) {
-            char* end = nullptr;
-            long n = std::strtol(argv[++i], &end, 10);
-            if (*end || n < 1 || n > 1000000) return usage();
-            batch = static_cast<int>(n);
-        } else if (a == "--help" || a == "-h") {
-            usage();
-            return 0;
-        } else if (!a.empty() && a[0] == '-' && a != "-") {
-            return usage();
-        } else {
-            files.push_back(a);
-        }
+    CLI::App app{"qf-dump: print a Postfix queue file record by record, or as the queue manager "
+                 "reads it"};
+    app.add_flag("--json", ro.json, "one JSON object per file (bytes as \\u00XX code points)");
+    app.add_flag("--raw", raw, "do not follow pointers: read linearly to the end of the file");
+    app.add_flag("--skip-content", ro.walk.skip_content,
+                 "jump over the message content like postcat -e and qmgr");
+    app.add_flag("--full", full, "show whole payloads (default: the first 400 bytes)");
+    app.add_flag("--envelope", envelope, "what read_envelope() parsed, field by field");
+    app.add_option("--batch", batch, "recipients per batch in --envelope mode (default 5000)")
+        ->check(CLI::Range(1, 1000000));
+    app.add_option("FILE", files, "queue files")->required();
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return 2; // usage error, as documented above
     }
-    if (files.empty()) return usage();
+    if (raw) ro.walk.follow_pointers = false;
+    if (full) ro.max_payload = 0;
     int status = 0;
     for (const auto& f : files) {
         int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);

@@ -3,6 +3,7 @@
 #include "error.hpp"
 #include "workload.hpp"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdlib>
 
@@ -29,78 +30,46 @@ int count(const std::string& opt, const std::string& v) {
 
 } // namespace
 
-// Accepts "--opt VALUE" and "--opt=VALUE".
+// Parses with CLI11, the option library of every tool here: "--opt VALUE"
+// and "--opt=VALUE". The numbers keep their own checks (count(), number()),
+// whose messages name the option.
 Options parse_options(int argc, char** argv) {
     Options o;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        std::string value;
-        bool inline_value = false;
-        if (size_t eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
-            value = a.substr(eq + 1);
-            a = a.substr(0, eq);
-            inline_value = true;
-        }
-        auto next = [&]() -> std::string {
-            if (inline_value) return value;
-            if (i + 1 >= argc)
-                throw compat::Error("expected a value after " + a +
-                                    ", found the end of the arguments");
-            return argv[++i];
-        };
-        if (a == "--pairs") {
-            o.pairs = count(a, next());
-        } else if (a == "--workload") {
-            std::string list = next();
-            size_t pos = 0;
-            while (pos <= list.size()) {
-                size_t comma = list.find(',', pos);
-                if (comma == std::string::npos) comma = list.size();
-                o.workloads.push_back(list.substr(pos, comma - pos));
-                pos = comma + 1;
-            }
-        } else if (a == "--scale") {
-            std::string v = next();
-            o.scale = number(a, v);
-            if (!(o.scale > 0)) throw compat::Error("--scale: expected a number > 0, found " + v);
-        } else if (a == "--recovery-rate") {
-            o.recovery_rate = count(a, next());
-        } else if (a == "--cqmgr") {
-            o.cqmgr_path = next();
-        } else if (a == "--attach") {
-            o.attach = next();
-        } else if (a == "--attach-dir") {
-            o.attach_dir = next();
-        } else if (a == "--poll") {
-            o.poll = true;
-        } else if (a == "--control-cost") {
-            o.control_cost = true;
-        } else if (a == "--dead-restart") {
-            o.dead_restart = true;
-        } else if (a == "--cluster") {
-            o.cluster = true;
-        } else if (a == "--cluster-rate") {
-            o.cluster_rate = count(a, next());
-        } else if (a == "--side") {
-            o.side = next();
-            if (o.side != "stock" && o.side != "cqmgr")
-                throw compat::Error("--side: expected stock or cqmgr, found '" + o.side + "'");
-        } else if (a == "--cqmgrctl") {
-            o.cqmgrctl_path = next();
-        } else if (a == "--keep") {
-            o.keep = true;
-        } else if (a == "--keep-failed") {
-            o.keep_failed = true;
-        } else if (a == "--shared-network") {
-            o.shared_network = true;
-        } else if (a == "--verbose" || a == "-v") {
-            o.verbose = true;
-        } else if (a == "--help" || a == "-h") {
-            o.help = true;
-        } else {
-            throw compat::Error("expected an option (see --help), found '" + std::string(argv[i]) +
-                                "'");
-        }
+    CLI::App app{"qmgr-bench"};
+    app.set_help_flag(); // ours: print_usage()
+    std::string pairs, scale, recovery_rate, cluster_rate;
+    std::vector<std::string> workloads;
+    app.add_option("--pairs", pairs);
+    app.add_option("--workload", workloads)->delimiter(',');
+    app.add_option("--scale", scale);
+    app.add_option("--recovery-rate", recovery_rate);
+    app.add_option("--cqmgr", o.cqmgr_path);
+    app.add_option("--attach", o.attach);
+    app.add_option("--attach-dir", o.attach_dir);
+    app.add_flag("--poll", o.poll);
+    app.add_flag("--control-cost", o.control_cost);
+    app.add_flag("--dead-restart", o.dead_restart);
+    app.add_flag("--cluster", o.cluster);
+    app.add_option("--cluster-rate", cluster_rate);
+    app.add_option("--side", o.side)->check(CLI::IsMember({"stock", "cqmgr"}));
+    app.add_option("--cqmgrctl", o.cqmgrctl_path);
+    app.add_flag("--keep", o.keep);
+    app.add_flag("--keep-failed", o.keep_failed);
+    app.add_flag("--shared-network", o.shared_network);
+    app.add_flag("-v,--verbose", o.verbose);
+    app.add_flag("-h,--help", o.help);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        throw compat::Error(std::string(e.what()) + " (see --help)");
+    }
+    o.workloads = workloads;
+    if (!pairs.empty()) o.pairs = count("--pairs", pairs);
+    if (!recovery_rate.empty()) o.recovery_rate = count("--recovery-rate", recovery_rate);
+    if (!cluster_rate.empty()) o.cluster_rate = count("--cluster-rate", cluster_rate);
+    if (!scale.empty()) {
+        o.scale = number("--scale", scale);
+        if (!(o.scale > 0)) throw compat::Error("--scale: expected a number > 0, found " + scale);
     }
     return o;
 }

@@ -1,9 +1,9 @@
 // The command line master(8) gives a daemon (docs/postfix-facts.md §7.1):
 // `-l -t unix -u` for the stock qmgr entry, plus `-n service`,
 // `-o name=value`, `-v`, `-d`, `-c`, `-z`, `-s n`, `-S`, `-D`, `-i max_idle`,
-// `-m max_use`, `-V`, parsed like Postfix's trigger server does (getopt
-// "+cdDi:lm:n:o:s:St:uvVz": bundled options, attached values, options end at
-// the first non-option or "--"), and `-C dir`, our own: read the
+// `-m max_use`, `-V`, parsed with getopt(3) as Postfix's trigger server
+// parses them ("+cdDi:lm:n:o:s:St:uvVz": bundled options, attached values,
+// options end at the first non-option or "--"), and `-C dir`, our own: read the
 // configuration from `dir` (stock daemons only take MAIL_CONFIG; for daemons
 // -c means chroot).
 #pragma once

@@ -5,6 +5,11 @@
 // (see macro_expand.hpp).  A line without '=' is fatal in Postfix, so
 // load_dir()/load_text() return false with error() set.
 //
+// Hand-written on purpose: no configuration library (INI, TOML, Boost's
+// property trees) reads Postfix's grammar (continuation lines, comments
+// inside them, lazy $name expansion with Postfix's own operators), and
+// cqmgr must read main.cf exactly as Postfix does.
+//
 // Values come from, in order: set() (`-o name=value`), main.cf, then the
 // registered built-in defaults (set_default / set_default_fn).  Unknown
 // names expand to "".
