@@ -22,7 +22,7 @@ namespace {
 // A configuration directory, a queue directory and a daemon directory
 // holding an executable "qmgr" and "cqmgr".
 struct Instance {
-    TempDir tmp{"cqmgr-check-test"};
+    cqmgr::qmgr::TempDir tmp{"cqmgr-check-test"};
     std::string dir = tmp.str();
 
     Instance() {
