@@ -14,20 +14,6 @@ namespace {
 
 const AdminTarget smtp_slow{"smtp", "slow.example"};
 
-// Connections and selections of `t` until the scheduler asks for none;
-// returns the entries selected.
-std::vector<Entry*> select_all(Scheduler& s) {
-    std::vector<Entry*> out;
-    while (Transport* t = s.select_transport()) {
-        s.connection_ready(*t);
-        Entry* e = s.select_entry(*t);
-        if (!e) ADD_FAILURE() << "idle connection";
-        if (!e) break;
-        out.push_back(e);
-    }
-    return out;
-}
-
 } // namespace
 
 TEST_F(Fixture, ShareCapsOneDestinationWhileAnotherTakesTheRest) {
@@ -44,7 +30,7 @@ TEST_F(Fixture, ShareCapsOneDestinationWhileAnotherTakesTheRest) {
     EXPECT_EQ(share_full(t), 3);
     EXPECT_EQ(slow.share, 3);
     EXPECT_EQ(slow.select_window(), 3);
-    auto busy = select_all(*s);
+    auto busy = fill();
     EXPECT_EQ(slow.busy_count(), 3);
     EXPECT_EQ(fast.busy_count(), 3);
     // The fast destination's deliveries end; the slow one's never do.
@@ -56,7 +42,7 @@ TEST_F(Fixture, ShareCapsOneDestinationWhileAnotherTakesTheRest) {
             } else {
                 ++it;
             }
-        for (Entry* e : select_all(*s))
+        for (Entry* e : fill())
             busy.push_back(e);
         EXPECT_EQ(slow.busy_count(), 3);
         s->check_invariants();
@@ -88,19 +74,19 @@ TEST_F(Fixture, LoweredShareBoundsSelectionAndIsKeptByName) {
     Transport& t = s->transport("smtp");
     Queue& q = *t.queue_by_name.at("slow.example");
     EXPECT_EQ(q.share, 2);
-    auto busy = select_all(*s);
+    auto busy = fill();
     EXPECT_EQ(busy.size(), 2u);
     // Lowered below what is in flight: nothing more starts until it is under.
     ASSERT_TRUE(s->share_set(smtp_slow, 1));
     s->delivery_done(busy.back(), DeliveryResult{});
     busy.pop_back();
-    EXPECT_TRUE(select_all(*s).empty());
+    EXPECT_TRUE(fill().empty());
     s->check_invariants();
     // Given back: the window decides again.
     ASSERT_TRUE(s->share_set(smtp_slow, 0));
     EXPECT_FALSE(s->share_set(smtp_slow, 0));
     EXPECT_EQ(q.share, 50);
-    for (Entry* e : select_all(*s))
+    for (Entry* e : fill())
         busy.push_back(e);
     EXPECT_GE(q.window, 8); // the success moved it
     EXPECT_EQ(q.busy_count(), q.window);
@@ -112,6 +98,6 @@ TEST_F(Fixture, LoweredShareAppliesWithoutATransportShare) {
     make();
     ASSERT_TRUE(s->share_set(smtp_slow, 1));
     message("A", 5, "slow.example");
-    EXPECT_EQ(select_all(*s).size(), 1u);
+    EXPECT_EQ(fill().size(), 1u);
     s->check_invariants();
 }
