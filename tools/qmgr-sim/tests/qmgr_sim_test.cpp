@@ -4,6 +4,7 @@
 // binary's options, CSV and PNG.
 #include "natural_order.hpp"
 #include "postfix_config.hpp"
+#include "temp_dir.hpp"
 #include "timeline_csv.hpp"
 #include "workload.hpp"
 
@@ -23,20 +24,7 @@ namespace {
 
 const std::string scenarios = QMGR_SIM_SCENARIOS;
 
-// A fresh temporary directory, removed with the object.
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        std::string tmpl = (fs::temp_directory_path() / "qmgr-sim-test.XXXXXX").string();
-        path = ::mkdtemp(tmpl.data());
-    }
-    ~TempDir() { fs::remove_all(path); }
-    // Writes `text` to `name` in the directory; returns its path.
-    std::string write(const std::string& name, const std::string& text) const {
-        std::ofstream(path / name) << text;
-        return (path / name).string();
-    }
-};
+using cqmgr::qmgr::TempDir;
 
 // Runs a shell command; its exit status and what it printed (both streams).
 struct Run {
@@ -164,7 +152,7 @@ TEST(PostfixConfig, DefaultsAreStocks) {
 }
 
 TEST(PostfixConfig, MainCfAndMasterCfChangeTheSimulatedLimits) {
-    TempDir dir;
+    TempDir dir("qmgr-sim-test");
     dir.write("main.cf", "# as an admin would have it\n"
                          "my_limit = 5\n"
                          "smtp_destination_concurrency_limit = $my_limit\n"
@@ -191,7 +179,7 @@ recipients = { "b.example" = 200, "c.example" = 200 }
 )",
                                  "w.toml");
     sim::PostfixSources src;
-    src.config_dir = dir.path.string();
+    src.config_dir = dir.str();
     auto r = play(w, src);
     EXPECT_EQ(w.sim.transports.at("smtp").dest_concurrency_limit, 5);
     EXPECT_EQ(w.sim.scheduler.minimal_backoff_time, 300);
@@ -211,8 +199,8 @@ recipients = { "b.example" = 200, "c.example" = 200 }
     // The same through --main-cf / --master-cf, and -o over main.cf.
     auto w2 = sim::parse_workload(one_destination, "w.toml");
     sim::PostfixSources files;
-    files.main_cf = (dir.path / "main.cf").string();
-    files.master_cf = (dir.path / "master.cf").string();
+    files.main_cf = dir.file("main.cf");
+    files.master_cf = dir.file("master.cf");
     files.overrides = {{"my_limit", "3"}};
     play(w2, files);
     EXPECT_EQ(w2.sim.transports.at("smtp").dest_concurrency_limit, 3);
@@ -220,12 +208,12 @@ recipients = { "b.example" = 200, "c.example" = 200 }
 }
 
 TEST(PostfixConfig, RefusesWhatTheDaemonRefuses) {
-    TempDir dir;
+    TempDir dir("qmgr-sim-test");
     dir.write("main.cf", "smtp_destination_concurrency_limit = lots\n");
     dir.write("master.cf", "smtp unix - - n - 7 smtp\n");
     auto w = sim::parse_workload(one_destination, "w.toml");
     sim::PostfixSources src;
-    src.config_dir = dir.path.string();
+    src.config_dir = dir.str();
     EXPECT_THROW(play(w, src), sim::ConfigProblem);
     // The workload's main_cf, named by its line in the workload file.
     auto bad = sim::parse_workload("end_time = 9\n[main_cf]\ninitial_destination_concurrency = "
@@ -330,7 +318,7 @@ TEST(Binary, HelpExitsZero) {
 }
 
 TEST(Binary, UnknownKeyIsAnError) {
-    TempDir dir;
+    TempDir dir("qmgr-sim-test");
     auto path = dir.write("w.toml", "end_time = 5\nsampel_every = 1\n");
     auto r = run(sim_binary() + " " + path);
     EXPECT_EQ(r.status, 2);
@@ -356,8 +344,8 @@ TEST(Binary, ListsMessagesInNaturalOrderWithTheirDelay) {
 }
 
 TEST(Binary, WritesAWellFormedCsv) {
-    TempDir dir;
-    std::string csv = (dir.path / "t.csv").string();
+    TempDir dir("qmgr-sim-test");
+    std::string csv = dir.file("t.csv");
     auto r = run(sim_binary() + " --csv " + csv + " " + scenarios + "/limited-server.toml");
     ASSERT_EQ(r.status, 0) << r.output;
     std::ifstream in(csv);
@@ -390,8 +378,8 @@ TEST(Binary, WritesAWellFormedCsv) {
 
 TEST(Binary, DrawsAPng) {
     if (run("command -v gnuplot").status != 0) GTEST_SKIP() << "gnuplot is not installed";
-    TempDir dir;
-    std::string png = (dir.path / "t.png").string();
+    TempDir dir("qmgr-sim-test");
+    std::string png = dir.file("t.png");
     auto r = run(sim_binary() + " --plot " + png + " " + scenarios + "/bulk-and-small.toml");
     ASSERT_EQ(r.status, 0) << r.output;
     std::ifstream in(png, std::ios::binary);
@@ -402,10 +390,10 @@ TEST(Binary, DrawsAPng) {
 }
 
 TEST(Binary, PlotWithoutGnuplotSaysSo) {
-    TempDir dir;
-    std::string png = (dir.path / "t.png").string();
-    auto r = run("PATH=" + dir.path.string() + " " + sim_binary() + " --plot " + png + " " +
-                 scenarios + "/bulk-and-small.toml");
+    TempDir dir("qmgr-sim-test");
+    std::string png = dir.file("t.png");
+    auto r = run("PATH=" + dir.str() + " " + sim_binary() + " --plot " + png + " " + scenarios +
+                 "/bulk-and-small.toml");
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.output.find("--plot needs gnuplot"), std::string::npos) << r.output;
     EXPECT_FALSE(fs::exists(png));
