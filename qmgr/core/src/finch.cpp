@@ -29,6 +29,15 @@
 // (it has none in flight, within the floor), as it would by preemption in
 // Rak's scheduler, but without waiting for the big one to earn slots.
 //
+// Jobs below the floor are served first, in a walk of their own.  When
+// several places free at once (the agents often finish together, and a
+// slow daemon reads their replies in one go), one walk by share alone
+// would give the older jobs every place but the last: with a window of 4
+// and the scale at 10, a job is within its share while one place stays
+// free after it, so the big message takes three places, the next job the
+// fourth, and a small message behind them none, batch after batch.  The
+// floor is what every job is owed, so it goes first.
+//
 // The walk is first come, first served over the job list, which the policy
 // never reorders (no preemption); jobs whose destinations are all at their
 // windows are marked as blockers, as the Rak walk does, so that later
@@ -58,14 +67,22 @@ bool agents_allow(const Job& j) {
 } // namespace
 
 // The first job, first come, first served from the current one, with an
-// entry its share lets go now; nullptr when there is none (the caller's
-// walk then serves the oldest job).  With `skip_urgent`, urgent jobs are
-// passed over (lanes.cpp).
+// entry its share lets go now, jobs below the floor first; nullptr when
+// there is none (the caller's walk then serves the oldest job).  With
+// `skip_urgent`, urgent jobs are passed over (lanes.cpp).
 Entry* Scheduler::finch_select(Transport& t, bool skip_urgent) {
+    if (Entry* e = finch_walk(t, skip_urgent, true)) return e;
+    return finch_walk(t, skip_urgent, false);
+}
+
+// One walk of finch_select(): with `floor_only`, only jobs with fewer
+// deliveries in flight than the floor are considered.
+Entry* Scheduler::finch_walk(Transport& t, bool skip_urgent, bool floor_only) {
     for (auto it = t.job_list.iterator_to(*t.job_current); it != t.job_list.end();) {
         Job& j = *it++;
         if (t.is_blocker(j) || !j.has_entries()) continue;
         if (skip_urgent && j.message->lane == Lane::urgent) continue;
+        if (floor_only && j.in_flight >= t.cfg.finch_message_concurrency) continue;
         if (!agents_allow(j)) continue;
         // As the Rak walk does, before looking at the peers: a refill read
         // at once may add entries, one read later holds a short one back.

@@ -291,6 +291,7 @@ class Scheduler {
     Entry* select_entry_lanes(Transport& t);
     // finch.cpp
     Entry* finch_select(Transport& t, bool skip_urgent);
+    Entry* finch_walk(Transport& t, bool skip_urgent, bool floor_only);
     Peer* finch_peer_select(Job& j, bool& blocked);
     // job_order.cpp
     void job_order_assign(Job& j);
