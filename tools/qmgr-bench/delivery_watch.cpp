@@ -43,6 +43,8 @@ void DeliveryWatch::account(const std::string& raw, double now) {
     last_sent_at_ = now;
     if (!tag_.empty() && d->to.rfind(tag_, 0) == 0) {
         tagged_delays_.push_back(std::strtod(d->delay.c_str(), nullptr));
+        tagged_recipients_.push_back(d->to);
+        tagged_seen_at_.push_back(now);
         tagged_last_sent_at_ = now;
     }
 }

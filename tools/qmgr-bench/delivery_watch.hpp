@@ -42,6 +42,10 @@ class DeliveryWatch {
     // was seen (0 if none yet).
     std::uint64_t tagged_sent() const { return tagged_delays_.size(); }
     double tagged_last_sent_at() const { return tagged_last_sent_at_; }
+    // The tagged recipients delivered so far, in the order seen, with
+    // boot_seconds() when each was seen (parallel to tagged_delays()).
+    const std::vector<std::string>& tagged_recipients() const { return tagged_recipients_; }
+    const std::vector<double>& tagged_seen_at() const { return tagged_seen_at_; }
 
   private:
     void account(const std::string& line, double now);
@@ -57,6 +61,8 @@ class DeliveryWatch {
     double first_sent_at_ = 0;
     double last_sent_at_ = 0;
     std::vector<double> tagged_delays_;
+    std::vector<std::string> tagged_recipients_;
+    std::vector<double> tagged_seen_at_;
     double tagged_last_sent_at_ = 0;
 };
 

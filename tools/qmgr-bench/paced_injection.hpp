@@ -29,6 +29,12 @@ class PacedInjection : public Injection {
     // paced message when it is due; done after the last one and QUIT.
     bool step() override;
 
+    // boot_seconds() at which paced message `i` was due to be sent (after
+    // the first batch, one every interval); 0 before the first step.
+    double scheduled(std::uint64_t i) const {
+        return first_due_ == 0 ? 0 : first_due_ + static_cast<double>(i) * interval_;
+    }
+
   private:
     std::uint16_t port_;
     SendFirst first_;
@@ -38,10 +44,21 @@ class PacedInjection : public Injection {
     std::optional<compat::SmtpClient> client_;
     std::uint64_t sent_ = 0;
     double due_ = 0;
+    double first_due_ = 0;
 };
 
 // Sends message `i` from `sender` to PREFIX<i>@DOMAIN, a short message
 // whose subject is `prefix`.
 PacedInjection::SendNext one_recipient(std::string sender, std::string prefix, std::string domain);
+
+class DeliveryWatch;
+
+// For each recipient PREFIX<i>@... that `w` saw delivered, the seconds from
+// when `inj` was due to send message i to when the delivery was seen: what
+// a sender submitting at that pace waits, including any time the server
+// took to accept the message (which the maillog's delay= leaves out when
+// the injection falls behind).
+std::vector<double> submission_to_delivery(const PacedInjection& inj, const DeliveryWatch& w,
+                                           const std::string& prefix);
 
 } // namespace bench
