@@ -18,14 +18,14 @@ Feeder::Feeder(asio::io_context& io, const conf::QmgrParams& params, const WallC
       pause_timer_(io), deferred_timer_(io) {}
 
 void Feeder::start() {
-    // Whatever a previous queue manager left in active goes back to incoming
-    // with mtime "now", so it is taken up again at once, before new mail.
-    for (const auto& id : store_.leftovers())
-        retry_.run(
-            "qmgr_move", [this, id] { return store_.recover(id, clock_.now()); },
-            [](const queuefile::StoreResult& r) {
-                if (r) log::warn(r->text);
-            });
+    // Whatever a previous queue manager left in active is taken up again
+    // where it is, in the incoming scan's turns and before new mail.  Stock
+    // moves each file back to incoming first (a utime and a rename) and
+    // renames it into active again when its turn comes; the outcome is the
+    // same, and a restart with a full active queue skips two renames per
+    // message and delivers the first one without waiting for them all.
+    leftovers_ = store_.leftovers();
+    leftover_next_ = 0;
     scans_[incoming].request(scan_flag::start);
     request_deferred(scan_flag::start);
     arm_deferred_timer();
@@ -97,7 +97,10 @@ void Feeder::feed() {
     if (room && !paused_) {
         for (int k = 0; k < 2 && !paused_; ++k) {
             last = (first_ + k) % 2;
-            if (offer(scans_[last], taken)) offered = true;
+            if (last == incoming && offer_leftover(taken))
+                offered = true;
+            else if (offer(scans_[last], taken))
+                offered = true;
             if (taken) break;
         }
     }
@@ -147,6 +150,49 @@ bool Feeder::offer(Scan& s, bool& taken) {
     case Taken::pause:
         // The file stays where it is; a later pass sees it again.
         s.restart_later();
+        pause();
+        break;
+    }
+    return true;
+}
+
+bool Feeder::offer_leftover(bool& taken) {
+    if (leftover_next_ >= leftovers_.size()) {
+        if (!leftovers_.empty()) std::vector<std::string>().swap(leftovers_);
+        leftover_next_ = 0;
+        return false;
+    }
+    const std::string id = leftovers_[leftover_next_];
+    if (hooks_.in_memory(id)) {
+        ++leftover_next_;
+        return true;
+    }
+    auto ready = store_.check("active", id);
+    if (!ready.warning.empty()) log::warn(ready.warning);
+    if (!ready.ready) {
+        // Gone meanwhile (postsuper -d), or not a complete queue file: as
+        // stock, the file goes back to incoming, whose scan waits for it.
+        ++leftover_next_;
+        if (ready.mode != 0)
+            retry_.run(
+                "qmgr_move", [this, id] { return store_.recover(id, clock_.now()); },
+                [](const queuefile::StoreResult& r) {
+                    if (r) log::warn(r->text);
+                });
+        return true;
+    }
+    log::debug("qmgr_active_feed: " + store_.path("active", id));
+    switch (hooks_.take(id, "active", scan_flag::start, ready.mode)) {
+    case Taken::yes:
+        taken = true;
+        pause_seconds_ = 0;
+        ++leftover_next_;
+        break;
+    case Taken::no:
+        ++leftover_next_;
+        break;
+    case Taken::pause:
+        // Offered again after the pause (if it is still in active).
         pause();
         break;
     }

@@ -86,6 +86,9 @@ class Feeder {
     // Offers the next name of scan `s` to the coordinator; false when the
     // scan had none.
     bool offer(Scan& s, bool& taken);
+    // Offers the next file a previous queue manager left in active, taken
+    // where it is; false when none is left.
+    bool offer_leftover(bool& taken);
     // Stops feeding for the current backoff after a file-system error.
     void pause();
     void arm_deferred_timer();
@@ -97,6 +100,10 @@ class Feeder {
     StoreRetry& retry_;
     MasterLink& master_;
     Hooks hooks_;
+    // The files a previous queue manager left in active (read at start())
+    // and the next one to offer.
+    std::vector<std::string> leftovers_;
+    std::size_t leftover_next_ = 0;
     Counters& counters_;
     RecoveryRamp& ramp_;
     DeadBacklog& backlog_;

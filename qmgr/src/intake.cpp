@@ -90,6 +90,16 @@ Intake::Claimed Intake::claim(const std::string& id, const std::string& queue, i
         }
         return out;
     case Step::lock:
+        if (queue == "active") {
+            // Left by a queue manager whose agent still delivers it: back to
+            // incoming as stock's start-up moves it, whose scan skips it.
+            retry_.run(
+                "qmgr_move", [this, id] { return store_.recover(id, clock_.now()); },
+                [](const queuefile::StoreResult& r) {
+                    if (r) log::warn(r->text);
+                });
+            return out;
+        }
         // Another queue manager's agent still has it: back for later.
         log::info(id + ": skipped, still being delivered");
         retry_.run(

@@ -40,7 +40,9 @@ class Intake {
         bool corrupt = false;             // not taken: the file is damaged (quarantine it)
         bool keep_defer_log = false;      // force-expired with reasons on file: end it now
     };
-    // Claims `id` from `queue` and reads its envelope and first batch.
+    // Claims `id` from `queue` and reads its envelope and first batch.  From
+    // "active" (a file a previous queue manager left there), a file still
+    // locked by an agent goes back to incoming, to be skipped there.
     Claimed claim(const std::string& id, const std::string& queue, int scan_flags, mode_t mode);
 
     // Resolves, routes and assigns the recipients read last.

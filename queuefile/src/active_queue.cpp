@@ -56,7 +56,9 @@ StoreResult ActiveQueue::recover(std::string_view id, int64_t when) const {
 
 ActiveQueue::Claim ActiveQueue::claim(std::string_view from, std::string_view id) const {
     Claim c;
-    if (int err = layout_.move(from, "active", id)) {
+    // A file left in active by a previous queue manager is taken in place.
+    int err = from == "active" ? 0 : layout_.move(from, "active", id);
+    if (err) {
         c.step = Claim::Step::move;
         c.error = sys_error("qmgr_active_feed: " + std::string(id) + ": rename from " +
                                 std::string(from) + " to active",

@@ -56,13 +56,15 @@ class ActiveQueue {
     };
     Readiness check(std::string_view queue, std::string_view id) const;
 
-    // Files a previous queue manager left in active, for recover().
+    // Files a previous queue manager left in active, to be claimed in place
+    // (claim() from "active") or moved back by recover().
     std::vector<std::string> leftovers() const;
     // Gives a leftover file the mtime `when` and moves it back to incoming.
     StoreResult recover(std::string_view id, int64_t when) const;
 
-    // Taking a message: `from` -> active, opened for reading and writing and
-    // locked exclusively without waiting.  `step` says which step failed.
+    // Taking a message: `from` -> active (no move when `from` is "active"),
+    // opened for reading and writing and locked exclusively without
+    // waiting.  `step` says which step failed.
     struct Claim {
         enum class Step { none, move, open, lock } step = Step::none;
         int fd = -1;
