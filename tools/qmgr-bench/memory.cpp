@@ -20,8 +20,8 @@
 // until the queue manager has run idle for 3 s with an empty queue; its
 // VmRSS then is the idle RSS.  The mail is then renamed into incoming and
 // the queue manager told to scan it (trigger I).  The run is measured once
-// all messages are in active and the peak RSS (VmHWM) has not grown for
-// 10 s; the recipients in core are then all of them less those delivered
+// all messages are in active and the peak RSS (VmHWM) has not grown by
+// more than 0.5 % for 10 s; the recipients in core are then all of them less those delivered
 // so far (status=sent lines).  On the cqmgr side its own count (control
 // socket: summary, active recipients) is reported as a cross-check.
 #include "actions.hpp"
@@ -69,8 +69,10 @@ class HoldInjection : public Injection {
         probe_.sample();
         std::string q = inst_.queue_dir();
         long hwm = probe_.usage().peak_rss_kb;
+        // Growth within the tolerance (a delivery record, a page of
+        // counters) does not restart the wait.
         if (compat::count_files(q + "/active") != messages_ ||
-            compat::count_files(q + "/incoming") != 0 || hwm != last_hwm_) {
+            compat::count_files(q + "/incoming") != 0 || hwm > last_hwm_ + hwm / 200) {
             last_hwm_ = hwm;
             last_change_ = now;
             return false;
