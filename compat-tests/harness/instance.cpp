@@ -134,6 +134,7 @@ void Instance::create(const InstanceConfig& cfg) {
     make_dir(dir_ + "/conf", 0755, 0, 0);
     make_dir(dir_ + "/queue", 0755, 0, 0);
     if (cfg.queue_fs_mib > 0) queue_fs_.mount(dir_ + "/queue.img", queue_dir(), cfg.queue_fs_mib);
+    if (cfg.queue_tmpfs) queue_fs_.mount_tmpfs(queue_dir());
     // master(8) creates data/master.lock as the mail owner.
     make_dir(dir_ + "/data", 0700, postfix.uid, postfix.gid);
     make_dir(dir_ + "/libexec", 0755, 0, 0);

@@ -31,6 +31,7 @@ struct InstanceConfig {
     std::vector<std::string> qmgr_args;     // extra arguments on the qmgr line, e.g. -v
     std::vector<std::string> chroot;        // services with chroot = y
     int queue_fs_mib = 0;                   // > 0: queue/ is a loop-mounted ext4 image of this size
+    bool queue_tmpfs = false;               // queue/ is a tmpfs (unmounted by stop())
     // cqmgr is built with sanitizers: libexec/cqmgr is a wrapper that sends
     // its reports to sanitizer_dir() (see sanitizer.hpp).
     bool sanitizer_reports = false;

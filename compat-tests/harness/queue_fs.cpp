@@ -91,6 +91,14 @@ void QueueFs::mount(const std::string& image, const std::string& mount_point, in
     if (chmod(mount_point.c_str(), 0755) != 0) throw sys_error("chmod " + mount_point);
 }
 
+// mount(2) directly: a tmpfs needs no device and no tool.
+void QueueFs::mount_tmpfs(const std::string& mount_point) {
+    if (::mount("tmpfs", mount_point.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0)
+        throw sys_error("mount tmpfs on " + mount_point);
+    mount_point_ = mount_point;
+    mounted_ = true;
+}
+
 // umount(2) first; a busy mount (a process that outlived the instance) is
 // detached lazily so that the run never hangs. The loop device goes with it
 // (mount -o loop sets autoclear).

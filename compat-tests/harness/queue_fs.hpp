@@ -1,6 +1,7 @@
 // A queue directory on a file system of its own: a small loop-mounted ext4
 // image, so that a scenario can fill it up (ENOSPC) without touching the
-// machine's disks.
+// machine's disks, or a tmpfs, so that a benchmark measures the queue
+// manager rather than the disk.
 #pragma once
 
 #include <string>
@@ -23,6 +24,10 @@ class QueueFs {
     // root reserve on it and mounts it on `mount_point` (an existing, empty
     // directory). Throws Unavailable when loop devices cannot be used.
     void mount(const std::string& image, const std::string& mount_point, int size_mib);
+    // Mounts a tmpfs (in RAM, no size limit beyond the kernel's default of
+    // half the memory) on `mount_point`, an existing, empty directory: a
+    // queue whose file operations cost no disk I/O.
+    void mount_tmpfs(const std::string& mount_point);
     // Unmounts (lazily if busy); safe to call twice and when never mounted.
     void unmount() noexcept;
     bool mounted() const { return mounted_; }

@@ -41,6 +41,11 @@ MainCf relay_to(std::uint16_t port) {
     return {{"relayhost", "[127.0.0.1]:" + std::to_string(port)}};
 }
 
+// One main.cf line.
+MainCf discard_everything() {
+    return {{"default_transport", "discard"}};
+}
+
 // The harness's smtp-source command with the benchmark's message shape.
 compat::SpawnOptions smtp_source(const compat::Instance& inst, std::uint16_t smtpd_port,
                                  std::uint64_t messages, int sessions, const std::string& to,

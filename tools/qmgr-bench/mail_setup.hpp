@@ -29,6 +29,10 @@ std::string short_message(const std::string& from, const std::string& kind);
 // relayhost = [127.0.0.1]:port, so all mail goes to that one destination.
 MainCf relay_to(std::uint16_t port);
 
+// default_transport = discard: every non-local recipient goes to discard(8),
+// its domain the nexthop (one destination per domain).
+MainCf discard_everything();
+
 // smtp-source -s sessions -m messages -r 1 -l 1000, to `to`, into the
 // instance's smtpd; output in DIR/LOG_NAME.log.
 compat::SpawnOptions smtp_source(const compat::Instance& inst, std::uint16_t smtpd_port,

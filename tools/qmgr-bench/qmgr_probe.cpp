@@ -32,18 +32,23 @@ std::vector<std::string> stat_fields(pid_t pid) {
     return f;
 }
 
-// "VmHWM:  7544 kB" from /proc/PID/status; -1 if unreadable.
-long peak_rss_kb(pid_t pid) {
+// /proc/PID/status; "" if unreadable.
+std::string read_status(pid_t pid) {
     std::string status;
     try {
         if (!compat::read_file_if_exists("/proc/" + std::to_string(pid) + "/status", status))
-            return -1;
+            return "";
     } catch (const compat::Error&) {
-        return -1;
+        return "";
     }
-    size_t p = status.find("VmHWM:");
+    return status;
+}
+
+// The kB of a field such as "VmHWM:  7544 kB" of a status text; -1 if absent.
+long status_kb(const std::string& status, const std::string& field) {
+    size_t p = status.find(field + ":");
     if (p == std::string::npos) return -1;
-    return std::strtol(status.c_str() + p + 6, nullptr, 10);
+    return std::strtol(status.c_str() + p + field.size() + 1, nullptr, 10);
 }
 
 // The pid of master's child running qmgr or cqmgr, or 0. Reads the kernel's
@@ -100,11 +105,12 @@ void QmgrProbe::await_start(std::chrono::milliseconds limit) {
     }
 }
 
-// utime (field 14) + stime (field 15) and VmHWM of the same pid.
+// utime (field 14) + stime (field 15), VmHWM and VmRSS of the same pid.
 void QmgrProbe::sample() {
     static const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
     auto f = stat_fields(usage_.pid);
-    long hwm = peak_rss_kb(usage_.pid);
+    std::string status = read_status(usage_.pid);
+    long hwm = status_kb(status, "VmHWM");
     if (f.size() < 13 || f[0] == "Z" || hwm < 0)
         throw compat::Error("expected the queue manager (pid " + std::to_string(usage_.pid) +
                             ") to keep running, found it gone; maillog tail:\n" +
@@ -112,6 +118,7 @@ void QmgrProbe::sample() {
     usage_.user_seconds = std::strtod(f[11].c_str(), nullptr) / tick;
     usage_.cpu_seconds = usage_.user_seconds + std::strtod(f[12].c_str(), nullptr) / tick;
     usage_.peak_rss_kb = hwm;
+    usage_.rss_kb = status_kb(status, "VmRSS");
 }
 
 } // namespace bench

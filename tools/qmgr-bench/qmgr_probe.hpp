@@ -15,6 +15,7 @@ struct QmgrUsage {
     double cpu_seconds = 0;  // utime + stime
     double user_seconds = 0; // utime
     long peak_rss_kb = 0;    // VmHWM
+    long rss_kb = 0;         // VmRSS
 };
 
 class QmgrProbe {
@@ -24,7 +25,7 @@ class QmgrProbe {
     // Waits up to `limit` for master's qmgr or cqmgr child and reads its start
     // time; throws compat::Error if none appears.
     void await_start(std::chrono::milliseconds limit);
-    // Reads CPU time and VmHWM again; throws compat::Error if the process is
+    // Reads CPU time, VmHWM and VmRSS again; throws compat::Error if the process is
     // gone (a crashed or restarted queue manager makes the run invalid).
     void sample();
     const QmgrUsage& usage() const { return usage_; }

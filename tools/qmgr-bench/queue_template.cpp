@@ -68,14 +68,19 @@ QueueTemplate::QueueTemplate(const TemplateSpec& spec, bool verbose)
                   << std::flush;
 }
 
-// One cp -a per directory: "SRC/." into the existing DST.
+// One copy_queue() per directory.
 void QueueTemplate::copy_into(const compat::Instance& inst) const {
-    for (const auto& q : queues_) {
-        compat::SpawnOptions o;
-        o.argv = {"/bin/cp", "-a", dir_->path() + "/queue/" + q + "/.", inst.queue_dir() + "/" + q};
-        o.output_path = inst.dir() + "/copy-" + q + ".log";
-        compat::run_command(o, std::chrono::minutes(10));
-    }
+    for (const auto& q : queues_)
+        copy_queue(inst, q, q);
+}
+
+// cp -a "SRC/." into the existing DST.
+void QueueTemplate::copy_queue(const compat::Instance& inst, const std::string& from,
+                               const std::string& to) const {
+    compat::SpawnOptions o;
+    o.argv = {"/bin/cp", "-a", dir_->path() + "/queue/" + from + "/.", inst.queue_dir() + "/" + to};
+    o.output_path = inst.dir() + "/copy-" + to + ".log";
+    compat::run_command(o, std::chrono::minutes(10));
 }
 
 std::string QueueTemplate::queue_dir() const {
@@ -86,6 +91,19 @@ std::string QueueTemplate::queue_dir() const {
 void backdate_files(const std::string& dir, int seconds_ago) {
     for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
         if (e.is_regular_file()) compat::backdate(e.path().string(), seconds_ago);
+}
+
+// The template flush and intrinsic share; in_flow_delay = 0, because without
+// a queue manager to hand out tokens cleanup would wait 1 s per message.
+TemplateSpec incoming_template(const std::string& label, std::uint64_t messages) {
+    TemplateSpec t;
+    t.label = label;
+    t.qmgr_enabled = false;
+    t.main_cf = [](std::uint16_t) { return MainCf{{"in_flow_delay", "0"}}; };
+    t.inject = smtp_source_injector(messages);
+    t.ready = {{"incoming", messages}};
+    t.queues = {"incoming"};
+    return t;
 }
 
 // The template deferred-restart and outage-recovery share.

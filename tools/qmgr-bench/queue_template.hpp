@@ -38,6 +38,10 @@ class QueueTemplate {
     // Copies the template's queue directories into `inst` (cp -a: owners,
     // modes and times kept, file names too).
     void copy_into(const compat::Instance& inst) const;
+    // Copies the template's directory `from` into the instance's `to` (e.g.
+    // incoming files into saved/, where no queue manager looks).
+    void copy_queue(const compat::Instance& inst, const std::string& from,
+                    const std::string& to) const;
     // The template's queue directory.
     std::string queue_dir() const;
 
@@ -45,6 +49,10 @@ class QueueTemplate {
     std::unique_ptr<compat::TempDir> dir_;
     std::vector<std::string> queues_;
 };
+
+// `messages` one-recipient messages (1 kB, to bob@dest.example) waiting in
+// incoming, injected by smtp-source with no queue manager running.
+TemplateSpec incoming_template(const std::string& label, std::uint64_t messages);
 
 // One-recipient messages in deferred with their defer logs: stock qmgr,
 // relaying to a port nothing listens on, defers each of `messages` once.

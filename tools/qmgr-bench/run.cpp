@@ -70,6 +70,7 @@ void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
     cfg.smtpd_port = ports[0];
     cfg.main_cf = w.main_cf(ctx);
     cfg.master_cf = w.master_cf(ctx);
+    cfg.queue_tmpfs = w.queue_on_tmpfs();
     if (opts.polled)
         cfg.main_cf.emplace_back("cqmgr_metrics_listen",
                                  "127.0.0.1:" + std::to_string(ports.back()));
@@ -155,13 +156,15 @@ void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
     const QmgrUsage& u = probe.usage();
     double start = inj ? inj->started : started;
     double n = static_cast<double>(w.recipients());
-    m["drain"] = watch.last_sent_at() - start;
     m["cpu"] = u.cpu_seconds;
     m["cpu_user"] = u.user_seconds;
     m["cpu_per_rcpt"] = u.cpu_seconds / n * 1e6;
     m["rss"] = static_cast<double>(u.peak_rss_kb);
-    m["rate"] = n / m["drain"];
-    m["first"] = watch.first_sent_at() - start;
+    if (w.reports_delivery()) {
+        m["drain"] = watch.last_sent_at() - start;
+        m["rate"] = n / m["drain"];
+        m["first"] = watch.first_sent_at() - start;
+    }
     if (w.deferrals_expected()) {
         m["deferred"] = static_cast<double>(watch.deferred());
         m["deferred_pct"] =

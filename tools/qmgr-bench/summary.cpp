@@ -74,8 +74,8 @@ void print_run_line(std::ostream& out, const Workload& w, int pair, const RunRes
 void print_table(std::ostream& out, const Workload& w, const std::vector<RunResult>& runs,
                  const std::string& a, const std::string& b) {
     int n_a = 0, n_b = 0;
-    median_of_side(runs, a, "drain", n_a);
-    median_of_side(runs, b, "drain", n_b);
+    median_of_side(runs, a, "cpu", n_a);
+    median_of_side(runs, b, "cpu", n_b);
     out << "\n### " << w.name() << (b == "polled" ? " (polled)" : "") << "\n\n"
         << w.describe() << ". Medians of " << n_a << " " << a << " and " << n_b << " " << b
         << " runs, alternated.\n\n"

@@ -79,6 +79,12 @@ class Workload {
     // 0.1 s) and the connections to each sink (every 50 ms), and report the
     // peaks as "active_peak" and "connections_peak" (the highest sink's).
     virtual bool watches_peaks() const { return false; }
+    // True to put the run's queue directory on a tmpfs (mounted before the
+    // instance is laid out, unmounted when it stops, also on failure).
+    virtual bool queue_on_tmpfs() const { return false; }
+    // False when a run ends before its mail is delivered (measured() says
+    // so) and drain time, rate and first delivery mean nothing.
+    virtual bool reports_delivery() const { return true; }
     // Before master starts: fill the queue, write lookup tables.
     virtual void populate(const RunContext&) const {}
     // True if injection() returns mail to inject while the run is measured.

@@ -28,6 +28,9 @@ const std::vector<Known>& registry() {
         {"tarpit-alone", make_tarpit_alone, false},
         {"tarpit", make_tarpit, false},
         {"dead-backlog", make_dead_backlog, false},
+        {"intrinsic", make_intrinsic, false},
+        {"intrinsic-fanout", make_intrinsic_fanout, false},
+        {"memory", make_memory, false},
     };
     return r;
 }

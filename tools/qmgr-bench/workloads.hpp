@@ -30,5 +30,12 @@ std::unique_ptr<Workload> make_tarpit_alone(const Session& session);
 // Issue #15: fresh mail while a large deferred backlog for dead
 // destinations comes due (the dead backlog on the cqmgr side).
 std::unique_ptr<Workload> make_dead_backlog(const Session& session);
+// Issue #17: 20,000 one-recipient messages to discard(8), queue on a tmpfs.
+std::unique_ptr<Workload> make_intrinsic(const Session& session);
+// Issue #17: 2,000 messages × 50 recipients over 500 domains to discard(8),
+// queue on a tmpfs.
+std::unique_ptr<Workload> make_intrinsic_fanout(const Session& session);
+// Issue #17: 20 messages × 20,000 recipients held in core.
+std::unique_ptr<Workload> make_memory(const Session& session);
 
 } // namespace bench
