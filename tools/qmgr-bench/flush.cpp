@@ -20,17 +20,10 @@ class Flush : public Workload {
     std::uint64_t recipients() const override { return messages_; }
     int timeout() const override { return 300 + static_cast<int>(messages_ / 20); }
 
-    // Injects the messages once, with no queue manager and in_flow_delay = 0
-    // (without a queue manager to hand out tokens, cleanup would wait 1 s each).
+    // Injects the messages once (see incoming_template()).
     void prepare() override {
-        TemplateSpec t;
-        t.label = name();
-        t.qmgr_enabled = false;
-        t.main_cf = [](std::uint16_t) { return MainCf{{"in_flow_delay", "0"}}; };
-        t.inject = smtp_source_injector(messages_);
-        t.ready = {{"incoming", messages_}};
-        t.queues = {"incoming"};
-        template_ = std::make_unique<QueueTemplate>(t, session_.verbose);
+        template_ =
+            std::make_unique<QueueTemplate>(incoming_template(name(), messages_), session_.verbose);
     }
     std::vector<compat::SinkSpec> sinks() const override { return {sink_spec("a")}; }
     MainCf main_cf(const RunContext& run) const override { return relay_to(run.sink_ports[0]); }

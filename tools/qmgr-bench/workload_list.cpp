@@ -28,6 +28,8 @@ const std::vector<Known>& registry() {
         {"tarpit-alone", make_tarpit_alone, false},
         {"tarpit", make_tarpit, false},
         {"dead-backlog", make_dead_backlog, false},
+        {"restart-active", make_restart_active, false},
+        {"deferred-scale", make_deferred_scale, false},
     };
     return r;
 }

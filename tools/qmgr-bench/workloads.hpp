@@ -30,5 +30,11 @@ std::unique_ptr<Workload> make_tarpit_alone(const Session& session);
 // Issue #15: fresh mail while a large deferred backlog for dead
 // destinations comes due (the dead backlog on the cqmgr side).
 std::unique_ptr<Workload> make_dead_backlog(const Session& session);
+// Issue #17: the queue manager killed with 20,000 messages in active/ and
+// started again.
+std::unique_ptr<Workload> make_restart_active(const Session& session);
+// Issue #17: a periodic deferred pass over 200,000 deferred messages, 1 %
+// of them due.
+std::unique_ptr<Workload> make_deferred_scale(const Session& session);
 
 } // namespace bench
