@@ -83,6 +83,15 @@ const char* qmgr_kind_name(QmgrKind k) {
     return k == QmgrKind::Stock ? "stock" : "cqmgr";
 }
 
+// Split at the first '='.
+std::pair<std::string, std::string> parse_setting(const std::string& option,
+                                                  const std::string& name_value) {
+    size_t eq = name_value.find('=');
+    if (eq == std::string::npos || eq == 0)
+        throw Error(option + ": expected NAME=VALUE, found '" + name_value + "'");
+    return {name_value.substr(0, eq), name_value.substr(eq + 1)};
+}
+
 // Queue directories that hold messages (checked by queue_empty).
 const std::vector<std::string>& message_queues() {
     static const std::vector<std::string> q = {"maildrop", "incoming", "active",

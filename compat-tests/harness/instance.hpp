@@ -18,6 +18,11 @@ enum class QmgrKind { Stock, Cqmgr };
 // "stock" or "cqmgr".
 const char* qmgr_kind_name(QmgrKind k);
 
+// A main.cf setting from "NAME=VALUE" (a command-line argument of `option`);
+// throws Error naming the option if there is no name or no '='.
+std::pair<std::string, std::string> parse_setting(const std::string& option,
+                                                  const std::string& name_value);
+
 struct InstanceConfig {
     QmgrKind qmgr = QmgrKind::Stock;
     std::string cqmgr_path;      // absolute; linked as libexec/cqmgr when non-empty

@@ -1,6 +1,7 @@
 // compat-run: runs a scenario against stock qmgr(8), cqmgr, or both, checks
 // the expectations, compares the two outcomes, and prints a summary.
 #include "error.hpp"
+#include "instance.hpp"
 #include "maillog.hpp"
 #include "outcome.hpp"
 #include "process.hpp"
@@ -32,7 +33,8 @@ struct Cli {
     bool keep = false;        // keep the instance directories, always
     bool keep_failed = false; // keep them when the scenario fails or is interrupted
     bool verbose = false;
-    bool sanitized = false; // cqmgr is an ASan/UBSan build
+    bool sanitized = false;             // cqmgr is an ASan/UBSan build
+    std::vector<std::string> cqmgr_set; // NAME=VALUE for cqmgr's main.cf
     std::string scenario;
 };
 
@@ -40,7 +42,7 @@ struct Cli {
 void usage(std::ostream& out) {
     out << "usage: compat-run [--qmgr stock|cqmgr|both|stock-twice] [--cqmgr PATH] [--keep] "
            "[--keep-failed] "
-           "[--verbose] [--sanitized] "
+           "[--verbose] [--sanitized] [--cqmgr-set NAME=VALUE]... "
            "SCENARIO.toml\n"
            "  --qmgr MODE   run with stock qmgr, with cqmgr, or both and compare (default: both);\n"
            "                stock-twice runs stock twice and compares (is the scenario "
@@ -50,7 +52,9 @@ void usage(std::ostream& out) {
            "  --keep-failed keep them only when the scenario fails or is interrupted\n"
            "  --verbose     show commands, progress, and all normalized qmgr/recipient lines\n"
            "  --sanitized   cqmgr is built with ASan/UBSan: run it through a wrapper that\n"
-           "                keeps its reports, and fail the run on any of them\n";
+           "                keeps its reports, and fail the run on any of them\n"
+           "  --cqmgr-set NAME=VALUE  add a main.cf setting to cqmgr's runs only, after the\n"
+           "                scenario's (repeatable): an opt-in feature against stock\n";
 }
 
 // Parses argv (with CLI11, as every tool here); throws Error with the
@@ -67,6 +71,7 @@ Cli parse_cli(int argc, char** argv) {
     app.add_flag("--keep-failed", c.keep_failed);
     app.add_flag("-v,--verbose", c.verbose);
     app.add_flag("--sanitized", c.sanitized);
+    app.add_option("--cqmgr-set", c.cqmgr_set);
     app.add_flag("-h,--help", help);
     app.add_option("scenario", c.scenario);
     try {
@@ -79,6 +84,8 @@ Cli parse_cli(int argc, char** argv) {
         std::exit(0);
     }
     if (c.scenario.empty()) throw Error("expected a scenario file argument, found none");
+    for (const auto& kv : c.cqmgr_set)
+        parse_setting("--cqmgr-set", kv); // checked before anything runs
     return c;
 }
 
@@ -165,6 +172,8 @@ int main(int argc, char** argv) {
     opts.verbose = cli.verbose;
     opts.keep_on_interrupt = cli.keep || cli.keep_failed;
     opts.sanitized = cli.sanitized;
+    for (const auto& kv : cli.cqmgr_set)
+        opts.cqmgr_main_cf.push_back(parse_setting("--cqmgr-set", kv));
     std::vector<std::string> reasons;
     try {
         opts.cqmgr_path =

@@ -163,6 +163,9 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
     cfg.smtpd_port = ports[0];
     for (const auto& [k, v] : sc.main_cf)
         cfg.main_cf.emplace_back(k, vars.expand(v, "main_cf." + k));
+    if (kind == QmgrKind::Cqmgr)
+        for (const auto& kv : opts.cqmgr_main_cf)
+            cfg.main_cf.push_back(kv);
     for (const auto& line : sc.master_cf)
         cfg.master_cf.push_back(vars.expand(line, "master_cf"));
     // Safety net: master exits by itself if this harness is killed outright.

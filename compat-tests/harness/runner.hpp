@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace compat {
@@ -20,6 +21,9 @@ struct RunOptions {
     bool verbose = false;
     bool keep_on_interrupt = false; // keep the instance directory when interrupted
     bool sanitized = false;         // cqmgr has ASan/UBSan: any report of it fails the run
+    // main.cf settings appended in cqmgr's runs only (--cqmgr-set), after
+    // the scenario's: an opt-in feature checked against stock's behaviour.
+    std::vector<std::pair<std::string, std::string>> cqmgr_main_cf;
 };
 
 struct RunResult {

@@ -166,20 +166,8 @@ class DeadBacklog : public Workload {
     }
     // The template's incoming files, in deferred and due now.
     void populate(const RunContext& run) const override {
-        compat::UserIds postfix = compat::lookup_user("postfix");
-        std::string to = run.inst.queue_dir() + "/deferred";
-        for (const auto& e : fs::directory_iterator(template_->queue_dir() + "/incoming")) {
-            if (!e.is_regular_file()) continue;
-            std::string id = e.path().filename().string();
-            std::string dir = to + "/" + id.substr(0, 1);
-            if (!fs::exists(dir)) compat::make_dir(dir, 0700, postfix.uid, postfix.gid);
-            std::string target = dir + "/" + id;
-            fs::copy_file(e.path(), target);
-            if (::chown(target.c_str(), postfix.uid, postfix.gid) != 0 ||
-                ::chmod(target.c_str(), 0700) != 0)
-                throw compat::Error("expected to set the owner and mode of " + target);
-        }
-        backdate_files(to, 60);
+        copy_incoming_to_deferred(*template_, run.inst);
+        backdate_files(run.inst.queue_dir() + "/deferred", 60);
     }
     bool live_injection() const override { return true; }
     std::unique_ptr<Injection> injection(const RunContext& run) const override {

@@ -20,7 +20,7 @@ class Flush : public Workload {
     std::uint64_t recipients() const override { return messages_; }
     int timeout() const override { return 300 + static_cast<int>(messages_ / 20); }
 
-    // Injects the messages once, with no queue manager.
+    // Injects the messages once (see incoming_template()).
     void prepare() override {
         template_ =
             std::make_unique<QueueTemplate>(incoming_template(name(), messages_), session_.verbose);

@@ -65,6 +65,7 @@ int run_session(const Options& o) {
     ro.keep = o.keep;
     ro.verbose = o.verbose;
     ro.side = o.side;
+    ro.cqmgr_main_cf = o.cqmgr_main_cf;
     if (o.control_cost) return run_control_cost(session, ro);
     if (o.dead_restart) return run_dead_restart(session, ro, o.pairs);
     if (o.cluster) return run_cluster(session, ro, o.pairs, o.cluster_rate);
@@ -81,6 +82,8 @@ int run_session(const Options& o) {
     const std::string side_b = o.poll ? "polled" : "cqmgr";
     std::cout << "qmgr-bench: " << o.pairs << " pair(s) per workload (" << side_a << ", " << side_b
               << "), scale " << o.scale << ", cqmgr " << ro.cqmgr_path << "\n";
+    for (const auto& [k, v] : ro.cqmgr_main_cf)
+        std::cout << "  every cqmgr run: " << k << " = " << v << "\n";
     double t0 = boot_seconds();
     std::ostringstream tables;
     int failed = 0;

@@ -6,8 +6,7 @@
 namespace bench {
 
 // In table order.
-std::vector<MetricDef> common_metrics(bool live_injection) {
-    std::string from = live_injection ? "first injection" : "queue-manager start";
+std::vector<MetricDef> common_metrics(const std::string& from) {
     return {
         {"drain", "drain time, " + from + " to last delivery (s)", 2},
         {"cpu", "queue-manager CPU, utime+stime (s)", 2},

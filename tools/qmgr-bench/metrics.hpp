@@ -16,9 +16,9 @@ struct MetricDef {
 };
 
 // The figures every workload reports: drain, cpu, cpu_user, cpu_per_rcpt, rss, rate,
-// first. Drain time and first delivery count from the queue manager's start,
-// or with `live_injection` from the first injection.
-std::vector<MetricDef> common_metrics(bool live_injection);
+// first. Drain time and first delivery count from `from` (the workload's
+// measured_from()).
+std::vector<MetricDef> common_metrics(const std::string& from);
 
 // The middle value (the mean of the two middle ones for an even count); 0 if empty.
 double median(std::vector<double> values);

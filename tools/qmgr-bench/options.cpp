@@ -1,6 +1,7 @@
 #include "options.hpp"
 
 #include "error.hpp"
+#include "instance.hpp"
 #include "workload.hpp"
 
 #include <CLI/CLI.hpp>
@@ -38,7 +39,7 @@ Options parse_options(int argc, char** argv) {
     CLI::App app{"qmgr-bench"};
     app.set_help_flag(); // ours: print_usage()
     std::string pairs, scale, recovery_rate, cluster_rate;
-    std::vector<std::string> workloads;
+    std::vector<std::string> workloads, cqmgr_set;
     app.add_option("--pairs", pairs);
     app.add_option("--workload", workloads)->delimiter(',');
     app.add_option("--scale", scale);
@@ -53,6 +54,7 @@ Options parse_options(int argc, char** argv) {
     app.add_option("--cluster-rate", cluster_rate);
     app.add_option("--side", o.side)->check(CLI::IsMember({"stock", "cqmgr"}));
     app.add_option("--cqmgrctl", o.cqmgrctl_path);
+    app.add_option("--cqmgr-set", cqmgr_set);
     app.add_flag("--keep", o.keep);
     app.add_flag("--keep-failed", o.keep_failed);
     app.add_flag("--shared-network", o.shared_network);
@@ -64,6 +66,8 @@ Options parse_options(int argc, char** argv) {
         throw compat::Error(std::string(e.what()) + " (see --help)");
     }
     o.workloads = workloads;
+    for (const auto& kv : cqmgr_set)
+        o.cqmgr_main_cf.push_back(compat::parse_setting("--cqmgr-set", kv));
     if (!pairs.empty()) o.pairs = count("--pairs", pairs);
     if (!recovery_rate.empty()) o.recovery_rate = count("--recovery-rate", recovery_rate);
     if (!cluster_rate.empty()) o.cluster_rate = count("--cluster-rate", cluster_rate);
@@ -82,7 +86,7 @@ void print_usage(std::ostream& out) {
            "                   [--attach 'CMD {pid} {out}'] [--attach-dir DIR]\n"
            "                   [--poll] [--control-cost] [--dead-restart] [--cluster]\n"
            "                   [--cluster-rate N] [--side stock|cqmgr] [--cqmgrctl PATH]\n"
-           "                   [--recovery-rate N]\n"
+           "                   [--recovery-rate N] [--cqmgr-set NAME=VALUE]...\n"
            "Runs each workload with stock qmgr and with cqmgr alternately (stock, cqmgr, stock,\n"
            "cqmgr, ...) in private Postfix instances and prints the medians and ratios.\n"
            "  --pairs N         stock/cqmgr pairs per workload (default 3)\n"
@@ -134,7 +138,9 @@ void print_usage(std::ostream& out) {
            "  --side SIDE       with --dead-restart or --cluster: run only stock or only\n"
            "                    cqmgr, --pairs times (to look into one side; no comparison)\n"
            "  --cqmgrctl PATH   the cqmgrctl binary (default: build/ctl/cqmgrctl)\n"
-           "  --recovery-rate N outage-recovery: cqmgr's cqmgr_recovery_rate (default 120)\n";
+           "  --recovery-rate N outage-recovery: cqmgr's cqmgr_recovery_rate (default 120)\n"
+           "  --cqmgr-set NAME=VALUE  a main.cf setting for every cqmgr run, after the\n"
+           "                    workload's (repeatable), e.g. cqmgr_deferred_due_index=yes\n";
 }
 
 } // namespace bench

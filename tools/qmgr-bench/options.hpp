@@ -3,6 +3,7 @@
 
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bench {
@@ -25,6 +26,7 @@ struct Options {
     int cluster_rate = 50;     // --cluster: cqmgr's shared rate, messages per second
     std::string side;          // --dead-restart, --cluster: "stock" or "cqmgr" alone; empty: both
     std::string cqmgrctl_path; // empty: ../../ctl/cqmgrctl next to this program
+    std::vector<std::pair<std::string, std::string>> cqmgr_main_cf; // --cqmgr-set
     bool verbose = false;
     bool help = false;
 };

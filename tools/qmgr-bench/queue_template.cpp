@@ -8,6 +8,8 @@
 
 #include <filesystem>
 #include <iostream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace bench {
 namespace {
@@ -87,14 +89,37 @@ std::string QueueTemplate::queue_dir() const {
     return dir_->path() + "/queue";
 }
 
+// One copy_file per message, then its owner and mode.
+std::vector<std::string> copy_incoming_to_deferred(const QueueTemplate& t,
+                                                   const compat::Instance& inst) {
+    namespace fs = std::filesystem;
+    compat::UserIds postfix = compat::lookup_user("postfix");
+    std::string to = inst.queue_dir() + "/deferred";
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(t.queue_dir() + "/incoming")) {
+        if (!e.is_regular_file()) continue;
+        std::string id = e.path().filename().string();
+        std::string dir = to + "/" + id.substr(0, 1);
+        if (!fs::exists(dir)) compat::make_dir(dir, 0700, postfix.uid, postfix.gid);
+        std::string target = dir + "/" + id;
+        fs::copy_file(e.path(), target);
+        if (::chown(target.c_str(), postfix.uid, postfix.gid) != 0 ||
+            ::chmod(target.c_str(), 0700) != 0)
+            throw compat::Error("expected to set the owner and mode of " + target);
+        out.push_back(std::move(target));
+    }
+    return out;
+}
+
 // Walks the tree and backdates each regular file.
 void backdate_files(const std::string& dir, int seconds_ago) {
     for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
         if (e.is_regular_file()) compat::backdate(e.path().string(), seconds_ago);
 }
 
-// The template flush and intrinsic share; in_flow_delay = 0, because without
-// a queue manager to hand out tokens cleanup would wait 1 s per message.
+// The template flush, intrinsic, restart-active and deferred-scale share;
+// in_flow_delay = 0, because without a queue manager to hand out tokens
+// cleanup would wait 1 s per message.
 TemplateSpec incoming_template(const std::string& label, std::uint64_t messages) {
     TemplateSpec t;
     t.label = label;
@@ -103,6 +128,7 @@ TemplateSpec incoming_template(const std::string& label, std::uint64_t messages)
     t.inject = smtp_source_injector(messages);
     t.ready = {{"incoming", messages}};
     t.queues = {"incoming"};
+    t.timeout = 300 + static_cast<int>(messages / 20);
     return t;
 }
 

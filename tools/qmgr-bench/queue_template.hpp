@@ -50,8 +50,9 @@ class QueueTemplate {
     std::vector<std::string> queues_;
 };
 
-// `messages` one-recipient messages (1 kB, to bob@dest.example) waiting in
-// incoming, injected by smtp-source with no queue manager running.
+// One-recipient messages to bob@dest.example waiting in incoming: injected
+// with no queue manager in master.cf and in_flow_delay = 0 (without a
+// queue manager to hand out tokens, cleanup would wait 1 s each).
 TemplateSpec incoming_template(const std::string& label, std::uint64_t messages);
 
 // One-recipient messages in deferred with their defer logs: stock qmgr,
@@ -61,6 +62,12 @@ TemplateSpec deferred_template(const std::string& label, std::uint64_t messages)
 // Copies a deferred_template() queue into `inst` with every message due now
 // (the copies keep the template's future retry times).
 void copy_due(const QueueTemplate& t, const compat::Instance& inst);
+
+// Copies the template's incoming files into the deferred/ of `inst`, hashed
+// as Postfix hashes short queue IDs (by their first character), owned by
+// postfix with the mode of a ready queue file; returns the copies' paths.
+std::vector<std::string> copy_incoming_to_deferred(const QueueTemplate& t,
+                                                   const compat::Instance& inst);
 
 // Sets the access and modification time of every file below `dir` to
 // `seconds_ago` in the past (e.g. deferred messages due for retry now).

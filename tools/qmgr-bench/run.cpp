@@ -63,12 +63,17 @@ void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
         if (s.start) sinks.back()->start(s.args);
     }
     compat::Instance inst(dir);
-    RunContext ctx{inst, kind, ports[0], {ports.begin() + 1, ports.end() - 1}, opts.verbose};
+    RunContext ctx{inst, kind, ports[0], {ports.begin() + 1, ports.end() - 1}, {}, opts.verbose};
+    for (auto& s : sinks)
+        ctx.sinks.push_back(s.get());
     compat::InstanceConfig cfg;
     cfg.qmgr = kind;
     cfg.cqmgr_path = opts.cqmgr_path;
     cfg.smtpd_port = ports[0];
     cfg.main_cf = w.main_cf(ctx);
+    if (kind == compat::QmgrKind::Cqmgr)
+        for (const auto& kv : opts.cqmgr_main_cf)
+            cfg.main_cf.push_back(kv);
     cfg.master_cf = w.master_cf(ctx);
     cfg.queue_tmpfs = w.queue_on_tmpfs();
     if (opts.polled)
@@ -106,6 +111,10 @@ void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
     for (;;) {
         compat::check_interrupted();
         if (!injected) injected = inj->step();
+        if (inj && inj->qmgr_restarted) {
+            inj->qmgr_restarted = false;
+            probe.await_start(std::chrono::seconds(30));
+        }
         if (poller) poller->step();
         watch.poll();
         check_log(watch, w.deferrals_expected());

@@ -23,6 +23,8 @@ struct RunOptions {
     std::string cqmgrctl_path;
     // --dead-restart, --cluster: "stock" or "cqmgr" runs alone; empty: both.
     std::string side;
+    // Settings appended to every cqmgr run's main.cf (--cqmgr-set).
+    std::vector<std::pair<std::string, std::string>> cqmgr_main_cf;
 };
 
 struct RunResult {

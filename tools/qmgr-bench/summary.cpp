@@ -32,7 +32,7 @@ double median_of_side(const std::vector<RunResult>& runs, const std::string& sid
 // Common figures, then the workload's own, then the deferrals and the
 // poller's (where a run has them).
 std::vector<MetricDef> all_metrics(const Workload& w) {
-    std::vector<MetricDef> defs = common_metrics(w.live_injection());
+    std::vector<MetricDef> defs = common_metrics(w.measured_from());
     for (auto& d : w.extra_metrics())
         defs.push_back(d);
     defs.push_back({"active_peak", "peak messages in active/ (sampled every 0.1 s)", 0});

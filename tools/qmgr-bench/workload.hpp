@@ -13,6 +13,10 @@
 #include <utility>
 #include <vector>
 
+namespace compat {
+class Sink;
+}
+
 namespace bench {
 
 // What the whole session shares.
@@ -29,6 +33,9 @@ struct RunContext {
     compat::QmgrKind kind; // the queue manager of the run
     std::uint16_t smtpd_port = 0;
     std::vector<std::uint16_t> sink_ports; // in the order of Workload::sinks()
+    // The sinks themselves, in the same order (a workload may stop one and
+    // start it again with other arguments while the run is measured).
+    std::vector<compat::Sink*> sinks;
     bool verbose = false;
 };
 
@@ -42,6 +49,10 @@ class Injection {
     // boot_seconds() when injection began and ended (0 until then).
     double started = 0;
     double finished = 0;
+    // Set by step() once it has killed the queue manager and asked master
+    // for a new one: the run then follows the new process (its CPU time and
+    // RSS are the run's) and clears the flag.
+    bool qmgr_restarted = false;
 };
 
 using MainCf = std::vector<std::pair<std::string, std::string>>;
@@ -91,6 +102,12 @@ class Workload {
     virtual bool live_injection() const { return false; }
     // Mail to inject once the queue manager runs (nullptr: none).
     virtual std::unique_ptr<Injection> injection(const RunContext&) const { return nullptr; }
+    // What drain time and first delivery count from, for the tables: the
+    // injection's `started` with live_injection(), else the queue
+    // manager's start.
+    virtual std::string measured_from() const {
+        return live_injection() ? "first injection" : "queue-manager start";
+    }
     // Recipients whose delay= the watch collects ("" for none).
     virtual std::string tag() const { return ""; }
     // Figures beyond the common ones, in table order.

@@ -31,6 +31,8 @@ const std::vector<Known>& registry() {
         {"intrinsic", make_intrinsic, false},
         {"intrinsic-fanout", make_intrinsic_fanout, false},
         {"memory", make_memory, false},
+        {"restart-active", make_restart_active, false},
+        {"deferred-scale", make_deferred_scale, false},
     };
     return r;
 }

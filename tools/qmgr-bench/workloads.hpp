@@ -37,5 +37,11 @@ std::unique_ptr<Workload> make_intrinsic(const Session& session);
 std::unique_ptr<Workload> make_intrinsic_fanout(const Session& session);
 // Issue #17: 20 messages × 20,000 recipients held in core.
 std::unique_ptr<Workload> make_memory(const Session& session);
+// Issue #17: the queue manager killed with 20,000 messages in active/ and
+// started again.
+std::unique_ptr<Workload> make_restart_active(const Session& session);
+// Issue #17: a periodic deferred pass over 200,000 deferred messages, 1 %
+// of them due.
+std::unique_ptr<Workload> make_deferred_scale(const Session& session);
 
 } // namespace bench
