@@ -71,7 +71,7 @@ Cli parse_cli(int argc, char** argv) {
     app.add_flag("--keep-failed", c.keep_failed);
     app.add_flag("-v,--verbose", c.verbose);
     app.add_flag("--sanitized", c.sanitized);
-    app.add_option("--cqmgr-set", c.cqmgr_set);
+    app.add_option("--cqmgr-set", c.cqmgr_set)->allow_extra_args(false);
     app.add_flag("-h,--help", help);
     app.add_option("scenario", c.scenario);
     try {

@@ -8,6 +8,13 @@ namespace cqmgr::qmgr {
 
 namespace {
 constexpr int max_pause = 60; // seconds
+// With the due index, one pass in this many seconds' worth of periodic
+// passes is a full one, so that a file whose time another program changed
+// in place waits no more than that.
+constexpr int64_t full_pass_every = 3600;
+// Names the due index passes over in one feed pass at most (they cost no
+// system call; the other scan gets its turn in between).
+constexpr int pass_over_batch = 256;
 } // namespace
 
 Feeder::Feeder(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
@@ -27,7 +34,7 @@ void Feeder::start() {
     leftovers_ = store_.leftovers();
     leftover_next_ = 0;
     scans_[incoming].request(scan_flag::start);
-    request_deferred(scan_flag::start);
+    request_deferred(scan_flag::start | scan_flag::full);
     arm_deferred_timer();
     wake();
 }
@@ -36,7 +43,10 @@ void Feeder::arm_deferred_timer() {
     deferred_timer_.expires_after(std::chrono::seconds(params_.queue_run_delay));
     deferred_timer_.async_wait([this](const error_code& ec) {
         if (ec) return;
-        request_deferred(scan_flag::start);
+        int64_t every =
+            std::max<int64_t>(1, full_pass_every / std::max<int64_t>(1, params_.queue_run_delay));
+        ++timer_passes_;
+        request_deferred(scan_flag::start | (timer_passes_ % every == 0 ? scan_flag::full : 0));
         arm_deferred_timer();
         wake();
     });
@@ -55,7 +65,9 @@ void Feeder::on_trigger(std::string_view bytes) {
             incoming_flags |= scan_flag::start;
             break;
         case 'D':
-            deferred_flags |= scan_flag::start;
+            // Asked for from outside (postqueue -f, sendmail -q): every
+            // file is looked at, whatever the due index knows.
+            deferred_flags |= scan_flag::start | scan_flag::full;
             break;
         case 'F':
             flush = true;
@@ -113,13 +125,38 @@ void Feeder::feed() {
     if (offered && !paused_) wake();
 }
 
-bool Feeder::offer(Scan& s, bool& taken) {
-    bool from_deferred = &s == &scans_[deferred];
+std::optional<std::string> Feeder::next_name(Scan& s) {
     unsigned ended = s.passes_ended();
+    unsigned pass = s.passes_begun();
     auto id = s.next();
-    if (from_deferred && s.passes_ended() != ended) {
+    if (&s == &scans_[deferred] && s.passes_ended() != ended) {
         ramp_.pass_done();
         backlog_.pass_done();
+        if (params_.cqmgr_deferred_due_index) due_.sweep(pass);
+    }
+    return id;
+}
+
+bool Feeder::uses_due_index(const Scan& s) const {
+    return params_.cqmgr_deferred_due_index && &s == &scans_[deferred] && s.running() &&
+           !(s.flags() & (scan_flag::full | scan_flag::all));
+}
+
+bool Feeder::offer(Scan& s, bool& taken) {
+    bool from_deferred = &s == &scans_[deferred];
+    auto id = next_name(s);
+    // Files the due index knows not to be due are passed over unseen, a
+    // batch at a time; what -v logs for each is what a look would log.
+    for (int n = 0; id && n < pass_over_batch && uses_due_index(s); ++n) {
+        int64_t mtime = 0;
+        if (!due_.not_due(*id, clock_.now(), s.passes_begun(), mtime)) break;
+        if (log::verbose()) {
+            log::debug("qmgr_active_feed: queue " + s.queue());
+            log::debug("qmgr_active_feed: " + store_.path(s.queue(), *id));
+            log::debug("qmgr_active_feed: skip " + *id + " (" +
+                       std::to_string(mtime - clock_.now()) + " seconds)");
+        }
+        id = next_name(s);
     }
     if (!id) return false;
     if (hooks_.in_memory(*id)) return true;
@@ -127,14 +164,20 @@ bool Feeder::offer(Scan& s, bool& taken) {
     log::debug("qmgr_active_feed: queue " + s.queue());
     auto ready = store_.check(s.queue(), *id);
     if (!ready.warning.empty()) log::warn(ready.warning);
-    if (!ready.ready) return true;
+    bool indexed = from_deferred && params_.cqmgr_deferred_due_index;
+    if (!ready.ready) {
+        if (indexed) due_.forget(*id);
+        return true;
+    }
     log::debug("qmgr_active_feed: " + store_.path(s.queue(), *id));
     // Files with a not-before time in the future cool down, unless A.
     if (!(s.flags() & scan_flag::all) && ready.mtime > clock_.now() + 1) {
         log::debug("qmgr_active_feed: skip " + *id + " (" +
                    std::to_string(ready.mtime - clock_.now()) + " seconds)");
+        if (indexed) due_.note(*id, ready.mtime, s.passes_begun());
         return true;
     }
+    if (indexed) due_.forget(*id);
     // A due file whose destinations are all still dead may wait in place.
     if (from_deferred && backlog_.postpone(*id, s.flags(), ready.mode)) return true;
     // The recovery ramp may leave a due deferred file for a later pass.

@@ -5,7 +5,10 @@
 // loop is handed to the coordinator, the two scans taking turns, while the
 // active queue has room.  After each pass cleanup's in-flow tokens are
 // topped up.  A file-system error while taking a file pauses the feed with
-// backoff instead of failing file after file.
+// backoff instead of failing file after file.  With the due index
+// (cqmgr_deferred_due_index, due_index.hpp), the periodic passes of the
+// deferred scan pass over the files known not to be due without looking
+// at them.
 #pragma once
 
 #include "clock.hpp"
@@ -14,6 +17,7 @@
 #include "cqmgr/protocol/asio.hpp"
 #include "cqmgr/queuefile/active_queue.hpp"
 #include "dead_backlog.hpp"
+#include "due_index.hpp"
 #include "master_link.hpp"
 #include "recovery_ramp.hpp"
 #include "scan.hpp"
@@ -22,6 +26,7 @@
 
 #include <array>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,7 +63,8 @@ class Feeder {
     void on_trigger(std::string_view bytes);
     // Asks for a feed pass soon (a message left, or a scan request came).
     void wake();
-    // Asks for a pass of the deferred scan (due files only).
+    // Asks for a pass of the deferred scan (due files only; with the due
+    // index, a pass that uses it).
     void scan_deferred() {
         // A pass that begins now for the ramp alone may hold files unseen.
         ramp_.pass_requested(!scans_[deferred].running());
@@ -83,6 +89,12 @@ class Feeder {
     void request_deferred(int flags);
     // One pass: at most one message taken, then the in-flow tokens.
     void feed();
+    // The next name of scan `s`; a pass of the deferred scan that ends here
+    // is reported to the parts that follow them.
+    std::optional<std::string> next_name(Scan& s);
+    // True when the running pass of the deferred scan passes over the files
+    // the due index knows not to be due.
+    bool uses_due_index(const Scan& s) const;
     // Offers the next name of scan `s` to the coordinator; false when the
     // scan had none.
     bool offer(Scan& s, bool& taken);
@@ -114,6 +126,8 @@ class Feeder {
     int pause_seconds_ = 0; // the current backoff; 0 after a good pass
     asio::steady_timer pause_timer_;
     asio::steady_timer deferred_timer_;
+    DueIndex due_;
+    unsigned timer_passes_ = 0; // passes the queue_run_delay timer asked for
 };
 
 } // namespace cqmgr::qmgr

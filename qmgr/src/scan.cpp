@@ -41,6 +41,7 @@ void Scan::begin() {
     flags_ = nflags_ & ~scan_flag::start;
     nflags_ = 0;
     running_ = true;
+    ++passes_begun_;
     CQMGR_PROBE_SCAN_START(queue_.c_str());
     scanner_.start(queue_);
 }

@@ -16,6 +16,9 @@ namespace scan_flag {
 inline constexpr int all = 1;   // A: ignore the not-before time (mtime)
 inline constexpr int flush = 2; // F: ignore defer_transports
 inline constexpr int start = 4; // a pass is wanted
+// The next pass looks at every file even with the due index on (it does
+// not carry over to a running pass, which a start request restarts anyway).
+inline constexpr int full = 8;
 } // namespace scan_flag
 
 class Scan {
@@ -38,6 +41,8 @@ class Scan {
     // How many passes reached their end (a pass restarted by
     // restart_later() did not).
     unsigned passes_ended() const { return passes_ended_; }
+    // How many passes began; the running pass is number passes_begun().
+    unsigned passes_begun() const { return passes_begun_; }
 
   private:
     void begin();
@@ -48,6 +53,7 @@ class Scan {
     int flags_ = 0;  // of the pass that runs
     int nflags_ = 0; // for the next pass (scan_flag::start: one is wanted)
     unsigned passes_ended_ = 0;
+    unsigned passes_begun_ = 0;
 };
 
 } // namespace cqmgr::qmgr

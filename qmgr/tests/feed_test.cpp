@@ -37,6 +37,20 @@ int count_pass(Scan& s) {
 }
 } // namespace
 
+TEST(Scan, FullAppliesToTheNextPassOnly) {
+    ScratchQueue q;
+    Scan s("incoming");
+    s.request(scan_flag::start);
+    EXPECT_EQ(s.passes_begun(), 1u);
+    s.request(scan_flag::start | scan_flag::full); // during the pass: for the next one
+    EXPECT_EQ(s.flags(), 0);
+    EXPECT_EQ(count_pass(s), 4); // both passes: the restart follows at once
+    EXPECT_EQ(s.passes_begun(), 2u);
+    s.request(scan_flag::start | scan_flag::full);
+    EXPECT_EQ(s.flags(), scan_flag::full);
+    EXPECT_EQ(s.passes_begun(), 3u);
+}
+
 TEST(Scan, RunsOnlyWhenStarted) {
     ScratchQueue q;
     Scan s("incoming");

@@ -54,7 +54,7 @@ Options parse_options(int argc, char** argv) {
     app.add_option("--cluster-rate", cluster_rate);
     app.add_option("--side", o.side)->check(CLI::IsMember({"stock", "cqmgr"}));
     app.add_option("--cqmgrctl", o.cqmgrctl_path);
-    app.add_option("--cqmgr-set", cqmgr_set);
+    app.add_option("--cqmgr-set", cqmgr_set)->allow_extra_args(false);
     app.add_flag("--keep", o.keep);
     app.add_flag("--keep-failed", o.keep_failed);
     app.add_flag("--shared-network", o.shared_network);
