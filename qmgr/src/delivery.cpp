@@ -101,7 +101,7 @@ awaitable<void> Delivery::run_connection(core::Transport* t, protocol::AgentSess
     auto started = std::chrono::steady_clock::now();
     protocol::DeliveryOutcome out = co_await session.deliver_encoded(encoded_request_for(*e));
     sched_.set_time(clock_.now());
-    report(e, out, started, busy_at_start, defer_mark);
+    report(e, std::move(out), started, busy_at_start, defer_mark);
     pump();
 }
 
@@ -132,7 +132,7 @@ int64_t Delivery::now_ms() const {
     return clock_.now_ms();
 }
 
-void Delivery::report(core::Entry* e, const protocol::DeliveryOutcome& out,
+void Delivery::report(core::Entry* e, protocol::DeliveryOutcome&& out,
                       std::chrono::steady_clock::time_point started, int busy_at_start,
                       int64_t defer_mark) {
     using Kind = protocol::DeliveryOutcome::Kind;
@@ -143,14 +143,17 @@ void Delivery::report(core::Entry* e, const protocol::DeliveryOutcome& out,
     if (!out.detail.empty()) log::warn(out.detail);
     if (out.kind != Kind::replied) log::warn(out.warning);
     using R = core::DeliveryResult::Kind;
+    // The reply's strings move on: nothing below reads them from `out`.
     core::DeliveryResult result{out.kind == Kind::replied       ? R::replied
                                 : out.kind == Kind::unavailable ? R::unavailable
                                                                 : R::crashed,
                                 out.reply.status,
-                                {out.reply.hop.status, out.reply.hop.reason}};
-    record_.finished(*e, out.kind == Kind::replied ? result.hop : core::Dsn{}, clock_);
-    if (ended_ && out.kind != Kind::unavailable)
-        ended_(*e->queue, out.kind == Kind::replied ? result.hop : core::Dsn{});
+                                {std::move(out.reply.hop.status), std::move(out.reply.hop.reason)}};
+    // A reference, not a copy of the hop status for each listener.
+    static const core::Dsn no_hop;
+    const core::Dsn& hop = out.kind == Kind::replied ? result.hop : no_hop;
+    record_.finished(*e, hop, clock_);
+    if (ended_ && out.kind != Kind::unavailable) ended_(*e->queue, hop);
     if (adaptive_ && adaptive_->covers(*e->queue->transport))
         adaptive_->delivered(*e, busy_at_start, result, now_ms(), defer_mark);
     if (isolation_)

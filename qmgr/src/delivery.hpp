@@ -65,8 +65,9 @@ class Delivery {
     // Hands an agent's outcome for entry `e` (sent at `started`, when its
     // queue had `busy_at_start` deliveries in flight, itself included, and
     // its message's defer log ended at `defer_mark`) to the scheduler, after
-    // counting it and showing it to the adaptive limits.
-    void report(core::Entry* e, const protocol::DeliveryOutcome& out,
+    // counting it and showing it to the adaptive limits.  Takes the reply's
+    // strings.
+    void report(core::Entry* e, protocol::DeliveryOutcome&& out,
                 std::chrono::steady_clock::time_point started, int busy_at_start,
                 int64_t defer_mark);
     // Milliseconds since the epoch (the adaptive limits' clock).
