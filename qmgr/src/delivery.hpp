@@ -48,6 +48,10 @@ class Delivery {
     // scheduler selects, report the outcome.
     // `session` has its connection started (AgentSession::start()).
     awaitable<void> run_connection(core::Transport* t, protocol::AgentSession session);
+    // Sends entry `e` to the agent of `session` and reports the outcome
+    // (`busy_at_start` and `defer_mark` as for report()).
+    awaitable<void> deliver(core::Entry* e, protocol::AgentSession& session, int busy_at_start,
+                            int64_t defer_mark);
     // Builds the request for entry `e`.
     protocol::DeliveryRequest request_for(const core::Entry& e) const;
     // The request for entry `e`, encoded for the wire.  A plain function, so
