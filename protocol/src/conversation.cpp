@@ -1,5 +1,6 @@
 #include "cqmgr/protocol/conversation.hpp"
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <poll.h>
@@ -11,10 +12,19 @@ namespace cqmgr::protocol {
 namespace {
 // error() after the peer closed the connection.
 constexpr const char* eof_error = "premature disconnect";
+
+// Where a read lands before it is appended to a conversation's pending
+// bytes (growing those by a whole chunk first would zero-fill 4 kB for
+// every ~100-byte reply).  One buffer serves every conversation of the
+// thread, since nothing suspends between a read and its append; a buffer
+// in each conversation made every agent connection a 4 kB allocation, off
+// the allocator's fast path.
+thread_local std::array<char, 4096> read_chunk;
 } // namespace
 
 std::shared_ptr<Conversation> Conversation::create(asio::any_io_executor ex) {
-    return std::shared_ptr<Conversation>(new Conversation(std::move(ex)));
+    // One allocation for the object and its count.
+    return std::make_shared<Conversation>(Private{}, std::move(ex));
 }
 
 void Conversation::arm(Duration timeout) {
@@ -131,9 +141,19 @@ awaitable<bool> Conversation::read_list(AttrList& out, Duration timeout) {
 awaitable<Conversation::ReadEnd> Conversation::read_some(Duration timeout) {
     error_code ec;
     arm(timeout);
-    size_t n = co_await socket_.async_read_some(asio::buffer(chunk_),
-                                                asio::redirect_error(asio::use_awaitable, ec));
-    if (!ec) pending_.append(chunk_.data(), n);
+    // The socket is non-blocking: read what is there, else wait until
+    // something is (or the deadline cancels the wait) and read again, so
+    // that the read itself never suspends with the shared buffer.
+    size_t n = 0;
+    for (;;) {
+        n = socket_.read_some(asio::buffer(read_chunk), ec);
+        if (ec != asio::error::would_block && ec != asio::error::try_again) break;
+        ec = {};
+        co_await socket_.async_wait(asio::socket_base::wait_read,
+                                    asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) break;
+    }
+    if (!ec) pending_.append(read_chunk.data(), n);
     bool late = disarm();
     if (!ec) co_return ReadEnd::data;
     error_ = late ? "timeout" : ec == asio::error::eof ? eof_error : ec.message();

@@ -125,29 +125,42 @@ awaitable<DeliveryOutcome> AgentSession::deliver(DeliveryRequest request) {
 }
 
 awaitable<DeliveryOutcome> AgentSession::deliver_encoded(std::string request) {
-    if (!conv_)
-        co_return failed(DeliveryOutcome::Kind::unavailable,
-                         "write to process (" + transport() + "): session is not open");
-    // A session whose announcement ended in EOF has a closed socket: the
-    // request cannot go out.
-    if (!conv_->is_open()) {
-        close();
-        co_return failed(DeliveryOutcome::Kind::unavailable,
-                         "write to process (" + transport() + "): Broken pipe");
-    }
+    // Everything that does not wait is in plain functions, and the frame
+    // holds one outcome: with the failure paths' outcomes and strings as
+    // temporaries here the frame was over 1 kB, past glibc's per-thread
+    // cache, for every delivery.
+    if (!ready_to_write()) co_return not_writable();
+    if (!co_await conv_->write(std::move(request), timeouts_.write)) co_return write_failed();
+    DeliveryOutcome o = co_await read_reply();
+    close();
+    co_return o;
+}
+
+bool AgentSession::ready_to_write() {
+    if (!conv_ || !conv_->is_open()) return false;
     // Stock's stream has one buffer for both directions: turning to write
     // the request drops whatever the agent sent after its announcement that
     // was already read.
     conv_->pending().clear();
-    DeliveryOutcome o;
-    bool written = co_await conv_->write(std::move(request), timeouts_.write);
-    if (!written)
-        o = failed(DeliveryOutcome::Kind::unavailable,
-                   "write to process (" + transport() + "): " + conv_->error());
-    else
-        o = co_await read_reply();
+    return true;
+}
+
+DeliveryOutcome AgentSession::not_writable() {
+    if (!conv_)
+        return failed(DeliveryOutcome::Kind::unavailable,
+                      "write to process (" + transport() + "): session is not open");
+    // A session whose announcement ended in EOF has a closed socket: the
+    // request cannot go out.
     close();
-    co_return o;
+    return failed(DeliveryOutcome::Kind::unavailable,
+                  "write to process (" + transport() + "): Broken pipe");
+}
+
+DeliveryOutcome AgentSession::write_failed() {
+    DeliveryOutcome o = failed(DeliveryOutcome::Kind::unavailable,
+                               "write to process (" + transport() + "): " + conv_->error());
+    close();
+    return o;
 }
 
 awaitable<DeliveryOutcome> AgentSession::read_reply() {

@@ -29,7 +29,11 @@ std::string MsgStats::to_bytes() const {
 
 std::string DeliveryRequest::encode() const {
     AttrWriter w;
-    w.num("flags", flags)
+    // The attribute names alone are some 350 bytes, a one-recipient request
+    // usually under 1 kB: one allocation, small enough for the allocator's
+    // fast path, instead of five or six as the buffer doubles.
+    w.reserve(1000)
+        .num("flags", flags)
         .str("queue_name", queue_name)
         .str("queue_id", queue_id)
         .lnum("offset", data_offset)
@@ -69,7 +73,8 @@ std::optional<DeliveryReply> decode_delivery_reply(const AttrList& list, std::st
                          "reason", "status"})) {
         if (error)
             *error = "expected status, diag_type, diag_text, mta_type, mta_mname, action, reason, "
-                     "status; got " + list.describe_names();
+                     "status; got " +
+                     list.describe_names();
         return std::nullopt;
     }
     DeliveryReply r;
@@ -89,7 +94,8 @@ bool dsn_status_valid(std::string_view s) {
     // One of 2/4/5, a dot, 1-3 digits, a dot, 1-3 digits, then end or space.
     auto digits = [&s](size_t from) {
         size_t n = 0;
-        while (from + n < s.size() && s[from + n] >= '0' && s[from + n] <= '9') ++n;
+        while (from + n < s.size() && s[from + n] >= '0' && s[from + n] <= '9')
+            ++n;
         return n;
     };
     if (s.size() < 2 || (s[0] != '2' && s[0] != '4' && s[0] != '5') || s[1] != '.') return false;

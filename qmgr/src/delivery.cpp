@@ -98,11 +98,20 @@ awaitable<void> Delivery::run_connection(core::Transport* t, protocol::AgentSess
     record_.started(*e, clock_);
     CQMGR_PROBE_DELIVERY_START(t->name.c_str(), e->queue->name.c_str(), e->message->id.c_str(),
                                e->rcpts.size());
+    co_await deliver(e, session, busy_at_start, defer_mark);
+    pump();
+}
+
+awaitable<void> Delivery::deliver(core::Entry* e, protocol::AgentSession& session,
+                                  int busy_at_start, int64_t defer_mark) {
+    // Its own coroutine so that the outcome (some 300 bytes) is not in
+    // run_connection's frame as well as the session: together they made
+    // that frame just over 1 kB, past glibc's per-thread cache, for every
+    // delivery.
     auto started = std::chrono::steady_clock::now();
     protocol::DeliveryOutcome out = co_await session.deliver_encoded(encoded_request_for(*e));
     sched_.set_time(clock_.now());
-    report(e, out, started, busy_at_start, defer_mark);
-    pump();
+    report(e, std::move(out), started, busy_at_start, defer_mark);
 }
 
 void Delivery::trace_idle(const core::Transport& t) const {
@@ -132,7 +141,7 @@ int64_t Delivery::now_ms() const {
     return clock_.now_ms();
 }
 
-void Delivery::report(core::Entry* e, const protocol::DeliveryOutcome& out,
+void Delivery::report(core::Entry* e, protocol::DeliveryOutcome&& out,
                       std::chrono::steady_clock::time_point started, int busy_at_start,
                       int64_t defer_mark) {
     using Kind = protocol::DeliveryOutcome::Kind;
@@ -143,14 +152,17 @@ void Delivery::report(core::Entry* e, const protocol::DeliveryOutcome& out,
     if (!out.detail.empty()) log::warn(out.detail);
     if (out.kind != Kind::replied) log::warn(out.warning);
     using R = core::DeliveryResult::Kind;
+    // The reply's strings move on: nothing below reads them from `out`.
     core::DeliveryResult result{out.kind == Kind::replied       ? R::replied
                                 : out.kind == Kind::unavailable ? R::unavailable
                                                                 : R::crashed,
                                 out.reply.status,
-                                {out.reply.hop.status, out.reply.hop.reason}};
-    record_.finished(*e, out.kind == Kind::replied ? result.hop : core::Dsn{}, clock_);
-    if (ended_ && out.kind != Kind::unavailable)
-        ended_(*e->queue, out.kind == Kind::replied ? result.hop : core::Dsn{});
+                                {std::move(out.reply.hop.status), std::move(out.reply.hop.reason)}};
+    // A reference, not a copy of the hop status for each listener.
+    static const core::Dsn no_hop;
+    const core::Dsn& hop = out.kind == Kind::replied ? result.hop : no_hop;
+    record_.finished(*e, hop, clock_);
+    if (ended_ && out.kind != Kind::unavailable) ended_(*e->queue, hop);
     if (adaptive_ && adaptive_->covers(*e->queue->transport))
         adaptive_->delivered(*e, busy_at_start, result, now_ms(), defer_mark);
     if (isolation_)

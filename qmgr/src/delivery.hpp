@@ -48,6 +48,10 @@ class Delivery {
     // scheduler selects, report the outcome.
     // `session` has its connection started (AgentSession::start()).
     awaitable<void> run_connection(core::Transport* t, protocol::AgentSession session);
+    // Sends entry `e` to the agent of `session` and reports the outcome
+    // (`busy_at_start` and `defer_mark` as for report()).
+    awaitable<void> deliver(core::Entry* e, protocol::AgentSession& session, int busy_at_start,
+                            int64_t defer_mark);
     // Builds the request for entry `e`.
     protocol::DeliveryRequest request_for(const core::Entry& e) const;
     // The request for entry `e`, encoded for the wire.  A plain function, so
@@ -65,8 +69,9 @@ class Delivery {
     // Hands an agent's outcome for entry `e` (sent at `started`, when its
     // queue had `busy_at_start` deliveries in flight, itself included, and
     // its message's defer log ended at `defer_mark`) to the scheduler, after
-    // counting it and showing it to the adaptive limits.
-    void report(core::Entry* e, const protocol::DeliveryOutcome& out,
+    // counting it and showing it to the adaptive limits.  Takes the reply's
+    // strings.
+    void report(core::Entry* e, protocol::DeliveryOutcome&& out,
                 std::chrono::steady_clock::time_point started, int busy_at_start,
                 int64_t defer_mark);
     // Milliseconds since the epoch (the adaptive limits' clock).

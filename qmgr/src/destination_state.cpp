@@ -97,15 +97,19 @@ state::DestinationRecord* DestinationState::touch(const core::Queue& q) {
 state::DestinationRecord* DestinationState::touch(const std::string& transport,
                                                   const std::string& destination) {
     if (!writer_ || transport == retry_transport_) return nullptr;
-    std::string key = state::record_key(transport, destination);
-    auto [it, fresh] = records_.try_emplace(key);
+    // Every delivery touches its destination's record: the key is built in
+    // a buffer kept for it, and the record is copied (emplaced) only when new.
+    state::record_key(key_, transport, destination);
+    auto it = records_.find(key_);
+    bool fresh = it == records_.end();
+    if (fresh) it = records_.try_emplace(key_).first;
     state::DestinationRecord& r = it->second;
     if (fresh) {
         r.transport = transport;
         r.destination = destination;
     }
     r.updated_at = clock_.now();
-    changed_.insert(std::move(key));
+    changed_.insert(&*it);
     if (!armed_) {
         armed_ = true;
         timer_.expires_after(flush_interval);
@@ -178,8 +182,8 @@ void DestinationState::flush() {
     if (!writer_ || changed_.empty()) return;
     std::vector<state::DestinationRecord> batch;
     batch.reserve(changed_.size());
-    for (const std::string& key : changed_)
-        batch.push_back(records_.at(key));
+    for (const Records::value_type* kv : changed_)
+        batch.push_back(kv->second);
     changed_.clear();
     writer_->submit(std::move(batch));
 }
@@ -193,8 +197,8 @@ bool DestinationState::has_queue(const state::DestinationRecord& r) const {
 void DestinationState::forget_idle(int64_t idle) {
     const int64_t before = clock_.now() - idle;
     std::erase_if(records_, [&](const auto& kv) {
-        const auto& [key, r] = kv;
-        return r.updated_at < before && !changed_.contains(key) && !has_queue(r);
+        const state::DestinationRecord& r = kv.second;
+        return r.updated_at < before && !changed_.contains(&kv) && !has_queue(r);
     });
 }
 

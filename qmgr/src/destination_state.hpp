@@ -118,8 +118,12 @@ class DestinationState {
     const WallClock& clock_;
     int64_t horizon_ = 0;
     std::string retry_transport_;
-    std::unordered_map<std::string, state::DestinationRecord> records_;
-    std::unordered_set<std::string> changed_;
+    using Records = std::unordered_map<std::string, state::DestinationRecord>;
+    Records records_;
+    // The changed records, by their place in records_ (nodes stay put, and
+    // forget_idle() leaves changed ones alone).
+    std::unordered_set<const Records::value_type*> changed_;
+    std::string key_; // touch()'s key, kept for its capacity
     asio::steady_timer timer_;
     bool armed_ = false;
     const core::Scheduler* sched_ = nullptr; // set by restore()

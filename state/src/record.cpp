@@ -78,10 +78,14 @@ class Reader {
 std::string record_key(std::string_view transport, std::string_view destination) {
     std::string key;
     key.reserve(transport.size() + 1 + destination.size());
-    key.append(transport);
+    record_key(key, transport, destination);
+    return key;
+}
+
+void record_key(std::string& key, std::string_view transport, std::string_view destination) {
+    key.assign(transport);
     key.push_back('\0');
     key.append(destination);
-    return key;
 }
 
 std::string encode_record(const DestinationRecord& r) {

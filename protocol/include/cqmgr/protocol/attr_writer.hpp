@@ -36,6 +36,13 @@ class AttrWriter {
     // Ends the current list.
     AttrWriter& end();
 
+    // Makes room for `n` bytes in all, so that a caller who knows about how
+    // long its list is pays one allocation instead of one per doubling.
+    AttrWriter& reserve(size_t n) {
+        buf_.reserve(n);
+        return *this;
+    }
+
     const std::string& bytes() const { return buf_; }
     std::string take() { return std::move(buf_); }
 

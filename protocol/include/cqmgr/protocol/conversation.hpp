@@ -8,7 +8,6 @@
 #include "cqmgr/protocol/asio.hpp"
 #include "cqmgr/protocol/attr.hpp"
 
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -66,8 +65,13 @@ class Conversation : public std::enable_shared_from_this<Conversation> {
     bool clean_eof() const { return clean_eof_; }
 
   private:
-    explicit Conversation(asio::any_io_executor ex) : socket_(ex), timer_(ex) {}
+    // Lets create() alone use the public constructor that make_shared needs.
+    struct Private {};
 
+  public:
+    Conversation(Private, asio::any_io_executor ex) : socket_(ex), timer_(ex) {}
+
+  private:
     // Sets the deadline of one operation.  The timer is left running between
     // operations and restarted only when it would fire after the new
     // deadline; when it fires early it waits again for what is left.  So
@@ -88,9 +92,6 @@ class Conversation : public std::enable_shared_from_this<Conversation> {
     std::chrono::steady_clock::time_point timer_due_{};
     AttrParser parser_;
     std::string pending_; // bytes read but not yet parsed
-    // Where a read lands before it is appended to pending_: growing pending_
-    // by a whole chunk first would zero-fill 4 kB for every ~100-byte reply.
-    std::array<char, 4096> chunk_{};
     std::string error_;
     bool clean_eof_ = false;
     std::string connect_path_; // set while a connection is pending

@@ -125,6 +125,13 @@ class AgentSession {
     void connect_failed();
     // Fills an outcome of `kind` with the stock hop status and `warning`.
     static DeliveryOutcome failed(DeliveryOutcome::Kind kind, std::string warning);
+    // deliver_encoded()'s steps that do not wait: whether the request can
+    // go out (then the agent's unread bytes are dropped, as stock drops
+    // them); the outcome when it cannot; the outcome when writing it failed
+    // (both close the session).
+    bool ready_to_write();
+    DeliveryOutcome not_writable();
+    DeliveryOutcome write_failed();
     // Reads and decodes the agent's reply (its own coroutine, so that the
     // scan stays out of deliver_encoded's frame).
     awaitable<DeliveryOutcome> read_reply();

@@ -54,6 +54,9 @@ inline constexpr uint8_t record_format = 3;
 // The store key of a record: transport and destination, separated by a NUL
 // (a transport name never holds one).
 std::string record_key(std::string_view transport, std::string_view destination);
+// The same into `key`, whose capacity is reused (a caller that looks a
+// record up on every delivery allocates nothing).
+void record_key(std::string& key, std::string_view transport, std::string_view destination);
 
 // The value bytes of `r` (everything but transport and destination, which
 // are the key).  Strings longer than 65535 bytes are cut there.
