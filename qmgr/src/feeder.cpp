@@ -182,21 +182,20 @@ bool Feeder::offer(Scan& s, bool& taken) {
     if (from_deferred && backlog_.postpone(*id, s.flags(), ready.mode)) return true;
     // The recovery ramp may leave a due deferred file for a later pass.
     if (from_deferred && !ramp_.admit(*id, s.flags(), ready.mode)) return true;
-    switch (hooks_.take(*id, s.queue(), s.flags(), ready.mode)) {
-    case Taken::yes:
-        taken = true;
-        if (from_deferred) ramp_.promoted(*id);
-        pause_seconds_ = 0;
-        break;
-    case Taken::no:
-        break;
-    case Taken::pause:
-        // The file stays where it is; a later pass sees it again.
-        s.restart_later();
-        pause();
-        break;
-    }
+    Taken t = take(*id, s.queue(), s.flags(), ready.mode);
+    taken = t == Taken::yes;
+    if (taken && from_deferred) ramp_.promoted(*id);
+    // After a pause the file stays where it is; a later pass sees it again.
+    if (t == Taken::pause) s.restart_later();
     return true;
+}
+
+Feeder::Taken Feeder::take(const std::string& id, const std::string& queue, int scan_flags,
+                           mode_t mode) {
+    Taken t = hooks_.take(id, queue, scan_flags, mode);
+    if (t == Taken::yes) pause_seconds_ = 0;
+    if (t == Taken::pause) pause();
+    return t;
 }
 
 bool Feeder::offer_leftover(bool& taken) {
@@ -217,28 +216,14 @@ bool Feeder::offer_leftover(bool& taken) {
         // stock, the file goes back to incoming, whose scan waits for it.
         ++leftover_next_;
         if (ready.mode != 0)
-            retry_.run(
-                "qmgr_move", [this, id] { return store_.recover(id, clock_.now()); },
-                [](const queuefile::StoreResult& r) {
-                    if (r) log::warn(r->text);
-                });
+            retry_.run("qmgr_move", [this, id] { return store_.recover(id, clock_.now()); });
         return true;
     }
     log::debug("qmgr_active_feed: " + store_.path("active", id));
-    switch (hooks_.take(id, "active", scan_flag::start, ready.mode)) {
-    case Taken::yes:
-        taken = true;
-        pause_seconds_ = 0;
-        ++leftover_next_;
-        break;
-    case Taken::no:
-        ++leftover_next_;
-        break;
-    case Taken::pause:
-        // Offered again after the pause (if it is still in active).
-        pause();
-        break;
-    }
+    Taken t = take(id, "active", scan_flag::start, ready.mode);
+    taken = t == Taken::yes;
+    // After a pause it is offered again (if it is still in active).
+    if (t != Taken::pause) ++leftover_next_;
     return true;
 }
 

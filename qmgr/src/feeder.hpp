@@ -101,6 +101,9 @@ class Feeder {
     // Offers the next file a previous queue manager left in active, taken
     // where it is; false when none is left.
     bool offer_leftover(bool& taken);
+    // Hands the ready file `id` of `queue` to the coordinator; a message
+    // taken ends the pause backoff, a file-system error starts a pause.
+    Taken take(const std::string& id, const std::string& queue, int scan_flags, mode_t mode);
     // Stops feeding for the current backoff after a file-system error.
     void pause();
     void arm_deferred_timer();

@@ -81,11 +81,8 @@ Intake::Claimed Intake::claim(const std::string& id, const std::string& queue, i
         log::warn(c.error->text);
         if (!c.error->gone()) {
             // Not readable now (out of descriptors, say): back to incoming.
-            retry_.run(
-                "qmgr_active_defer", [this, id] { return store_.release(id, clock_.now()); },
-                [](const queuefile::StoreResult& r) {
-                    if (r) log::warn(r->text);
-                });
+            retry_.run("qmgr_active_defer",
+                       [this, id] { return store_.release(id, clock_.now()); });
             out.pause = true;
         }
         return out;
@@ -93,20 +90,13 @@ Intake::Claimed Intake::claim(const std::string& id, const std::string& queue, i
         if (queue == "active") {
             // Left by a queue manager whose agent still delivers it: back to
             // incoming as stock's start-up moves it, whose scan skips it.
-            retry_.run(
-                "qmgr_move", [this, id] { return store_.recover(id, clock_.now()); },
-                [](const queuefile::StoreResult& r) {
-                    if (r) log::warn(r->text);
-                });
+            retry_.run("qmgr_move", [this, id] { return store_.recover(id, clock_.now()); });
             return out;
         }
         // Another queue manager's agent still has it: back for later.
         log::info(id + ": skipped, still being delivered");
-        retry_.run(
-            "qmgr_active_defer", [this, id] { return store_.release(id, clock_.now() + 60); },
-            [](const queuefile::StoreResult& r) {
-                if (r) log::warn(r->text);
-            });
+        retry_.run("qmgr_active_defer",
+                   [this, id] { return store_.release(id, clock_.now() + 60); });
         return out;
     }
 

@@ -133,11 +133,7 @@ awaitable<MessageEnd::Outcome> MessageEnd::finish(Message& m) {
         counters_.messages_deferred++;
         CQMGR_PROBE_MESSAGE_DONE(id.c_str(), "deferred");
         ramp_.deferred(m);
-        retry_.run(
-            "qmgr_active_defer", [this, id, when] { return store_.defer_until(id, when); },
-            [](const queuefile::StoreResult& r) {
-                if (r) log::warn(r->text);
-            });
+        retry_.run("qmgr_active_defer", [this, id, when] { return store_.defer_until(id, when); });
     } else {
         remove(id);
     }

@@ -22,6 +22,12 @@ struct StoreRetry::Attempt {
 StoreRetry::StoreRetry(asio::io_context& io, const WallClock& clock, WarningLimiter& limiter)
     : io_(io), clock_(clock), limiter_(limiter) {}
 
+void StoreRetry::run(const std::string& kind, Op op) {
+    run(kind, std::move(op), [](const queuefile::StoreResult& r) {
+        if (r) log::warn(r->text);
+    });
+}
+
 void StoreRetry::run(const std::string& kind, Op op, Done done) {
     queuefile::StoreResult r = op();
     if (!r || r->gone()) {

@@ -28,6 +28,9 @@ class StoreRetry {
     // a warning, rate-limited per `kind`; `done` gets the last result (empty,
     // or the file is gone).
     void run(const std::string& kind, Op op, Done done);
+    // The same, where the last result only matters as a warning: the file
+    // gone meanwhile is logged with the error's text.
+    void run(const std::string& kind, Op op);
     // Operations waiting for their next try.
     int pending() const { return pending_; }
     // Logs a failure of kind `kind` through the rate limiter.
