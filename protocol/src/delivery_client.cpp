@@ -133,7 +133,7 @@ awaitable<DeliveryOutcome> AgentSession::deliver_encoded(std::string request) {
     if (!co_await conv_->write(std::move(request), timeouts_.write)) co_return write_failed();
     DeliveryOutcome o = co_await read_reply();
     close();
-    co_return o;
+    co_return std::move(o); // a template return_value would copy a named outcome
 }
 
 bool AgentSession::ready_to_write() {

@@ -27,44 +27,58 @@ std::string MsgStats::to_bytes() const {
     return out;
 }
 
+template <class Str>
+void encode_request_head(AttrWriter& w, const BasicRequestHead<Str>& h, int64_t recipient_count) {
+    w.num("flags", h.flags)
+        .str("queue_name", h.queue_name)
+        .str("queue_id", h.queue_id)
+        .lnum("offset", h.data_offset)
+        .lnum("size", h.data_size)
+        .str("nexthop", h.nexthop)
+        .str("encoding", h.encoding)
+        .num("smtputf8", h.smtputf8)
+        .str("sender", h.sender)
+        .str("envelope_id", h.envelope_id)
+        .num("ret_flags", h.ret_flags)
+        .data("time", h.stats.to_bytes())
+        .str("log_client_name", h.log_client_name)
+        .str("log_client_address", h.log_client_address)
+        .str("log_client_port", h.log_client_port)
+        .str("log_protocol_name", h.log_protocol_name)
+        .str("log_helo_name", h.log_helo_name)
+        .str("sasl_method", h.sasl_method)
+        .str("sasl_username", h.sasl_username)
+        .str("sasl_sender", h.sasl_sender)
+        .str("log_ident", h.log_ident)
+        .str("rewrite_context", h.rewrite_context)
+        .num("recipient_count", recipient_count)
+        .end();
+}
+
+template void encode_request_head(AttrWriter&, const BasicRequestHead<std::string>&, int64_t);
+template void encode_request_head(AttrWriter&, const BasicRequestHead<std::string_view>&, int64_t);
+
+void encode_request_recipient(AttrWriter& w, std::string_view original_recipient,
+                              std::string_view recipient, int64_t offset,
+                              std::string_view dsn_orig_rcpt, int notify_flags) {
+    w.str("original_recipient", original_recipient)
+        .str("recipient", recipient)
+        .lnum("offset", offset)
+        .str("dsn_orig_rcpt", dsn_orig_rcpt)
+        .num("notify_flags", notify_flags)
+        .end();
+}
+
 std::string DeliveryRequest::encode() const {
     AttrWriter w;
     // The attribute names alone are some 350 bytes, a one-recipient request
     // usually under 1 kB: one allocation, small enough for the allocator's
     // fast path, instead of five or six as the buffer doubles.
-    w.reserve(1000)
-        .num("flags", flags)
-        .str("queue_name", queue_name)
-        .str("queue_id", queue_id)
-        .lnum("offset", data_offset)
-        .lnum("size", data_size)
-        .str("nexthop", nexthop)
-        .str("encoding", encoding)
-        .num("smtputf8", smtputf8)
-        .str("sender", sender)
-        .str("envelope_id", envelope_id)
-        .num("ret_flags", ret_flags)
-        .data("time", stats.to_bytes())
-        .str("log_client_name", log_client_name)
-        .str("log_client_address", log_client_address)
-        .str("log_client_port", log_client_port)
-        .str("log_protocol_name", log_protocol_name)
-        .str("log_helo_name", log_helo_name)
-        .str("sasl_method", sasl_method)
-        .str("sasl_username", sasl_username)
-        .str("sasl_sender", sasl_sender)
-        .str("log_ident", log_ident)
-        .str("rewrite_context", rewrite_context)
-        .num("recipient_count", static_cast<int64_t>(recipients.size()))
-        .end();
-    for (const auto& r : recipients) {
-        w.str("original_recipient", r.original_recipient)
-            .str("recipient", r.recipient)
-            .lnum("offset", r.offset)
-            .str("dsn_orig_rcpt", r.dsn_orig_rcpt)
-            .num("notify_flags", r.notify_flags)
-            .end();
-    }
+    w.reserve(1000);
+    encode_request_head(w, *this, static_cast<int64_t>(recipients.size()));
+    for (const auto& r : recipients)
+        encode_request_recipient(w, r.original_recipient, r.recipient, r.offset, r.dsn_orig_rcpt,
+                                 r.notify_flags);
     return w.take();
 }
 

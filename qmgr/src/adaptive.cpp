@@ -50,7 +50,7 @@ AdaptiveLimits::defer_log_class(const core::Entry& e, int64_t mark) const {
     for (const DeferRecord& rec : parse_defer_records(text)) {
         // Other deliveries of the message may have written in between.
         bool ours = std::any_of(e.rcpts.begin(), e.rcpts.end(),
-                                [&](const auto& r) { return r.offset == rec.offset; });
+                                [&](const auto& r) { return r.offset() == rec.offset; });
         if (!ours) continue;
         // The enum lists the classes from the most limiting down.
         ReplyClass c = classifier_.classify(rec.status, rec.reason);

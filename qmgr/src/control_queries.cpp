@@ -79,7 +79,7 @@ Json entry_state(const core::Entry& e, const char* state) {
     j["state"] = state;
     Json rcpts = Json::array();
     for (const auto& r : e.rcpts)
-        rcpts.push_back(r.address);
+        rcpts.push_back(r.address());
     j["recipients"] = std::move(rcpts);
     return j;
 }

@@ -1,32 +1,11 @@
 #include "delivery.hpp"
 
-#include "address.hpp"
+#include "delivery_request.hpp"
 #include "log.hpp"
 #include "message.hpp"
 #include "probes.hpp"
 
 namespace cqmgr::qmgr {
-
-namespace {
-// True for a non-empty, non-ASCII, well-formed UTF-8 string.
-bool needs_smtputf8(std::string_view s) {
-    bool ascii = true;
-    for (size_t i = 0; i < s.size();) {
-        unsigned char c = static_cast<unsigned char>(s[i]);
-        if (c < 0x80) {
-            ++i;
-            continue;
-        }
-        ascii = false;
-        size_t n = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-        if (n == 0 || i + n > s.size() || (n == 2 && c < 0xc2)) return false;
-        for (size_t k = 1; k < n; ++k)
-            if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return false;
-        i += n;
-    }
-    return !s.empty() && !ascii;
-}
-} // namespace
 
 Delivery::Delivery(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
                    core::Scheduler& sched, Counters& counters)
@@ -42,7 +21,7 @@ void Delivery::pump() {
         if (isolation_) isolation_->sweep(now_ms());
         if (limits_) limits_->refresh();
         while (core::Transport* t = sched_.select_transport()) {
-            log::debug("qmgr_transport_select: " + t->name);
+            if (log::verbose()) log::debug("qmgr_transport_select: " + t->name);
             // The connect is tried now: when it fails at once (no such
             // service, nobody listening), the transport is dead before the
             // loop picks it again, as in stock.
@@ -207,51 +186,8 @@ void Delivery::observe(const core::Entry& e, const protocol::DeliveryOutcome& ou
 }
 
 std::string Delivery::encoded_request_for(const core::Entry& e) const {
-    return request_for(e).encode();
-}
-
-protocol::DeliveryRequest Delivery::request_for(const core::Entry& e) const {
-    const auto& m = static_cast<const Message&>(*e.message);
-    const auto& env = m.env;
-    const core::Queue& q = *e.queue;
-    protocol::DeliveryRequest req;
-    req.flags = env.tflags | q.dflags |
-                (env.inspect ? protocol::del_flag::bounce : protocol::del_flag::deflt);
-    req.queue_id = m.id;
-    req.data_offset = env.data_offset;
-    req.data_size = env.cont_length;
-    req.nexthop = q.nexthop;
-    req.encoding = env.encoding;
-    req.smtputf8 = env.smtputf8;
-    // With VERP there is one recipient per request and the sender encodes it.
-    req.sender =
-        env.verp_delims && !e.rcpts.empty()
-            ? verp_sender(*env.sender, *env.verp_delims, e.rcpts[0].orig_rcpt, e.rcpts[0].address)
-            : *env.sender;
-    req.envelope_id = env.dsn_envid;
-    req.ret_flags = env.dsn_ret;
-    req.stats.incoming_arrival = {env.arrival_sec, env.arrival_usec};
-    req.stats.active_arrival = m.active_arrival;
-    req.log_client_name = env.client_name;
-    req.log_client_address = env.client_addr;
-    req.log_client_port = env.client_port;
-    req.log_protocol_name = env.client_proto;
-    req.log_helo_name = env.client_helo;
-    req.sasl_method = env.sasl_method;
-    req.sasl_username = env.sasl_username;
-    req.sasl_sender = env.sasl_sender;
-    req.log_ident = env.log_ident;
-    req.rewrite_context = env.rewrite_context;
-    for (const auto& r : e.rcpts) {
-        req.recipients.push_back({r.orig_rcpt, r.address, r.offset, r.dsn_orcpt, r.notify_flags});
-        // A UTF-8 recipient needs an SMTPUTF8-capable path (and so does the
-        // VERP sender that embeds it).
-        if (params_.smtputf8_enable && needs_smtputf8(r.address)) {
-            req.smtputf8 |= 8;
-            if (env.verp_delims) req.smtputf8 |= 4;
-        }
-    }
-    return req;
+    return encode_delivery_request(static_cast<const Message&>(*e.message), e,
+                                   params_.smtputf8_enable);
 }
 
 } // namespace cqmgr::qmgr

@@ -52,8 +52,6 @@ class Delivery {
     // (`busy_at_start` and `defer_mark` as for report()).
     awaitable<void> deliver(core::Entry* e, protocol::AgentSession& session, int busy_at_start,
                             int64_t defer_mark);
-    // Builds the request for entry `e`.
-    protocol::DeliveryRequest request_for(const core::Entry& e) const;
     // The request for entry `e`, encoded for the wire.  A plain function, so
     // that the request's strings never sit in run_connection's frame.
     std::string encoded_request_for(const core::Entry& e) const;

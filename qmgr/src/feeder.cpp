@@ -34,6 +34,7 @@ void Feeder::start() {
     leftovers_ = store_.leftovers();
     leftover_next_ = 0;
     scans_[incoming].request(scan_flag::start);
+    if (params_.cqmgr_deferred_due_index) scans_[deferred].watch_directories();
     request_deferred(scan_flag::start | scan_flag::full);
     arm_deferred_timer();
     wake();
@@ -126,67 +127,113 @@ void Feeder::feed() {
 }
 
 std::optional<std::string> Feeder::next_name(Scan& s) {
+    bool from_deferred = &s == &scans_[deferred];
+    if (from_deferred) pass_seen(s);
     unsigned ended = s.passes_ended();
-    unsigned pass = s.passes_begun();
     auto id = s.next();
-    if (&s == &scans_[deferred] && s.passes_ended() != ended) {
+    if (from_deferred && s.passes_ended() != ended) {
         ramp_.pass_done();
         backlog_.pass_done();
-        if (params_.cqmgr_deferred_due_index) due_.sweep(pass);
+        if (params_.cqmgr_deferred_due_index) {
+            due_.pass_ended(due_complete_);
+            log::debug("deferred queue scan: " + std::to_string(s.dirs_listed()) +
+                       " directories listed, " + std::to_string(s.dirs_unchanged()) +
+                       " unchanged; due index: " + std::to_string(due_.size()) + " files");
+        }
     }
+    if (from_deferred) pass_seen(s);
     return id;
+}
+
+void Feeder::pass_seen(const Scan& s) {
+    if (!params_.cqmgr_deferred_due_index || s.passes_begun() == due_pass_) return;
+    // A pass began (the one before ended, or was abandoned after a pause
+    // or for an A): what the one before noted joins the order.
+    due_pass_ = s.passes_begun();
+    due_complete_ = !s.partial();
+    due_.unpark();
 }
 
 bool Feeder::uses_due_index(const Scan& s) const {
     return params_.cqmgr_deferred_due_index && &s == &scans_[deferred] && s.running() &&
-           !(s.flags() & (scan_flag::full | scan_flag::all));
+           s.partial() && !(s.flags() & scan_flag::all);
+}
+
+std::optional<std::string> Feeder::next_deferred(Scan& s, int64_t& time, bool& more) {
+    // The files that are due by the index first, one per turn.
+    if (uses_due_index(s)) {
+        if (auto d = due_.take_due(clock_.now())) {
+            time = d->time;
+            return std::move(d->id);
+        }
+    }
+    time = 0;
+    auto id = next_name(s);
+    // Names in the directories that changed: those the index knows are its
+    // business (taken when due), and are passed over a batch at a time;
+    // what -v logs for a file not due is what a look would log.
+    for (int n = 0; id && uses_due_index(s); ++n) {
+        auto t = due_.known(*id);
+        if (!t) break;
+        if (log::verbose() && *t > clock_.now() + 1) {
+            log::debug("qmgr_active_feed: queue " + s.queue());
+            log::debug("qmgr_active_feed: " + store_.path(s.queue(), *id));
+            log::debug("qmgr_active_feed: skip " + *id + " (" + std::to_string(*t - clock_.now()) +
+                       " seconds)");
+        }
+        if (n + 1 == pass_over_batch) {
+            more = true; // the other scan's turn, then on with this one
+            return std::nullopt;
+        }
+        id = next_name(s);
+    }
+    return id;
 }
 
 bool Feeder::offer(Scan& s, bool& taken) {
     bool from_deferred = &s == &scans_[deferred];
-    auto id = next_name(s);
-    // Files the due index knows not to be due are passed over unseen, a
-    // batch at a time; what -v logs for each is what a look would log.
-    for (int n = 0; id && n < pass_over_batch && uses_due_index(s); ++n) {
-        int64_t mtime = 0;
-        if (!due_.not_due(*id, clock_.now(), s.passes_begun(), mtime)) break;
-        if (log::verbose()) {
-            log::debug("qmgr_active_feed: queue " + s.queue());
-            log::debug("qmgr_active_feed: " + store_.path(s.queue(), *id));
-            log::debug("qmgr_active_feed: skip " + *id + " (" +
-                       std::to_string(mtime - clock_.now()) + " seconds)");
-        }
-        id = next_name(s);
-    }
-    if (!id) return false;
-    if (hooks_.in_memory(*id)) return true;
-    if (from_deferred && ramp_.hold_unseen(*id)) return true;
-    log::debug("qmgr_active_feed: queue " + s.queue());
+    bool indexed = from_deferred && params_.cqmgr_deferred_due_index;
+    // What the index knows of the file's time (0: nothing), and whether a
+    // batch of names was passed over without one to offer.
+    int64_t known = 0;
+    bool more = false;
+    auto id = indexed ? next_deferred(s, known, more) : next_name(s);
+    if (!id) return more;
+    // A file that stays in deferred is noted (due_index.hpp).
+    auto stays = [&](int64_t time) {
+        if (indexed) due_.note(*id, time);
+        return true;
+    };
+    if (hooks_.in_memory(*id)) return stays(known);
+    if (from_deferred && ramp_.hold_unseen(*id)) return stays(known);
+    if (log::verbose()) log::debug("qmgr_active_feed: queue " + s.queue());
     auto ready = store_.check(s.queue(), *id);
     if (!ready.warning.empty()) log::warn(ready.warning);
-    bool indexed = from_deferred && params_.cqmgr_deferred_due_index;
     if (!ready.ready) {
-        if (indexed) due_.forget(*id);
-        return true;
+        // Missing: nothing to note.  Otherwise looked at again next pass.
+        if (ready.mode == 0 && ready.warning.empty()) return true;
+        return stays(0);
     }
-    log::debug("qmgr_active_feed: " + store_.path(s.queue(), *id));
+    if (log::verbose()) log::debug("qmgr_active_feed: " + store_.path(s.queue(), *id));
     // Files with a not-before time in the future cool down, unless A.
     if (!(s.flags() & scan_flag::all) && ready.mtime > clock_.now() + 1) {
-        log::debug("qmgr_active_feed: skip " + *id + " (" +
-                   std::to_string(ready.mtime - clock_.now()) + " seconds)");
-        if (indexed) due_.note(*id, ready.mtime, s.passes_begun());
-        return true;
+        if (log::verbose())
+            log::debug("qmgr_active_feed: skip " + *id + " (" +
+                       std::to_string(ready.mtime - clock_.now()) + " seconds)");
+        return stays(ready.mtime);
     }
-    if (indexed) due_.forget(*id);
-    // A due file whose destinations are all still dead may wait in place.
-    if (from_deferred && backlog_.postpone(*id, s.flags(), ready.mode)) return true;
+    // A due file whose destinations are all still dead may wait in place
+    // (with a new mtime, which the next pass looks at).
+    if (from_deferred && backlog_.postpone(*id, s.flags(), ready.mode)) return stays(0);
     // The recovery ramp may leave a due deferred file for a later pass.
-    if (from_deferred && !ramp_.admit(*id, s.flags(), ready.mode)) return true;
+    if (from_deferred && !ramp_.admit(*id, s.flags(), ready.mode)) return stays(ready.mtime);
     Taken t = take(*id, s.queue(), s.flags(), ready.mode);
     taken = t == Taken::yes;
     if (taken && from_deferred) ramp_.promoted(*id);
     // After a pause the file stays where it is; a later pass sees it again.
     if (t == Taken::pause) s.restart_later();
+    // Not taken: still there or gone; the next pass looks.
+    if (!taken) stays(0);
     return true;
 }
 
@@ -194,6 +241,9 @@ Feeder::Taken Feeder::take(const std::string& id, const std::string& queue, int 
                            mode_t mode) {
     Taken t = hooks_.take(id, queue, scan_flags, mode);
     if (t == Taken::yes) pause_seconds_ = 0;
+    // An entry left from an earlier file of the same name must not hold
+    // this message back once it is deferred (queue IDs come round again).
+    if (t == Taken::yes && params_.cqmgr_deferred_due_index) due_.forget(id);
     if (t == Taken::pause) pause();
     return t;
 }
@@ -219,7 +269,7 @@ bool Feeder::offer_leftover(bool& taken) {
             retry_.run("qmgr_move", [this, id] { return store_.recover(id, clock_.now()); });
         return true;
     }
-    log::debug("qmgr_active_feed: " + store_.path("active", id));
+    if (log::verbose()) log::debug("qmgr_active_feed: " + store_.path("active", id));
     Taken t = take(id, "active", scan_flag::start, ready.mode);
     taken = t == Taken::yes;
     // After a pause it is offered again (if it is still in active).

@@ -6,9 +6,9 @@
 // active queue has room.  After each pass cleanup's in-flow tokens are
 // topped up.  A file-system error while taking a file pauses the feed with
 // backoff instead of failing file after file.  With the due index
-// (cqmgr_deferred_due_index, due_index.hpp), the periodic passes of the
-// deferred scan pass over the files known not to be due without looking
-// at them.
+// (cqmgr_deferred_due_index, due_index.hpp), a periodic pass of the
+// deferred scan takes the files that are due from the index, and lists
+// only the hash directories that changed, for the names it does not know.
 #pragma once
 
 #include "clock.hpp"
@@ -92,9 +92,17 @@ class Feeder {
     // The next name of scan `s`; a pass of the deferred scan that ends here
     // is reported to the parts that follow them.
     std::optional<std::string> next_name(Scan& s);
-    // True when the running pass of the deferred scan passes over the files
-    // the due index knows not to be due.
+    // Notes, for the due index, a pass of the deferred scan that began
+    // since the last call.
+    void pass_seen(const Scan& s);
+    // True when the running pass of the deferred scan is a partial one
+    // that takes the due files from the due index.
     bool uses_due_index(const Scan& s) const;
+    // The next file of the deferred scan with the due index on: a due one
+    // from the index (`time`: its time there), else the next listed name
+    // the index does not know (`time` 0).  nullopt with `more` set when a
+    // batch of known names was passed over.
+    std::optional<std::string> next_deferred(Scan& s, int64_t& time, bool& more);
     // Offers the next name of scan `s` to the coordinator; false when the
     // scan had none.
     bool offer(Scan& s, bool& taken);
@@ -130,6 +138,8 @@ class Feeder {
     asio::steady_timer pause_timer_;
     asio::steady_timer deferred_timer_;
     DueIndex due_;
+    unsigned due_pass_ = 0;     // the deferred scan's pass pass_seen() saw last
+    bool due_complete_ = false; // whether that pass lists and looks at every file
     unsigned timer_passes_ = 0; // passes the queue_run_delay timer asked for
 };
 

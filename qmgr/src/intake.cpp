@@ -30,16 +30,19 @@ std::string lower(std::string_view s) {
 // Orders recipients by lower-cased domain, then by address, keeping the file
 // order of equal ones; each domain key is made once, not once per comparison.
 void sort_by_domain(std::vector<queuefile::Recipient>& rcpts) {
+    if (rcpts.size() < 2) return;
     std::vector<std::string> domain;
     domain.reserve(rcpts.size());
-    for (const auto& r : rcpts)
-        domain.push_back(lower(std::string_view(r.address).substr(r.address.rfind('@') + 1)));
+    for (const auto& r : rcpts) {
+        std::string_view a = r.address();
+        domain.push_back(lower(a.substr(a.rfind('@') + 1)));
+    }
     std::vector<size_t> order(rcpts.size());
     for (size_t i = 0; i < order.size(); ++i)
         order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
         if (int c = domain[a].compare(domain[b]); c != 0) return c < 0;
-        return rcpts[a].address < rcpts[b].address;
+        return rcpts[a].address() < rcpts[b].address();
     });
     std::vector<queuefile::Recipient> sorted;
     sorted.reserve(rcpts.size());
@@ -63,7 +66,7 @@ Intake::Claimed Intake::claim(const std::string& id, const std::string& queue, i
                               mode_t mode) {
     using Step = queuefile::ActiveQueue::Claim::Step;
     Claimed out;
-    log::debug("qmgr_message_alloc: active " + id);
+    if (log::verbose()) log::debug("qmgr_message_alloc: active " + id);
     auto c = store_.claim(queue, id);
     switch (c.step) {
     case Step::none:
@@ -158,7 +161,7 @@ core::Lane Intake::classify(const Message& m, int fd) const {
     // The first batch's recipient domains, each once.
     std::vector<std::string> domains;
     for (const auto& r : m.env.recipients) {
-        std::string d = lower(address_domain(r.address));
+        std::string d = lower(address_domain(r.address()));
         if (std::find(domains.begin(), domains.end(), d) == domains.end())
             domains.push_back(std::move(d));
     }
@@ -172,8 +175,9 @@ core::Lane Intake::classify(const Message& m, int fd) const {
 }
 
 bool Intake::read_batch(Message& m, int limit) {
-    log::debug("qmgr_message_realloc: active " + m.id + " offset " +
-               std::to_string(m.env.rcpt_offset) + " limit " + std::to_string(limit));
+    if (log::verbose())
+        log::debug("qmgr_message_realloc: active " + m.id + " offset " +
+                   std::to_string(m.env.rcpt_offset) + " limit " + std::to_string(limit));
     auto r = store_.read(m.id, m.env, limit);
     for (const auto& w : m.env.warnings)
         log::warn(m.id + ": " + w);
@@ -198,8 +202,9 @@ awaitable<void> Intake::assign(Message& m) {
         // Only the first recipient stays, redirected to the canonical form
         // of the redirect address; no more recipients are read.
         rcpts.resize(1);
-        rcpts[0].address =
+        std::string canonical =
             unquote_local(co_await resolver_.rewrite("local", quote_local(*env.redirect)));
+        rcpts[0].set_address(canonical);
         m.env.rcpt_offset = 0;
         m.env.rcpt_unread = 0;
     } else {
@@ -211,25 +216,25 @@ awaitable<void> Intake::assign(Message& m) {
     RouteContext context;
     context.force_expire = m.force_expire;
     context.ignore_defer_transports = (m.scan_flags & scan_flag::flush) || m.unthrottle;
+    // Where each recipient goes.  Only what assigning needs: a batch may
+    // hold 5,000 of these.
     struct Target {
-        Route route;
-        std::string queue;
+        std::string transport, nexthop, queue;
         queuefile::Recipient rcpt;
     };
     std::vector<Target> targets;
-    targets.reserve(rcpts.size());
     for (auto& rcpt : rcpts) {
         // No co_await inside a conditional expression: GCC 12 miscompiles
         // the temporaries of one (the daemon crashed on them).
         Route route;
         if (env.filter && !trace_only && !env.redirect) {
-            route = filter_route(*env.filter, rcpt.address, params_);
+            route = filter_route(*env.filter, rcpt.address(), params_);
         } else {
             protocol::ResolveReply reply =
-                co_await resolver_.resolve(request_class, *env.sender, rcpt.address);
-            route = resolved_route(reply);
+                co_await resolver_.resolve(request_class, *env.sender, std::string(rcpt.address()));
+            route = resolved_route(std::move(reply));
         }
-        rcpt.address = route.address;
+        rcpt.set_address(route.address);
         context.verify_over_limit = (env.tflags & protocol::del_flag::mta_vrfy) &&
                                     verify_probes_ > params_.address_verify_pending_request_limit;
         apply_overrides(route, context, params_);
@@ -239,29 +244,36 @@ awaitable<void> Intake::assign(Message& m) {
         }
         bool per_recipient = sched_.transport(route.transport).cfg.dest_recipient_limit == 1;
         std::string queue = queue_name(route, per_recipient, params_);
-        log::debug("qmgr_message_resolve: " + m.id + ": " + rcpt.address + " -> transport " +
-                   route.transport + " queue " + queue + " nexthop " + route.nexthop);
-        targets.push_back({std::move(route), std::move(queue), std::move(rcpt)});
+        if (log::verbose())
+            log::debug("qmgr_message_resolve: " + m.id + ": " + std::string(rcpt.address()) +
+                       " -> transport " + route.transport + " queue " + queue + " nexthop " +
+                       route.nexthop);
+        // Reserved only now: a message waiting for its first answer from
+        // the resolver, behind others, holds no room for its routes.
+        if (targets.empty()) targets.reserve(rcpts.size());
+        targets.push_back({std::move(route.transport), std::move(route.nexthop), std::move(queue),
+                           std::move(rcpt)});
     }
     // Assign the whole batch at once, against the scheduler's state now.
     admit(m);
     sched_.set_time(clock_.now());
     for (auto& tg : targets) {
-        core::Transport& t = sched_.transport(tg.route.transport);
+        core::Transport& t = sched_.transport(tg.transport);
         if (params_.cqmgr_recovery_rate > 0 || params_.cqmgr_dead_backlog)
-            m.add_destination(t.name + ":" + tg.route.nexthop);
+            m.add_destination(t.name + ":" + tg.nexthop);
         core::Dsn why;
-        if (core::Queue* q = sched_.route(t, tg.queue, tg.route.nexthop, why, m.unthrottle)) {
-            if (q->transport != &t)
-                log::debug("qmgr_message_resolve: " + m.id + ": " + tg.rcpt.address + " -> " +
-                           q->transport->name + " queue " + q->name + " (" + t.name + "/" +
+        if (core::Queue* q = sched_.route(t, tg.queue, tg.nexthop, why, m.unthrottle)) {
+            if (q->transport != &t && log::verbose())
+                log::debug("qmgr_message_resolve: " + m.id + ": " + std::string(tg.rcpt.address()) +
+                           " -> " + q->transport->name + " queue " + q->name + " (" + t.name + "/" +
                            tg.queue + " is dead)");
-            CQMGR_PROBE_RECIPIENT_ASSIGN(m.id.c_str(), tg.rcpt.address.c_str(),
+            CQMGR_PROBE_RECIPIENT_ASSIGN(m.id.c_str(), tg.rcpt.address_c_str(),
                                          q->transport->name.c_str(), q->name.c_str());
             sched_.assign(m, *q, std::move(tg.rcpt));
         } else {
-            log::debug("qmgr_message_resolve: " + m.id + ": " + tg.rcpt.address +
-                       " deferred in place: " + why.status + " " + why.reason);
+            if (log::verbose())
+                log::debug("qmgr_message_resolve: " + m.id + ": " + std::string(tg.rcpt.address()) +
+                           " deferred in place: " + why.status + " " + why.reason);
             defer_(m, {tg.rcpt}, why); // retry is dead as well
         }
     }
@@ -272,7 +284,7 @@ void Intake::discard_double_bounce(Message& m, const queuefile::Recipient& r) co
                            params_.info_log_address_format == "internal"},
                           r, m.env, m.active_arrival, clock_.precise()));
     // Mark the recipient done in the queue file, as stock does.
-    if (auto e = store_.mark_done(m.id, r.offset)) {
+    if (auto e = store_.mark_done(m.id, r.offset())) {
         log::warn(m.id + ": " + e->text);
         m.flags |= 1; // keep the message rather than lose track
     }

@@ -29,31 +29,51 @@ int facility_code(const std::string& name) {
     return LOG_MAIL;
 }
 
-// Sends one message; `severity` is "" for info, else "warning" etc.
-void emit(int priority, std::string_view severity, std::string_view text) {
-    std::string body;
-    if (!severity.empty()) {
-        body += severity;
-        body += ": ";
-    }
-    body.append(text.substr(0, 2000));
-    if (g_opt.to_stderr) std::fprintf(stderr, "%s: %s\n", g_opt.tag.c_str(), body.c_str());
-    if (g_fd >= 0) {
-        char stamp[64];
-        time_t now = ::time(nullptr);
+// The "Mon DD HH:MM:SS " prefix of a line sent at `now`, formatted once a
+// second: the lines of one second share it, and localtime_r takes a lock.
+std::string_view stamp_for(time_t now) {
+    thread_local time_t formatted = -1;
+    thread_local char stamp[64];
+    thread_local size_t len = 0;
+    if (now != formatted) {
         struct tm tm;
         ::localtime_r(&now, &tm);
-        ::strftime(stamp, sizeof stamp, "%b %d %H:%M:%S ", &tm);
+        len = ::strftime(stamp, sizeof stamp, "%b %d %H:%M:%S ", &tm);
+        formatted = now;
+    }
+    return {stamp, len};
+}
+
+// Sends one message; `severity` is "" for info, else "warning" etc.  The
+// line is built in one buffer per thread, kept between calls: one copy of the text,
+// no allocation once the buffer has grown to the longest line.
+void emit(int priority, std::string_view severity, std::string_view text) {
+    thread_local std::string line;
+    text = text.substr(0, 2000);
+    line.clear();
+    if (g_fd >= 0) {
         // The process never forks, so its pid is asked for once.
         static const std::string pid = std::to_string(::getpid());
-        std::string line = stamp + g_opt.hostname + " " + g_opt.tag + "[" + pid + "]: " + body;
-        if (::send(g_fd, line.data(), line.size(), 0) >= 0) return;
+        line.append(stamp_for(::time(nullptr)))
+            .append(g_opt.hostname)
+            .append(" ")
+            .append(g_opt.tag)
+            .append("[")
+            .append(pid)
+            .append("]: ");
     }
+    const size_t body_at = line.size();
+    if (!severity.empty()) line.append(severity).append(": ");
+    line.append(text);
+    // The body alone: what syslog and standard error get.
+    const char* body = line.c_str() + body_at;
+    if (g_opt.to_stderr) std::fprintf(stderr, "%s: %s\n", g_opt.tag.c_str(), body);
+    if (g_fd >= 0 && ::send(g_fd, line.data(), line.size(), 0) >= 0) return;
     if (g_syslog) {
-        ::syslog(priority, "%s", body.c_str());
+        ::syslog(priority, "%s", body);
         return;
     }
-    std::fprintf(stderr, "%s[%d]: %s\n", g_opt.tag.c_str(), ::getpid(), body.c_str());
+    std::fprintf(stderr, "%s[%d]: %s\n", g_opt.tag.c_str(), ::getpid(), body);
 }
 } // namespace
 

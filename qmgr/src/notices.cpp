@@ -28,8 +28,9 @@ awaitable<int> send_deferral(std::string service, std::string queue_id, int tfla
     dsn.reason = std::move(reason);
     auto req = protocol::defer_append_request(
         tflags, std::move(queue_id),
-        protocol::RequestRecipient{rcpt.orig_rcpt, rcpt.address, rcpt.offset, rcpt.dsn_orcpt,
-                                   rcpt.notify_flags},
+        protocol::RequestRecipient{std::string(rcpt.orig_rcpt()), std::string(rcpt.address()),
+                                   rcpt.offset(), std::string(rcpt.dsn_orcpt()),
+                                   rcpt.notify_flags()},
         dsn);
     auto r = co_await protocol::status_append("private/" + service, std::move(req),
                                               protocol::CommandTimeouts::ipc(ipc_timeout));

@@ -95,8 +95,7 @@ void QueueManager::start() {
             std::optional<AdaptiveLimits::Cause> cause;
             if (auto cls = reply_class_from_name(reply.cls))
                 cause = AdaptiveLimits::Cause{*cls, reply.status, reply.text, learned_at};
-            return adaptive_->restore(target, limit, learned_at, clock_.now_ms(),
-                                      std::move(cause));
+            return adaptive_->restore(target, limit, learned_at, clock_.now_ms(), std::move(cause));
         };
     for (const core::Queue* q : dest_state_.restore(sched_, learned)) {
         dead_queues_.insert(q);
@@ -182,7 +181,7 @@ void QueueManager::message_done(core::Message& cm) {
 void QueueManager::maybe_finish(Message& m) {
     if (!m.may_finish()) return;
     m.phase = Message::Phase::finishing;
-    log::debug("qmgr_active_done: " + m.id);
+    if (log::verbose()) log::debug("qmgr_active_done: " + m.id);
     // Forgetting the message waits for the next turn either way: we may be
     // inside a scheduler callback that still uses it.
     if (end_.finish_now(m))

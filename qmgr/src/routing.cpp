@@ -47,8 +47,9 @@ Route filter_route(std::string_view filter, std::string_view rcpt, const conf::Q
     return r;
 }
 
-Route resolved_route(const protocol::ResolveReply& reply) {
-    Route r{reply.transport, reply.nexthop, reply.recipient, reply.flags};
+Route resolved_route(protocol::ResolveReply reply) {
+    Route r{std::move(reply.transport), std::move(reply.nexthop), std::move(reply.recipient),
+            reply.flags};
     if (reply.is_fail())
         redirect(r, "retry", "4.3.0 address resolver failure");
     else if (reply.is_error())

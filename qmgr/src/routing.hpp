@@ -37,8 +37,8 @@ struct RouteContext {
 Route filter_route(std::string_view filter, std::string_view rcpt, const conf::QmgrParams& p);
 
 // The route the resolver's answer gives: a lookup failure goes to retry,
-// bad syntax to error.
-Route resolved_route(const protocol::ResolveReply& reply);
+// bad syntax to error.  Takes the reply's strings.
+Route resolved_route(protocol::ResolveReply reply);
 
 // Applies qmgr's overrides to `r`, in stock's order.
 void apply_overrides(Route& r, const RouteContext& c, const conf::QmgrParams& p);

@@ -7,6 +7,9 @@ namespace cqmgr::qmgr {
 
 void Scan::request(int flags) {
     if (running_) flags_ |= flags & (scan_flag::all | scan_flag::flush);
+    // A partial pass does not see every name: what A asks for ("every file
+    // now, whatever its time") needs a complete one.
+    if (running_ && partial_ && (flags & scan_flag::all)) restart_later();
     nflags_ |= flags;
     if (!running_ && (flags & scan_flag::start)) {
         nflags_ &= ~scan_flag::start;
@@ -43,7 +46,10 @@ void Scan::begin() {
     running_ = true;
     ++passes_begun_;
     CQMGR_PROBE_SCAN_START(queue_.c_str());
-    scanner_.start(queue_);
+    partial_ = watch_ && !(flags_ & (scan_flag::full | scan_flag::all));
+    using Listing = queuefile::QueueScanner::Listing;
+    scanner_.start(queue_, watch_ ? &stamps_ : nullptr,
+                   partial_ ? Listing::changed : Listing::every);
 }
 
 } // namespace cqmgr::qmgr

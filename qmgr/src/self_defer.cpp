@@ -14,10 +14,19 @@ SelfDefer::SelfDefer(asio::io_context& io, const conf::QmgrParams& params, const
 void SelfDefer::defer(Message& m, const std::vector<queuefile::Recipient>& rcpts,
                       const core::Dsn& dsn) {
     m.flags |= 1;
-    for (const auto& r : rcpts) {
-        m.io_pending++;
-        asio::co_spawn(io_, append(&m, r, dsn), asio::detached);
-    }
+    if (rcpts.empty()) return;
+    // One record at a time, in the batch's order, as stock writes them: a
+    // batch of thousands of recipients must not open thousands of
+    // connections to the defer service at once.  Every record is counted
+    // now, so the message cannot end before the last one is written.
+    m.io_pending += static_cast<int>(rcpts.size());
+    asio::co_spawn(io_, append_all(&m, rcpts, dsn), asio::detached);
+}
+
+awaitable<void> SelfDefer::append_all(Message* m, std::vector<queuefile::Recipient> rcpts,
+                                      core::Dsn dsn) {
+    for (auto& r : rcpts)
+        co_await append(m, std::move(r), dsn);
 }
 
 awaitable<void> SelfDefer::append(Message* m, queuefile::Recipient r, core::Dsn dsn) {
@@ -30,8 +39,8 @@ awaitable<void> SelfDefer::append(Message* m, queuefile::Recipient r, core::Dsn 
     log::info(status_line(
         {m->id, dsn.status, "deferred", dsn.reason, params_.info_log_address_format == "internal"},
         r, m->env, m->active_arrival, clock_.precise()));
-    co_await flush_add_deferred(flush_domains_, params_.flush_service_name, m->id, r.address,
-                                ipc_timeout());
+    co_await flush_add_deferred(flush_domains_, params_.flush_service_name, m->id,
+                                std::string(r.address()), ipc_timeout());
     m->io_pending--;
     written_(*m);
 }

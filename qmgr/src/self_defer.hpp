@@ -32,6 +32,8 @@ class SelfDefer {
         return std::chrono::seconds(params_.qmgr_ipc_timeout);
     }
     awaitable<void> append(Message* m, queuefile::Recipient r, core::Dsn dsn);
+    // Appends the records of `rcpts` one after another.
+    awaitable<void> append_all(Message* m, std::vector<queuefile::Recipient> rcpts, core::Dsn dsn);
 
     asio::io_context& io_;
     const conf::QmgrParams& params_;

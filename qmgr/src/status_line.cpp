@@ -43,12 +43,12 @@ std::string status_line(const StatusLine& s, const queuefile::Recipient& r,
                         const queuefile::Envelope& env, const protocol::TimeVal& active,
                         const protocol::TimeVal& now) {
     std::string line(s.queue_id);
-    line += ": to=<" + log_address(r.address, s.internal_form) + ">";
+    std::string_view address = r.address(), orig = r.orig_rcpt();
+    line += ": to=<" + log_address(address, s.internal_form) + ">";
     // The original recipient is shown only where it differs (in any case).
-    bool same = r.orig_rcpt.size() == r.address.size() &&
-                ::strncasecmp(r.orig_rcpt.data(), r.address.data(), r.address.size()) == 0;
-    if (!r.orig_rcpt.empty() && !same)
-        line += ", orig_to=<" + log_address(r.orig_rcpt, s.internal_form) + ">";
+    bool same = orig.size() == address.size() &&
+                ::strncasecmp(orig.data(), address.data(), address.size()) == 0;
+    if (!orig.empty() && !same) line += ", orig_to=<" + log_address(orig, s.internal_form) + ">";
     line += ", relay=none, " + delay_text({env.arrival_sec, env.arrival_usec}, active, now);
     line += ", dsn=" + std::string(s.dsn) + ", status=" + std::string(s.status) + " (" +
             std::string(s.text) + ")";

@@ -22,13 +22,13 @@ struct StoreRetry::Attempt {
 StoreRetry::StoreRetry(asio::io_context& io, const WallClock& clock, WarningLimiter& limiter)
     : io_(io), clock_(clock), limiter_(limiter) {}
 
-void StoreRetry::run(const std::string& kind, Op op) {
+void StoreRetry::run(std::string_view kind, Op op) {
     run(kind, std::move(op), [](const queuefile::StoreResult& r) {
         if (r) log::warn(r->text);
     });
 }
 
-void StoreRetry::run(const std::string& kind, Op op, Done done) {
+void StoreRetry::run(std::string_view kind, Op op, Done done) {
     queuefile::StoreResult r = op();
     if (!r || r->gone()) {
         done(r);
@@ -36,7 +36,7 @@ void StoreRetry::run(const std::string& kind, Op op, Done done) {
     }
     report(kind, *r);
     auto a = std::make_shared<Attempt>(
-        Attempt{kind, std::move(op), std::move(done), asio::steady_timer(io_), first_delay});
+        Attempt{std::string(kind), std::move(op), std::move(done), asio::steady_timer(io_), first_delay});
     ++pending_;
     schedule(std::move(a));
 }
@@ -57,8 +57,8 @@ void StoreRetry::schedule(std::shared_ptr<Attempt> a) {
     });
 }
 
-void StoreRetry::report(const std::string& kind, const queuefile::StoreError& e) {
-    if (auto text = limiter_.filter(kind + "/" + std::to_string(e.sys_errno), e.text, clock_.now()))
+void StoreRetry::report(std::string_view kind, const queuefile::StoreError& e) {
+    if (auto text = limiter_.filter(std::string(kind) + "/" + std::to_string(e.sys_errno), e.text, clock_.now()))
         log::warn(*text);
 }
 

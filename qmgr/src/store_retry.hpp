@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace cqmgr::qmgr {
 
@@ -27,14 +28,14 @@ class StoreRetry {
     // being gone, again after 1, 2, 4, ... up to 60 seconds.  Each failure is
     // a warning, rate-limited per `kind`; `done` gets the last result (empty,
     // or the file is gone).
-    void run(const std::string& kind, Op op, Done done);
+    void run(std::string_view kind, Op op, Done done);
     // The same, where the last result only matters as a warning: the file
     // gone meanwhile is logged with the error's text.
-    void run(const std::string& kind, Op op);
+    void run(std::string_view kind, Op op);
     // Operations waiting for their next try.
     int pending() const { return pending_; }
     // Logs a failure of kind `kind` through the rate limiter.
-    void report(const std::string& kind, const queuefile::StoreError& e);
+    void report(std::string_view kind, const queuefile::StoreError& e);
 
   private:
     struct Attempt;

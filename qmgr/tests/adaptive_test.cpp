@@ -53,8 +53,7 @@ struct Adaptive : ::testing::Test {
         sched->message_add(*m);
         core::Transport& t = sched->transport(transport);
         for (int i = 0; i < n; ++i) {
-            auto r = core::test::rcpt("r" + std::to_string(i) + "@d.example");
-            r.offset = 100 * (i + 1);
+            auto r = core::test::rcpt("r" + std::to_string(i) + "@d.example", 100 * (i + 1));
             sched->assign(*m, sched->queue_for(t, "d.example", "d.example"), r);
         }
         sched->batch_done(*m, false, 0);
@@ -130,7 +129,7 @@ TEST_F(Adaptive, RecipientDeferralsTeachThroughTheDeferLog) {
                  "host mx[192.0.2.1] said: 450 4.7.1 Error: too much mail from 192.0.2.9 (in "
                  "reply to MAIL FROM command)");
     core::DeliveryResult r{core::DeliveryResult::Kind::replied, -1, {}};
-    ASSERT_EQ(busy[0]->rcpts[0].offset, 100);
+    ASSERT_EQ(busy[0]->rcpts[0].offset(), 100);
     adaptive->delivered(*busy[0], 2, r, 2'000'000, mark);
     EXPECT_EQ(q.learned.rate_delay, 2); // one delivery in a second, less 10 %
     EXPECT_EQ(q.learned.concurrency, 0);

@@ -88,8 +88,7 @@ struct Control : ::testing::Test {
         sched->message_add(*m);
         core::Transport& t = sched->transport(transport);
         for (int i = 0; i < n; ++i) {
-            core::Recipient r;
-            r.address = "r" + std::to_string(i) + "@" + queue;
+            core::Recipient r(0, "r" + std::to_string(i) + "@" + queue, "", "", 0);
             sched->assign(*m, sched->queue_for(t, queue, queue), r);
         }
         sched->batch_done(*m, false, 0);

@@ -93,6 +93,25 @@ TEST(Scan, RestartLaterKeepsTheFlagsForTheNextPass) {
     EXPECT_EQ(s.flags(), scan_flag::all);
 }
 
+TEST(Scan, WatchedPassesArePartialUnlessFullOrA) {
+    ScratchQueue q;
+    Scan s("incoming");
+    s.watch_directories();
+    s.request(scan_flag::start | scan_flag::full);
+    EXPECT_FALSE(s.partial());
+    EXPECT_EQ(count_pass(s), 2);
+    s.request(scan_flag::start);
+    EXPECT_TRUE(s.partial());
+    // An A during a partial pass restarts it as a complete one at once.
+    s.request(scan_flag::all);
+    EXPECT_FALSE(s.running());
+    ASSERT_TRUE(s.next());
+    EXPECT_FALSE(s.partial());
+    EXPECT_EQ(s.flags(), scan_flag::all);
+    EXPECT_EQ(s.passes_begun(), 3u);
+    EXPECT_EQ(s.passes_ended(), 1u);
+}
+
 TEST(FlowTokens, NoFlowControlWithoutInFlowDelay) {
     EXPECT_EQ(flow_token_change(0, 0, 100, true, false), 0);
     EXPECT_EQ(flow_token_change(0, 0, 100, false, false), 0);

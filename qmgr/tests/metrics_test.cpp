@@ -294,11 +294,7 @@ TEST(Metrics, SnapshotOfTheScheduler) {
     core::Transport& smtp = sched.transport("smtp");
     core::Queue& a = sched.queue_for(smtp, "a.example", "a.example");
     core::Queue& b = sched.queue_for(smtp, "b.example", "b.example");
-    auto rcpt = [](const char* address) {
-        core::Recipient r;
-        r.address = address;
-        return r;
-    };
+    auto rcpt = [](const char* address) { return core::Recipient(0, address, "", "", 0); };
     for (const char* r : {"x@a.example", "y@a.example", "z@a.example"})
         sched.assign(m, a, rcpt(r));
     sched.assign(m, b, rcpt("x@b.example"));

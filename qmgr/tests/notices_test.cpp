@@ -58,8 +58,7 @@ std::chrono::steady_clock::duration run(std::function<awaitable<void>()> f) {
 TEST(Notices, DeferralAppendGivesUpAfterQmgrIpcTimeout) {
     SilentServices s({"private/defer"});
     int status = 0;
-    queuefile::Recipient r;
-    r.address = "u@example.com";
+    queuefile::Recipient r(0, "u@example.com", "", "", 0);
     auto took = run([&]() -> awaitable<void> {
         status = co_await qmgr::send_deferral("defer", "ABC", 0, r, "4.0.0", "why", 1s);
     });

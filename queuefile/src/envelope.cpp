@@ -153,8 +153,6 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
 
     if (limit < 1) limit = 1;
     env.recipients.clear();
-    // One allocation for a typical batch; bigger limits grow as needed.
-    env.recipients.reserve(static_cast<size_t>(std::min(limit, 8192)));
     r.pointers.restore(env.pointer_last_target, env.pointer_reverse_jumps);
     if (save_offset != 0) {
         in.seek(static_cast<off_t>(env.rcpt_offset));
@@ -242,10 +240,15 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
 
         if (type == rec::rcpt) {
             if (env.rcpt_offset == 0) {
+                // One allocation for a typical batch, sized by the SIZE
+                // record's count (read by now), not by the limit: a
+                // one-recipient message does not take room for 5,000.
+                if (env.recipients.empty())
+                    env.recipients.reserve(
+                        static_cast<size_t>(std::clamp(env.rcpt_unread, 1, std::min(limit, 8192))));
                 env.rcpt_unread--;
-                env.recipients.push_back(Recipient{curr, std::string(start),
-                                                   orig_rcpt.value_or(""),
-                                                   dsn_orcpt.value_or(""), notify});
+                env.recipients.push_back(
+                    Recipient{curr, start, orig_rcpt.value_or(""), dsn_orcpt.value_or(""), notify});
                 orig_rcpt.reset();
                 dsn_orcpt.reset();
                 notify = 0;

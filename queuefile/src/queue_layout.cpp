@@ -57,8 +57,14 @@ QueueLayout::QueueLayout(const std::vector<std::string>& names, int depth)
 }
 
 bool QueueLayout::hashed(std::string_view queue) const {
-    auto q = lower(queue);
-    return std::find(hashed_.begin(), hashed_.end(), q) != hashed_.end();
+    // Asked for every path: compared without a lower-cased copy.
+    auto same = [queue](const std::string& h) {
+        return h.size() == queue.size() &&
+               std::equal(h.begin(), h.end(), queue.begin(), [](char a, char b) {
+                   return a == static_cast<char>(std::tolower(static_cast<unsigned char>(b)));
+               });
+    };
+    return std::find_if(hashed_.begin(), hashed_.end(), same) != hashed_.end();
 }
 
 std::string QueueLayout::path(std::string_view queue, std::string_view id) const {

@@ -44,7 +44,7 @@ TEST(EnvelopeRules, PayloadsEndAtTheFirstNul) {
     auto r = read_all(b.build());
     ASSERT_TRUE(r.result.ok) << r.result.error;
     ASSERT_EQ(r.rcpts.size(), 1u);
-    EXPECT_EQ(r.rcpts[0].address, "a@x");
+    EXPECT_EQ(r.rcpts[0].address(), "a@x");
 }
 
 TEST(EnvelopeRules, AttributeSplitLikeSplitNameval) {
@@ -81,13 +81,13 @@ TEST(EnvelopeRules, DsnAttributesAttachToTheNextRecipient) {
     EXPECT_EQ(r.env.dsn_envid, "ENV1");
     EXPECT_EQ(r.env.dsn_ret, 2);
     ASSERT_EQ(r.rcpts.size(), 3u);
-    EXPECT_EQ(r.rcpts[0].notify_flags, 14);
-    EXPECT_EQ(r.rcpts[0].dsn_orcpt, "rfc822;o@x");
-    EXPECT_EQ(r.rcpts[0].orig_rcpt, "o@x");
-    EXPECT_EQ(r.rcpts[1].notify_flags, 1);
-    EXPECT_EQ(r.rcpts[1].dsn_orcpt, "x;y");
-    EXPECT_EQ(r.rcpts[1].orig_rcpt, "");
-    EXPECT_EQ(r.rcpts[2].notify_flags, 0);
+    EXPECT_EQ(r.rcpts[0].notify_flags(), 14);
+    EXPECT_EQ(r.rcpts[0].dsn_orcpt(), "rfc822;o@x");
+    EXPECT_EQ(r.rcpts[0].orig_rcpt(), "o@x");
+    EXPECT_EQ(r.rcpts[1].notify_flags(), 1);
+    EXPECT_EQ(r.rcpts[1].dsn_orcpt(), "x;y");
+    EXPECT_EQ(r.rcpts[1].orig_rcpt(), "");
+    EXPECT_EQ(r.rcpts[2].notify_flags(), 0);
     EXPECT_TRUE(r.env.warnings.empty());
 }
 
@@ -104,7 +104,7 @@ TEST(EnvelopeRules, MalformedDsnValuesAreWarnings) {
     EXPECT_TRUE(has_warning(r.env, "ignoring malformed DSN notify flags <16>"));
     EXPECT_TRUE(has_warning(r.env, "ignoring out-of-order original recipient <first>"));
     EXPECT_TRUE(has_warning(r.env, "ignoring out-of-order original recipient <dangling>"));
-    EXPECT_EQ(r.rcpts[0].orig_rcpt, "second");
+    EXPECT_EQ(r.rcpts[0].orig_rcpt(), "second");
 }
 
 TEST(EnvelopeRules, DoneAndCanceledDropPendingRecords) {
@@ -115,7 +115,7 @@ TEST(EnvelopeRules, DoneAndCanceledDropPendingRecords) {
     auto r = read_all(b.build());
     ASSERT_TRUE(r.result.ok) << r.result.error;
     ASSERT_EQ(r.rcpts.size(), 1u);
-    EXPECT_EQ(r.rcpts[0].orig_rcpt, "");
+    EXPECT_EQ(r.rcpts[0].orig_rcpt(), "");
     EXPECT_TRUE(r.env.warnings.empty());
 }
 
@@ -207,11 +207,13 @@ TEST(EnvelopeRules, ExtractedSegmentRecipientsAndPureRecipientFastPath) {
     EXPECT_EQ(env.filter.value_or(""), "filter:x");
     EXPECT_TRUE(env.seen_all_non_rcpt);
     std::vector<std::string> all;
-    for (auto& x : env.recipients) all.push_back(x.address);
+    for (auto& x : env.recipients)
+        all.push_back(std::string(x.address()));
     while (env.rcpt_offset) {
         r = read_envelope(fd, env, 2);
         ASSERT_TRUE(r.ok) << r.error;
-        for (auto& x : env.recipients) all.push_back(x.address);
+        for (auto& x : env.recipients)
+            all.push_back(std::string(x.address()));
     }
     EXPECT_EQ(all, (std::vector<std::string>{"e0", "e1", "e2", "e3", "e4", "x0", "x1"}));
     EXPECT_TRUE(env.warnings.empty());
@@ -310,7 +312,7 @@ TEST(EnvelopeRules, OneFieldSizeRecordScansForTheContent) {
     EXPECT_EQ(r.env.data_offset, m_at + 17);
     EXPECT_EQ(r.env.data_size, static_cast<int64_t>(content.size()));
     ASSERT_EQ(r.rcpts.size(), 2u);
-    EXPECT_EQ(r.rcpts[1].address, "c");
+    EXPECT_EQ(r.rcpts[1].address(), "c");
     EXPECT_TRUE(r.env.warnings.empty());
 
     // A modern file with a one-field SIZE record cannot be scanned.
@@ -360,11 +362,11 @@ TEST(EnvelopeRules, RecipientsBehindPointersHaveHeapOffsets) {
     auto r = read_all(b.build());
     ASSERT_TRUE(r.result.ok) << r.result.error;
     ASSERT_EQ(r.rcpts.size(), 2u);
-    EXPECT_EQ(r.rcpts[0].address, "h@x");
-    EXPECT_EQ(r.rcpts[0].orig_rcpt, "h@x");
-    EXPECT_EQ(r.rcpts[0].offset, heap + 5);
-    EXPECT_EQ(r.rcpts[1].address, "after");
-    EXPECT_EQ(r.rcpts[1].offset, p_at + 17);
+    EXPECT_EQ(r.rcpts[0].address(), "h@x");
+    EXPECT_EQ(r.rcpts[0].orig_rcpt(), "h@x");
+    EXPECT_EQ(r.rcpts[0].offset(), heap + 5);
+    EXPECT_EQ(r.rcpts[1].address(), "after");
+    EXPECT_EQ(r.rcpts[1].offset(), p_at + 17);
 }
 
 TEST(EnvelopeRules, DamagedRecordsGiveStockWarnings) {

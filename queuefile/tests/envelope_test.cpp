@@ -77,11 +77,11 @@ TEST(Envelope, ReadsStockDeliverOkFile) {
     EXPECT_EQ(env.encoding, "");
     ASSERT_EQ(env.recipients.size(), 2u);
     // Offsets as stock qmgr sent them in the delivery request.
-    EXPECT_EQ(env.recipients[0].offset, 245);
-    EXPECT_EQ(env.recipients[0].address, "bob@dest.example");
-    EXPECT_EQ(env.recipients[0].orig_rcpt, "bob@dest.example");
-    EXPECT_EQ(env.recipients[0].dsn_orcpt, "rfc822;bob@dest.example");
-    EXPECT_EQ(env.recipients[1].offset, 324);
+    EXPECT_EQ(env.recipients[0].offset(), 245);
+    EXPECT_EQ(env.recipients[0].address(), "bob@dest.example");
+    EXPECT_EQ(env.recipients[0].orig_rcpt(), "bob@dest.example");
+    EXPECT_EQ(env.recipients[0].dsn_orcpt(), "rfc822;bob@dest.example");
+    EXPECT_EQ(env.recipients[1].offset(), 324);
     EXPECT_EQ(env.rcpt_offset, 0);
     EXPECT_EQ(env.rcpt_unread, 0);
     EXPECT_TRUE(env.warnings.empty());
@@ -107,11 +107,13 @@ TEST(Envelope, ReadsRecipientsInBatches) {
     ASSERT_TRUE(r.ok) << r.error;
     EXPECT_EQ(env.recipients.size(), 10u);
     EXPECT_NE(env.rcpt_offset, 0);
-    for (auto& x : env.recipients) all.push_back(x.address);
+    for (auto& x : env.recipients)
+        all.push_back(std::string(x.address()));
     while (env.rcpt_offset) {
         r = read_envelope(fd, env, 10);
         ASSERT_TRUE(r.ok) << r.error;
-        for (auto& x : env.recipients) all.push_back(x.address);
+        for (auto& x : env.recipients)
+            all.push_back(std::string(x.address()));
     }
     ASSERT_EQ(all.size(), 25u);
     for (int i = 0; i < 25; ++i) EXPECT_EQ(all[i], "r" + std::to_string(i) + "@y");
@@ -164,7 +166,7 @@ TEST(Envelope, DoneRecipientsAreSkipped) {
     auto r = read_envelope(fd, env, 10);
     ASSERT_TRUE(r.ok) << r.error;
     ASSERT_EQ(env.recipients.size(), 2u);
-    EXPECT_EQ(env.recipients[1].address, "r2@y");
+    EXPECT_EQ(env.recipients[1].address(), "r2@y");
     ::close(fd);
 }
 
@@ -195,6 +197,6 @@ TEST(Envelope, FollowsPointerRecords) {
     ASSERT_TRUE(res.ok) << res.error;
     EXPECT_EQ(*env.sender, "heap@sender");
     ASSERT_EQ(env.recipients.size(), 1u);
-    EXPECT_EQ(env.recipients[0].offset, r_off);
+    EXPECT_EQ(env.recipients[0].offset(), r_off);
     ::close(fd);
 }

@@ -113,7 +113,7 @@ TEST(GoldenFacts, WhatTheFixturesShow) {
     EXPECT_EQ(dsn.dsn_ret, 2);
     EXPECT_EQ(dsn.rflags, 0x1c); // NOTIFY success|failure|delay << 1
     ASSERT_EQ(dsn.recipients.size(), 2u);
-    EXPECT_EQ(dsn.recipients[0].notify_flags, 14);
+    EXPECT_EQ(dsn.recipients[0].notify_flags(), 14);
     EXPECT_EQ(read("verp").verp_delims.value_or(""), "+=");
     EXPECT_EQ(read("8bit").encoding, "8bit");
     EXPECT_EQ(read("smtputf8").smtputf8 & 6, 6); // header and sender autodetected
@@ -127,7 +127,7 @@ TEST(GoldenFacts, WhatTheFixturesShow) {
     auto milter = read("milter");
     EXPECT_EQ(milter.sender.value_or(""), "milter-sender@test.example");
     ASSERT_EQ(milter.recipients.size(), 3u); // del@ canceled, milter-added@ appended
-    EXPECT_EQ(milter.recipients[2].address, "milter-added@test.example");
-    EXPECT_GT(milter.recipients[2].offset, milter.data_offset + milter.data_size); // in the heap
+    EXPECT_EQ(milter.recipients[2].address(), "milter-added@test.example");
+    EXPECT_GT(milter.recipients[2].offset(), milter.data_offset + milter.data_size); // in the heap
     EXPECT_GT(read("plain").warn_time, 0);
 }

@@ -2,10 +2,12 @@
 #include "cqmgr/queuefile/queue_scanner.hpp"
 
 #include <algorithm>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <set>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace cqmgr::queuefile;
@@ -28,8 +30,10 @@ struct TempTree {
 };
 
 // Every name the scanner yields for `dir`.
-std::multiset<std::string> drain(QueueScanner& s, const std::string& dir) {
-    s.start(dir);
+std::multiset<std::string> drain(QueueScanner& s, const std::string& dir,
+                                 DirStamps* stamps = nullptr,
+                                 QueueScanner::Listing listing = QueueScanner::Listing::every) {
+    s.start(dir, stamps, listing);
     std::multiset<std::string> out;
     while (auto id = s.next())
         out.insert(*id);
@@ -71,4 +75,112 @@ TEST(QueueScanner, RestartBeginsANewPass) {
     ASSERT_TRUE(s.next().has_value()); // half-way, then start again
     auto again = drain(s, (t.root / "incoming").string());
     EXPECT_EQ(again, (std::multiset<std::string>{"AAA111", "BBB222"}));
+}
+
+namespace {
+// Sets the mtime of every directory under (and including) `dir` to one
+// fixed time long past, as if nothing had changed there for a while.
+void age_directories(const fs::path& dir) {
+    auto age = [](const fs::path& p) {
+        timespec times[2] = {{1'600'000'000, 0}, {1'600'000'000, 0}};
+        ASSERT_EQ(::utimensat(AT_FDCWD, p.c_str(), times, 0), 0);
+    };
+    for (auto& e : fs::recursive_directory_iterator(dir))
+        if (e.is_directory()) age(e.path());
+    age(dir);
+}
+
+} // namespace
+
+namespace {
+// A deferred/ tree with `files`, its directories long unchanged, and a
+// scanner that watches it.
+struct Watched {
+    using Listing = QueueScanner::Listing;
+    TempTree t;
+    std::string dir;
+    DirStamps stamps;
+    QueueScanner s;
+    explicit Watched(std::initializer_list<const char*> files) {
+        for (const char* f : files)
+            t.file(std::string("deferred/") + f);
+        dir = (t.root / "deferred").string();
+        age_directories(dir);
+    }
+    std::multiset<std::string> pass(Listing listing = Listing::changed) {
+        return drain(s, dir, &stamps, listing);
+    }
+};
+} // namespace
+
+TEST(DirStamps, AStampIsTrustedOnlyWhenTheListingBeganWellAfterTheLastChange) {
+    DirStamps d;
+    const int64_t s = 1'000'000'000;
+    d.listed("deferred", 100 * s, 103 * s, "0A");
+    ASSERT_NE(d.unchanged("deferred", 100 * s), nullptr);
+    EXPECT_EQ(*d.unchanged("deferred", 100 * s), "0A");
+    EXPECT_EQ(d.unchanged("deferred", 100 * s + 1), nullptr); // it changed
+    EXPECT_EQ(d.unchanged("incoming", 100 * s), nullptr);     // never listed
+    // Changed less than two seconds before the listing: a change just after
+    // the stat may have left the same mtime, so list it again.
+    d.listed("deferred/A", 100 * s, 101 * s, "");
+    EXPECT_EQ(d.unchanged("deferred/A", 100 * s), nullptr);
+    d.forget("deferred");
+    EXPECT_EQ(d.unchanged("deferred", 100 * s), nullptr);
+}
+
+TEST(QueueScanner, ListsOnlyTheDirectoriesThatChanged) {
+    Watched w({"A/ABCDEF123", "1/1F00D", "1/E/1E77"});
+    TempTree& t = w.t;
+    QueueScanner& s = w.s;
+    const std::string& dir = w.dir;
+    // The first pass lists everything, whatever it is asked for.
+    EXPECT_EQ(w.pass(), (std::multiset<std::string>{"ABCDEF123", "1F00D", "1E77"}));
+    EXPECT_EQ(s.dirs_listed(), 4u);
+    // Nothing changed: nothing listed, every directory looked at.
+    EXPECT_TRUE(w.pass().empty());
+    EXPECT_EQ(s.dirs_listed(), 0u);
+    EXPECT_EQ(s.dirs_unchanged(), 4u);
+    // A name that comes into a directory two levels down is found; the
+    // directory that changed now has a fresh mtime, so it is listed again
+    // until its stamp settles.
+    t.file("deferred/1/E/1E88");
+    EXPECT_EQ(w.pass(), (std::multiset<std::string>{"1E77", "1E88"}));
+    EXPECT_EQ(s.dirs_listed(), 1u);
+    EXPECT_EQ(w.pass(), (std::multiset<std::string>{"1E77", "1E88"}));
+    age_directories(dir);
+    EXPECT_EQ(w.pass().size(), 2u); // its mtime moved back
+    EXPECT_TRUE(w.pass().empty());
+    // A new hash directory changes its parent.
+    t.file("deferred/B/B0B0");
+    EXPECT_EQ(w.pass(), (std::multiset<std::string>{"B0B0"}));
+    EXPECT_EQ(s.dirs_listed(), 2u);
+    // Listing::every lists all, as without stamps.
+    age_directories(dir);
+    EXPECT_EQ(w.pass(Watched::Listing::every),
+              (std::multiset<std::string>{"ABCDEF123", "1F00D", "1E77", "1E88", "B0B0"}));
+    EXPECT_TRUE(w.pass().empty());
+}
+
+TEST(QueueScanner, AListingLeftHalfWayIsNotRecorded) {
+    Watched w({"AAA111", "BBB222"});
+    w.s.start(w.dir, &w.stamps, Watched::Listing::changed);
+    ASSERT_TRUE(w.s.next().has_value()); // half-way, then start again
+    EXPECT_EQ(w.stamps.size(), 0u);
+    EXPECT_EQ(w.pass(), (std::multiset<std::string>{"AAA111", "BBB222"}));
+    EXPECT_EQ(w.stamps.size(), 1u);
+}
+
+TEST(QueueScanner, DirectoriesAreJudgedWhenThePassStarts) {
+    Watched w({"A/AAA111", "B/BBB222"});
+    w.pass();
+    // A file taken out of A after the start (as the due files are, before
+    // the listing) does not make this pass list A; the next pass does.
+    w.s.start(w.dir, &w.stamps, Watched::Listing::changed);
+    fs::rename(w.t.root / "deferred/A/AAA111", w.t.root / "AAA111");
+    w.t.file("deferred/A/AAA333");
+    EXPECT_FALSE(w.s.next().has_value());
+    EXPECT_EQ(w.s.dirs_listed(), 0u);
+    EXPECT_EQ(w.pass(), (std::multiset<std::string>{"AAA333"}));
+    EXPECT_EQ(w.s.dirs_listed(), 1u);
 }

@@ -29,14 +29,14 @@ TEST(Update, MarksDoneRewritesWarnKillsTrace) {
     ASSERT_EQ(env.recipients.size(), 2u);
     std::string before = read_all(fd);
 
-    EXPECT_FALSE(mark_recipient_done(fd, env.recipients[0].offset));
+    EXPECT_FALSE(mark_recipient_done(fd, env.recipients[0].offset()));
     EXPECT_FALSE(rewrite_warn_time(fd, env.warn_offset));
     EXPECT_FALSE(kill_record(fd, env.tflags_offset));
     std::string after = read_all(fd);
     ASSERT_EQ(after.size(), before.size());
     // Exactly the expected bytes changed.
     std::string want = before;
-    want[env.recipients[0].offset] = 'D';
+    want[env.recipients[0].offset()] = 'D';
     want.replace(env.warn_offset, 17, "W\x0f             -1"s);
     want[env.tflags_offset] = 'K';
     EXPECT_EQ(after, want);
@@ -45,13 +45,13 @@ TEST(Update, MarksDoneRewritesWarnKillsTrace) {
     auto r = read_envelope(fd, again, 10);
     ASSERT_TRUE(r.ok) << r.error;
     ASSERT_EQ(again.recipients.size(), 1u);
-    EXPECT_EQ(again.recipients[0].address, "b@x");
+    EXPECT_EQ(again.recipients[0].address(), "b@x");
     EXPECT_EQ(again.warn_time, -1);
     EXPECT_EQ(again.tflags, 0);
     EXPECT_TRUE(again.warnings.empty());
 
     // Repeating an update is harmless.
-    EXPECT_FALSE(mark_recipient_done(fd, env.recipients[0].offset));
+    EXPECT_FALSE(mark_recipient_done(fd, env.recipients[0].offset()));
     EXPECT_FALSE(kill_record(fd, env.tflags_offset));
     EXPECT_EQ(read_all(fd), want);
     ::close(fd);
@@ -67,8 +67,8 @@ TEST(Update, RefusesTheWrongRecord) {
     EXPECT_EQ(e->kind, ErrorKind::wrong_record);
     EXPECT_EQ(e->message(), "queue file active/X: byte offset " + std::to_string(env.warn_offset) +
                                 ": expected a recipient record 'R'; found record type 'W'");
-    EXPECT_EQ(rewrite_warn_time(fd, env.recipients[0].offset)->kind, ErrorKind::wrong_record);
-    EXPECT_EQ(kill_record(fd, env.recipients[1].offset)->kind, ErrorKind::wrong_record);
+    EXPECT_EQ(rewrite_warn_time(fd, env.recipients[0].offset())->kind, ErrorKind::wrong_record);
+    EXPECT_EQ(kill_record(fd, env.recipients[1].offset())->kind, ErrorKind::wrong_record);
     EXPECT_EQ(kill_record(fd, 0)->kind, ErrorKind::bad_argument);
     EXPECT_EQ(mark_recipient_done(fd, 1 << 30)->kind, ErrorKind::wrong_record); // past the end
     EXPECT_EQ(rewrite_warn_time(fd, env.warn_offset, 1234567890123456789)->kind,
@@ -97,7 +97,7 @@ TEST(Update, PathFormsOpenAndClose) {
     ASSERT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
     Envelope env;
     ASSERT_TRUE(read_envelope(fd, env, 10).ok);
-    EXPECT_FALSE(mark_recipient_done(std::string(name), env.recipients[1].offset));
+    EXPECT_FALSE(mark_recipient_done(std::string(name), env.recipients[1].offset()));
     EXPECT_FALSE(rewrite_warn_time(std::string(name), env.warn_offset, 1800000000));
     EXPECT_FALSE(kill_record(std::string(name), env.tflags_offset));
     Envelope again;

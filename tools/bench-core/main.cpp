@@ -76,10 +76,8 @@ void run(int messages, int dests, bool spread) {
         int n = (i % 100 == 0) ? 200 : 1 + static_cast<int>(rng() % 3);
         for (int r = 0; r < n; ++r) {
             const std::string& d = names[rng() % names.size()];
-            Recipient rc;
-            rc.address = "user" + std::to_string(r) + "@" + d;
-            rc.orig_rcpt = rc.address;
-            rc.offset = 1000 + r * 40;
+            std::string address = "user" + std::to_string(r) + "@" + d;
+            Recipient rc(1000 + r * 40, address, address, "", 0);
             s.assign(*m, s.queue_for(t, d, d), std::move(rc));
         }
         s.batch_done(*m, false, 0);

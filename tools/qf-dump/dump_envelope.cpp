@@ -36,18 +36,18 @@ Field str(std::string name, const std::string& v) {
 
 // One recipient as text.
 std::string recipient_text(const Recipient& r) {
-    return std::to_string(r.offset) + " <" + escape_bytes(r.address) + "> orig=<" +
-           escape_bytes(r.orig_rcpt) + "> dsn_orcpt=<" + escape_bytes(r.dsn_orcpt) +
-           "> notify=" + std::to_string(r.notify_flags);
+    return std::to_string(r.offset()) + " <" + escape_bytes(r.address()) + "> orig=<" +
+           escape_bytes(r.orig_rcpt()) + "> dsn_orcpt=<" + escape_bytes(r.dsn_orcpt()) +
+           "> notify=" + std::to_string(r.notify_flags());
 }
 
 // One recipient as JSON.
 Json recipient_json(const Recipient& r) {
-    return {{"offset", r.offset},
-            {"address", json_bytes(r.address)},
-            {"orig_rcpt", json_bytes(r.orig_rcpt)},
-            {"dsn_orcpt", json_bytes(r.dsn_orcpt)},
-            {"notify_flags", r.notify_flags}};
+    return {{"offset", r.offset()},
+            {"address", json_bytes(r.address())},
+            {"orig_rcpt", json_bytes(r.orig_rcpt())},
+            {"dsn_orcpt", json_bytes(r.dsn_orcpt())},
+            {"notify_flags", r.notify_flags()}};
 }
 
 } // namespace

@@ -4,14 +4,13 @@
 namespace cqmgr::core {
 
 Peer& Scheduler::peer_obtain(Job& j, Queue& q) {
-    auto& slot = j.peer_by_queue[&q];
-    if (!slot) {
-        slot = std::make_unique<Peer>();
-        slot->job = &j;
-        slot->queue = &q;
-        j.peers.push_back(*slot);
-    }
-    return *slot;
+    if (Peer* p = j.peer_by_queue.find(&q)) return *p;
+    auto fresh = std::make_unique<Peer>();
+    fresh->job = &j;
+    fresh->queue = &q;
+    Peer& p = j.peer_by_queue.add(std::move(fresh));
+    j.peers.push_back(p);
+    return p;
 }
 
 Peer* Scheduler::peer_select(Job& j, Peer*& held) {

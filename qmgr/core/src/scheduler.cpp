@@ -51,8 +51,7 @@ Scheduler::~Scheduler() {
         for (auto& [m, j] : t->job_by_message) {
             j->children.clear();
             j->peers.clear();
-            for (auto& [q, p] : j->peer_by_queue)
-                p->entries.clear_and_dispose([](Entry*) {});
+            j->peer_by_queue.for_each([](Peer& p) { p.entries.clear_and_dispose([](Entry*) {}); });
         }
         for (auto& [qn, q] : t->queue_by_name) {
             q->todo.clear_and_dispose([](Entry* e) { delete e; });
@@ -215,7 +214,12 @@ void Scheduler::assign(Message& m, Queue& q, Recipient r) {
     // Fill the peer's newest waiting entry before starting another.
     Entry* e = p.entries.empty() ? nullptr : &p.entries.back();
     if (!e || (limit > 0 && static_cast<int>(e->rcpts.size()) >= limit)) e = entry_create(p, m);
-    e->rcpts.push_back(std::move(r));
+    // Doubling, but never past the limit: a full entry of 50 recipients
+    // has room for 50, not 64 (a fifth of all recipient memory).
+    auto& v = e->rcpts;
+    if (limit > 0 && v.size() == v.capacity())
+        v.reserve(std::min<size_t>(static_cast<size_t>(limit), std::max<size_t>(1, 2 * v.size())));
+    v.push_back(std::move(r));
     peer_hold_update(p);
     m.rcpt_count++;
     j.rcpt_count++;

@@ -66,7 +66,7 @@ struct FakeDriver : Driver {
     }
     void defer_recipients(Message&, const std::vector<Recipient>& rcpts, const Dsn&) override {
         for (auto& r : rcpts)
-            deferred.push_back(r.address);
+            deferred.push_back(std::string(r.address()));
     }
     void wakeup() override { ++wakeups; }
     // The gate a new queue starts with (by queue name), as a driver holding
@@ -95,12 +95,9 @@ inline TransportConfig unlimited_single_rcpt(int slot_cost) {
     return tc;
 }
 
-// Makes a recipient with a unique address.
-inline Recipient rcpt(const std::string& addr) {
-    Recipient r;
-    r.address = addr;
-    r.orig_rcpt = addr;
-    return r;
+// Makes a recipient with a unique address (its own original recipient).
+inline Recipient rcpt(const std::string& addr, int64_t offset = 0) {
+    return Recipient(offset, addr, addr, "", 0);
 }
 
 } // namespace cqmgr::core::test

@@ -312,11 +312,12 @@ std::vector<std::string> compare_envelope(const std::string& path,
     for (size_t i = 0; i < std::min(e.rcpts.size(), got.size()) && d.size() < 40; ++i) {
         const auto &a = e.rcpts[i], &b = got[i];
         std::string n = "recipient " + std::to_string(i + 1);
-        check(n + " offset", std::to_string(a.offset), std::to_string(b.offset));
-        check(n + " address", a.address, b.address);
-        check(n + " original recipient", a.orig_rcpt, b.orig_rcpt);
-        check(n + " DSN original recipient", a.dsn_orcpt, b.dsn_orcpt);
-        check(n + " NOTIFY", std::to_string(a.notify_flags), std::to_string(b.notify_flags));
+        check(n + " offset", std::to_string(a.offset()), std::to_string(b.offset()));
+        check(n + " address", std::string(a.address()), std::string(b.address()));
+        check(n + " original recipient", std::string(a.orig_rcpt()), std::string(b.orig_rcpt()));
+        check(n + " DSN original recipient", std::string(a.dsn_orcpt()),
+              std::string(b.dsn_orcpt()));
+        check(n + " NOTIFY", std::to_string(a.notify_flags()), std::to_string(b.notify_flags()));
     }
     size_t want_batches = e.rcpts.empty() ? 1 : (e.rcpts.size() + batch - 1) / batch;
     if (batches < want_batches)

@@ -24,7 +24,7 @@ UpdatePlan plan_updates(const std::string& path) {
             throw std::runtime_error("read_envelope " + path + ": " + r.error);
         }
         for (auto& x : env.recipients)
-            if (index++ % 3 == 0) plan.done_offsets.push_back(x.offset);
+            if (index++ % 3 == 0) plan.done_offsets.push_back(x.offset());
         if (env.rcpt_offset == 0) break;
     }
     ::close(fd);

@@ -165,9 +165,9 @@ struct QmgrParams {
     // waits another backoff in deferred instead of being taken.
     bool cqmgr_dead_backlog = false;
     // The due index (docs/admin-guide.md): the periodic deferred pass
-    // looks only at the files that are due, or that it does not know,
-    // instead of at every file; a full pass at start-up, on a D trigger
-    // and once an hour.
+    // takes the files that are due from an index ordered by time, and
+    // lists only the directories that changed, instead of looking at every
+    // file; a full pass at start-up, on a D trigger and once an hour.
     bool cqmgr_deferred_due_index = false;
     // Priority lanes (docs/admin-guide.md): the tables that give a message
     // its class (urgent, normal or bulk) from its sender and recipient

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cqmgr::protocol {
@@ -57,6 +58,42 @@ struct MsgStats {
     std::string to_bytes() const;
 };
 
+// The first list of a delivery request (all but the recipients), in wire
+// order, with its strings as `Str`: std::string in a DeliveryRequest, or
+// std::string_view where the queue manager encodes its requests straight
+// from the message and the entry, without copying them first (the caller
+// keeps the strings alive while it encodes).
+template <class Str> struct BasicRequestHead {
+    int flags = del_flag::deflt;
+    Str queue_name = "active";
+    Str queue_id;
+    int64_t data_offset = 0;
+    int64_t data_size = 0;
+    Str nexthop;
+    Str encoding;
+    int smtputf8 = 0;
+    Str sender;
+    Str envelope_id;
+    int ret_flags = 0;
+    MsgStats stats;
+    Str log_client_name, log_client_address, log_client_port, log_protocol_name, log_helo_name;
+    Str sasl_method, sasl_username, sasl_sender;
+    Str log_ident;
+    Str rewrite_context = "local";
+};
+using DeliveryRequestHead = BasicRequestHead<std::string_view>;
+
+// Writes the first list of a delivery request (its 22 attributes and
+// `recipient_count`, ended).
+template <class Str>
+void encode_request_head(AttrWriter& w, const BasicRequestHead<Str>& h, int64_t recipient_count);
+
+// Writes the list of one recipient of a delivery request (rcpt_print's
+// five attributes, ended).
+void encode_request_recipient(AttrWriter& w, std::string_view original_recipient,
+                              std::string_view recipient, int64_t offset,
+                              std::string_view dsn_orig_rcpt, int notify_flags);
+
 // One recipient of a delivery request (rcpt_print's five attributes).
 struct RequestRecipient {
     std::string original_recipient;
@@ -67,24 +104,7 @@ struct RequestRecipient {
 };
 
 // Everything in a delivery request, in wire order.
-struct DeliveryRequest {
-    int flags = del_flag::deflt;
-    std::string queue_name = "active";
-    std::string queue_id;
-    int64_t data_offset = 0;
-    int64_t data_size = 0;
-    std::string nexthop;
-    std::string encoding;
-    int smtputf8 = 0;
-    std::string sender;
-    std::string envelope_id;
-    int ret_flags = 0;
-    MsgStats stats;
-    std::string log_client_name, log_client_address, log_client_port, log_protocol_name,
-        log_helo_name;
-    std::string sasl_method, sasl_username, sasl_sender;
-    std::string log_ident;
-    std::string rewrite_context = "local";
+struct DeliveryRequest : BasicRequestHead<std::string> {
     std::vector<RequestRecipient> recipients;
 
     // Encodes the 23-attribute list followed by one list per recipient.

@@ -58,9 +58,8 @@ class Sim : public Driver {
             int n = 0;
             for (const auto& [dest, count] : sm.recipients)
                 for (int i = 0; i < count; ++i) {
-                    Recipient r;
-                    r.address = "r" + std::to_string(n++) + "." + sm.id + "@" + dest;
-                    finishes_[r.address] = 0;
+                    Recipient r(0, "r" + std::to_string(n++) + "." + sm.id + "@" + dest, "", "", 0);
+                    finishes_[std::string(r.address())] = 0;
                     m->unread.push_back({dest, std::move(r)});
                 }
             push({sm.arrival, 0, Event::Kind::arrival, m.get()});
@@ -141,7 +140,7 @@ class Sim : public Driver {
     // Counts one finish (delivery or deferral) for each recipient.
     void tally(const std::vector<Recipient>& rcpts) {
         for (const auto& r : rcpts)
-            finishes_[r.address]++;
+            finishes_[std::string(r.address())]++;
     }
     void push(Event e) {
         e.seq = seq_++;

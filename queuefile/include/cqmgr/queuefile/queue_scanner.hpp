@@ -2,17 +2,36 @@
 // into one-character (hash) subdirectories as Postfix's scanner does. Only
 // as much of the directory is read as has been asked for, so the first
 // message of a large queue can go out before the whole queue is listed.
+//
+// Given DirStamps, the walk records each directory it lists to the end
+// (dir_stamps.hpp), and a walk of Listing::changed lists only the
+// directories whose mtime moved since (or whose stamp is not settled); it
+// still descends into the remembered subdirectories of those it leaves
+// unlisted, so a change deep down is found.  Such a walk stat()s every
+// directory it knows when it starts, and decides then which to list: what
+// the caller does to the queue meanwhile (taking due files out of it
+// before the listing) must not make the directories look changed in this
+// pass (it does in the next one: their mtimes moved).
 #pragma once
 
+#include "cqmgr/queuefile/dir_stamps.hpp"
+
+#include <cstddef>
 #include <dirent.h>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace cqmgr::queuefile {
 
 class QueueScanner {
   public:
+    enum class Listing {
+        every,   // every directory is listed
+        changed, // only directories that changed since their stamp
+    };
+
     QueueScanner() = default;
     QueueScanner(const QueueScanner&) = delete;
     QueueScanner& operator=(const QueueScanner&) = delete;
@@ -20,20 +39,53 @@ class QueueScanner {
 
     // Starts a new pass over `queue` (relative to the working directory),
     // ending any pass still open. A missing directory gives an empty pass.
-    void start(const std::string& queue);
+    // With `stamps`, complete listings are recorded there, and `listing`
+    // says which directories are listed.
+    void start(const std::string& queue, DirStamps* stamps = nullptr,
+               Listing listing = Listing::every);
     // The next name that passes queue_id_ok, or nullopt at the end of the pass.
     // Names added or removed during the pass may or may not be seen (readdir).
     std::optional<std::string> next();
 
+    // Directories this pass listed, and left unlisted (unchanged).
+    std::size_t dirs_listed() const { return listed_; }
+    std::size_t dirs_unchanged() const { return unchanged_; }
+
   private:
     struct Level {
-        DIR* dir;
+        DIR* dir; // nullptr: left unlisted, only its subdirectories are visited
         std::string path;
         int depth;
+        int64_t mtime_ns = 0;  // as stat() saw it before the listing
+        int64_t before_ns = 0; // the clock before that stat()
+        std::string subdirs;   // listed: those found so far; unlisted: those to visit
+        std::size_t next_subdir = 0;
     };
+    // What a stat() of a directory found: its mtime, and the clock read
+    // just before.
+    struct Seen {
+        bool dir = false;
+        int64_t mtime_ns = 0;
+        int64_t before_ns = 0;
+    };
+    static Seen look(const std::string& path);
+    // Looks at `path` and the subdirectories its stamp remembers, depth
+    // first, into seen_ (Listing::changed, at start()).
+    void look_ahead(const std::string& path, int depth);
+    // Enters directory `path` at `depth`: opens it for listing, or, when it
+    // is unchanged, visits its remembered subdirectories.  False when it is
+    // not a directory that can be read.
+    bool enter(const std::string& path, int depth);
     // Closes every open directory.
     void stop();
+
     std::vector<Level> open_;
+    // Listing::changed: what the look at start() saw of each known directory.
+    std::unordered_map<std::string, Seen> seen_;
+    DirStamps* stamps_ = nullptr;
+    Listing listing_ = Listing::every;
+    std::size_t listed_ = 0;
+    std::size_t unchanged_ = 0;
 };
 
 } // namespace cqmgr::queuefile

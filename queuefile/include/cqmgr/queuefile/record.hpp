@@ -17,12 +17,12 @@ namespace cqmgr::queuefile {
 // Record type letters (Postfix's names for them, our spelling;
 // docs/postfix-facts.md §2.2).
 namespace rec {
-inline constexpr char size = 'C', time = 'T', ctime = 'c', fullname = 'F', insp = 'I',
-                      filt = 'L', from = 'S', rcpt = 'R', done = 'D', drcp = '/', orcp = 'O',
-                      warn = 'W', attr = 'A', kill = 'K', rdr = '>', mesg = 'M', norm = 'N',
-                      cont = 'L', dtxt = 'w', xtra = 'X', rrto = 'r', erto = 'e', prio = 'P',
-                      ptr = 'p', verp = 'V', dsn_ret = '<', dsn_envid = 'i', dsn_orcpt = 'o',
-                      dsn_notify = 'n', end = 'E', flgs = 'f', delay = 'd', milt_count = 'm';
+inline constexpr char size = 'C', time = 'T', ctime = 'c', fullname = 'F', insp = 'I', filt = 'L',
+                      from = 'S', rcpt = 'R', done = 'D', drcp = '/', orcp = 'O', warn = 'W',
+                      attr = 'A', kill = 'K', rdr = '>', mesg = 'M', norm = 'N', cont = 'L',
+                      dtxt = 'w', xtra = 'X', rrto = 'r', erto = 'e', prio = 'P', ptr = 'p',
+                      verp = 'V', dsn_ret = '<', dsn_envid = 'i', dsn_orcpt = 'o', dsn_notify = 'n',
+                      end = 'E', flgs = 'f', delay = 'd', milt_count = 'm';
 inline constexpr int eof = -1;
 inline constexpr int error = -2;
 } // namespace rec

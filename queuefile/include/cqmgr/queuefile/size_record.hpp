@@ -18,10 +18,11 @@ struct SizeRecord {
     int smtputf8 = 0;     // 6: SMTPUTF8 flags (Postfix >= 3.0)
 };
 
-// Reads a SIZE payload as qmgr does, sscanf("%ld %ld %d %d %ld %d"): fills
-// the fields it could convert (the others keep their value in `out`) and
-// returns how many it converted (0..6, or -1 when the payload is empty or
-// only white space, like sscanf's EOF).
+// Reads a SIZE payload as qmgr does, with the results of
+// sscanf("%ld %ld %d %d %ld %d") but parsed in place: fills the fields it
+// could convert (the others keep their value in `out`) and returns how many
+// it converted (0..6, or -1 when the payload is empty or only white space,
+// like sscanf's EOF).
 int parse_size_record(std::string_view payload, SizeRecord& out);
 
 // Formats the six-field payload exactly as cleanup writes it.

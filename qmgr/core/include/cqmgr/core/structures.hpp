@@ -18,6 +18,7 @@
 #include "cqmgr/core/admin.hpp"
 #include "cqmgr/core/feedback.hpp"
 #include "cqmgr/core/learned.hpp"
+#include "cqmgr/core/peer_index.hpp"
 #include "cqmgr/core/recipient.hpp"
 
 #include <boost/intrusive/list.hpp>
@@ -243,7 +244,7 @@ struct Job {
     List<Job, &Job::sibling_hook> children;
     int stack_level = -1; // -1: not on the job lists
     unsigned blocker_tag = 0;
-    std::unordered_map<Queue*, std::unique_ptr<Peer>> peer_by_queue;
+    PeerIndex peer_by_queue;           // owns the peers
     List<Peer, &Peer::job_hook> peers; // round-robin order
     int slots_used = 0;
     int slots_available = 0;

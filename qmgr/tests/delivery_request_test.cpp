@@ -1,0 +1,166 @@
+// encode_delivery_request against the request as it was built before it
+// was encoded straight from the message: every field copied into a
+// protocol::DeliveryRequest, then DeliveryRequest::encode().  The bytes on
+// the wire must be the same, for plain, VERP, UTF-8 and many-recipient
+// entries.
+#include "address.hpp"
+#include "delivery_request.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace cqmgr;
+using namespace cqmgr::qmgr;
+
+namespace {
+// The request field by field, as the daemon built it before (the oracle).
+protocol::DeliveryRequest reference(const Message& m, const core::Entry& e, bool smtputf8_enable) {
+    const auto& env = m.env;
+    const core::Queue& q = *e.queue;
+    protocol::DeliveryRequest req;
+    req.flags = env.tflags | q.dflags |
+                (env.inspect ? protocol::del_flag::bounce : protocol::del_flag::deflt);
+    req.queue_id = m.id;
+    req.data_offset = env.data_offset;
+    req.data_size = env.cont_length;
+    req.nexthop = q.nexthop;
+    req.encoding = env.encoding;
+    req.smtputf8 = env.smtputf8;
+    req.sender = env.verp_delims && !e.rcpts.empty()
+                     ? verp_sender(*env.sender, *env.verp_delims, e.rcpts[0].orig_rcpt(),
+                                   e.rcpts[0].address())
+                     : *env.sender;
+    req.envelope_id = env.dsn_envid;
+    req.ret_flags = env.dsn_ret;
+    req.stats.incoming_arrival = {env.arrival_sec, env.arrival_usec};
+    req.stats.active_arrival = m.active_arrival;
+    req.log_client_name = env.client_name;
+    req.log_client_address = env.client_addr;
+    req.log_client_port = env.client_port;
+    req.log_protocol_name = env.client_proto;
+    req.log_helo_name = env.client_helo;
+    req.sasl_method = env.sasl_method;
+    req.sasl_username = env.sasl_username;
+    req.sasl_sender = env.sasl_sender;
+    req.log_ident = env.log_ident;
+    req.rewrite_context = env.rewrite_context;
+    for (const auto& r : e.rcpts) {
+        req.recipients.push_back({std::string(r.orig_rcpt()), std::string(r.address()), r.offset(),
+                                  std::string(r.dsn_orcpt()), r.notify_flags()});
+        // (Any byte above 0x7f: the tests use well-formed UTF-8 only.)
+        bool utf8 = false;
+        for (unsigned char c : r.address())
+            utf8 |= c >= 0x80;
+        if (smtputf8_enable && utf8) {
+            req.smtputf8 |= 8;
+            if (env.verp_delims) req.smtputf8 |= 4;
+        }
+    }
+    return req;
+}
+
+// A message with every envelope field that goes into a request set.
+Message full_message() {
+    Message m;
+    m.id = "4XyZ1a2B3c";
+    auto& env = m.env;
+    env.sender = "sender@example.org";
+    env.tflags = protocol::del_flag::record;
+    env.data_offset = 612;
+    env.cont_length = 1480;
+    env.encoding = "8BITMIME";
+    env.smtputf8 = 1;
+    env.dsn_envid = "envid-17";
+    env.dsn_ret = 2;
+    env.arrival_sec = 1764000000;
+    env.arrival_usec = 123456;
+    env.client_name = "client.example.net";
+    env.client_addr = "192.0.2.7";
+    env.client_port = "40123";
+    env.client_proto = "ESMTP";
+    env.client_helo = "helo.example.net";
+    env.sasl_method = "PLAIN";
+    env.sasl_username = "user";
+    env.sasl_sender = "owner@example.org";
+    env.log_ident = "4XyZ1a2B3c";
+    env.rewrite_context = "remote";
+    m.active_arrival = {1764000005, 654321};
+    return m;
+}
+
+core::Recipient rcpt(int64_t offset, std::string address, std::string orig = "",
+                     std::string dsn = "", int notify = 0) {
+    return core::Recipient{offset, std::move(address), std::move(orig), std::move(dsn), notify};
+}
+
+void expect_same(const Message& m, const core::Entry& e) {
+    for (bool enable : {false, true})
+        EXPECT_EQ(encode_delivery_request(m, e, enable), reference(m, e, enable).encode())
+            << "smtputf8_enable " << enable;
+}
+} // namespace
+
+TEST(DeliveryRequest, SameBytesAsTheStructForAPlainEntry) {
+    Message m = full_message();
+    core::Queue q;
+    q.nexthop = "example.com";
+    q.dflags = protocol::del_flag::conn_load;
+    core::Entry e;
+    e.message = &m;
+    e.queue = &q;
+    e.rcpts.push_back(rcpt(800, "a@example.com", "A@Example.com", "rfc822;a@example.com", 6));
+    expect_same(m, e);
+}
+
+TEST(DeliveryRequest, SameBytesWithDefaultsAndInspection) {
+    Message m;
+    m.id = "ABC";
+    m.env.sender = "";
+    m.env.inspect = "filter:dummy";
+    core::Queue q;
+    core::Entry e;
+    e.message = &m;
+    e.queue = &q;
+    e.rcpts.push_back(rcpt(90, "b@example.com"));
+    expect_same(m, e);
+}
+
+TEST(DeliveryRequest, SameBytesForManyRecipients) {
+    Message m = full_message();
+    core::Queue q;
+    q.nexthop = "[192.0.2.1]:25";
+    core::Entry e;
+    e.message = &m;
+    e.queue = &q;
+    for (int i = 0; i < 50; ++i)
+        e.rcpts.push_back(rcpt(1000 + 40 * i, "user" + std::to_string(i) + "@example.com",
+                               i % 3 ? "" : "orig" + std::to_string(i) + "@example.com",
+                               i % 5 ? "" : "rfc822;x@example.com", i % 16));
+    expect_same(m, e);
+}
+
+TEST(DeliveryRequest, SameBytesForVerpAndUtf8) {
+    Message m = full_message();
+    m.env.verp_delims = "+=";
+    core::Queue q;
+    q.nexthop = "example.com";
+    core::Entry e;
+    e.message = &m;
+    e.queue = &q;
+    e.rcpts.push_back(rcpt(700, "j\xc3\xb6rg@example.com", "j\xc3\xb6rg@example.com"));
+    expect_same(m, e);
+    m.env.verp_delims.reset();
+    expect_same(m, e);
+    // A value with a NUL is cut there by both.
+    e.rcpts[0].set_address(std::string_view("cut\0here@example.com", 20));
+    expect_same(m, e);
+}
+
+TEST(DeliveryRequest, SameBytesForAnEmptyEntry) {
+    Message m = full_message();
+    m.env.verp_delims = "+=";
+    core::Queue q;
+    core::Entry e;
+    e.message = &m;
+    e.queue = &q;
+    expect_same(m, e);
+}
