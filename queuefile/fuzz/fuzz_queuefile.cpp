@@ -33,9 +33,10 @@ std::vector<int64_t> read_all(int fd, const uint8_t* data, size_t size) {
     auto r = read_envelope(fd, env, 2, "fuzz");
     for (int batch = 0; r.ok; ++batch) {
         for (const auto& x : env.recipients) {
-            if (x.offset < 0 || static_cast<size_t>(x.offset) >= size || data[x.offset] != 'R')
+            const int64_t at = x.offset();
+            if (at < 0 || static_cast<size_t>(at) >= size || data[at] != 'R')
                 finding("recipient offset does not point at an 'R' record");
-            if (batch == 0) first.push_back(x.offset);
+            if (batch == 0) first.push_back(at);
         }
         if (!env.rcpt_offset) break;
         if (batch > 200000) finding("batches do not end");
@@ -80,7 +81,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         auto r = read_envelope(fd, env, 1000000, "fuzz");
         if (r.ok)
             for (const auto& x : env.recipients)
-                if (x.offset == offsets[0]) finding("a done recipient was read again");
+                if (x.offset() == offsets[0]) finding("a done recipient was read again");
     }
     return 0;
 }
