@@ -36,40 +36,40 @@ std::string encode_delivery_request(const Message& m, const core::Entry& e, bool
         for (const auto& r : e.rcpts)
             if (needs_smtputf8(r.address())) {
                 smtputf8 |= 8;
-                if (env.verp_delims) smtputf8 |= 4;
+                if (env.verp_delims()) smtputf8 |= 4;
             }
     // With VERP there is one recipient per request and the sender encodes it.
     std::string verp;
     std::string_view sender = *env.sender;
-    if (env.verp_delims && !e.rcpts.empty()) {
-        verp = verp_sender(*env.sender, *env.verp_delims, e.rcpts[0].orig_rcpt(),
+    if (env.verp_delims() && !e.rcpts.empty()) {
+        verp = verp_sender(*env.sender, *env.verp_delims(), e.rcpts[0].orig_rcpt(),
                            e.rcpts[0].address());
         sender = verp;
     }
     protocol::DeliveryRequestHead h;
     h.flags = env.tflags | q.dflags |
-              (env.inspect ? protocol::del_flag::bounce : protocol::del_flag::deflt);
+              (env.inspect() ? protocol::del_flag::bounce : protocol::del_flag::deflt);
     h.queue_id = m.id;
     h.data_offset = env.data_offset;
     h.data_size = env.cont_length;
     h.nexthop = q.nexthop;
-    h.encoding = env.encoding;
+    h.encoding = env.encoding();
     h.smtputf8 = smtputf8;
     h.sender = sender;
-    h.envelope_id = env.dsn_envid;
+    h.envelope_id = env.dsn_envid();
     h.ret_flags = env.dsn_ret;
     h.stats.incoming_arrival = {env.arrival_sec, env.arrival_usec};
     h.stats.active_arrival = m.active_arrival;
-    h.log_client_name = env.client_name;
-    h.log_client_address = env.client_addr;
-    h.log_client_port = env.client_port;
-    h.log_protocol_name = env.client_proto;
-    h.log_helo_name = env.client_helo;
-    h.sasl_method = env.sasl_method;
-    h.sasl_username = env.sasl_username;
-    h.sasl_sender = env.sasl_sender;
-    h.log_ident = env.log_ident;
-    h.rewrite_context = env.rewrite_context;
+    h.log_client_name = env.client_name();
+    h.log_client_address = env.client_addr();
+    h.log_client_port = env.client_port();
+    h.log_protocol_name = env.client_proto();
+    h.log_helo_name = env.client_helo();
+    h.sasl_method = env.sasl_method();
+    h.sasl_username = env.sasl_username();
+    h.sasl_sender = env.sasl_sender();
+    h.log_ident = env.log_ident();
+    h.rewrite_context = env.rewrite_context();
     protocol::AttrWriter w;
     // The attribute names alone are some 350 bytes, a one-recipient request
     // usually under 1 kB: one allocation, on the allocator's fast path.

@@ -133,7 +133,7 @@ Intake::Claimed Intake::claim(const std::string& id, const std::string& queue, i
     // After a delay warning went out, optionally confirm the final delivery.
     if (params_.confirm_delay_cleared && m.env.warn_time < 0)
         m.env.tflags |= protocol::del_flag::rec_dly_sent;
-    m.single_rcpt = m.env.verp_delims.has_value();
+    m.single_rcpt = m.env.verp_delims().has_value();
     if (!priorities_.empty()) m.lane = classify(m, c.fd);
     if (m.env.tflags & protocol::del_flag::mta_vrfy) verify_probes_++;
 
@@ -198,12 +198,12 @@ awaitable<void> Intake::assign(Message& m) {
     m.env.recipients.clear();
     bool trace_only = env.tflags & 0x300;
     std::string request_class = (env.tflags & protocol::del_flag::mta_vrfy) ? "verify" : "resolve";
-    if (env.redirect && !rcpts.empty()) {
+    if (env.redirect() && !rcpts.empty()) {
         // Only the first recipient stays, redirected to the canonical form
         // of the redirect address; no more recipients are read.
         rcpts.resize(1);
         std::string canonical =
-            unquote_local(co_await resolver_.rewrite("local", quote_local(*env.redirect)));
+            unquote_local(co_await resolver_.rewrite("local", quote_local(*env.redirect())));
         rcpts[0].set_address(canonical);
         m.env.rcpt_offset = 0;
         m.env.rcpt_unread = 0;
@@ -227,8 +227,8 @@ awaitable<void> Intake::assign(Message& m) {
         // No co_await inside a conditional expression: GCC 12 miscompiles
         // the temporaries of one (the daemon crashed on them).
         Route route;
-        if (env.filter && !trace_only && !env.redirect) {
-            route = filter_route(*env.filter, rcpt.address(), params_);
+        if (env.filter() && !trace_only && !env.redirect()) {
+            route = filter_route(*env.filter(), rcpt.address(), params_);
         } else {
             protocol::ResolveReply reply =
                 co_await resolver_.resolve(request_class, *env.sender, std::string(rcpt.address()));

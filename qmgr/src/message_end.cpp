@@ -17,10 +17,10 @@ protocol::NoticeRequest notice(const Message& m, int nrequest, int flags) {
     n.nrequest = nrequest;
     n.flags = flags;
     n.queue_id = m.id;
-    n.encoding = m.env.encoding;
+    n.encoding = m.env.encoding();
     n.smtputf8 = m.env.smtputf8;
     n.sender = *m.env.sender;
-    n.envelope_id = m.env.dsn_envid;
+    n.envelope_id = m.env.dsn_envid();
     n.ret_flags = m.env.dsn_ret;
     return n;
 }
@@ -28,9 +28,9 @@ protocol::NoticeRequest notice(const Message& m, int nrequest, int flags) {
 // The same notice in its VERP form, for a VERP message unless
 // disable_verp_bounces says otherwise.
 protocol::NoticeRequest maybe_verp(const Message& m, protocol::NoticeRequest n, bool verp_off) {
-    if (m.env.verp_delims && !verp_off) {
+    if (m.env.verp_delims() && !verp_off) {
         n.nrequest = protocol::bounce_cmd::verp;
-        n.verp_delimiters = *m.env.verp_delims;
+        n.verp_delimiters = *m.env.verp_delims();
     }
     return n;
 }

@@ -18,31 +18,31 @@ protocol::DeliveryRequest reference(const Message& m, const core::Entry& e, bool
     const core::Queue& q = *e.queue;
     protocol::DeliveryRequest req;
     req.flags = env.tflags | q.dflags |
-                (env.inspect ? protocol::del_flag::bounce : protocol::del_flag::deflt);
+                (env.inspect() ? protocol::del_flag::bounce : protocol::del_flag::deflt);
     req.queue_id = m.id;
     req.data_offset = env.data_offset;
     req.data_size = env.cont_length;
     req.nexthop = q.nexthop;
-    req.encoding = env.encoding;
+    req.encoding = env.encoding();
     req.smtputf8 = env.smtputf8;
-    req.sender = env.verp_delims && !e.rcpts.empty()
-                     ? verp_sender(*env.sender, *env.verp_delims, e.rcpts[0].orig_rcpt(),
+    req.sender = env.verp_delims() && !e.rcpts.empty()
+                     ? verp_sender(*env.sender, *env.verp_delims(), e.rcpts[0].orig_rcpt(),
                                    e.rcpts[0].address())
                      : *env.sender;
-    req.envelope_id = env.dsn_envid;
+    req.envelope_id = env.dsn_envid();
     req.ret_flags = env.dsn_ret;
     req.stats.incoming_arrival = {env.arrival_sec, env.arrival_usec};
     req.stats.active_arrival = m.active_arrival;
-    req.log_client_name = env.client_name;
-    req.log_client_address = env.client_addr;
-    req.log_client_port = env.client_port;
-    req.log_protocol_name = env.client_proto;
-    req.log_helo_name = env.client_helo;
-    req.sasl_method = env.sasl_method;
-    req.sasl_username = env.sasl_username;
-    req.sasl_sender = env.sasl_sender;
-    req.log_ident = env.log_ident;
-    req.rewrite_context = env.rewrite_context;
+    req.log_client_name = env.client_name();
+    req.log_client_address = env.client_addr();
+    req.log_client_port = env.client_port();
+    req.log_protocol_name = env.client_proto();
+    req.log_helo_name = env.client_helo();
+    req.sasl_method = env.sasl_method();
+    req.sasl_username = env.sasl_username();
+    req.sasl_sender = env.sasl_sender();
+    req.log_ident = env.log_ident();
+    req.rewrite_context = env.rewrite_context();
     for (const auto& r : e.rcpts) {
         req.recipients.push_back({std::string(r.orig_rcpt()), std::string(r.address()), r.offset(),
                                   std::string(r.dsn_orcpt()), r.notify_flags()});
@@ -52,7 +52,7 @@ protocol::DeliveryRequest reference(const Message& m, const core::Entry& e, bool
             utf8 |= c >= 0x80;
         if (smtputf8_enable && utf8) {
             req.smtputf8 |= 8;
-            if (env.verp_delims) req.smtputf8 |= 4;
+            if (env.verp_delims()) req.smtputf8 |= 4;
         }
     }
     return req;
@@ -67,22 +67,22 @@ Message full_message() {
     env.tflags = protocol::del_flag::record;
     env.data_offset = 612;
     env.cont_length = 1480;
-    env.encoding = "8BITMIME";
+    env.text.set(queuefile::EnvelopeText::encoding, "8BITMIME");
     env.smtputf8 = 1;
-    env.dsn_envid = "envid-17";
+    env.text.set(queuefile::EnvelopeText::dsn_envid, "envid-17");
     env.dsn_ret = 2;
     env.arrival_sec = 1764000000;
     env.arrival_usec = 123456;
-    env.client_name = "client.example.net";
-    env.client_addr = "192.0.2.7";
-    env.client_port = "40123";
-    env.client_proto = "ESMTP";
-    env.client_helo = "helo.example.net";
-    env.sasl_method = "PLAIN";
-    env.sasl_username = "user";
-    env.sasl_sender = "owner@example.org";
-    env.log_ident = "4XyZ1a2B3c";
-    env.rewrite_context = "remote";
+    env.text.set(queuefile::EnvelopeText::client_name, "client.example.net");
+    env.text.set(queuefile::EnvelopeText::client_addr, "192.0.2.7");
+    env.text.set(queuefile::EnvelopeText::client_port, "40123");
+    env.text.set(queuefile::EnvelopeText::client_proto, "ESMTP");
+    env.text.set(queuefile::EnvelopeText::client_helo, "helo.example.net");
+    env.text.set(queuefile::EnvelopeText::sasl_method, "PLAIN");
+    env.text.set(queuefile::EnvelopeText::sasl_username, "user");
+    env.text.set(queuefile::EnvelopeText::sasl_sender, "owner@example.org");
+    env.text.set(queuefile::EnvelopeText::log_ident, "4XyZ1a2B3c");
+    env.text.set(queuefile::EnvelopeText::rewrite_context, "remote");
     m.active_arrival = {1764000005, 654321};
     return m;
 }
@@ -115,7 +115,7 @@ TEST(DeliveryRequest, SameBytesWithDefaultsAndInspection) {
     Message m;
     m.id = "ABC";
     m.env.sender = "";
-    m.env.inspect = "filter:dummy";
+    m.env.text.set(queuefile::EnvelopeText::inspect, "filter:dummy");
     core::Queue q;
     core::Entry e;
     e.message = &m;
@@ -140,7 +140,7 @@ TEST(DeliveryRequest, SameBytesForManyRecipients) {
 
 TEST(DeliveryRequest, SameBytesForVerpAndUtf8) {
     Message m = full_message();
-    m.env.verp_delims = "+=";
+    m.env.text.set(queuefile::EnvelopeText::verp_delims, "+=");
     core::Queue q;
     q.nexthop = "example.com";
     core::Entry e;
@@ -148,7 +148,7 @@ TEST(DeliveryRequest, SameBytesForVerpAndUtf8) {
     e.queue = &q;
     e.rcpts.push_back(rcpt(700, "j\xc3\xb6rg@example.com", "j\xc3\xb6rg@example.com"));
     expect_same(m, e);
-    m.env.verp_delims.reset();
+    m.env.text.reset(queuefile::EnvelopeText::verp_delims);
     expect_same(m, e);
     // A value with a NUL is cut there by both.
     e.rcpts[0].set_address(std::string_view("cut\0here@example.com", 20));
@@ -157,7 +157,7 @@ TEST(DeliveryRequest, SameBytesForVerpAndUtf8) {
 
 TEST(DeliveryRequest, SameBytesForAnEmptyEntry) {
     Message m = full_message();
-    m.env.verp_delims = "+=";
+    m.env.text.set(queuefile::EnvelopeText::verp_delims, "+=");
     core::Queue q;
     core::Entry e;
     e.message = &m;

@@ -33,7 +33,8 @@ bool verp_delims_ok(std::string_view d) {
 
 // The text after leading white space.
 std::string_view skip_space(std::string_view s) {
-    while (!s.empty() && c_isspace(s.front())) s.remove_prefix(1);
+    while (!s.empty() && c_isspace(s.front()))
+        s.remove_prefix(1);
     return s;
 }
 
@@ -77,8 +78,8 @@ struct Reader {
             result.record_warning = "unexpected EOF reading length, record type " + tl;
             break;
         case ErrorKind::length_limit:
-            result.record_warning = "illegal length " + std::to_string(in.record_length()) +
-                                    ", record type " + tl;
+            result.record_warning =
+                "illegal length " + std::to_string(in.record_length()) + ", record type " + tl;
             break;
         case ErrorKind::truncated_payload:
             result.record_warning = "unexpected EOF in data, record type " + tl + " length " +
@@ -130,10 +131,11 @@ int Reader::old_style_scan() {
         }
     }
     if (env.data_offset == 0 || type != rec::end)
-        return fail("message rejected: envelope records out of order",
-                    FileError{ErrorKind::old_style_scan, in.path(), in.record_start(),
-                              "a pre-1.0 file with a message content record and an end record",
-                              env.data_offset == 0 ? "no message content record" : "no end record"});
+        return fail(
+            "message rejected: envelope records out of order",
+            FileError{ErrorKind::old_style_scan, in.path(), in.record_start(),
+                      "a pre-1.0 file with a message content record and an end record",
+                      env.data_offset == 0 ? "no message content record" : "no end record"});
     in.seek(orig);
     return 0;
 }
@@ -194,25 +196,27 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
             break;
         }
         if (type <= 0) {
-            type = r.fail("message rejected: missing end record",
-                          FileError{ErrorKind::missing_end, in.path(), curr,
-                                    "more records up to the end record 'E'",
-                                    type == rec::eof ? "end of file"
-                                                     : "a record with type byte 0x00"});
+            type = r.fail(
+                "message rejected: missing end record",
+                FileError{ErrorKind::missing_end, in.path(), curr,
+                          "more records up to the end record 'E'",
+                          type == rec::eof ? "end of file" : "a record with type byte 0x00"});
             break;
         }
-        bool allowed = want_xtra ? type == rec::xtra
-                                 : type_in(type, region::envelope) || type_in(type, region::extracted);
+        bool allowed = want_xtra
+                           ? type == rec::xtra
+                           : type_in(type, region::envelope) || type_in(type, region::extracted);
         if (!allowed) {
             std::string shown(1, static_cast<char>(type));
-            type = r.fail("Unexpected record type '" + shown + "' at offset " + std::to_string(curr),
-                          FileError{ErrorKind::unexpected_record, in.path(), curr,
-                                    want_xtra ? "the extracted segment marker 'X' right after "
-                                                "the message content (SIZE record fields 1 and 2)"
-                                              : "an envelope record type (one of \"" +
-                                                    std::string(region::envelope) + "\" or \"" +
-                                                    std::string(region::extracted) + "\")",
-                                    "record type " + describe_type(type)});
+            type =
+                r.fail("Unexpected record type '" + shown + "' at offset " + std::to_string(curr),
+                       FileError{ErrorKind::unexpected_record, in.path(), curr,
+                                 want_xtra ? "the extracted segment marker 'X' right after "
+                                             "the message content (SIZE record fields 1 and 2)"
+                                           : "an envelope record type (one of \"" +
+                                                 std::string(region::envelope) + "\" or \"" +
+                                                 std::string(region::extracted) + "\")",
+                                 "record type " + describe_type(type)});
             break;
         }
         if (type == rec::end) {
@@ -377,7 +381,8 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
                 // Seconds, then whatever number follows the leading digits.
                 env.arrival_sec = c_atol(start);
                 size_t i = 0;
-                while (i < start.size() && start[i] >= '0' && start[i] <= '9') ++i;
+                while (i < start.size() && start[i] >= '0' && start[i] <= '9')
+                    ++i;
                 env.arrival_usec = c_atol(start.substr(i));
             }
             break;
@@ -385,13 +390,13 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
             if (env.create_time == 0) env.create_time = c_atol(start);
             break;
         case rec::filt:
-            env.filter = std::string(start);
+            env.text.set(EnvelopeText::filter, start);
             break;
         case rec::insp:
-            env.inspect = std::string(start);
+            env.text.set(EnvelopeText::inspect, start);
             break;
         case rec::rdr:
-            env.redirect = std::string(start);
+            env.text.set(EnvelopeText::redirect, start);
             break;
         case rec::from:
             if (!env.sender) {
@@ -402,14 +407,13 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
             }
             break;
         case rec::dsn_envid:
-            env.dsn_envid = std::string(start);
+            env.text.set(EnvelopeText::dsn_envid, start);
             break;
         case rec::dsn_ret: {
             int n = all_digits(start) ? c_atoi(start) : 0;
             if (n != 1 && n != 2)
-                env.warnings.push_back(
-                    "ignoring malformed DSN RET flags in queue file record:" +
-                    std::string(start.substr(0, 100)));
+                env.warnings.push_back("ignoring malformed DSN RET flags in queue file record:" +
+                                       std::string(start.substr(0, 100)));
             else
                 env.dsn_ret = n;
             break;
@@ -417,9 +421,9 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
         case rec::attr: {
             Seen& s = r.seen;
             // Sets a field the first time only; later ones are logged.
-            auto first_wins = [&](std::string& field, bool& was_seen) {
+            auto first_wins = [&](EnvelopeText::Field field, bool& was_seen) {
                 if (!was_seen) {
-                    field = std::string(value);
+                    env.text.set(field, value);
                     was_seen = true;
                 } else {
                     env.warnings.push_back("ignoring multiple " + std::string(name) +
@@ -427,34 +431,50 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
                 }
             };
             // Legacy client attribute: only while no log_* name was seen.
-            auto legacy = [&](std::string& field, bool& was_seen) {
+            auto legacy = [&](EnvelopeText::Field field, bool& was_seen) {
                 if (!s.log_client_attr && !was_seen) {
-                    field = std::string(value);
+                    env.text.set(field, value);
                     was_seen = true;
                 }
             };
             // Logging client attribute: last one wins.
-            auto logging = [&](std::string& field, bool& was_seen) {
-                field = std::string(value);
+            auto logging = [&](EnvelopeText::Field field, bool& was_seen) {
+                env.text.set(field, value);
                 was_seen = true;
                 s.log_client_attr = true;
             };
-            if (name == "encoding") env.encoding = std::string(value);
-            else if (name == "client_name") legacy(env.client_name, s.client_name);
-            else if (name == "client_address") legacy(env.client_addr, s.client_addr);
-            else if (name == "client_port") legacy(env.client_port, s.client_port);
-            else if (name == "protocol_name") legacy(env.client_proto, s.client_proto);
-            else if (name == "helo_name") legacy(env.client_helo, s.client_helo);
-            else if (name == "log_client_name") logging(env.client_name, s.client_name);
-            else if (name == "log_client_address") logging(env.client_addr, s.client_addr);
-            else if (name == "log_client_port") logging(env.client_port, s.client_port);
-            else if (name == "log_protocol_name") logging(env.client_proto, s.client_proto);
-            else if (name == "log_helo_name") logging(env.client_helo, s.client_helo);
-            else if (name == "sasl_method") first_wins(env.sasl_method, s.sasl_method);
-            else if (name == "sasl_username") first_wins(env.sasl_username, s.sasl_username);
-            else if (name == "sasl_sender") first_wins(env.sasl_sender, s.sasl_sender);
-            else if (name == "log_ident") first_wins(env.log_ident, s.log_ident);
-            else if (name == "rewrite_context") first_wins(env.rewrite_context, s.rewrite_context);
+            if (name == "encoding")
+                env.text.set(EnvelopeText::encoding, value);
+            else if (name == "client_name")
+                legacy(EnvelopeText::client_name, s.client_name);
+            else if (name == "client_address")
+                legacy(EnvelopeText::client_addr, s.client_addr);
+            else if (name == "client_port")
+                legacy(EnvelopeText::client_port, s.client_port);
+            else if (name == "protocol_name")
+                legacy(EnvelopeText::client_proto, s.client_proto);
+            else if (name == "helo_name")
+                legacy(EnvelopeText::client_helo, s.client_helo);
+            else if (name == "log_client_name")
+                logging(EnvelopeText::client_name, s.client_name);
+            else if (name == "log_client_address")
+                logging(EnvelopeText::client_addr, s.client_addr);
+            else if (name == "log_client_port")
+                logging(EnvelopeText::client_port, s.client_port);
+            else if (name == "log_protocol_name")
+                logging(EnvelopeText::client_proto, s.client_proto);
+            else if (name == "log_helo_name")
+                logging(EnvelopeText::client_helo, s.client_helo);
+            else if (name == "sasl_method")
+                first_wins(EnvelopeText::sasl_method, s.sasl_method);
+            else if (name == "sasl_username")
+                first_wins(EnvelopeText::sasl_username, s.sasl_username);
+            else if (name == "sasl_sender")
+                first_wins(EnvelopeText::sasl_sender, s.sasl_sender);
+            else if (name == "log_ident")
+                first_wins(EnvelopeText::log_ident, s.log_ident);
+            else if (name == "rewrite_context")
+                first_wins(EnvelopeText::rewrite_context, s.rewrite_context);
             else if (name == "trace_flags") {
                 if (env.tflags == 0) {
                     env.tflags = c_atoi(value) & trace_flag_mask;
@@ -470,14 +490,14 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
             }
             break;
         case rec::verp:
-            if (!env.verp_delims) {
+            if (!env.text.has(EnvelopeText::verp_delims)) {
                 if (!env.sender || env.sender->empty())
                     env.warnings.push_back("ignoring VERP request for null sender");
                 else if (!verp_delims_ok(start))
                     env.warnings.push_back("ignoring bad VERP request: \"" +
                                            std::string(start.substr(0, 100)) + "\"");
                 else
-                    env.verp_delims = std::string(start);
+                    env.text.set(EnvelopeText::verp_delims, start);
             }
             break;
         default:
@@ -494,7 +514,7 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
             env.warnings.push_back("ignoring out-of-order original recipient <" +
                                    orig_rcpt->substr(0, 200) + ">");
     }
-    if (save_offset == 0 && !r.seen.rewrite_context) env.rewrite_context = "local";
+    if (save_offset == 0 && !r.seen.rewrite_context) env.text.reset(EnvelopeText::rewrite_context);
     if (env.create_time == 0) env.create_time = env.arrival_sec;
     if (env.rcpt_unread < 0 || (env.rcpt_offset == 0 && env.rcpt_unread != 0)) {
         env.warnings.push_back("rcpt count mismatch (" + std::to_string(env.rcpt_unread) + ")");

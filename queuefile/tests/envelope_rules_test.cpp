@@ -23,7 +23,8 @@ Read read_all(const std::string& bytes, int limit = 100) {
     int fd = temp_fd(bytes);
     out.result = read_envelope(fd, out.env, limit, "active/TEST");
     while (out.result.ok) {
-        for (auto& r : out.env.recipients) out.rcpts.push_back(r);
+        for (auto& r : out.env.recipients)
+            out.rcpts.push_back(r);
         if (!out.env.rcpt_offset) break;
         out.result = read_envelope(fd, out.env, limit, "active/TEST");
     }
@@ -54,7 +55,7 @@ TEST(EnvelopeRules, AttributeSplitLikeSplitNameval) {
     b.rcpts = 1;
     auto r = read_all(b.build());
     ASSERT_TRUE(r.result.ok) << r.result.error;
-    EXPECT_EQ(r.env.log_ident, "abc");
+    EXPECT_EQ(r.env.log_ident(), "abc");
 
     for (auto bad : {"log ident=x", "=x", "noequals", "   "}) {
         QfBuilder c;
@@ -78,7 +79,7 @@ TEST(EnvelopeRules, DsnAttributesAttachToTheNextRecipient) {
     b.rcpts = 3;
     auto r = read_all(b.build(), 2);
     ASSERT_TRUE(r.result.ok) << r.result.error;
-    EXPECT_EQ(r.env.dsn_envid, "ENV1");
+    EXPECT_EQ(r.env.dsn_envid(), "ENV1");
     EXPECT_EQ(r.env.dsn_ret, 2);
     ASSERT_EQ(r.rcpts.size(), 3u);
     EXPECT_EQ(r.rcpts[0].notify_flags(), 14);
@@ -130,19 +131,19 @@ TEST(EnvelopeRules, RecipientCountMismatchIsOnlyAWarning) {
 
 TEST(EnvelopeRules, FirstOrLastWins) {
     QfBuilder b;
-    b.envelope = encode_record('T', "1700000000 5") + encode_record('T', "1800000000 6") +
-                 encode_record('c', "1600000000") + encode_record('A', "create_time=1") +
-                 encode_record('S', "first@x") + encode_record('S', "second@x") +
-                 encode_record('A', "rewrite_context=") + encode_record('A', "rewrite_context=remote") +
-                 encode_record('A', "client_name=legacy") +
-                 encode_record('A', "log_client_name=modern") +
-                 encode_record('A', "log_client_name=modern2") +
-                 encode_record('A', "client_address=ignored") + encode_record('A', "encoding=7bit") +
-                 encode_record('L', "f1:x") + encode_record('L', "f2:y") +
-                 encode_record('I', "i1") + encode_record('>', "r1@x") +
-                 encode_record('W', num15(1700001000)) + encode_record('W', num15(5)) +
-                 encode_record('A', "trace_flags=0") + encode_record('A', "trace_flags=1024") +
-                 encode_record('A', "trace_flags=256") + encode_record('R', "r@x");
+    b.envelope =
+        encode_record('T', "1700000000 5") + encode_record('T', "1800000000 6") +
+        encode_record('c', "1600000000") + encode_record('A', "create_time=1") +
+        encode_record('S', "first@x") + encode_record('S', "second@x") +
+        encode_record('A', "rewrite_context=") + encode_record('A', "rewrite_context=remote") +
+        encode_record('A', "client_name=legacy") + encode_record('A', "log_client_name=modern") +
+        encode_record('A', "log_client_name=modern2") +
+        encode_record('A', "client_address=ignored") + encode_record('A', "encoding=7bit") +
+        encode_record('L', "f1:x") + encode_record('L', "f2:y") + encode_record('I', "i1") +
+        encode_record('>', "r1@x") + encode_record('W', num15(1700001000)) +
+        encode_record('W', num15(5)) + encode_record('A', "trace_flags=0") +
+        encode_record('A', "trace_flags=1024") + encode_record('A', "trace_flags=256") +
+        encode_record('R', "r@x");
     b.extracted = encode_record('A', "encoding=8bit") + encode_record('>', "r2@x");
     b.rcpts = 1;
     auto r = read_all(b.build());
@@ -151,14 +152,14 @@ TEST(EnvelopeRules, FirstOrLastWins) {
     EXPECT_EQ(r.env.arrival_usec, 5);
     EXPECT_EQ(r.env.create_time, 1600000000);
     EXPECT_EQ(*r.env.sender, "first@x");
-    EXPECT_EQ(r.env.rewrite_context, ""); // an empty value counts as set
+    EXPECT_EQ(r.env.rewrite_context(), ""); // an empty value counts as set
     EXPECT_TRUE(has_warning(r.env, "ignoring multiple rewrite_context attribute: remote"));
-    EXPECT_EQ(r.env.client_name, "modern2");
-    EXPECT_EQ(r.env.client_addr, ""); // legacy names are ignored once a log_ name was seen
-    EXPECT_EQ(r.env.encoding, "8bit");
-    EXPECT_EQ(*r.env.filter, "f2:y");
-    EXPECT_EQ(*r.env.inspect, "i1");
-    EXPECT_EQ(*r.env.redirect, "r2@x");
+    EXPECT_EQ(r.env.client_name(), "modern2");
+    EXPECT_EQ(r.env.client_addr(), ""); // legacy names are ignored once a log_ name was seen
+    EXPECT_EQ(r.env.encoding(), "8bit");
+    EXPECT_EQ(*r.env.filter(), "f2:y");
+    EXPECT_EQ(*r.env.inspect(), "i1");
+    EXPECT_EQ(*r.env.redirect(), "r2@x");
     EXPECT_EQ(r.env.warn_time, 1700001000);
     EXPECT_EQ(r.env.tflags, 1024);
     EXPECT_GT(r.env.tflags_offset, 0);
@@ -173,30 +174,32 @@ TEST(EnvelopeRules, TimeRecordScan) {
     EXPECT_EQ(r.env.arrival_sec, 1700000000);
     EXPECT_EQ(r.env.arrival_usec, 1700000000);
     EXPECT_EQ(r.env.create_time, 1700000000);
-    EXPECT_EQ(r.env.rewrite_context, "local");
+    EXPECT_EQ(r.env.rewrite_context(), "local");
 }
 
 TEST(EnvelopeRules, VerpRules) {
     QfBuilder b;
-    b.envelope = encode_record('T', "1700000000 5") + encode_record('S', "") +
-                 encode_record('V', "+=");
+    b.envelope =
+        encode_record('T', "1700000000 5") + encode_record('S', "") + encode_record('V', "+=");
     auto r = read_all(b.build());
     ASSERT_TRUE(r.result.ok);
-    EXPECT_FALSE(r.env.verp_delims);
+    EXPECT_FALSE(r.env.verp_delims());
     EXPECT_TRUE(has_warning(r.env, "ignoring VERP request for null sender"));
 
     QfBuilder c;
     c.envelope += encode_record('V', "+x") + encode_record('V', "-=");
     auto s = read_all(c.build());
     EXPECT_TRUE(has_warning(s.env, "ignoring bad VERP request: \"+x\""));
-    EXPECT_EQ(s.env.verp_delims.value_or(""), "-=");
+    EXPECT_EQ(s.env.verp_delims().value_or(""), "-=");
 }
 
 TEST(EnvelopeRules, ExtractedSegmentRecipientsAndPureRecipientFastPath) {
     QfBuilder b;
     b.flags = 0; // recipients are not mixed with other records
-    for (int i = 0; i < 5; ++i) b.envelope += encode_record('R', "e" + std::to_string(i));
-    b.extracted = encode_record('L', "filter:x") + encode_record('R', "x0") + encode_record('R', "x1");
+    for (int i = 0; i < 5; ++i)
+        b.envelope += encode_record('R', "e" + std::to_string(i));
+    b.extracted =
+        encode_record('L', "filter:x") + encode_record('R', "x0") + encode_record('R', "x1");
     b.rcpts = 7;
     int fd = temp_fd(b.build());
     Envelope env;
@@ -204,7 +207,7 @@ TEST(EnvelopeRules, ExtractedSegmentRecipientsAndPureRecipientFastPath) {
     ASSERT_TRUE(r.ok) << r.error;
     // The first batch already knows the extracted segment's filter.
     EXPECT_EQ(env.recipients.size(), 2u);
-    EXPECT_EQ(env.filter.value_or(""), "filter:x");
+    EXPECT_EQ(env.filter().value_or(""), "filter:x");
     EXPECT_TRUE(env.seen_all_non_rcpt);
     std::vector<std::string> all;
     for (auto& x : env.recipients)
@@ -228,7 +231,8 @@ TEST(EnvelopeRules, ContentMustEndAtTheExtractedMarker) {
     ASSERT_FALSE(r.result.ok);
     EXPECT_EQ(r.result.failure->kind, ErrorKind::unexpected_record);
     EXPECT_EQ(r.result.failure->offset, b.xtra_offset());
-    EXPECT_EQ(r.result.error, "Unexpected record type 'N' at offset " + std::to_string(b.xtra_offset()));
+    EXPECT_EQ(r.result.error,
+              "Unexpected record type 'N' at offset " + std::to_string(b.xtra_offset()));
     EXPECT_NE(r.result.failure->message().find("active/TEST"), std::string::npos);
 }
 
@@ -285,7 +289,8 @@ TEST(EnvelopeRules, ThreeFieldSizeRecordKeepsDefaults) {
     QfBuilder b;
     b.envelope += encode_record('R', "r");
     std::string f = b.build();
-    std::string three = std::to_string(b.content.size()) + " " + std::to_string(b.data_offset() - 97 + 97) + " 1";
+    std::string three =
+        std::to_string(b.content.size()) + " " + std::to_string(b.data_offset() - 97 + 97) + " 1";
     // Same length as the original so that offsets stay right.
     three.resize(95, ' ');
     auto r = read_all(encode_record('C', three) + f.substr(97));
@@ -358,7 +363,8 @@ TEST(EnvelopeRules, RecipientsBehindPointersHaveHeapOffsets) {
     b.rcpts = 2;
     long heap = static_cast<long>(b.build().size());
     b.envelope.replace(p_at - QfBuilder::envelope_start, 17, encode_record('p', num15(heap)));
-    b.heap = encode_record('O', "h@x") + encode_record('R', "h@x") + encode_record('p', num15(p_at + 17));
+    b.heap = encode_record('O', "h@x") + encode_record('R', "h@x") +
+             encode_record('p', num15(p_at + 17));
     auto r = read_all(b.build());
     ASSERT_TRUE(r.result.ok) << r.result.error;
     ASSERT_EQ(r.rcpts.size(), 2u);
@@ -406,7 +412,7 @@ TEST(EnvelopeRules, APointerCycleThroughRecipientsEndsAcrossBatches) {
 TEST(EnvelopeRules, TruncatedPayloadWarningNamesTheLength) {
     QfBuilder b;
     std::string f = b.build();
-    f = f.substr(0, 97 + 14 + 2) ; // T record complete, S record cut after its header
+    f = f.substr(0, 97 + 14 + 2); // T record complete, S record cut after its header
     auto r = read_all(f);
     ASSERT_FALSE(r.result.ok);
     EXPECT_EQ(r.result.record_warning, "unexpected EOF in data, record type 83 length 3");

@@ -48,8 +48,8 @@ std::string make_file(int n, int flags = 0) {
         rcpts += encode_record('O', "r" + std::to_string(i) + "@y");
         rcpts += encode_record('R', "r" + std::to_string(i) + "@y");
     }
-    std::string content = encode_record('N', "Subject: x") + encode_record('N', "") +
-                          encode_record('N', "body");
+    std::string content =
+        encode_record('N', "Subject: x") + encode_record('N', "") + encode_record('N', "body");
     long size_len = 97;
     long data_offset = size_len + static_cast<long>(head.size() + rcpts.size()) + 2; // M\0
     long data_size = static_cast<long>(content.size());
@@ -73,8 +73,8 @@ TEST(Envelope, ReadsStockDeliverOkFile) {
     EXPECT_EQ(env.arrival_usec, 633690);
     EXPECT_EQ(env.create_time, 1795314878);
     EXPECT_EQ(*env.sender, "alice@example.org");
-    EXPECT_EQ(env.rewrite_context, "local");
-    EXPECT_EQ(env.encoding, "");
+    EXPECT_EQ(env.rewrite_context(), "local");
+    EXPECT_EQ(env.encoding(), "");
     ASSERT_EQ(env.recipients.size(), 2u);
     // Offsets as stock qmgr sent them in the delivery request.
     EXPECT_EQ(env.recipients[0].offset(), 245);
@@ -116,7 +116,8 @@ TEST(Envelope, ReadsRecipientsInBatches) {
             all.push_back(std::string(x.address()));
     }
     ASSERT_EQ(all.size(), 25u);
-    for (int i = 0; i < 25; ++i) EXPECT_EQ(all[i], "r" + std::to_string(i) + "@y");
+    for (int i = 0; i < 25; ++i)
+        EXPECT_EQ(all[i], "r" + std::to_string(i) + "@y");
     EXPECT_EQ(env.rcpt_unread, 0);
     ::close(fd);
 }
@@ -158,7 +159,8 @@ TEST(Envelope, DoneRecipientsAreSkipped) {
     std::string f = make_file(3);
     // Mark the second R as done, as a delivery agent would.
     size_t pos = 0;
-    for (int i = 0; i < 2; ++i) pos = f.find("R\x04r", pos + 1);
+    for (int i = 0; i < 2; ++i)
+        pos = f.find("R\x04r", pos + 1);
     ASSERT_NE(pos, std::string::npos);
     f[pos] = 'D';
     int fd = temp_fd(f);
@@ -187,10 +189,10 @@ TEST(Envelope, FollowsPointerRecords) {
     long data_offset = m_off + 2;
     long x_off = data_offset + static_cast<long>(content.size());
     long heap = x_off + 2 + 2;
-    std::string file = encode_record('C', size_payload(static_cast<long>(content.size()), data_offset, 1, 0, 0)) +
-                       t + ptr(heap) + r + encode_record('M', "") + content +
-                       encode_record('X', "") + encode_record('E', "") +
-                       encode_record('S', "heap@sender") + ptr(r_off);
+    std::string file =
+        encode_record('C', size_payload(static_cast<long>(content.size()), data_offset, 1, 0, 0)) +
+        t + ptr(heap) + r + encode_record('M', "") + content + encode_record('X', "") +
+        encode_record('E', "") + encode_record('S', "heap@sender") + ptr(r_off);
     int fd = temp_fd(file);
     Envelope env;
     auto res = read_envelope(fd, env, 10);

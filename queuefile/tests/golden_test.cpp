@@ -7,8 +7,8 @@
 #include "update_plan.hpp"
 
 #include <cstdio>
-#include <fcntl.h>
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -36,12 +36,15 @@ std::string run_postcat(const std::string& flags, const std::string& file) {
     if (!p) return "";
     std::string out;
     char buf[4096];
-    for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;)
+        out.append(buf, n);
     ::pclose(p);
     return out;
 }
 
-bool have_postcat() { return std::system("command -v postcat >/dev/null 2>&1") == 0; }
+bool have_postcat() {
+    return std::system("command -v postcat >/dev/null 2>&1") == 0;
+}
 
 class Golden : public testing::TestWithParam<std::string> {};
 } // namespace
@@ -50,14 +53,15 @@ TEST_P(Golden, ReadsLikePostcat) {
     utc();
     std::string k = dir + GetParam();
     auto diffs = compare_all(k + ".qf", k + ".postcat", k + ".postcat-e", 7);
-    for (auto& d : diffs) ADD_FAILURE() << d;
+    for (auto& d : diffs)
+        ADD_FAILURE() << d;
 }
 
 TEST_P(Golden, UpdatesReadBackLikePostcat) {
     utc();
     std::string k = dir + GetParam();
-    std::string copy = fs::temp_directory_path() / ("cqmgr-golden-" + GetParam() + "-" +
-                                                    std::to_string(::getpid()) + ".qf");
+    std::string copy = fs::temp_directory_path() /
+                       ("cqmgr-golden-" + GetParam() + "-" + std::to_string(::getpid()) + ".qf");
     fs::copy_file(k + ".qf", copy, fs::copy_options::overwrite_existing);
     auto plan = plan_updates(k + ".qf");
     apply_updates(copy, plan);
@@ -67,14 +71,16 @@ TEST_P(Golden, UpdatesReadBackLikePostcat) {
     auto want = expected_after(render_like_postcat(k + ".qf", true, err), plan);
     auto have = render_like_postcat(copy, true, err);
     EXPECT_EQ(err, "");
-    for (auto& d : diff_lines(want, have)) ADD_FAILURE() << "ours after update: " << d;
+    for (auto& d : diff_lines(want, have))
+        ADD_FAILURE() << "ours after update: " << d;
 
     // postcat's reading of it.
     if (have_postcat()) {
         std::string v = run_postcat("-o -v -e", copy), e = run_postcat("-o -e", copy);
         ASSERT_FALSE(v.empty());
         auto pc_want = expected_after(parse_postcat(slurp(k + ".postcat")), plan);
-        for (auto& d : diff_lines(pc_want, parse_postcat(v))) ADD_FAILURE() << "postcat after update: " << d;
+        for (auto& d : diff_lines(pc_want, parse_postcat(v)))
+            ADD_FAILURE() << "postcat after update: " << d;
         std::string vf = copy + ".postcat", ef = copy + ".postcat-e";
         {
             FILE* f = std::fopen(vf.c_str(), "w");
@@ -84,7 +90,8 @@ TEST_P(Golden, UpdatesReadBackLikePostcat) {
             std::fwrite(e.data(), 1, e.size(), f);
             std::fclose(f);
         }
-        for (auto& d : compare_all(copy, vf, ef, 5)) ADD_FAILURE() << "read back: " << d;
+        for (auto& d : compare_all(copy, vf, ef, 5))
+            ADD_FAILURE() << "read back: " << d;
         fs::remove(vf);
         fs::remove(ef);
     }
@@ -109,16 +116,16 @@ TEST(GoldenFacts, WhatTheFixturesShow) {
         return env;
     };
     auto dsn = read("dsn");
-    EXPECT_EQ(dsn.dsn_envid, "envid-12345");
+    EXPECT_EQ(dsn.dsn_envid(), "envid-12345");
     EXPECT_EQ(dsn.dsn_ret, 2);
     EXPECT_EQ(dsn.rflags, 0x1c); // NOTIFY success|failure|delay << 1
     ASSERT_EQ(dsn.recipients.size(), 2u);
     EXPECT_EQ(dsn.recipients[0].notify_flags(), 14);
-    EXPECT_EQ(read("verp").verp_delims.value_or(""), "+=");
-    EXPECT_EQ(read("8bit").encoding, "8bit");
+    EXPECT_EQ(read("verp").verp_delims().value_or(""), "+=");
+    EXPECT_EQ(read("8bit").encoding(), "8bit");
     EXPECT_EQ(read("smtputf8").smtputf8 & 6, 6); // header and sender autodetected
-    EXPECT_EQ(read("filter").filter.value_or(""), "smtp:[127.0.0.1]:10025");
-    EXPECT_EQ(read("redirect").redirect.value_or(""), "redirected@test.example");
+    EXPECT_EQ(read("filter").filter().value_or(""), "smtp:[127.0.0.1]:10025");
+    EXPECT_EQ(read("redirect").redirect().value_or(""), "redirected@test.example");
     EXPECT_EQ(read("rcpt100").recipients.size(), 100u);
     EXPECT_EQ(read("extracted").recipients.size(), 21u);
     auto trace = read("trace");

@@ -24,13 +24,13 @@ template <typename N> Field num(std::string name, N v) {
 }
 
 // An optional string field.
-Field opt(std::string name, const std::optional<std::string>& v) {
+Field opt(std::string name, std::optional<std::string_view> v) {
     if (!v) return {std::move(name), "(none)", nullptr};
     return {std::move(name), "<" + escape_bytes(*v) + ">", json_bytes(*v)};
 }
 
 // A plain string field.
-Field str(std::string name, const std::string& v) {
+Field str(std::string name, std::string_view v) {
     return {std::move(name), "<" + escape_bytes(v) + ">", json_bytes(v)};
 }
 
@@ -82,23 +82,23 @@ int dump_envelope(int fd, const std::string& path, int batch, bool json, std::os
         num("arrival_usec", env.arrival_usec),
         num("create_time", env.create_time),
         opt("sender", env.sender),
-        opt("content_filter", env.filter),
-        opt("inspector", env.inspect),
-        opt("redirect", env.redirect),
-        opt("verp_delims", env.verp_delims),
-        str("dsn_envid", env.dsn_envid),
+        opt("content_filter", env.filter()),
+        opt("inspector", env.inspect()),
+        opt("redirect", env.redirect()),
+        opt("verp_delims", env.verp_delims()),
+        str("dsn_envid", env.dsn_envid()),
         num("dsn_ret", env.dsn_ret),
-        str("encoding", env.encoding),
-        str("client_name", env.client_name),
-        str("client_address", env.client_addr),
-        str("client_port", env.client_port),
-        str("protocol_name", env.client_proto),
-        str("helo_name", env.client_helo),
-        str("sasl_method", env.sasl_method),
-        str("sasl_username", env.sasl_username),
-        str("sasl_sender", env.sasl_sender),
-        str("log_ident", env.log_ident),
-        str("rewrite_context", env.rewrite_context),
+        str("encoding", env.encoding()),
+        str("client_name", env.client_name()),
+        str("client_address", env.client_addr()),
+        str("client_port", env.client_port()),
+        str("protocol_name", env.client_proto()),
+        str("helo_name", env.client_helo()),
+        str("sasl_method", env.sasl_method()),
+        str("sasl_username", env.sasl_username()),
+        str("sasl_sender", env.sasl_sender()),
+        str("log_ident", env.log_ident()),
+        str("rewrite_context", env.rewrite_context()),
         num("trace_flags", env.tflags),
         num("trace_flags_offset", env.tflags_offset),
         num("warn_time", env.warn_time),

@@ -35,7 +35,9 @@ std::string ctime_text(int64_t t) {
 }
 
 // A marker line.
-PostcatLine marker(int64_t offset, const char* text) { return {offset, true, text, ""}; }
+PostcatLine marker(int64_t offset, const char* text) {
+    return {offset, true, text, ""};
+}
 
 // A "name: value" line.
 PostcatLine line(int64_t offset, std::string name, std::string value) {
@@ -69,9 +71,11 @@ std::vector<PostcatLine> parse_postcat(const std::string& text) {
         PostcatLine p;
         std::string rest = l;
         size_t i = 0;
-        while (i < l.size() && l[i] == ' ') ++i;
+        while (i < l.size() && l[i] == ' ')
+            ++i;
         size_t j = i;
-        while (j < l.size() && l[j] >= '0' && l[j] <= '9') ++j;
+        while (j < l.size() && l[j] >= '0' && l[j] <= '9')
+            ++j;
         if (j > i && j < l.size() && l[j] == ' ') {
             p.offset = std::stoll(l.substr(i, j - i));
             rest = l.substr(j + 1);
@@ -120,11 +124,21 @@ std::vector<PostcatLine> render_like_postcat(const std::string& path, bool verbo
         }
         std::string_view cstr = c_string(r.payload);
         switch (r.type) {
-        case 'M': out.push_back(marker(at, "MESSAGE CONTENTS")); break;
-        case 'X': out.push_back(marker(at, "HEADER EXTRACTED")); break;
-        case 'E': out.push_back(marker(at, "MESSAGE FILE END")); break;
-        case 'T': out.push_back(line(at, record_type_name('T'), ctime_text(c_atol(cstr)))); break;
-        case 'W': out.push_back(line(at, record_type_name('W'), ctime_text(c_atol(cstr)))); break;
+        case 'M':
+            out.push_back(marker(at, "MESSAGE CONTENTS"));
+            break;
+        case 'X':
+            out.push_back(marker(at, "HEADER EXTRACTED"));
+            break;
+        case 'E':
+            out.push_back(marker(at, "MESSAGE FILE END"));
+            break;
+        case 'T':
+            out.push_back(line(at, record_type_name('T'), ctime_text(c_atol(cstr))));
+            break;
+        case 'W':
+            out.push_back(line(at, record_type_name('W'), ctime_text(c_atol(cstr))));
+            break;
         case 'L':
         case 'w':
         case 'N':
@@ -136,7 +150,8 @@ std::vector<PostcatLine> render_like_postcat(const std::string& path, bool verbo
             if (name == "create_time")
                 out.push_back(line(at, "create_time", ctime_text(c_atol(value))));
             else
-                out.push_back(line(at, "named_attribute", std::string(name) + "=" + std::string(value)));
+                out.push_back(
+                    line(at, "named_attribute", std::string(name) + "=" + std::string(value)));
             break;
         }
         default:
@@ -176,8 +191,8 @@ std::vector<std::string> compare_envelope(const std::string& path,
     std::vector<std::string> d;
     // What postcat shows, folded with qmgr's rules.
     struct Expect {
-        std::optional<std::string> size, arrival, create, sender, envid, encoding, rewrite,
-            verp, filter, redirect, inspect, warn_time;
+        std::optional<std::string> size, arrival, create, sender, envid, encoding, rewrite, verp,
+            filter, redirect, inspect, warn_time;
         int ret = 0, tflags = 0;
         int64_t tflags_offset = 0, warn_offset = 0;
         int counted = 0;
@@ -192,10 +207,14 @@ std::vector<std::string> compare_envelope(const std::string& path,
         if (name == "named_attribute") {
             auto eq = value.find('=');
             std::string an = value.substr(0, eq), av = value.substr(eq + 1);
-            if (an == "dsn_orig_rcpt") name = "dsn_original_recipient", value = av;
-            else if (an == "notify_flags") name = "dsn_notify_flags", value = av;
-            else if (an == "envelope_id") name = "dsn_envelope_id", value = av;
-            else if (an == "ret_flags") name = "dsn_return_flags", value = av;
+            if (an == "dsn_orig_rcpt")
+                name = "dsn_original_recipient", value = av;
+            else if (an == "notify_flags")
+                name = "dsn_notify_flags", value = av;
+            else if (an == "envelope_id")
+                name = "dsn_envelope_id", value = av;
+            else if (an == "ret_flags")
+                name = "dsn_return_flags", value = av;
             else {
                 if (!e.first_attr.count(an)) e.first_attr[an] = av;
                 e.last_attr[an] = av;
@@ -208,26 +227,39 @@ std::vector<std::string> compare_envelope(const std::string& path,
         }
         if (name == "recipient") {
             e.counted++;
-            e.rcpts.push_back(Recipient{l.offset, value, orcpt.value_or(""), dsn.value_or(""), notify});
+            e.rcpts.push_back(
+                Recipient{l.offset, value, orcpt.value_or(""), dsn.value_or(""), notify});
             orcpt.reset(), dsn.reset(), notify = 0;
         } else if (name == "done_recipient" || name == "canceled_recipient") {
             e.counted++;
             orcpt.reset(), dsn.reset(), notify = 0;
-        } else if (name == "original_recipient") orcpt = value;
-        else if (name == "dsn_original_recipient") dsn = value;
+        } else if (name == "original_recipient")
+            orcpt = value;
+        else if (name == "dsn_original_recipient")
+            dsn = value;
         else if (name == "dsn_notify_flags") {
             int n = all_digits(value) ? c_atoi(value) : 0;
             notify = (n == 1 || (n != 0 && (n & ~14) == 0)) ? n : 0;
-        } else if (name == "message_size" && !e.size) e.size = value;
-        else if (name == "message_arrival_time" && !e.arrival) e.arrival = value;
-        else if (name == "create_time" && !e.create) e.create = value;
-        else if (name == "sender" && !e.sender) e.sender = value;
-        else if (name == "dsn_envelope_id") e.envid = value;
-        else if (name == "dsn_return_flags" && (value == "1" || value == "2")) e.ret = value[0] - '0';
-        else if (name == "verp_delimiters" && !e.verp) e.verp = value;
-        else if (name == "content_filter") e.filter = value;
-        else if (name == "redirect_to") e.redirect = value;
-        else if (name == "content_inspector") e.inspect = value;
+        } else if (name == "message_size" && !e.size)
+            e.size = value;
+        else if (name == "message_arrival_time" && !e.arrival)
+            e.arrival = value;
+        else if (name == "create_time" && !e.create)
+            e.create = value;
+        else if (name == "sender" && !e.sender)
+            e.sender = value;
+        else if (name == "dsn_envelope_id")
+            e.envid = value;
+        else if (name == "dsn_return_flags" && (value == "1" || value == "2"))
+            e.ret = value[0] - '0';
+        else if (name == "verp_delimiters" && !e.verp)
+            e.verp = value;
+        else if (name == "content_filter")
+            e.filter = value;
+        else if (name == "redirect_to")
+            e.redirect = value;
+        else if (name == "content_inspector")
+            e.inspect = value;
         else if (name == "warning_message_time" && !e.warn_time) {
             e.warn_time = value;
             e.warn_offset = l.offset;
@@ -240,7 +272,8 @@ std::vector<std::string> compare_envelope(const std::string& path,
     auto r = read_envelope(f.fd, env, batch, path);
     size_t batches = 1;
     while (r.ok) {
-        for (auto& x : env.recipients) got.push_back(std::move(x));
+        for (auto& x : env.recipients)
+            got.push_back(std::move(x));
         if (env.rcpt_offset == 0) break;
         r = read_envelope(f.fd, env, batch, path);
         ++batches;
@@ -250,8 +283,10 @@ std::vector<std::string> compare_envelope(const std::string& path,
                     (r.failure ? " (" + r.failure->message() + ")" : ""));
         return d;
     }
-    auto check = [&](const std::string& what, const std::string& want, const std::string& have) {
-        if (want != have) d.push_back(what + ": postcat shows \"" + want + "\", we read \"" + have + "\"");
+    auto check = [&](const std::string& what, const std::string& want, std::string_view have) {
+        if (want != have)
+            d.push_back(what + ": postcat shows \"" + want + "\", we read \"" + std::string(have) +
+                        "\"");
     };
     if (e.size) {
         long f1 = 0, f2 = 0, f3 = 0, f4 = 1, f5 = 0, f6 = 0;
@@ -262,21 +297,23 @@ std::vector<std::string> compare_envelope(const std::string& path,
         check("SIZE content length", std::to_string(f5 ? f5 : f1), std::to_string(env.cont_length));
         check("SIZE smtputf8", std::to_string(f6), std::to_string(env.smtputf8));
         bool mismatch = false;
-        for (auto& w : env.warnings) mismatch |= w.rfind("rcpt count mismatch", 0) == 0;
-        check("SIZE recipient count agrees", f3 == e.counted ? "yes" : "no", mismatch ? "no" : "yes");
+        for (auto& w : env.warnings)
+            mismatch |= w.rfind("rcpt count mismatch", 0) == 0;
+        check("SIZE recipient count agrees", f3 == e.counted ? "yes" : "no",
+              mismatch ? "no" : "yes");
     } else {
         d.push_back("postcat shows no message_size record");
     }
     check("arrival time", e.arrival.value_or("?"), ctime_text(env.arrival_sec));
     check("create time", e.create.value_or(e.arrival.value_or("?")), ctime_text(env.create_time));
     check("sender", e.sender.value_or("(none)"), env.sender.value_or("(none)"));
-    check("DSN envelope id", e.envid.value_or(""), env.dsn_envid);
+    check("DSN envelope id", e.envid.value_or(""), env.dsn_envid());
     check("DSN ret", std::to_string(e.ret), std::to_string(env.dsn_ret));
     check("VERP delimiters", e.verp && !e.sender.value_or("").empty() ? *e.verp : "(none)",
-          env.verp_delims.value_or("(none)"));
-    check("content filter", e.filter.value_or("(none)"), env.filter.value_or("(none)"));
-    check("redirect", e.redirect.value_or("(none)"), env.redirect.value_or("(none)"));
-    check("content inspector", e.inspect.value_or("(none)"), env.inspect.value_or("(none)"));
+          env.verp_delims().value_or("(none)"));
+    check("content filter", e.filter.value_or("(none)"), env.filter().value_or("(none)"));
+    check("redirect", e.redirect.value_or("(none)"), env.redirect().value_or("(none)"));
+    check("content inspector", e.inspect.value_or("(none)"), env.inspect().value_or("(none)"));
     check("warning time", e.warn_time.value_or("(none)"),
           env.warn_offset ? ctime_text(env.warn_time) : "(none)");
     check("warning record offset", std::to_string(e.warn_offset), std::to_string(env.warn_offset));
@@ -284,29 +321,31 @@ std::vector<std::string> compare_envelope(const std::string& path,
     check("trace flags offset", std::to_string(e.tflags_offset), std::to_string(env.tflags_offset));
     auto last = [&](const char* n) { return e.last_attr.count(n) ? e.last_attr[n] : ""; };
     auto first = [&](const char* n) { return e.first_attr.count(n) ? e.first_attr[n] : ""; };
-    check("encoding", last("encoding"), env.encoding);
-    check("rewrite context", e.first_attr.count("rewrite_context") ? first("rewrite_context") : "local",
-          env.rewrite_context);
-    check("sasl_method", first("sasl_method"), env.sasl_method);
-    check("sasl_username", first("sasl_username"), env.sasl_username);
-    check("sasl_sender", first("sasl_sender"), env.sasl_sender);
-    check("log_ident", first("log_ident"), env.log_ident);
+    check("encoding", last("encoding"), env.encoding());
+    check("rewrite context",
+          e.first_attr.count("rewrite_context") ? first("rewrite_context") : "local",
+          env.rewrite_context());
+    check("sasl_method", first("sasl_method"), env.sasl_method());
+    check("sasl_username", first("sasl_username"), env.sasl_username());
+    check("sasl_sender", first("sasl_sender"), env.sasl_sender());
+    check("log_ident", first("log_ident"), env.log_ident());
     auto client = [&](const char* modern, const char* legacy) {
         return e.last_attr.count(modern) ? last(modern) : first(legacy);
     };
-    bool any_log = e.last_attr.count("log_client_name") || e.last_attr.count("log_client_address") ||
+    bool any_log = e.last_attr.count("log_client_name") ||
+                   e.last_attr.count("log_client_address") ||
                    e.last_attr.count("log_client_port") || e.last_attr.count("log_protocol_name") ||
                    e.last_attr.count("log_helo_name");
     if (!any_log) {
-        check("client name", first("client_name"), env.client_name);
-        check("client address", first("client_address"), env.client_addr);
-        check("helo name", first("helo_name"), env.client_helo);
-        check("protocol name", first("protocol_name"), env.client_proto);
+        check("client name", first("client_name"), env.client_name());
+        check("client address", first("client_address"), env.client_addr());
+        check("helo name", first("helo_name"), env.client_helo());
+        check("protocol name", first("protocol_name"), env.client_proto());
     } else {
-        check("client name", client("log_client_name", "client_name"), env.client_name);
-        check("client address", client("log_client_address", "client_address"), env.client_addr);
-        check("helo name", client("log_helo_name", "helo_name"), env.client_helo);
-        check("protocol name", client("log_protocol_name", "protocol_name"), env.client_proto);
+        check("client name", client("log_client_name", "client_name"), env.client_name());
+        check("client address", client("log_client_address", "client_address"), env.client_addr());
+        check("helo name", client("log_helo_name", "helo_name"), env.client_helo());
+        check("protocol name", client("log_protocol_name", "protocol_name"), env.client_proto());
     }
     check("recipient count", std::to_string(e.rcpts.size()), std::to_string(got.size()));
     for (size_t i = 0; i < std::min(e.rcpts.size(), got.size()) && d.size() < 40; ++i) {
@@ -338,7 +377,8 @@ std::vector<std::string> compare_all(const std::string& qf, const std::string& p
         for (auto& x : diff_lines(verbose ? pv : pp, ours))
             out.push_back(std::string(verbose ? "postcat -o -v -e: " : "postcat -o -e: ") + x);
     }
-    for (auto& x : compare_envelope(qf, pv, batch)) out.push_back("envelope: " + x);
+    for (auto& x : compare_envelope(qf, pv, batch))
+        out.push_back("envelope: " + x);
     return out;
 }
 

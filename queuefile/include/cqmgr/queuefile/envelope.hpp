@@ -5,6 +5,7 @@
 #pragma once
 
 #include "cqmgr/core/recipient.hpp"
+#include "cqmgr/queuefile/envelope_text.hpp"
 #include "cqmgr/queuefile/error.hpp"
 #include "cqmgr/queuefile/record.hpp"
 
@@ -45,17 +46,10 @@ struct Envelope {
     int64_t arrival_sec = 0, arrival_usec = 0;
     int64_t create_time = 0;
     std::optional<std::string> sender;
-    std::optional<std::string> filter;   // L: transport[:nexthop]
-    std::optional<std::string> inspect;  // I
-    std::optional<std::string> redirect; // >
-    std::optional<std::string> verp_delims;
-    std::string dsn_envid;
     int dsn_ret = 0;
-    std::string encoding;
-    std::string client_name, client_addr, client_port, client_proto, client_helo;
-    std::string sasl_method, sasl_username, sasl_sender;
-    std::string log_ident;
-    std::string rewrite_context = "local";
+    // The other text attributes, packed (envelope_text.hpp); read them
+    // through the accessors below, set them through text.set().
+    EnvelopeText text;
     int tflags = 0;
     int64_t tflags_offset = 0;
     int64_t warn_offset = 0;
@@ -79,6 +73,31 @@ struct Envelope {
     // Complaints that do not make the file corrupt, worded as stock qmgr logs
     // them (without the "ID: " prefix); the caller logs them as warnings.
     std::vector<std::string> warnings;
+
+    // The text attributes; empty when the file has none.
+    std::string_view encoding() const { return text.get(EnvelopeText::encoding); }
+    std::string_view dsn_envid() const { return text.get(EnvelopeText::dsn_envid); }
+    std::string_view client_name() const { return text.get(EnvelopeText::client_name); }
+    std::string_view client_addr() const { return text.get(EnvelopeText::client_addr); }
+    std::string_view client_port() const { return text.get(EnvelopeText::client_port); }
+    std::string_view client_proto() const { return text.get(EnvelopeText::client_proto); }
+    std::string_view client_helo() const { return text.get(EnvelopeText::client_helo); }
+    std::string_view sasl_method() const { return text.get(EnvelopeText::sasl_method); }
+    std::string_view sasl_username() const { return text.get(EnvelopeText::sasl_username); }
+    std::string_view sasl_sender() const { return text.get(EnvelopeText::sasl_sender); }
+    std::string_view log_ident() const { return text.get(EnvelopeText::log_ident); }
+    // "local" unless the file says otherwise.
+    std::string_view rewrite_context() const {
+        return text.has(EnvelopeText::rewrite_context) ? text.get(EnvelopeText::rewrite_context)
+                                                       : std::string_view("local");
+    }
+    // The records that may be absent: L (transport[:nexthop]), I, > and V.
+    std::optional<std::string_view> filter() const { return text.find(EnvelopeText::filter); }
+    std::optional<std::string_view> inspect() const { return text.find(EnvelopeText::inspect); }
+    std::optional<std::string_view> redirect() const { return text.find(EnvelopeText::redirect); }
+    std::optional<std::string_view> verp_delims() const {
+        return text.find(EnvelopeText::verp_delims);
+    }
 };
 
 struct ReadResult {

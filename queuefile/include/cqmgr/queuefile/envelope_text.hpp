@@ -1,0 +1,89 @@
+// A message's text attributes that only go into delivery requests, notices
+// and logs (client, SASL, log_ident, encoding, DSN envelope ID, rewrite
+// context) and the rarely set content filter, inspection, redirect and VERP
+// records, packed in one heap block.
+//
+// An active message keeps its envelope for its whole life, and these
+// sixteen fields as std::string members cost 544 bytes a message before
+// any text; packed, they cost this object and one block holding exactly
+// their text.  Setting a field builds a new block: fields are set while the
+// file is read, a few times per message, and read many times after.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+namespace cqmgr::queuefile {
+
+class EnvelopeText {
+  public:
+    enum Field : uint8_t {
+        encoding,
+        dsn_envid,
+        client_name,
+        client_addr,
+        client_port,
+        client_proto,
+        client_helo,
+        sasl_method,
+        sasl_username,
+        sasl_sender,
+        log_ident,
+        rewrite_context,
+        filter,
+        inspect,
+        redirect,
+        verp_delims,
+        count
+    };
+
+    EnvelopeText() = default;
+    EnvelopeText(const EnvelopeText& o);
+    EnvelopeText& operator=(const EnvelopeText& o);
+    // A moved-from object is left with every field empty and unset.
+    EnvelopeText(EnvelopeText&& o) noexcept
+        : block_(std::move(o.block_)), len_(std::exchange(o.len_, {})),
+          set_(std::exchange(o.set_, 0)) {}
+    EnvelopeText& operator=(EnvelopeText&& o) noexcept {
+        block_ = std::move(o.block_);
+        len_ = std::exchange(o.len_, {});
+        set_ = std::exchange(o.set_, 0);
+        return *this;
+    }
+
+    // The field's text; empty when it was never set.
+    std::string_view get(Field f) const { return {block_.get() + start(f), len_[f]}; }
+    // Whether the field was set (to any text, empty included).
+    bool has(Field f) const { return (set_ >> f) & 1u; }
+    // The field's text when it was set, none otherwise.
+    std::optional<std::string_view> find(Field f) const {
+        if (!has(f)) return std::nullopt;
+        return get(f);
+    }
+    // Sets the field to `v` (which may point into this object's block).
+    void set(Field f, std::string_view v);
+    // Unsets the field.
+    void reset(Field f);
+
+  private:
+    // Where the field's text starts in the block.
+    uint32_t start(Field f) const {
+        uint32_t at = 0;
+        for (int i = 0; i < f; ++i)
+            at += len_[i];
+        return at;
+    }
+    uint32_t total() const { return start(count); }
+    // Lays the fields out again with `f` replaced by `v`.
+    void rebuild(Field f, std::string_view v);
+
+    std::unique_ptr<char[]> block_;
+    std::array<uint32_t, count> len_{};
+    uint32_t set_ = 0;
+};
+
+} // namespace cqmgr::queuefile
