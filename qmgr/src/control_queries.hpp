@@ -20,13 +20,15 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 namespace cqmgr::qmgr {
 
-// The messages in the active queue, by queue ID (QueueManager's).
-using MessageMap = std::unordered_map<std::string, std::unique_ptr<Message>>;
+// The messages in the active queue, by queue ID (QueueManager's).  Each
+// key views its own message's ID, which never changes while it is in core.
+using MessageMap = std::unordered_map<std::string_view, std::unique_ptr<Message>>;
 
 // The state of the scans and the feed.
 struct FeedState {

@@ -132,7 +132,7 @@ Feeder::Taken QueueManager::take(const std::string& id, const std::string& queue
     if (c.corrupt) end_.quarantine(id);
     if (!c.message) return c.pause ? Feeder::Taken::pause : Feeder::Taken::no;
     Message& m = *c.message;
-    messages_.emplace(id, std::move(c.message));
+    messages_.emplace(m.id, std::move(c.message));
     arrivals_.add({m.env.arrival_sec, m.env.arrival_usec});
     counters_.messages_activated++;
     CQMGR_PROBE_MESSAGE_ACTIVATE(m.id.c_str(), queue.c_str());

@@ -64,7 +64,7 @@ struct Queries : ::testing::Test {
                           core::test::rcpt(id + "-" + std::to_string(i) + "@" + queue));
         sched->batch_done(*m, false, 0);
         Message& ref = *m;
-        messages.emplace(id, std::move(m));
+        messages.emplace(ref.id, std::move(m)); // the key views the message's own ID
         arrivals.add({arrival, 0});
         return ref;
     }

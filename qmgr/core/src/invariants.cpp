@@ -64,8 +64,7 @@ void Scheduler::check_invariants() const {
             if (j.stack_level < 0) fail(name + ": linked job with negative stack level");
         check_candidate_index(t);
         check_lanes(t);
-        for (const auto& [m, jp] : t.job_by_message) {
-            const Job& j = *jp;
+        for (const Job& j : t.jobs) {
             if (j.selected_entries > j.read_entries) fail(name + ": job selected more than read");
             if (j.rcpt_count < 0) fail(name + ": negative job recipient count");
             bool linked = j.transport_hook.is_linked();
@@ -77,7 +76,7 @@ void Scheduler::check_invariants() const {
                 if (static_cast<int>(p.entries.size()) > p.refcount)
                     fail(name + ": peer refcount too low");
                 if (p.held != held_entry(p))
-                    fail(name + ": peer of " + m->id + ": held entry is stale");
+                    fail(name + ": peer of " + j.message->id + ": held entry is stale");
                 peer_entries += static_cast<int>(p.entries.size());
             }
             if (peer_entries != j.read_entries - j.selected_entries)
@@ -85,7 +84,7 @@ void Scheduler::check_invariants() const {
                      std::to_string(j.read_entries) + " - selected " +
                      std::to_string(j.selected_entries));
             if (j.in_flight != peer_busy)
-                fail(name + ": job of " + m->id + ": " + std::to_string(j.in_flight) +
+                fail(name + ": job of " + j.message->id + ": " + std::to_string(j.in_flight) +
                      " in flight, its peers have " + std::to_string(peer_busy));
         }
         for (const auto& [qn, qp] : t.queue_by_name) {
@@ -130,10 +129,9 @@ void Scheduler::check_candidate_index(const Transport& t) const {
     const CandidateIndex& ix = t.candidates;
     // Every job, linked or not, is where its state says, and nowhere else.
     size_t level0 = 0, sized = 0, partial = 0, stacked = 0, blockers = 0;
-    for (const auto& [m, jp] : t.job_by_message) {
-        const Job& j = *jp;
+    for (const Job& j : t.jobs) {
         CandidateIndex::Membership want = CandidateIndex::wanted(t, j);
-        const std::string who = "job of " + m->id;
+        const std::string who = "job of " + j.message->id;
         if (j.level0_hook.is_linked() != want.level0) fail(who + ": level-zero membership");
         if (j.indexed_size != want.size || j.size_hook.is_linked() != (want.size > 0))
             fail(who + ": size " + std::to_string(j.indexed_size) + ", want " +

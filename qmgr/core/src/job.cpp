@@ -17,14 +17,15 @@
 namespace cqmgr::core {
 
 Job& Scheduler::job_obtain(Message& m, Transport& t) {
-    auto& slot = t.job_by_message[&m];
-    if (!slot) {
-        slot = std::make_unique<Job>();
-        slot->message = &m;
-        slot->transport = &t;
-        m.jobs.push_back(slot.get());
+    Job* found = find_job(m, t);
+    if (!found) {
+        found = new Job;
+        found->message = &m;
+        found->transport = &t;
+        t.jobs.push_back(*found);
+        m.jobs.push_back(found);
     }
-    Job& j = *slot;
+    Job& j = *found;
     if (j.stack_level < 0) job_link(j);
     // New entries change both the candidate choice and the blocker status.
     t.reset_candidate_cache();
@@ -161,7 +162,7 @@ void Scheduler::job_free(Job& j) {
     if (j.stack_level >= 0) job_unlink(j);
     if (t.job_next_unread == &j) panic("job_free: freed job is the next unread job");
     if (!j.peers.empty()) panic("job_free: job of " + j.message->id + " still has peers");
-    t.job_by_message.erase(j.message); // destroys j
+    t.jobs.erase_and_dispose(t.jobs.iterator_to(j), [](Job* dead) { delete dead; });
 }
 
 void Scheduler::job_count_slots(Job& j) {

@@ -48,11 +48,12 @@ Scheduler::~Scheduler() {
         t->urgent_jobs.clear();
         t->job_list.clear();
         t->job_bytime.clear();
-        for (auto& [m, j] : t->job_by_message) {
-            j->children.clear();
-            j->peers.clear();
-            j->peer_by_queue.for_each([](Peer& p) { p.entries.clear_and_dispose([](Entry*) {}); });
+        for (Job& j : t->jobs) {
+            j.children.clear();
+            j.peers.clear();
+            j.peer_by_queue.for_each([](Peer& p) { p.entries.clear_and_dispose([](Entry*) {}); });
         }
+        t->jobs.clear_and_dispose([](Job* j) { delete j; });
         for (auto& [qn, q] : t->queue_by_name) {
             q->todo.clear_and_dispose([](Entry* e) { delete e; });
             q->busy.clear_and_dispose([](Entry* e) { delete e; });

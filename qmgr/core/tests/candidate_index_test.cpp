@@ -102,7 +102,7 @@ TEST(CandidateIndex, DeclinesWhenTheScanStopsBeforeAStackedBestJob) {
         for (int r = 0; r < rcpts; ++r)
             s.assign(*m, q, test::rcpt("r" + std::to_string(r) + "@" + id));
         s.batch_done(*m, false, 0);
-        return *t.job_by_message.at(m.get());
+        return *find_job(*m, t);
     };
     Job& js = add("S", 0, 2);
     Job& jc = add("C", 150, 40);

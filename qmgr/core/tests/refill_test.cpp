@@ -55,7 +55,7 @@ struct Refill : Fixture {
         EXPECT_NE(e, nullptr) << "a connection to " << granted->name << " carried no request";
         return e;
     }
-    Job& job_of(Message& m, Transport& t) { return *t.job_by_message.at(&m); }
+    Job& job_of(Message& m, Transport& t) { return *find_job(m, t); }
 };
 
 } // namespace

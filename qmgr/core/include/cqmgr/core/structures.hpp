@@ -263,11 +263,20 @@ struct Job {
     Hook partial_hook; // on CandidateIndex::partial
     Hook blocker_hook; // on CandidateIndex::blockers
     Hook lane_hook;    // on Transport::urgent_jobs (urgent messages only)
+    Hook owner_hook;   // on Transport::jobs, which owns it
 
     bool has_entries() const { return selected_entries < read_entries; }
     int min_entries() const { return read_entries; }
     int max_entries() const { return read_entries + message->rcpt_unread; }
 };
+
+// Message `m`'s job on transport `t`, if it has one.  A message has one job
+// per transport it uses, and seldom more than a few.
+inline Job* find_job(const Message& m, const Transport& t) {
+    for (Job* j : m.jobs)
+        if (j->transport == &t) return j;
+    return nullptr;
+}
 
 // An index of a transport's job list for the preemption candidate search,
 // kept up to date by Scheduler::index_refresh() whenever a job's stack
@@ -339,7 +348,10 @@ struct Transport {
     int slot_loan_factor = 50;
     std::unordered_map<std::string, std::unique_ptr<Queue>> queue_by_name;
     List<Queue, &Queue::transport_hook> queues_rr;
-    std::unordered_map<Message*, std::unique_ptr<Job>> job_by_message;
+    // Every job of this transport, on the job lists or not.  The list owns
+    // them (Scheduler::job_obtain and job_free); a message finds its job
+    // through Message::jobs (find_job), which has one per transport.
+    List<Job, &Job::owner_hook> jobs;
     List<Job, &Job::transport_hook> job_list;
     List<Job, &Job::time_hook> job_bytime;
     CandidateIndex candidates;
