@@ -4,13 +4,20 @@
 
 namespace cqmgr::qmgr {
 
-// Erases one occurrence: two messages may share an arrival time.
-void ArrivalIndex::remove(protocol::TimeVal arrival) {
-    auto it = times_.find({arrival.sec, arrival.usec});
-    if (it == times_.end())
-        log::panic("arrival index: no message arrived at " + std::to_string(arrival.sec) + "." +
-                   std::to_string(arrival.usec));
-    times_.erase(it);
+void ArrivalIndex::add(Message& m) {
+    if (m.arrival_hook.is_linked()) log::panic("arrival index: " + m.id + " added twice");
+    order_.insert(m);
+}
+
+void ArrivalIndex::remove(Message& m) {
+    if (!m.arrival_hook.is_linked()) log::panic("arrival index: " + m.id + " was never added");
+    order_.erase(order_.iterator_to(m));
+}
+
+std::optional<protocol::TimeVal> ArrivalIndex::oldest() const {
+    if (order_.empty()) return std::nullopt;
+    const Message& m = *order_.begin();
+    return protocol::TimeVal{m.env.arrival_sec, m.env.arrival_usec};
 }
 
 } // namespace cqmgr::qmgr

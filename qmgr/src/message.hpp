@@ -16,10 +16,17 @@
 #include "cqmgr/queuefile/envelope.hpp"
 
 #include <algorithm>
+#include <boost/intrusive/set_hook.hpp>
 #include <string>
 #include <vector>
 
 namespace cqmgr::qmgr {
+
+// Its place in the active queue's arrival order (arrival_index.hpp); it
+// leaves that order by itself when it is destroyed.
+using ArrivalHook =
+    boost::intrusive::set_member_hook<boost::intrusive::link_mode<boost::intrusive::auto_unlink>,
+                                      boost::intrusive::optimize_size<true>>;
 
 struct Message : core::Message {
     enum class Phase { reading, waiting, finishing };
@@ -35,6 +42,7 @@ struct Message : core::Message {
     // Where its recipients go (transport:nexthop, each once), kept only
     // for the recovery ramp and the dead backlog (deferred_index.hpp).
     std::vector<std::string> destinations;
+    ArrivalHook arrival_hook;
 
     // True when nothing is left in flight and the end may be worked out.
     bool may_finish() const { return phase == Phase::waiting && refcount == 0 && io_pending == 0; }

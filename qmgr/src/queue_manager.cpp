@@ -133,7 +133,7 @@ Feeder::Taken QueueManager::take(const std::string& id, const std::string& queue
     if (!c.message) return c.pause ? Feeder::Taken::pause : Feeder::Taken::no;
     Message& m = *c.message;
     messages_.emplace(m.id, std::move(c.message));
-    arrivals_.add({m.env.arrival_sec, m.env.arrival_usec});
+    arrivals_.add(m);
     counters_.messages_activated++;
     CQMGR_PROBE_MESSAGE_ACTIVATE(m.id.c_str(), queue.c_str());
     if (c.keep_defer_log) {
@@ -203,7 +203,7 @@ void QueueManager::forget(Message& m) {
     intake_.forget(m);
     ramp_.left_active(m.id);
     sched_.message_free(m);
-    arrivals_.remove({m.env.arrival_sec, m.env.arrival_usec});
+    arrivals_.remove(m);
     std::string id = m.id;
     messages_.erase(id); // destroys m
     feeder_.wake();

@@ -2,9 +2,19 @@
 #include "arrival_index.hpp"
 
 #include <gtest/gtest.h>
+#include <memory>
 
 namespace cqmgr::qmgr {
 namespace {
+
+// A message that arrived at sec.usec.
+std::unique_ptr<Message> arrived(int64_t sec, int64_t usec, const char* id = "A") {
+    auto m = std::make_unique<Message>();
+    m->id = id;
+    m->env.arrival_sec = sec;
+    m->env.arrival_usec = usec;
+    return m;
+}
 
 TEST(ArrivalIndex, EmptyHasNoOldest) {
     ArrivalIndex a;
@@ -13,27 +23,48 @@ TEST(ArrivalIndex, EmptyHasNoOldest) {
 
 TEST(ArrivalIndex, OldestFollowsAddsAndRemovesWithTies) {
     ArrivalIndex a;
-    a.add({200, 5});
-    a.add({100, 7});
-    a.add({100, 7});
-    a.add({100, 9});
+    auto late = arrived(200, 5), first = arrived(100, 7), twin = arrived(100, 7),
+         next = arrived(100, 9);
+    a.add(*late);
+    a.add(*first);
+    a.add(*twin);
+    a.add(*next);
     EXPECT_EQ(a.oldest()->sec, 100);
     EXPECT_EQ(a.oldest()->usec, 7);
-    a.remove({100, 7});
+    a.remove(*first);
     EXPECT_EQ(a.oldest()->usec, 7); // the twin is still there
-    a.remove({100, 7});
+    a.remove(*twin);
     EXPECT_EQ(a.oldest()->usec, 9);
-    a.remove({100, 9});
+    a.remove(*next);
     EXPECT_EQ(a.oldest()->sec, 200);
-    a.remove({200, 5});
+    a.remove(*late);
     EXPECT_FALSE(a.oldest());
-    EXPECT_EQ(a.size(), 0u);
 }
 
-TEST(ArrivalIndexDeath, RemovingATimeNeverAddedPanics) {
+TEST(ArrivalIndex, ADestroyedMessageLeavesTheOrder) {
     ArrivalIndex a;
-    a.add({1, 0});
-    EXPECT_DEATH(a.remove({2, 0}), "arrival index");
+    auto kept = arrived(300, 0);
+    a.add(*kept);
+    {
+        auto gone = arrived(100, 0);
+        a.add(*gone);
+        EXPECT_EQ(a.oldest()->sec, 100);
+    }
+    EXPECT_EQ(a.oldest()->sec, 300);
+}
+
+TEST(ArrivalIndexDeath, RemovingAMessageNeverAddedPanics) {
+    ArrivalIndex a;
+    auto in = arrived(1, 0), out = arrived(2, 0, "B");
+    a.add(*in);
+    EXPECT_DEATH(a.remove(*out), "arrival index: B was never added");
+}
+
+TEST(ArrivalIndexDeath, AddingAMessageTwicePanics) {
+    ArrivalIndex a;
+    auto m = arrived(1, 0);
+    a.add(*m);
+    EXPECT_DEATH(a.add(*m), "arrival index: A added twice");
 }
 
 } // namespace

@@ -65,7 +65,7 @@ struct Queries : ::testing::Test {
         sched->batch_done(*m, false, 0);
         Message& ref = *m;
         messages.emplace(ref.id, std::move(m)); // the key views the message's own ID
-        arrivals.add({arrival, 0});
+        arrivals.add(ref);
         return ref;
     }
     // Hands the next entry of `transport` to an "agent" now.
