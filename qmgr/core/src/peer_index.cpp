@@ -47,7 +47,7 @@ void PeerIndex::erase(const Queue* q) {
     peers_.pop_back();
     if (peers_.empty()) {
         by_queue_.reset();
-        std::vector<std::unique_ptr<Peer>>().swap(peers_);
+        decltype(peers_)().swap(peers_);
     }
 }
 

@@ -5,6 +5,7 @@
 // position.  The index owns its peers.
 #pragma once
 
+#include <boost/container/small_vector.hpp>
 #include <cstddef>
 #include <memory>
 #include <unordered_map>
@@ -40,7 +41,8 @@ class PeerIndex {
     static constexpr size_t few = 8;
     size_t position(const Queue* q) const; // size() when absent
 
-    std::vector<std::unique_ptr<Peer>> peers_;
+    // The first peer is held in place: most jobs have no other.
+    boost::container::small_vector<std::unique_ptr<Peer>, 1> peers_;
     std::unique_ptr<std::unordered_map<const Queue*, size_t>> by_queue_;
 };
 

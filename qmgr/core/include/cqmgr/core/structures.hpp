@@ -21,6 +21,7 @@
 #include "cqmgr/core/peer_index.hpp"
 #include "cqmgr/core/recipient.hpp"
 
+#include <boost/container/small_vector.hpp>
 #include <boost/intrusive/list.hpp>
 #include <boost/intrusive/set.hpp>
 #include <cstdint>
@@ -147,7 +148,8 @@ struct Message {
     bool refill_pending = false; // Driver::refill asked, batch_done not yet come
     int64_t refill_time = 0;     // when the last batch was done
     Lane lane = Lane::normal;    // set before the first assign(), never changed
-    std::vector<Job*> jobs;      // one per transport; few, so a vector
+    // One per transport: few, so a vector, with the first held in place.
+    boost::container::small_vector<Job*, 1> jobs;
 
     virtual ~Message() = default;
 };
