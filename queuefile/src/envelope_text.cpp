@@ -1,11 +1,12 @@
 #include "cqmgr/queuefile/envelope_text.hpp"
 
 #include <cstring>
+#include <limits>
 
 namespace cqmgr::queuefile {
 
-EnvelopeText::EnvelopeText(const EnvelopeText& o) : len_(o.len_), set_(o.set_) {
-    const uint32_t n = o.total();
+EnvelopeText::EnvelopeText(const EnvelopeText& o) : len_(o.len_), set_(o.set_), wide_(o.wide_) {
+    const size_t n = o.block_size();
     if (n) {
         block_ = std::make_unique_for_overwrite<char[]>(n);
         std::memcpy(block_.get(), o.block_.get(), n);
@@ -17,6 +18,27 @@ EnvelopeText& EnvelopeText::operator=(const EnvelopeText& o) {
     return *this;
 }
 
+EnvelopeText::Lengths EnvelopeText::wide_lengths() const {
+    Lengths l;
+    std::memcpy(l.data(), block_.get(), wide_header);
+    return l;
+}
+
+EnvelopeText::Lengths EnvelopeText::lengths() const {
+    if (wide_) return wide_lengths();
+    Lengths l;
+    for (int i = 0; i < count; ++i)
+        l[i] = len_[i];
+    return l;
+}
+
+size_t EnvelopeText::block_size() const {
+    size_t n = wide_ ? wide_header : 0;
+    for (uint32_t l : lengths())
+        n += l;
+    return n;
+}
+
 void EnvelopeText::set(Field f, std::string_view v) {
     set_ |= 1u << f;
     if (v == get(f)) return;
@@ -25,26 +47,36 @@ void EnvelopeText::set(Field f, std::string_view v) {
 
 void EnvelopeText::reset(Field f) {
     set_ &= ~(1u << f);
-    if (len_[f]) rebuild(f, {});
+    if (len(f)) rebuild(f, {});
 }
 
 void EnvelopeText::rebuild(Field f, std::string_view v) {
-    std::array<uint32_t, count> lens = len_;
+    Lengths lens = lengths();
     lens[f] = static_cast<uint32_t>(v.size());
-    uint32_t n = 0;
-    for (uint32_t l : lens)
+    size_t n = 0;
+    bool wide = false;
+    for (uint32_t l : lens) {
         n += l;
+        wide = wide || l > std::numeric_limits<uint16_t>::max();
+    }
+    if (wide) n += wide_header;
     // `v` may point into the old block: it is freed only after the copy.
     std::unique_ptr<char[]> block;
     if (n) block = std::make_unique_for_overwrite<char[]>(n);
     char* p = block.get();
+    if (wide) {
+        std::memcpy(p, lens.data(), wide_header);
+        p += wide_header;
+    }
     for (int i = 0; i < count; ++i) {
         std::string_view text = i == f ? v : get(static_cast<Field>(i));
         if (!text.empty()) std::memcpy(p, text.data(), text.size());
         p += text.size();
     }
     block_ = std::move(block);
-    len_ = lens;
+    wide_ = wide;
+    for (int i = 0; i < count; ++i)
+        len_[i] = wide ? 0 : static_cast<uint16_t>(lens[i]);
 }
 
 } // namespace cqmgr::queuefile

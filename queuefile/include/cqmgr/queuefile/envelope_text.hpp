@@ -47,16 +47,17 @@ class EnvelopeText {
     // A moved-from object is left with every field empty and unset.
     EnvelopeText(EnvelopeText&& o) noexcept
         : block_(std::move(o.block_)), len_(std::exchange(o.len_, {})),
-          set_(std::exchange(o.set_, 0)) {}
+          set_(std::exchange(o.set_, 0)), wide_(std::exchange(o.wide_, false)) {}
     EnvelopeText& operator=(EnvelopeText&& o) noexcept {
         block_ = std::move(o.block_);
         len_ = std::exchange(o.len_, {});
         set_ = std::exchange(o.set_, 0);
+        wide_ = std::exchange(o.wide_, false);
         return *this;
     }
 
     // The field's text; empty when it was never set.
-    std::string_view get(Field f) const { return {block_.get() + start(f), len_[f]}; }
+    std::string_view get(Field f) const { return {text() + start(f), len(f)}; }
     // Whether the field was set (to any text, empty included).
     bool has(Field f) const { return (set_ >> f) & 1u; }
     // The field's text when it was set, none otherwise.
@@ -70,20 +71,33 @@ class EnvelopeText {
     void reset(Field f);
 
   private:
-    // Where the field's text starts in the block.
+    using Lengths = std::array<uint32_t, count>;
+    static constexpr size_t wide_header = sizeof(Lengths);
+
+    // The field's length.
+    uint32_t len(int f) const { return wide_ ? wide_lengths()[f] : len_[f]; }
+    Lengths lengths() const;
+    Lengths wide_lengths() const;
+    // Where the text starts in the block, and where the field's starts in it.
+    const char* text() const { return block_.get() + (wide_ ? wide_header : 0); }
     uint32_t start(Field f) const {
         uint32_t at = 0;
         for (int i = 0; i < f; ++i)
-            at += len_[i];
+            at += len(i);
         return at;
     }
-    uint32_t total() const { return start(count); }
+    // The block's size.
+    size_t block_size() const;
     // Lays the fields out again with `f` replaced by `v`.
     void rebuild(Field f, std::string_view v);
 
+    // The text of every field in order; when some field is longer than
+    // 65,535 bytes (no real queue file has one), the block starts with all
+    // sixteen lengths as 32-bit numbers and len_ is unused (wide_).
     std::unique_ptr<char[]> block_;
-    std::array<uint32_t, count> len_{};
+    std::array<uint16_t, count> len_{};
     uint32_t set_ = 0;
+    bool wide_ = false;
 };
 
 } // namespace cqmgr::queuefile
