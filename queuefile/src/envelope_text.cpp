@@ -18,17 +18,19 @@ EnvelopeText& EnvelopeText::operator=(const EnvelopeText& o) {
     return *this;
 }
 
-EnvelopeText::Lengths EnvelopeText::wide_lengths() const {
-    Lengths l;
-    std::memcpy(l.data(), block_.get(), wide_header);
-    return l;
+uint32_t EnvelopeText::wide_len(int f) const {
+    uint32_t n;
+    std::memcpy(&n, block_.get() + f * sizeof n, sizeof n);
+    return n;
 }
 
 EnvelopeText::Lengths EnvelopeText::lengths() const {
-    if (wide_) return wide_lengths();
     Lengths l;
-    for (int i = 0; i < count; ++i)
-        l[i] = len_[i];
+    if (wide_)
+        std::memcpy(l.data(), block_.get(), wide_header);
+    else
+        for (int i = 0; i < count; ++i)
+            l[i] = len_[i];
     return l;
 }
 
@@ -51,7 +53,8 @@ void EnvelopeText::reset(Field f) {
 }
 
 void EnvelopeText::rebuild(Field f, std::string_view v) {
-    Lengths lens = lengths();
+    const Lengths old = lengths();
+    Lengths lens = old;
     lens[f] = static_cast<uint32_t>(v.size());
     size_t n = 0;
     bool wide = false;
@@ -68,10 +71,13 @@ void EnvelopeText::rebuild(Field f, std::string_view v) {
         std::memcpy(p, lens.data(), wide_header);
         p += wide_header;
     }
+    // One walk over the old text, field by field.
+    const char* from = text();
     for (int i = 0; i < count; ++i) {
-        std::string_view text = i == f ? v : get(static_cast<Field>(i));
-        if (!text.empty()) std::memcpy(p, text.data(), text.size());
-        p += text.size();
+        std::string_view t = i == f ? v : std::string_view(from, old[i]);
+        if (!t.empty()) std::memcpy(p, t.data(), t.size());
+        p += t.size();
+        from += old[i];
     }
     block_ = std::move(block);
     wide_ = wide;

@@ -74,10 +74,10 @@ class EnvelopeText {
     using Lengths = std::array<uint32_t, count>;
     static constexpr size_t wide_header = sizeof(Lengths);
 
-    // The field's length.
-    uint32_t len(int f) const { return wide_ ? wide_lengths()[f] : len_[f]; }
+    // The field's length, and all sixteen.
+    uint32_t len(int f) const { return wide_ ? wide_len(f) : len_[f]; }
+    uint32_t wide_len(int f) const;
     Lengths lengths() const;
-    Lengths wide_lengths() const;
     // Where the text starts in the block, and where the field's starts in it.
     const char* text() const { return block_.get() + (wide_ ? wide_header : 0); }
     uint32_t start(Field f) const {
