@@ -16,17 +16,16 @@
 #include "cqmgr/queuefile/envelope.hpp"
 
 #include <algorithm>
-#include <boost/intrusive/set_hook.hpp>
+#include <boost/intrusive/list_hook.hpp>
 #include <string>
 #include <vector>
 
 namespace cqmgr::qmgr {
 
-// Its place in the active queue's arrival order (arrival_index.hpp); it
-// leaves that order by itself when it is destroyed.
+// Its place in the active queue's arrival index (arrival_index.hpp); it
+// leaves the index by itself when it is destroyed.
 using ArrivalHook =
-    boost::intrusive::set_member_hook<boost::intrusive::link_mode<boost::intrusive::auto_unlink>,
-                                      boost::intrusive::optimize_size<true>>;
+    boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::auto_unlink>>;
 
 struct Message : core::Message {
     enum class Phase { reading, waiting, finishing };

@@ -53,6 +53,24 @@ TEST(ArrivalIndex, ADestroyedMessageLeavesTheOrder) {
     EXPECT_EQ(a.oldest()->sec, 300);
 }
 
+TEST(ArrivalIndex, MessagesOutOfOrderWithinAndAcrossSeconds) {
+    ArrivalIndex a;
+    auto b = arrived(500, 30), c = arrived(400, 90), d = arrived(500, 10), e = arrived(400, 20);
+    a.add(*b);
+    a.add(*c);
+    a.add(*d);
+    a.add(*e);
+    EXPECT_EQ(a.oldest()->sec, 400);
+    EXPECT_EQ(a.oldest()->usec, 20);
+    a.remove(*e);
+    EXPECT_EQ(a.oldest()->usec, 90);
+    a.remove(*c);
+    EXPECT_EQ(a.oldest()->sec, 500);
+    EXPECT_EQ(a.oldest()->usec, 10);
+    a.add(*e); // back again, in a second that had emptied
+    EXPECT_EQ(a.oldest()->sec, 400);
+}
+
 TEST(ArrivalIndexDeath, RemovingAMessageNeverAddedPanics) {
     ArrivalIndex a;
     auto in = arrived(1, 0), out = arrived(2, 0, "B");
