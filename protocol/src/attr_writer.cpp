@@ -24,8 +24,10 @@ void AttrWriter::put(std::string_view name, std::string_view value, bool keep_nu
         buf_.append(c_string(value)).push_back('\n');
         break;
     case AttrFormat::base64:
-        buf_.append(base64_encode(name)).push_back(':');
-        buf_.append(base64_encode(keep_nul ? value : c_string(value))).push_back('\n');
+        base64_append(buf_, name);
+        buf_.push_back(':');
+        base64_append(buf_, keep_nul ? value : c_string(value));
+        buf_.push_back('\n');
         break;
     }
 }
@@ -41,7 +43,8 @@ void AttrWriter::put_delimiter(std::string_view which) {
         buf_.push_back('\n');
         break;
     case AttrFormat::base64:
-        buf_.append(base64_encode(which)).push_back('\n');
+        base64_append(buf_, which);
+        buf_.push_back('\n');
         break;
     }
 }
@@ -64,8 +67,10 @@ AttrWriter& AttrWriter::lnum(std::string_view name, int64_t value) {
 AttrWriter& AttrWriter::data(std::string_view name, std::string_view bytes) {
     // base64 of the raw bytes in every format; in the base64 format that is
     // the only encoding (attr_print64 does not encode data twice).
-    if (format_ == AttrFormat::base64) put(name, bytes, true);
-    else put(name, base64_encode(bytes), false);
+    if (format_ == AttrFormat::base64)
+        put(name, bytes, true);
+    else
+        put(name, base64_encode(bytes), false);
     return *this;
 }
 

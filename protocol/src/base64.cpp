@@ -22,29 +22,33 @@ int value_of(unsigned char c) {
 
 std::string base64_encode(std::string_view bytes) {
     std::string out;
-    out.reserve((bytes.size() + 2) / 3 * 4);
+    base64_append(out, bytes);
+    return out;
+}
+
+void base64_append(std::string& out, std::string_view bytes) {
+    // Sized once and written in place: a request encodes every attribute,
+    // and appending a byte at a time cost more than the encoding.
+    const size_t at = out.size();
+    out.resize(at + (bytes.size() + 2) / 3 * 4);
+    char* p = out.data() + at;
+    const auto* b = reinterpret_cast<const unsigned char*>(bytes.data());
     size_t i = 0;
     for (; i + 3 <= bytes.size(); i += 3) {
-        uint32_t v = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
-        out += alphabet[(v >> 18) & 63];
-        out += alphabet[(v >> 12) & 63];
-        out += alphabet[(v >> 6) & 63];
-        out += alphabet[v & 63];
+        uint32_t v = (uint32_t{b[i]} << 16) | (uint32_t{b[i + 1]} << 8) | b[i + 2];
+        *p++ = alphabet[(v >> 18) & 63];
+        *p++ = alphabet[(v >> 12) & 63];
+        *p++ = alphabet[(v >> 6) & 63];
+        *p++ = alphabet[v & 63];
     }
-    size_t rest = bytes.size() - i;
-    if (rest == 1) {
-        uint32_t v = uint8_t(bytes[i]) << 16;
-        out += alphabet[(v >> 18) & 63];
-        out += alphabet[(v >> 12) & 63];
-        out += "==";
-    } else if (rest == 2) {
-        uint32_t v = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8);
-        out += alphabet[(v >> 18) & 63];
-        out += alphabet[(v >> 12) & 63];
-        out += alphabet[(v >> 6) & 63];
-        out += '=';
-    }
-    return out;
+    const size_t rest = bytes.size() - i;
+    if (rest == 0) return;
+    uint32_t v = uint32_t{b[i]} << 16;
+    if (rest == 2) v |= uint32_t{b[i + 1]} << 8;
+    *p++ = alphabet[(v >> 18) & 63];
+    *p++ = alphabet[(v >> 12) & 63];
+    *p++ = rest == 2 ? alphabet[(v >> 6) & 63] : '=';
+    *p = '=';
 }
 
 std::optional<std::string> base64_decode(std::string_view text) {

@@ -163,8 +163,10 @@ ActiveQueue::LogState ActiveQueue::log_state(std::string_view log_queue,
 }
 
 StoreResult ActiveQueue::remove_log(std::string_view log_queue, std::string_view id) const {
-    if (::unlink(path(log_queue, id).c_str()) < 0)
+    if (::unlink(path(log_queue, id).c_str()) < 0) {
+        if (errno == ENOENT) return StoreError{ENOENT, {}};
         return sys_error("remove " + std::string(log_queue) + " " + std::string(id));
+    }
     return std::nullopt;
 }
 

@@ -9,13 +9,10 @@ std::string_view c_string(std::string_view payload) {
     return nul == std::string_view::npos ? payload : payload.substr(0, nul);
 }
 
-bool c_isspace(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
-
 int64_t c_atol(std::string_view s) {
     size_t i = 0;
-    while (i < s.size() && c_isspace(s[i])) ++i;
+    while (i < s.size() && c_isspace(s[i]))
+        ++i;
     bool neg = false;
     if (i < s.size() && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
     // Accumulate as a negative number so that INT64_MIN is reachable.
@@ -25,8 +22,10 @@ int64_t c_atol(std::string_view s) {
     for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
         int d = s[i] - '0';
         if (overflow) continue;
-        if (v < lo / 10 || v * 10 < lo + d) overflow = true;
-        else v = v * 10 - d;
+        if (v < lo / 10 || v * 10 < lo + d)
+            overflow = true;
+        else
+            v = v * 10 - d;
     }
     if (overflow) return neg ? lo : std::numeric_limits<int64_t>::max();
     if (neg) return v;
@@ -46,7 +45,8 @@ bool all_digits(std::string_view s) {
 
 int64_t parse_pointer(std::string_view payload) {
     size_t i = 0;
-    while (i < payload.size() && c_isspace(payload[i])) ++i;
+    while (i < payload.size() && c_isspace(payload[i]))
+        ++i;
     constexpr int64_t hi = std::numeric_limits<int64_t>::max();
     int64_t v = 0;
     for (; i < payload.size(); ++i) {

@@ -151,6 +151,7 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
     const int save_unread = env.rcpt_unread;
     std::optional<std::string> orig_rcpt, dsn_orcpt;
     int notify = 0;
+    EnvelopeText::Draft text(env.text); // committed once, after the loop
     int type = 0;
 
     if (limit < 1) limit = 1;
@@ -390,13 +391,13 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
             if (env.create_time == 0) env.create_time = c_atol(start);
             break;
         case rec::filt:
-            env.text.set(EnvelopeText::filter, start);
+            text.set(EnvelopeText::filter, start);
             break;
         case rec::insp:
-            env.text.set(EnvelopeText::inspect, start);
+            text.set(EnvelopeText::inspect, start);
             break;
         case rec::rdr:
-            env.text.set(EnvelopeText::redirect, start);
+            text.set(EnvelopeText::redirect, start);
             break;
         case rec::from:
             if (!env.sender) {
@@ -407,7 +408,7 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
             }
             break;
         case rec::dsn_envid:
-            env.text.set(EnvelopeText::dsn_envid, start);
+            text.set(EnvelopeText::dsn_envid, start);
             break;
         case rec::dsn_ret: {
             int n = all_digits(start) ? c_atoi(start) : 0;
@@ -423,7 +424,7 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
             // Sets a field the first time only; later ones are logged.
             auto first_wins = [&](EnvelopeText::Field field, bool& was_seen) {
                 if (!was_seen) {
-                    env.text.set(field, value);
+                    text.set(field, value);
                     was_seen = true;
                 } else {
                     env.warnings.push_back("ignoring multiple " + std::string(name) +
@@ -433,18 +434,18 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
             // Legacy client attribute: only while no log_* name was seen.
             auto legacy = [&](EnvelopeText::Field field, bool& was_seen) {
                 if (!s.log_client_attr && !was_seen) {
-                    env.text.set(field, value);
+                    text.set(field, value);
                     was_seen = true;
                 }
             };
             // Logging client attribute: last one wins.
             auto logging = [&](EnvelopeText::Field field, bool& was_seen) {
-                env.text.set(field, value);
+                text.set(field, value);
                 was_seen = true;
                 s.log_client_attr = true;
             };
             if (name == "encoding")
-                env.text.set(EnvelopeText::encoding, value);
+                text.set(EnvelopeText::encoding, value);
             else if (name == "client_name")
                 legacy(EnvelopeText::client_name, s.client_name);
             else if (name == "client_address")
@@ -490,14 +491,14 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
             }
             break;
         case rec::verp:
-            if (!env.text.has(EnvelopeText::verp_delims)) {
+            if (!text.has(EnvelopeText::verp_delims)) {
                 if (!env.sender || env.sender->empty())
                     env.warnings.push_back("ignoring VERP request for null sender");
                 else if (!verp_delims_ok(start))
                     env.warnings.push_back("ignoring bad VERP request: \"" +
                                            std::string(start.substr(0, 100)) + "\"");
                 else
-                    env.text.set(EnvelopeText::verp_delims, start);
+                    text.set(EnvelopeText::verp_delims, start);
             }
             break;
         default:
@@ -514,7 +515,8 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
             env.warnings.push_back("ignoring out-of-order original recipient <" +
                                    orig_rcpt->substr(0, 200) + ">");
     }
-    if (save_offset == 0 && !r.seen.rewrite_context) env.text.reset(EnvelopeText::rewrite_context);
+    if (save_offset == 0 && !r.seen.rewrite_context) text.reset(EnvelopeText::rewrite_context);
+    text.commit(env.text);
     if (env.create_time == 0) env.create_time = env.arrival_sec;
     if (env.rcpt_unread < 0 || (env.rcpt_offset == 0 && env.rcpt_unread != 0)) {
         env.warnings.push_back("rcpt count mismatch (" + std::to_string(env.rcpt_unread) + ")");
@@ -525,7 +527,7 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
     env.pointer_reverse_jumps = r.pointers.reverse_jumps();
 
     const int64_t end_at = in.record_start();
-    const std::string end_found =
+    const char* end_found =
         type == rec::end ? "the end record first" : "none up to this recipient record";
     if (type <= 0) {
         // Already described.

@@ -68,7 +68,10 @@ bool QueueLayout::hashed(std::string_view queue) const {
 }
 
 std::string QueueLayout::path(std::string_view queue, std::string_view id) const {
-    std::string p(queue);
+    // Sized once: every message builds a handful of these.
+    std::string p;
+    p.reserve(queue.size() + 1 + 2 * static_cast<size_t>(depth_) + id.size());
+    p += queue;
     p += '/';
     if (hashed(queue)) {
         std::string key = queue_hash_key(id);

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <unistd.h>
+#include <vector>
 
 namespace cqmgr::queuefile {
 
@@ -11,11 +12,20 @@ namespace {
 // Size of one pread(2); enough for a few hundred envelope records.
 constexpr size_t read_chunk = 65536;
 
+// Read buffers of streams that ended, for the next streams of the thread.
+// Every message read makes a stream, and a 64 kB allocation and free per
+// message is off the allocator's fast path.  A few are kept, since
+// streams can be alive at the same time.
+constexpr size_t spare_limit = 4;
+thread_local std::vector<std::unique_ptr<char[]>> spare_buffers;
+
 // "'S' (sender)" for messages.
 std::string type_label(int type) {
     std::string s = "'";
-    if (type >= 0x20 && type < 0x7f) s.push_back(static_cast<char>(type));
-    else s += escape_bytes(std::string(1, static_cast<char>(type)));
+    if (type >= 0x20 && type < 0x7f)
+        s.push_back(static_cast<char>(type));
+    else
+        s += escape_bytes(std::string(1, static_cast<char>(type)));
     return s + "'";
 }
 } // namespace
@@ -40,15 +50,26 @@ std::string encode_record(char type, std::string_view payload) {
 
 int RecordStream::fail(ErrorKind kind, off_t offset, std::string expected, std::string found) {
     failed_ = true;
-    failure_ = FileError{kind, path_, static_cast<int64_t>(offset), std::move(expected),
-                         std::move(found)};
+    failure_ =
+        FileError{kind, path_, static_cast<int64_t>(offset), std::move(expected), std::move(found)};
     return rec::error;
+}
+
+RecordStream::~RecordStream() {
+    if (buf_ && spare_buffers.size() < spare_limit) spare_buffers.push_back(std::move(buf_));
 }
 
 bool RecordStream::fill() {
     if (pos_ < buf_len_) return true;
     if (io_error_) return false;
-    if (!buf_) buf_ = std::make_unique_for_overwrite<char[]>(read_chunk);
+    if (!buf_) {
+        if (spare_buffers.empty()) {
+            buf_ = std::make_unique_for_overwrite<char[]>(read_chunk);
+        } else {
+            buf_ = std::move(spare_buffers.back());
+            spare_buffers.pop_back();
+        }
+    }
     buf_start_ += static_cast<off_t>(buf_len_);
     pos_ = 0;
     buf_len_ = 0;
@@ -59,7 +80,8 @@ bool RecordStream::fill() {
     if (n < 0) {
         int err = errno;
         io_error_ = true;
-        fail(ErrorKind::io, buf_start_, "readable data", std::string("read error: ") + std::strerror(err));
+        fail(ErrorKind::io, buf_start_, "readable data",
+             std::string("read error: ") + std::strerror(err));
         return false;
     }
     buf_len_ = static_cast<size_t>(n);

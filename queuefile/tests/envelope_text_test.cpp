@@ -107,5 +107,58 @@ TEST(EnvelopeText, MatchesPlainStringsUnderRandomEdits) {
     }
 }
 
+TEST(EnvelopeTextDraft, AppliesItsChangesOverTheBaseOnce) {
+    EnvelopeText t;
+    t.set(EnvelopeText::client_name, "kept");
+    t.set(EnvelopeText::filter, "smtp:[127.0.0.1]:10025");
+    t.set(EnvelopeText::log_ident, "replaced");
+    EnvelopeText::Draft d(t);
+    EXPECT_TRUE(d.has(EnvelopeText::filter));
+    d.reset(EnvelopeText::filter);
+    EXPECT_FALSE(d.has(EnvelopeText::filter));
+    d.set(EnvelopeText::log_ident, "first");
+    d.set(EnvelopeText::log_ident, "second"); // the last one counts
+    d.set(EnvelopeText::encoding, "");
+    EXPECT_TRUE(d.has(EnvelopeText::encoding));
+    EXPECT_EQ(t.get(EnvelopeText::log_ident), "replaced"); // nothing applied yet
+    d.commit(t);
+    EXPECT_EQ(t.get(EnvelopeText::client_name), "kept");
+    EXPECT_FALSE(t.has(EnvelopeText::filter));
+    EXPECT_EQ(t.get(EnvelopeText::filter), "");
+    EXPECT_EQ(t.get(EnvelopeText::log_ident), "second");
+    EXPECT_TRUE(t.has(EnvelopeText::encoding));
+    EXPECT_FALSE(t.has(EnvelopeText::redirect));
+}
+
+// Random drafts over a random base agree with the same edits made on the
+// EnvelopeText one by one, long fields included.
+TEST(EnvelopeTextDraft, MatchesEditsMadeOneByOne) {
+    std::mt19937 rng(23);
+    EnvelopeText direct, drafted;
+    for (int round = 0; round < 300; ++round) {
+        EnvelopeText::Draft d(drafted);
+        int edits = static_cast<int>(rng() % 20);
+        for (int k = 0; k < edits; ++k) {
+            auto f = static_cast<F>(rng() % EnvelopeText::count);
+            if (rng() % 5 == 0) {
+                direct.reset(f);
+                d.reset(f);
+            } else {
+                size_t n = rng() % 50 == 0 ? 65530 + rng() % 12 : rng() % 30;
+                std::string v(n, static_cast<char>('a' + rng() % 26));
+                direct.set(f, v);
+                d.set(f, v);
+            }
+            ASSERT_EQ(d.has(f), direct.has(f));
+        }
+        d.commit(drafted);
+        for (int i = 0; i < EnvelopeText::count; ++i) {
+            ASSERT_EQ(drafted.get(static_cast<F>(i)), direct.get(static_cast<F>(i)))
+                << "round " << round << " field " << i;
+            ASSERT_EQ(drafted.has(static_cast<F>(i)), direct.has(static_cast<F>(i)));
+        }
+    }
+}
+
 } // namespace
 } // namespace cqmgr::queuefile

@@ -98,6 +98,9 @@ class ActiveQueue {
     // The per-message logs of the bounce, defer and trace services.
     enum class LogState { absent, empty, present };
     LogState log_state(std::string_view log_queue, std::string_view id) const;
+    // Removes the log.  A log that is not there (the usual case: the
+    // defer log is removed without looking first, as stock does) gives an
+    // error that is gone() and has no text.
     StoreResult remove_log(std::string_view log_queue, std::string_view id) const;
 
   private:

@@ -15,7 +15,11 @@ namespace cqmgr::queuefile {
 std::string_view c_string(std::string_view payload);
 
 // isspace() in the C locale, restricted to ASCII (Postfix's ISSPACE).
-bool c_isspace(char c);
+// Inline: the attribute splitter calls it for every byte of every named
+// attribute, some 800 calls for a message received over SMTP.
+inline bool c_isspace(char c) {
+    return c == ' ' || (c >= '\t' && c <= '\r'); // \t \n \v \f \r
+}
 
 // strtol(s, 0, 10) as glibc does it: leading white space, optional sign,
 // decimal digits up to the first non-digit; saturates at INT64_MIN/MAX.

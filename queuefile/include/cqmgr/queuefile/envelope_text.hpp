@@ -6,14 +6,15 @@
 // An active message keeps its envelope for its whole life, and these
 // sixteen fields as std::string members cost 544 bytes a message before
 // any text; packed, they cost this object and one block holding exactly
-// their text.  Setting a field builds a new block: fields are set while the
-// file is read, a few times per message, and read many times after.
+// their text.  Setting a field builds a new block, so the queue-file reader
+// collects its fields in a Draft and builds the block once per read.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -70,6 +71,8 @@ class EnvelopeText {
     // Unsets the field.
     void reset(Field f);
 
+    class Draft;
+
   private:
     using Lengths = std::array<uint32_t, count>;
     static constexpr size_t wide_header = sizeof(Lengths);
@@ -90,6 +93,10 @@ class EnvelopeText {
     size_t block_size() const;
     // Lays the fields out again with `f` replaced by `v`.
     void rebuild(Field f, std::string_view v);
+    // Lays out every field's text anew (the set bits are left as they are);
+    // the values may point into the current block.
+    using Values = std::array<std::string_view, count>;
+    void assign(const Values& values);
 
     // The text of every field in order; when some field is longer than
     // 65,535 bytes (no real queue file has one), the block starts with all
@@ -98,6 +105,31 @@ class EnvelopeText {
     std::array<uint16_t, count> len_{};
     uint32_t set_ = 0;
     bool wide_ = false;
+};
+
+// Changes to an EnvelopeText, collected and then applied in one new block.
+// A queue file sets ten or so fields, one record at a time; setting each
+// on the EnvelopeText itself would build ten blocks.
+class EnvelopeText::Draft {
+  public:
+    // Starts from `base`'s fields; `base` must outlive the draft.
+    explicit Draft(const EnvelopeText& base) : base_(base) {}
+
+    // As on EnvelopeText; the text is copied, `v` need not outlive the call.
+    void set(Field f, std::string_view v);
+    void reset(Field f);
+    bool has(Field f) const { return touched(f) ? (set_ >> f) & 1u : base_.has(f); }
+
+    // Applies the changes to `into` (usually the base): one block for all.
+    void commit(EnvelopeText& into) const;
+
+  private:
+    bool touched(Field f) const { return (touched_ >> f) & 1u; }
+
+    const EnvelopeText& base_;
+    std::string scratch_; // the text of every value set here, in order of setting
+    std::array<uint32_t, count> at_{}, len_{};
+    uint32_t touched_ = 0, set_ = 0;
 };
 
 } // namespace cqmgr::queuefile

@@ -47,6 +47,10 @@ class RecordStream {
     // Reads from `fd` starting at offset 0; does not own the descriptor.
     // `path` only names the file in errors.
     explicit RecordStream(int fd, std::string path = {}) : fd_(fd), path_(std::move(path)) {}
+    RecordStream(RecordStream&&) = default;
+    RecordStream& operator=(RecordStream&&) = default;
+    // Keeps the read buffer for the thread's next stream.
+    ~RecordStream();
 
     // Reads the next record.  Returns its type (0..255), rec::eof at a clean
     // end of file, or rec::error (see failure()) on a short or damaged record.
@@ -81,7 +85,7 @@ class RecordStream {
 
     int fd_;
     std::string path_;
-    std::unique_ptr<char[]> buf_; // read_chunk bytes, allocated on first use
+    std::unique_ptr<char[]> buf_; // read_chunk bytes, taken on first use
     size_t buf_len_ = 0;          // valid bytes in buf_
     off_t buf_start_ = 0;
     size_t pos_ = 0;
