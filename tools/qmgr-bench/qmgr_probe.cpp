@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <sstream>
+#include <string_view>
 #include <unistd.h>
 #include <vector>
 
@@ -51,6 +52,13 @@ long status_kb(const std::string& status, const std::string& field) {
     return std::strtol(status.c_str() + p + field.size() + 1, nullptr, 10);
 }
 
+// Whether a process name is a queue manager's: qmgr, cqmgr, or one run under
+// callgrind (tools/bench-attach/callgrind-wrapper), whose process is named
+// after valgrind's tool.
+bool queue_manager_name(std::string_view name) {
+    return name == "qmgr" || name == "cqmgr" || name.starts_with("callgrind-");
+}
+
 // The pid of master's child running qmgr or cqmgr, or 0. Reads the kernel's
 // list of master's children (cheap enough to poll every millisecond, so that
 // an attached tool misses next to nothing), else scans /proc.
@@ -66,7 +74,7 @@ pid_t find_qmgr(pid_t master) {
     if (!have_list) {
         for (const auto& p : compat::children_of(master)) {
             std::string name = compat::program_name(p);
-            if (name == "qmgr" || name == "cqmgr") return p.pid;
+            if (queue_manager_name(name)) return p.pid;
         }
         return 0;
     }
@@ -75,7 +83,8 @@ pid_t find_qmgr(pid_t master) {
     while (in >> pid) {
         std::string comm;
         if (!compat::read_file_if_exists("/proc/" + std::to_string(pid) + "/comm", comm)) continue;
-        if (comm == "qmgr\n" || comm == "cqmgr\n") return static_cast<pid_t>(pid);
+        if (!comm.empty() && comm.back() == '\n') comm.pop_back();
+        if (queue_manager_name(comm)) return static_cast<pid_t>(pid);
     }
     return 0;
 }
