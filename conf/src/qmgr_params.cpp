@@ -420,6 +420,8 @@ QmgrParams QmgrParams::load(const MainCf& given, const MainCf::Warn& warn, Optio
         not_negative("cqmgr_recovery_rate", cf.integer("cqmgr_recovery_rate", 0, 0));
     q.cqmgr_dead_backlog = cf.boolean("cqmgr_dead_backlog", false);
     q.cqmgr_deferred_due_index = cf.boolean("cqmgr_deferred_due_index", false);
+    q.cqmgr_resolve_cache_limit =
+        not_negative("cqmgr_resolve_cache_limit", cf.integer("cqmgr_resolve_cache_limit", 0, 0));
     q.cqmgr_priority_maps = tables("cqmgr_priority_maps");
     q.cqmgr_priority_header_maps = tables("cqmgr_priority_header_maps");
     q.cqmgr_urgent_agent_share =

@@ -230,9 +230,12 @@ awaitable<void> Intake::assign(Message& m) {
         if (env.filter() && !trace_only && !env.redirect()) {
             route = filter_route(*env.filter(), rcpt.address(), params_);
         } else {
-            protocol::ResolveReply reply =
-                co_await resolver_.resolve(request_class, *env.sender, std::string(rcpt.address()));
-            route = resolved_route(std::move(reply));
+            std::optional<protocol::ResolveReply> reply =
+                resolver_.cached(request_class, *env.sender, rcpt.address());
+            if (!reply)
+                reply = co_await resolver_.resolve(request_class, *env.sender,
+                                                   std::string(rcpt.address()));
+            route = resolved_route(std::move(*reply));
         }
         rcpt.set_address(route.address);
         context.verify_over_limit = (env.tflags & protocol::del_flag::mta_vrfy) &&

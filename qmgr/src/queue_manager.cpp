@@ -21,7 +21,11 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
              params.dont_remove != 0),
       retry_(io, clock, limiter_),
       resolver_(io.get_executor(), params.rewrite_service_name,
-                std::chrono::seconds(params.qmgr_ipc_timeout), counters_),
+                std::chrono::seconds(params.qmgr_ipc_timeout), counters_,
+                params.cqmgr_resolve_cache_limit > 0
+                    ? resolve_cache_config(static_cast<size_t>(params.cqmgr_resolve_cache_limit),
+                                           resolver_settings(cf, params))
+                    : ResolveCacheConfig{}),
       transport_settings_(cf, params),
       sched_(
           scheduler_config(params, log::verbose() > 0),

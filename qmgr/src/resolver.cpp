@@ -1,21 +1,35 @@
 #include "resolver.hpp"
 
+#include "cqmgr/conf/main_cf.hpp"
+#include "cqmgr/conf/master_cf.hpp"
+#include "cqmgr/conf/qmgr_params.hpp"
 #include "log.hpp"
 
 namespace cqmgr::qmgr {
 
-namespace {
-// The last answer is reused for this long, as Postfix's resolve client does.
-constexpr auto cache_ttl = std::chrono::seconds(30);
-} // namespace
+ResolverSettings resolver_settings(const conf::MainCf& cf, const conf::QmgrParams& params) {
+    ResolverSettings s;
+    s.transport_maps = cf.str("transport_maps");
+    s.relocated_maps = cf.str("relocated_maps");
+    s.sender_dependent_default_transport_maps = cf.str("sender_dependent_default_transport_maps");
+    s.sender_dependent_relayhost_maps = cf.str("sender_dependent_relayhost_maps");
+    conf::MasterCf master;
+    if (master.load_dir(params.config_directory)) {
+        if (const conf::MasterService* svc = master.find(params.rewrite_service_name)) {
+            s.rewrite_service_found = svc->command == "trivial-rewrite";
+            s.rewrite_service_overrides = !svc->overrides().empty();
+        }
+    }
+    return s;
+}
 
 Resolver::Resolver(asio::any_io_executor ex, std::string service, std::chrono::seconds ipc_timeout,
-                   Counters& counters)
+                   Counters& counters, ResolveCacheConfig cache)
     : ex_(ex), service_(service),
       client_(ex, "private/" + service,
               protocol::RewriteTimeouts{ipc_timeout, std::chrono::seconds(5),
                                         std::chrono::seconds(1000)}),
-      counters_(counters) {}
+      counters_(counters), cache_(cache) {}
 
 awaitable<void> Resolver::take_turn() {
     while (busy_) {
@@ -56,14 +70,18 @@ awaitable<void> Resolver::pause_after(const std::string& error) {
     co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
 
+std::optional<protocol::ResolveReply> Resolver::cached(std::string_view request_class,
+                                                       std::string_view sender,
+                                                       std::string_view address) {
+    auto hit = cache_.find(request_class, sender, address, std::chrono::steady_clock::now(),
+                           static_cast<uint64_t>(client_.connects()));
+    if (hit) counters_.resolver_cache_hits++;
+    return hit;
+}
+
 awaitable<protocol::ResolveReply> Resolver::resolve(std::string request_class, std::string sender,
                                                     std::string address) {
-    if (!address.empty() && last_ && last_->address == address &&
-        last_->request_class == request_class && last_->sender == sender &&
-        std::chrono::steady_clock::now() - last_->when < cache_ttl) {
-        counters_.resolver_cache_hits++;
-        co_return last_->reply;
-    }
+    if (auto hit = cached(request_class, sender, address)) co_return std::move(*hit);
     // A resolver outage delays mail; it never loses it: ask until answered.
     // One caller at a time, so an outage costs one wait, not one per caller.
     co_await take_turn();
@@ -73,9 +91,9 @@ awaitable<protocol::ResolveReply> Resolver::resolve(std::string request_class, s
         if (r.ok) {
             connect_failures_ = 0;
             release_turn();
-            last_ = Last{std::move(request_class), std::move(sender), std::move(address), r.reply,
-                         std::chrono::steady_clock::now()};
-            co_return r.reply;
+            cache_.store(request_class, sender, address, r.reply, std::chrono::steady_clock::now(),
+                         static_cast<uint64_t>(client_.connects()));
+            co_return std::move(r.reply);
         }
         co_await pause_after(r.error);
     }

@@ -7,24 +7,40 @@
 #include "counters.hpp"
 #include "cqmgr/protocol/messages.hpp"
 #include "cqmgr/protocol/rewrite_client.hpp"
+#include "resolve_cache.hpp"
 
 #include <deque>
 #include <functional>
 #include <optional>
 #include <string>
 
+namespace cqmgr::conf {
+class MainCf;
+struct QmgrParams;
+} // namespace cqmgr::conf
+
 namespace cqmgr::qmgr {
+
+// What trivial-rewrite is configured with, as far as the resolve cache
+// needs to know (main.cf, and its own master.cf line).
+ResolverSettings resolver_settings(const conf::MainCf& cf, const conf::QmgrParams& params);
 
 class Resolver {
   public:
-    // Counts its requests and cache hits in `counters`.
+    // Counts its requests and cache hits in `counters`; keeps answers as
+    // `cache` says (see resolve_cache.hpp).
     Resolver(asio::any_io_executor ex, std::string service, std::chrono::seconds ipc_timeout,
-             Counters& counters);
+             Counters& counters, ResolveCacheConfig cache = {});
 
     // Resolves `address` for `sender`; `request_class` is "resolve" or
     // "verify".  Never fails: it retries until trivial-rewrite answers.
     awaitable<protocol::ResolveReply> resolve(std::string request_class, std::string sender,
                                               std::string address);
+    // The kept answer to the question, if any, without a request (and
+    // without a coroutine: most recipients of a busy run are answered
+    // here).
+    std::optional<protocol::ResolveReply> cached(std::string_view request_class,
+                                                 std::string_view sender, std::string_view address);
 
     // Rewrites `address` (external form) with `rule` ("local" or "remote"),
     // as qmgr does for the redirect record; returns the external form.
@@ -46,15 +62,10 @@ class Resolver {
     bool busy_ = false;
     std::deque<asio::steady_timer*> waiters_;
 
-    // The last answer, reused for the same question within 30 s: one entry,
-    // like stock's resolve client (recipients arrive sorted, so repeats of
-    // an address are adjacent).
-    struct Last {
-        std::string request_class, sender, address;
-        protocol::ResolveReply reply;
-        std::chrono::steady_clock::time_point when;
-    };
-    std::optional<Last> last_;
+    // Answers reused for 30 s: by default only the last one, like stock's
+    // resolve client (recipients arrive sorted, so repeats of an address
+    // are adjacent).
+    ResolveCache cache_;
 };
 
 } // namespace cqmgr::qmgr

@@ -1,3 +1,4 @@
+#include "resolve_reply.hpp"
 #include "routing.hpp"
 #include "test_params.hpp"
 
@@ -9,14 +10,10 @@ using cqmgr::qmgr::testing::params;
 
 namespace {
 
+using cqmgr::qmgr::testing::resolve_reply;
 protocol::ResolveReply reply(std::string transport, std::string nexthop, std::string rcpt,
                              int flags = 0) {
-    protocol::ResolveReply r;
-    r.transport = std::move(transport);
-    r.nexthop = std::move(nexthop);
-    r.recipient = std::move(rcpt);
-    r.flags = flags;
-    return r;
+    return resolve_reply(std::move(transport), std::move(nexthop), std::move(rcpt), flags);
 }
 constexpr int local = protocol::resolve_flag::class_local;
 } // namespace

@@ -169,6 +169,11 @@ struct QmgrParams {
     // lists only the directories that changed, instead of looking at every
     // file; a full pass at start-up, on a D trigger and once an hour.
     bool cqmgr_deferred_due_index = false;
+    // The resolve cache (docs/admin-guide.md): answers of trivial-rewrite
+    // kept for 30 s, up to this many, and shared by the recipients of a
+    // domain where the configuration allows; 0 keeps only the last answer,
+    // as stock does.
+    int64_t cqmgr_resolve_cache_limit = 0;
     // Priority lanes (docs/admin-guide.md): the tables that give a message
     // its class (urgent, normal or bulk) from its sender and recipient
     // domains, and from its header lines; the percentage of each
