@@ -15,8 +15,8 @@ bool is_blank(char c) {
 }
 } // namespace
 
-AttrScan::AttrScan(std::span<const ScanItem> items, std::string stream, size_t max_string)
-    : items_(items), stream_(std::move(stream)), max_string_(max_string), values_(items.size()),
+AttrScan::AttrScan(std::span<const ScanItem> items, std::string_view peer, size_t max_string)
+    : items_(items), peer_(peer), max_string_(max_string), values_(items.size()),
       numbers_(items.size()) {}
 
 AttrScan::Status AttrScan::feed(std::string_view& input) {
@@ -28,7 +28,7 @@ AttrScan::Status AttrScan::feed(std::string_view& input) {
             // Stock reads strings of any length; this bound is ours.  The
             // scan ends at the first byte too many, however the input is cut.
             input.remove_prefix(max_string_ + 1 - string_.size());
-            stop("string longer than " + std::to_string(max_string_) + " bytes from " + stream_ +
+            stop("string longer than " + std::to_string(max_string_) + " bytes from " + stream() +
                      " while reading input attribute " + (in_value_ ? "value" : "name"),
                  true);
             break;
@@ -55,10 +55,10 @@ void AttrScan::on_string() {
             if (at_end)
                 stop("", false);
             else
-                stop("missing attribute " + std::string(wanted) + " in input from " + stream_,
+                stop("missing attribute " + std::string(wanted) + " in input from " + stream(),
                      false);
         } else if (at_end || s != wanted) {
-            stop("unexpected attribute " + s + " from " + stream_ +
+            stop("unexpected attribute " + s + " from " + stream() +
                      " (expecting: " + std::string(wanted) + ")",
                  false);
         } else {
@@ -76,7 +76,7 @@ void AttrScan::on_string() {
     case ScanItem::Kind::num: {
         auto n = scan_unsigned(s);
         if (!n) {
-            stop("malformed numerical data from " + stream_ +
+            stop("malformed numerical data from " + stream() +
                      " while reading input attribute value: " + s.substr(0, quoted_number),
                  true);
             return;
@@ -88,7 +88,7 @@ void AttrScan::on_string() {
     }
     case ScanItem::Kind::streq:
         if (s != item.expect) {
-            stop("unexpected " + std::string(item.name) + " " + s + " from " + stream_ +
+            stop("unexpected " + std::string(item.name) + " " + s + " from " + stream() +
                      " (expected: " + std::string(item.expect) + ")",
                  true);
             return;
@@ -110,9 +110,9 @@ void AttrScan::end(bool timed_out) {
     // A string cut short is "unexpected"; nothing of the string at all is
     // "premature", or a timeout when that is why nothing came.
     if (!string_.empty())
-        stop("unexpected end-of-input from " + stream_ + " while reading " + what, true);
+        stop("unexpected end-of-input from " + stream() + " while reading " + what, true);
     else
-        stop(std::string(timed_out ? "timeout" : "premature end-of-input") + " on " + stream_ +
+        stop(std::string(timed_out ? "timeout" : "premature end-of-input") + " on " + stream() +
                  " while reading " + what,
              true);
 }

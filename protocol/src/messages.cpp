@@ -1,5 +1,7 @@
 #include "cqmgr/protocol/messages.hpp"
 
+#include "cqmgr/protocol/null_list.hpp"
+
 #include <cstring>
 
 namespace cqmgr::protocol {
@@ -8,10 +10,10 @@ bool is_announcement(const AttrList& list, std::string_view name) {
     return list.names_are({"protocol"}) && list.attrs[0].value == name;
 }
 
-std::string MsgStats::to_bytes() const {
+std::array<char, 88> MsgStats::to_bytes() const {
     // Layout of struct MSG_STATS on LP64: five struct timeval (two 8-byte
     // fields each), one int, and 4 bytes of tail padding.
-    std::string out(88, '\0');
+    std::array<char, 88> out{};
     char* p = out.data();
     auto put_tv = [&p](const TimeVal& tv) {
         std::memcpy(p, &tv.sec, 8);
@@ -27,8 +29,9 @@ std::string MsgStats::to_bytes() const {
     return out;
 }
 
-template <class Str>
-void encode_request_head(AttrWriter& w, const BasicRequestHead<Str>& h, int64_t recipient_count) {
+template <class Writer, class Str>
+void encode_request_head(Writer& w, const BasicRequestHead<Str>& h, int64_t recipient_count) {
+    const std::array<char, 88> time = h.stats.to_bytes();
     w.num("flags", h.flags)
         .str("queue_name", h.queue_name)
         .str("queue_id", h.queue_id)
@@ -40,7 +43,7 @@ void encode_request_head(AttrWriter& w, const BasicRequestHead<Str>& h, int64_t 
         .str("sender", h.sender)
         .str("envelope_id", h.envelope_id)
         .num("ret_flags", h.ret_flags)
-        .data("time", h.stats.to_bytes())
+        .data("time", std::string_view(time.data(), time.size()))
         .str("log_client_name", h.log_client_name)
         .str("log_client_address", h.log_client_address)
         .str("log_client_port", h.log_client_port)
@@ -57,8 +60,10 @@ void encode_request_head(AttrWriter& w, const BasicRequestHead<Str>& h, int64_t 
 
 template void encode_request_head(AttrWriter&, const BasicRequestHead<std::string>&, int64_t);
 template void encode_request_head(AttrWriter&, const BasicRequestHead<std::string_view>&, int64_t);
+template void encode_request_head(NullList&, const BasicRequestHead<std::string_view>&, int64_t);
 
-void encode_request_recipient(AttrWriter& w, std::string_view original_recipient,
+template <class Writer>
+void encode_request_recipient(Writer& w, std::string_view original_recipient,
                               std::string_view recipient, int64_t offset,
                               std::string_view dsn_orig_rcpt, int notify_flags) {
     w.str("original_recipient", original_recipient)
@@ -68,6 +73,11 @@ void encode_request_recipient(AttrWriter& w, std::string_view original_recipient
         .num("notify_flags", notify_flags)
         .end();
 }
+
+template void encode_request_recipient(AttrWriter&, std::string_view, std::string_view, int64_t,
+                                       std::string_view, int);
+template void encode_request_recipient(NullList&, std::string_view, std::string_view, int64_t,
+                                       std::string_view, int);
 
 std::string DeliveryRequest::encode() const {
     AttrWriter w;

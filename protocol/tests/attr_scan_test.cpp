@@ -65,31 +65,31 @@ TEST(AttrScan, VerdictsAndWarnings) {
     };
     const Case cases[] = {
         // Stopped without failing: the rest of the stream is left alone.
-        {"b\0one\0\0"s, false, {true, false, 0, 2, "unexpected attribute b from S (expecting: a)"}},
-        {"\0"s, false, {true, false, 0, 1, "missing attribute a in input from S"}},
-        {"a\0one\0\0"s, false, {true, false, 1, 7, "missing attribute n in input from S"}},
+        {"b\0one\0\0"s, false, {true, false, 0, 2, "unexpected attribute b from S socket (expecting: a)"}},
+        {"\0"s, false, {true, false, 0, 1, "missing attribute a in input from S socket"}},
+        {"a\0one\0\0"s, false, {true, false, 1, 7, "missing attribute n in input from S socket"}},
         {"a\0\0n\0"
          "1\0p\0x\0z\0\0"s,
          false,
-         {true, false, 2, 13, "unexpected attribute z from S (expecting: (list terminator))"}},
+         {true, false, 2, 13, "unexpected attribute z from S socket (expecting: (list terminator))"}},
         // Failed.
         {"a\0\0n\0-\0"s,
          false,
          {true, true, 1, 7,
-          "malformed numerical data from S while reading input attribute value: -"}},
+          "malformed numerical data from S socket while reading input attribute value: -"}},
         {"a\0\0n\0"
          "1\0p\0y\0\0"s,
          false,
-         {true, true, 2, 11, "unexpected p y from S (expected: x)"}},
+         {true, true, 2, 11, "unexpected p y from S socket (expected: x)"}},
         {"a\0on"s,
          true,
-         {true, true, 0, 4, "unexpected end-of-input from S while reading input attribute value"}},
+         {true, true, 0, 4, "unexpected end-of-input from S socket while reading input attribute value"}},
         {"a\0"s,
          true,
-         {true, true, 0, 2, "premature end-of-input on S while reading input attribute value"}},
+         {true, true, 0, 2, "premature end-of-input on S socket while reading input attribute value"}},
         {"a\0\0"s,
          true,
-         {true, true, 1, 3, "premature end-of-input on S while reading input attribute name"}},
+         {true, true, 1, 3, "premature end-of-input on S socket while reading input attribute name"}},
         // Nothing at all: an empty result, no warning.
         {"", true, {true, false, 0, 0, ""}},
         // Not done yet.
@@ -113,13 +113,13 @@ TEST(AttrScan, TimeoutWording) {
     std::string_view in = "a\0\0"sv;
     between.feed(in);
     between.end(true);
-    EXPECT_EQ(between.warning(), "timeout on S while reading input attribute name");
+    EXPECT_EQ(between.warning(), "timeout on S socket while reading input attribute name");
     AttrScan inside(items, "S");
     in = "a\0o"sv;
     inside.feed(in);
     inside.end(true);
     EXPECT_EQ(inside.warning(),
-              "unexpected end-of-input from S while reading input attribute value");
+              "unexpected end-of-input from S socket while reading input attribute value");
 }
 
 TEST(AttrScan, OverLongStringFails) {
@@ -128,7 +128,7 @@ TEST(AttrScan, OverLongStringFails) {
                           "12345\0"sv;
     EXPECT_EQ(s.feed(in), AttrScan::Status::done);
     EXPECT_TRUE(s.failed());
-    EXPECT_EQ(s.warning(), "string longer than 4 bytes from S while reading input attribute value");
+    EXPECT_EQ(s.warning(), "string longer than 4 bytes from S socket while reading input attribute value");
     EXPECT_EQ(in, "\0"sv); // consumed up to the first byte too many, however cut
     AttrScan exact(items, "S", 4);
     in = "a\0"
@@ -140,7 +140,7 @@ TEST(AttrScan, WarningsArePrintable) {
     AttrScan s(items, "S");
     std::string_view in = "\x01\xc3\xa4\xff\0"sv;
     s.feed(in);
-    EXPECT_EQ(s.warning(), "unexpected attribute ?\xc3\xa4? from S (expecting: a)");
+    EXPECT_EQ(s.warning(), "unexpected attribute ?\xc3\xa4? from S socket (expecting: a)");
 }
 
 TEST(AttrScan, UnsignedAsSscanfReadsIt) {

@@ -31,7 +31,8 @@ TEST(MsgStats, MatchesCapturedLayout) {
     std::memcpy(&sec, raw->data() + 16, 8);
     std::memcpy(&usec, raw->data() + 24, 8);
     s.active_arrival = {sec, usec};
-    EXPECT_EQ(base64_encode(s.to_bytes()), captured_time);
+    auto bytes = s.to_bytes();
+    EXPECT_EQ(base64_encode(std::string_view(bytes.data(), bytes.size())), captured_time);
 }
 
 TEST(DeliveryRequest, EncodesLikeStockQmgr) {

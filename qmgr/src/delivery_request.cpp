@@ -2,6 +2,7 @@
 
 #include "address.hpp"
 #include "cqmgr/protocol/messages.hpp"
+#include "cqmgr/protocol/null_list.hpp"
 
 namespace cqmgr::qmgr {
 
@@ -70,15 +71,18 @@ std::string encode_delivery_request(const Message& m, const core::Entry& e, bool
     h.sasl_sender = env.sasl_sender();
     h.log_ident = env.log_ident();
     h.rewrite_context = env.rewrite_context();
-    protocol::AttrWriter w;
+    std::string out;
     // The attribute names alone are some 350 bytes, a one-recipient request
     // usually under 1 kB: one allocation, on the allocator's fast path.
-    w.reserve(1000);
-    protocol::encode_request_head(w, h, static_cast<int64_t>(e.rcpts.size()));
-    for (const auto& r : e.rcpts)
-        protocol::encode_request_recipient(w, r.orig_rcpt(), r.address(), r.offset(), r.dsn_orcpt(),
-                                           r.notify_flags());
-    return w.take();
+    out.reserve(1000);
+    {
+        protocol::NullList w(out);
+        protocol::encode_request_head(w, h, static_cast<int64_t>(e.rcpts.size()));
+        for (const auto& r : e.rcpts)
+            protocol::encode_request_recipient(w, r.orig_rcpt(), r.address(), r.offset(),
+                                               r.dsn_orcpt(), r.notify_flags());
+    }
+    return out;
 }
 
 } // namespace cqmgr::qmgr

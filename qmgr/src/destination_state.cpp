@@ -13,6 +13,8 @@ constexpr int64_t min_horizon = 86400;
 // this long without a change; the sweep runs this often.
 constexpr int64_t idle_forget = 600;
 constexpr int64_t forget_interval = 60;
+// How often the end of a delivery alone marks its destination's record.
+constexpr int64_t routine_interval = 60;
 } // namespace
 
 std::unique_ptr<state::Store> open_state_store(const conf::QmgrParams& params) {
@@ -80,7 +82,7 @@ std::vector<const core::Queue*> DestinationState::restore(core::Scheduler& sched
             }
         }
         std::string key = state::record_key(r.transport, r.destination);
-        records_.emplace(std::move(key), std::move(r));
+        records_.emplace(std::move(key), Kept{std::move(r), false});
     }
     log::debug("state: " + std::to_string(records_.size()) + " destinations restored, " +
                std::to_string(dead.size()) + " of them dead, " + std::to_string(n_learned) +
@@ -88,28 +90,55 @@ std::vector<const core::Queue*> DestinationState::restore(core::Scheduler& sched
     return dead;
 }
 
+DestinationState::Records::value_type* DestinationState::node(const core::Queue& q) {
+    if (!writer_) return nullptr;
+    // The queue keeps its record's place: records of destinations with a
+    // queue are never dropped (forget_idle), and map nodes stay put.
+    if (q.driver_slot) return static_cast<Records::value_type*>(q.driver_slot);
+    Records::value_type* kv = node(q.transport->name, q.name);
+    if (kv) {
+        kv->second.record.nexthop = q.nexthop;
+        q.driver_slot = kv;
+    }
+    return kv;
+}
+
+DestinationState::Records::value_type* DestinationState::node(const std::string& transport,
+                                                             const std::string& destination) {
+    if (!writer_ || transport == retry_transport_) return nullptr;
+    // The key is built in a buffer kept for it, and the record is copied
+    // (emplaced) only when new.
+    state::record_key(key_, transport, destination);
+    auto it = records_.find(key_);
+    if (it == records_.end()) {
+        it = records_.try_emplace(key_).first;
+        it->second.record.transport = transport;
+        it->second.record.destination = destination;
+    }
+    return &*it;
+}
+
 state::DestinationRecord* DestinationState::touch(const core::Queue& q) {
-    state::DestinationRecord* r = touch(q.transport->name, q.name);
-    if (r) r->nexthop = q.nexthop;
-    return r;
+    Records::value_type* kv = node(q);
+    if (!kv) return nullptr;
+    state::DestinationRecord& r = mark(*kv);
+    if (r.nexthop != q.nexthop) r.nexthop = q.nexthop;
+    return &r;
 }
 
 state::DestinationRecord* DestinationState::touch(const std::string& transport,
                                                   const std::string& destination) {
-    if (!writer_ || transport == retry_transport_) return nullptr;
-    // Every delivery touches its destination's record: the key is built in
-    // a buffer kept for it, and the record is copied (emplaced) only when new.
-    state::record_key(key_, transport, destination);
-    auto it = records_.find(key_);
-    bool fresh = it == records_.end();
-    if (fresh) it = records_.try_emplace(key_).first;
-    state::DestinationRecord& r = it->second;
-    if (fresh) {
-        r.transport = transport;
-        r.destination = destination;
+    Records::value_type* kv = node(transport, destination);
+    return kv ? &mark(*kv) : nullptr;
+}
+
+state::DestinationRecord& DestinationState::mark(Records::value_type& kv) {
+    Kept& k = kv.second;
+    k.record.updated_at = clock_.now();
+    if (!k.changed) {
+        k.changed = true;
+        changed_.push_back(&kv);
     }
-    r.updated_at = clock_.now();
-    changed_.insert(&*it);
     if (!armed_) {
         armed_ = true;
         timer_.expires_after(flush_interval);
@@ -118,27 +147,42 @@ state::DestinationRecord* DestinationState::touch(const std::string& transport,
             if (!ec) flush();
         });
     }
-    return &r;
+    return k.record;
 }
 
 void DestinationState::queue_changed(const core::Queue& q) {
-    state::DestinationRecord* r = touch(q);
-    if (!r) return;
-    const int64_t was_dead_until = r->dead_until;
-    const std::string was_reason = r->dead_reason;
+    Records::value_type* kv = node(q);
+    if (!kv) return;
+    state::DestinationRecord& r = kv->second.record;
+    // Called after every delivery's feedback: only a change of what is
+    // kept marks the record.
+    int64_t dead_until = 0;
+    const std::string* status = nullptr;
+    const std::string* reason = nullptr;
+    int window = r.window;
     if (q.dead() && q.dsn && q.timer_due > 0 && !q.dsn->status.empty()) {
-        r->dead_until = q.timer_due;
-        r->dead_status = q.dsn->status;
-        r->dead_reason = q.dsn->reason;
+        dead_until = q.timer_due;
+        status = &q.dsn->status;
+        reason = &q.dsn->reason;
         // A revived destination starts afresh, as stock's does.
-        r->window = 0;
-    } else {
-        r->dead_until = 0;
-        r->dead_status.clear();
-        r->dead_reason.clear();
-        if (!q.dead()) r->window = q.window;
+        window = 0;
+    } else if (!q.dead()) {
+        window = q.window;
     }
-    if (r->dead_until == was_dead_until && r->dead_reason == was_reason) return;
+    static const std::string none;
+    const std::string& new_status = status ? *status : none;
+    const std::string& new_reason = reason ? *reason : none;
+    const bool death_changed = r.dead_until != dead_until || r.dead_reason != new_reason;
+    if (!death_changed && r.dead_status == new_status && r.window == window &&
+        r.nexthop == q.nexthop)
+        return;
+    mark(*kv);
+    r.nexthop = q.nexthop;
+    r.dead_until = dead_until;
+    r.dead_status = new_status;
+    r.dead_reason = new_reason;
+    r.window = window;
+    if (!death_changed) return;
     // A death, or a revival, goes to the writer now rather than with the
     // next batch, so that a queue manager killed right after it leaves it
     // behind (docs/design.md, "Destination state").  The loop does not
@@ -164,12 +208,24 @@ void DestinationState::learned_changed(const core::AdminTarget& target,
 }
 
 void DestinationState::delivery_ended(const core::Queue& q, const core::Dsn& hop) {
-    state::DestinationRecord* r = touch(q);
-    if (!r) return;
-    r->last_delivery = clock_.now();
+    Records::value_type* kv = node(q);
+    if (!kv) return;
+    state::DestinationRecord& r = kv->second.record;
+    const int64_t now = clock_.now();
+    // The end of a delivery marks the record only now and then (once per
+    // routine_interval), unless what it says matters at a restart: a new
+    // kind of outcome, or the time of the last delivery where a destination
+    // rate delay counts from it.  Otherwise the record is updated in memory
+    // and written with its next change: a busy destination is not written
+    // every second for its delivery times alone.
+    const bool matters = q.transport->cfg.dest_rate_delay > 0 ||
+                         (!hop.status.empty() && hop.status != r.last_dsn_status) ||
+                         now - r.updated_at >= routine_interval;
+    if (matters) mark(*kv);
+    r.last_delivery = now;
     if (!hop.status.empty()) {
-        r->last_dsn_status = hop.status;
-        r->last_dsn_text = hop.reason;
+        if (r.last_dsn_status != hop.status) r.last_dsn_status = hop.status;
+        if (r.last_dsn_text != hop.reason) r.last_dsn_text = hop.reason;
     }
 }
 
@@ -182,8 +238,10 @@ void DestinationState::flush() {
     if (!writer_ || changed_.empty()) return;
     std::vector<state::DestinationRecord> batch;
     batch.reserve(changed_.size());
-    for (const Records::value_type* kv : changed_)
-        batch.push_back(kv->second);
+    for (Records::value_type* kv : changed_) {
+        batch.push_back(kv->second.record);
+        kv->second.changed = false;
+    }
     changed_.clear();
     writer_->submit(std::move(batch));
 }
@@ -197,8 +255,8 @@ bool DestinationState::has_queue(const state::DestinationRecord& r) const {
 void DestinationState::forget_idle(int64_t idle) {
     const int64_t before = clock_.now() - idle;
     std::erase_if(records_, [&](const auto& kv) {
-        const state::DestinationRecord& r = kv.second;
-        return r.updated_at < before && !changed_.contains(&kv) && !has_queue(r);
+        const state::DestinationRecord& r = kv.second.record;
+        return r.updated_at < before && !kv.second.changed && !has_queue(r);
     });
 }
 

@@ -9,9 +9,13 @@
 // its transport still learns limits and it is not yet forgotten.  While
 // running, the scheduler's window changes, deaths and revivals
 // (Driver::queue_window), the adaptive limits' changes and the ends of
-// deliveries update the record in memory and mark it changed; at most once
-// a second the changed records go to the writer thread (state_writer.hpp)
-// as one batch.  A death or a revival goes to the writer at once (the
+// deliveries update the record in memory, and a change of what is kept
+// marks it changed; at most once a second the changed records go to the
+// writer thread (state_writer.hpp) as one batch.  The end of a delivery
+// marks the record only when its outcome's status differs from the last,
+// where a destination rate delay counts from it, or once a minute:
+// otherwise a busy destination would be written every second for its
+// delivery times alone.  A death or a revival goes to the writer at once (the
 // loop does not wait for its commit, a few milliseconds), so that a queue
 // manager killed soon after the death still leaves it in the store.  At a clean shutdown
 // whatever is left is committed before the process exits.  The retry
@@ -30,7 +34,6 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace cqmgr::qmgr {
@@ -90,10 +93,13 @@ class DestinationState {
     // Clean shutdown: commits every change and waits for it.
     void finish();
 
+    // A record in memory, and whether it changed since the last batch.
+    struct Kept {
+        state::DestinationRecord record;
+        bool changed = false;
+    };
     // The records in memory (tests).
-    const std::unordered_map<std::string, state::DestinationRecord>& records() const {
-        return records_;
-    }
+    const std::unordered_map<std::string, Kept>& records() const { return records_; }
     // Hands the changed records to the writer now (tests).
     void flush();
     // Forgets, in memory only, the records of destinations that have no
@@ -107,6 +113,12 @@ class DestinationState {
     }
 
   private:
+    // The record of `q` (made when new), not marked; nullptr for queues
+    // not kept.
+    using Records = std::unordered_map<std::string, Kept>;
+    Records::value_type* node(const core::Queue& q);
+    // The same by name (the queue may be gone).
+    Records::value_type* node(const std::string& transport, const std::string& destination);
     // The record of `q`, marked changed; nullptr for queues not kept.
     state::DestinationRecord* touch(const core::Queue& q);
     // The same by name (the queue may be gone).
@@ -118,11 +130,12 @@ class DestinationState {
     const WallClock& clock_;
     int64_t horizon_ = 0;
     std::string retry_transport_;
-    using Records = std::unordered_map<std::string, state::DestinationRecord>;
     Records records_;
     // The changed records, by their place in records_ (nodes stay put, and
-    // forget_idle() leaves changed ones alone).
-    std::unordered_set<const Records::value_type*> changed_;
+    // forget_idle() leaves changed ones alone); each once, by its flag.
+    std::vector<Records::value_type*> changed_;
+    // Marks `kv` changed now.
+    state::DestinationRecord& mark(Records::value_type& kv);
     std::string key_; // touch()'s key, kept for its capacity
     asio::steady_timer timer_;
     bool armed_ = false;

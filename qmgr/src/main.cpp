@@ -225,7 +225,10 @@ int main(int argc, char** argv) {
     qmgr::enter_jail(cl->chroot ? params.queue_directory : std::string(),
                      cl->unprivileged ? params.mail_owner : std::string());
 
-    asio::io_context io(1);
+    // One thread runs the loop and does all I/O; other threads (the
+    // metrics listener's) only post to it.  So the reactor need not lock
+    // around each socket operation, while posting stays safe.
+    asio::io_context io(BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO);
     std::unique_ptr<qmgr::QueueManager> qm;
     auto stop = [&io, &qm] {
         // Master went away or is reloading: stop at once, like stock

@@ -259,8 +259,8 @@ TEST_F(DestinationStateTest, LearnedLimitsAreOfferedAtRestore) {
     EXPECT_EQ(offered.at("smtp:a.example"), std::make_pair(core::LearnedLimit{3, 0}, int64_t{900}));
     EXPECT_EQ(offered.at("smtp:b.example"), std::make_pair(core::LearnedLimit{0, 5}, int64_t{950}));
     // What was not taken up is dropped with the record's next write.
-    EXPECT_EQ(ds->records().at(state::record_key("smtp", "b.example")).learned_at, 0);
-    EXPECT_EQ(ds->records().at(state::record_key("smtp", "a.example")).learned_at, 900);
+    EXPECT_EQ(ds->records().at(state::record_key("smtp", "b.example")).record.learned_at, 0);
+    EXPECT_EQ(ds->records().at(state::record_key("smtp", "a.example")).record.learned_at, 900);
     message("B", 1, "b.example");
     ds->queue_changed(*sched->transport("smtp").queue_by_name.at("b.example"));
     auto s = stored();

@@ -17,6 +17,8 @@
 // is good enough is the caller's decision, as it is for stock's callers.
 #pragma once
 
+#include <boost/container/small_vector.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -42,10 +44,12 @@ class AttrScan {
   public:
     enum class Status { need_more, done };
 
-    // `items` must outlive the scan.  `stream` names the peer in warnings,
-    // e.g. "private/smtp socket".  A string longer than `max_string` bytes
-    // fails the scan (stock has no bound; this one keeps memory bounded).
-    AttrScan(std::span<const ScanItem> items, std::string stream, size_t max_string = 256 * 1024);
+    // `items` must outlive the scan, and so must `peer`, the socket's path
+    // (e.g. "private/smtp"): warnings name the stream "<peer> socket", as
+    // stock does.  A string longer than `max_string` bytes fails the scan
+    // (stock has no bound; this one keeps memory bounded).
+    AttrScan(std::span<const ScanItem> items, std::string_view peer,
+             size_t max_string = 256 * 1024);
 
     // Consumes from the front of `input` the bytes the scan reads; `done`
     // when the verdict is in (the rest of `input` is not the scan's).
@@ -75,15 +79,19 @@ class AttrScan {
     void on_string();
     // Ends the scan with `warning`; `failed` as attr_scan returning -1.
     void stop(std::string warning, bool failed);
+    // The stream's name in warnings (made only for a warning: a scan runs
+    // twice per delivery).
+    std::string stream() const { return std::string(peer_) + " socket"; }
 
     std::span<const ScanItem> items_;
-    std::string stream_;
+    std::string_view peer_;
     size_t max_string_;
     size_t next_ = 0;       // index of the expected item; items_.size(): the terminator
     bool in_value_ = false; // the string being read is the value of items_[next_]
     std::string string_;    // the string being read
-    std::vector<std::string> values_;
-    std::vector<int32_t> numbers_;
+    // In place: a reply has eight attributes.
+    boost::container::small_vector<std::string, 8> values_;
+    boost::container::small_vector<int32_t, 8> numbers_;
     size_t converted_ = 0;
     bool started_ = false;
     bool done_ = false;

@@ -211,6 +211,10 @@ struct Queue {
     // flight, the transport's cap or the lower one the daemon set; 0 = no
     // cap.  Like a cap, it limits selection only (select_window()).
     int share = 0;
+    // The driver's own per-queue data (the daemon keeps a pointer to the
+    // destination's state record here, so that a delivery does not look
+    // it up by name); the scheduler never reads or writes it.
+    mutable void* driver_slot = nullptr;
     Hook transport_hook; // on transport->queues_rr
 
     // Live (not dead) and not pausing for the destination rate delay.
