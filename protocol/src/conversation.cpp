@@ -22,6 +22,12 @@ constexpr const char* eof_error = "premature disconnect";
 thread_local std::array<char, 4096> read_chunk;
 } // namespace
 
+std::string socket_path_problem(std::string_view path) {
+    if (!path.empty() && path.size() < sizeof(sockaddr_un::sun_path)) return {};
+    return "expected a socket path of 1 to " + std::to_string(sizeof(sockaddr_un::sun_path) - 1) +
+           " bytes, got " + std::to_string(path.size()) + " bytes";
+}
+
 std::shared_ptr<Conversation> Conversation::create(asio::any_io_executor ex) {
     // One allocation for the object and its count.
     return std::make_shared<Conversation>(Private{}, std::move(ex));
@@ -69,13 +75,7 @@ awaitable<bool> Conversation::connect(const std::string& path, Duration timeout)
 }
 
 bool Conversation::connect_start(const std::string& path) {
-    // sockaddr_un holds at most 107 bytes of path; Asio throws beyond that.
-    if (path.empty() || path.size() >= sizeof(sockaddr_un::sun_path)) {
-        error_ = "expected a socket path of 1 to " +
-                 std::to_string(sizeof(sockaddr_un::sun_path) - 1) + " bytes, got " +
-                 std::to_string(path.size()) + " bytes";
-        return false;
-    }
+    if (error_ = socket_path_problem(path); !error_.empty()) return false;
     error_code ec;
     asio::local::stream_protocol::endpoint ep(path);
     socket_.open(ep.protocol(), ec);

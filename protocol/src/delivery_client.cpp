@@ -1,58 +1,54 @@
+// AgentCall behind an awaitable interface (see delivery_client.hpp).
 #include "cqmgr/protocol/delivery_client.hpp"
+
+#include <optional>
 
 namespace cqmgr::protocol {
 
-namespace {
-using Kind = ScanItem::Kind;
-// The announcement: protocol=delivery_request_protocol.
-constexpr ScanItem announcement_items[] = {{Kind::streq, "protocol", delivery_protocol}};
-// The reply: the hop status in the order Postfix reads it, then the status.
-constexpr ScanItem reply_items[] = {
-    {Kind::str, "status"},   {Kind::str, "diag_type"}, {Kind::str, "diag_text"},
-    {Kind::str, "mta_type"}, {Kind::str, "mta_mname"}, {Kind::str, "action"},
-    {Kind::str, "reason"},   {Kind::num, "status"},
-};
-constexpr size_t reply_status = 7;
-} // namespace
+// What the call says is kept until the waiting coroutine looks; each time,
+// the signal timer is cancelled to wake it.
+class AgentSession::Bridge : public AgentCall {
+  public:
+    explicit Bridge(asio::any_io_executor ex)
+        : AgentCall(ex), signal(ex, std::chrono::steady_clock::time_point::max()) {}
 
-const char* kind_name(DeliveryOutcome::Kind k) {
-    switch (k) {
-    case DeliveryOutcome::Kind::replied:
-        return "replied";
-    case DeliveryOutcome::Kind::unavailable:
-        return "unavailable";
-    case DeliveryOutcome::Kind::crashed:
-        return "crashed";
+    asio::steady_timer signal;
+    std::optional<bool> announced;
+    std::optional<DeliveryOutcome> outcome;
+
+  private:
+    void on_announced(bool ok) override {
+        announced = ok;
+        signal.cancel();
     }
-    return "unknown";
-}
+    void on_replied(DeliveryOutcome&& o) override {
+        outcome = std::move(o);
+        signal.cancel();
+    }
+};
 
 AgentSession::AgentSession(asio::any_io_executor ex) : ex_(std::move(ex)) {}
+
+AgentSession::AgentSession(AgentSession&&) noexcept = default;
+AgentSession& AgentSession::operator=(AgentSession&&) noexcept = default;
 
 AgentSession::~AgentSession() {
     close();
 }
 
 void AgentSession::close() {
-    if (conv_) conv_->close();
-    conv_.reset();
+    if (call_) call_->close();
+    call_.reset();
 }
 
-std::string AgentSession::transport() const {
-    auto slash = path_.rfind('/');
-    return slash == std::string::npos ? path_ : path_.substr(slash + 1);
+const DeliveryOutcome& AgentSession::failure() const {
+    return call_ ? call_->failure() : failure_;
 }
 
-DeliveryOutcome AgentSession::failed(DeliveryOutcome::Kind kind, std::string warning) {
-    DeliveryOutcome o;
-    o.kind = kind;
-    o.reply.hop.status = "4.3.0";
-    o.reply.hop.reason = kind == DeliveryOutcome::Kind::unavailable
-                             ? "mail transport unavailable"
-                             : "unknown mail transport error";
-    o.reply.status = -1;
-    o.warning = std::move(warning);
-    return o;
+awaitable<void> AgentSession::wait() {
+    call_->signal.expires_at(std::chrono::steady_clock::time_point::max());
+    error_code ec;
+    co_await call_->signal.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
 
 awaitable<bool> AgentSession::open(std::string path, DeliveryTimeouts timeouts) {
@@ -62,62 +58,17 @@ awaitable<bool> AgentSession::open(std::string path, DeliveryTimeouts timeouts) 
 
 bool AgentSession::start(std::string path, DeliveryTimeouts timeouts) {
     close();
-    path_ = std::move(path);
-    timeouts_ = timeouts;
-    failure_ = DeliveryOutcome{};
-    conv_ = Conversation::create(ex_);
-    if (conv_->connect_start(path_)) return true;
-    connect_failed();
-    return false;
-}
-
-void AgentSession::connect_failed() {
-    failure_ = failed(DeliveryOutcome::Kind::unavailable,
-                      "connect to transport " + path_ + ": " + conv_->error());
-    close();
+    path_ = path;
+    call_ = new Bridge(ex_);
+    return call_->start(std::move(path), timeouts);
 }
 
 awaitable<bool> AgentSession::finish_open() {
-    if (!co_await conv_->connect_finish(timeouts_.connect)) {
-        connect_failed();
-        co_return false;
-    }
-    AttrScan scan(announcement_items, path_ + " socket");
-    if (!co_await run_scan(scan, timeouts_.announce)) {
-        // Stock gives up on the whole process here; we give up on the agent.
-        failure_ = failed(DeliveryOutcome::Kind::unavailable, path_ + " socket: timeout");
-        close();
-        co_return false;
-    }
-    // Kept whether or not the announcement fails (announcement_warning()).
-    failure_.detail = scan.warning();
-    if (scan.failed()) {
-        failure_ =
-            failed(DeliveryOutcome::Kind::unavailable, path_ + " socket: malformed response");
-        failure_.detail = scan.warning();
-        close();
-        co_return false;
-    }
-    // Also when the agent closed before its first byte: stock's scan finds
-    // nothing wrong with that, and the write finds the dead peer.
-    co_return true;
-}
-
-awaitable<bool> AgentSession::run_scan(AttrScan& scan, DeliveryTimeouts::Duration first_byte) {
-    for (;;) {
-        std::string& in = conv_->pending();
-        if (!in.empty()) {
-            std::string_view rest(in);
-            scan.feed(rest);
-            in.erase(0, in.size() - rest.size());
-            if (scan.done()) co_return true;
-        }
-        auto end = co_await conv_->read_some(scan.started() ? timeouts_.read : first_byte);
-        if (end == Conversation::ReadEnd::data) continue;
-        if (end == Conversation::ReadEnd::timeout && !scan.started()) co_return false;
-        scan.end(end == Conversation::ReadEnd::timeout);
-        co_return true;
-    }
+    if (!call_) co_return false;
+    boost::intrusive_ptr<Bridge> call = call_;
+    while (!call->announced && call->failure().warning.empty())
+        co_await wait();
+    co_return call->announced.value_or(false);
 }
 
 awaitable<DeliveryOutcome> AgentSession::deliver(DeliveryRequest request) {
@@ -125,70 +76,25 @@ awaitable<DeliveryOutcome> AgentSession::deliver(DeliveryRequest request) {
 }
 
 awaitable<DeliveryOutcome> AgentSession::deliver_encoded(std::string request) {
-    // Everything that does not wait is in plain functions, and the frame
-    // holds one outcome: with the failure paths' outcomes and strings as
-    // temporaries here the frame was over 1 kB, past glibc's per-thread
-    // cache, for every delivery.
-    if (!ready_to_write()) co_return not_writable();
-    if (!co_await conv_->write(std::move(request), timeouts_.write)) co_return write_failed();
-    DeliveryOutcome o = co_await read_reply();
-    close();
-    co_return std::move(o); // a template return_value would copy a named outcome
-}
-
-bool AgentSession::ready_to_write() {
-    if (!conv_ || !conv_->is_open()) return false;
-    // Stock's stream has one buffer for both directions: turning to write
-    // the request drops whatever the agent sent after its announcement that
-    // was already read.
-    conv_->pending().clear();
-    return true;
-}
-
-DeliveryOutcome AgentSession::not_writable() {
-    if (!conv_)
-        return failed(DeliveryOutcome::Kind::unavailable,
-                      "write to process (" + transport() + "): session is not open");
-    // A session whose announcement ended in EOF has a closed socket: the
-    // request cannot go out.
-    close();
-    return failed(DeliveryOutcome::Kind::unavailable,
-                  "write to process (" + transport() + "): Broken pipe");
-}
-
-DeliveryOutcome AgentSession::write_failed() {
-    DeliveryOutcome o = failed(DeliveryOutcome::Kind::unavailable,
-                               "write to process (" + transport() + "): " + conv_->error());
-    close();
-    return o;
-}
-
-awaitable<DeliveryOutcome> AgentSession::read_reply() {
-    AttrScan scan(reply_items, path_ + " socket");
-    // Stock gives up on the whole process when no reply starts in time; we
-    // defer this delivery.
-    if (!co_await run_scan(scan, timeouts_.reply))
-        co_return failed(DeliveryOutcome::Kind::crashed, path_ + " socket: timeout");
-    co_return outcome_of(scan);
-}
-
-DeliveryOutcome AgentSession::outcome_of(AttrScan& scan) const {
-    // Stock needs every attribute up to the status; a failure at the
-    // terminator (an attribute too many) leaves the reply standing.
-    if (scan.failed() || scan.converted() < std::size(reply_items)) {
-        DeliveryOutcome o =
-            failed(DeliveryOutcome::Kind::crashed, path_ + " socket: malformed response");
-        o.detail = scan.warning();
-        return o;
+    if (!call_) {
+        DeliveryOutcome o;
+        o.kind = DeliveryOutcome::Kind::unavailable;
+        o.reply.hop.status = "4.3.0";
+        o.reply.hop.reason = "mail transport unavailable";
+        o.reply.status = -1;
+        std::string t =
+            path_.substr(path_.rfind('/') == std::string::npos ? 0 : path_.rfind('/') + 1);
+        o.warning = "write to process (" + t + "): session is not open";
+        co_return o;
     }
-    DeliveryOutcome o;
-    o.kind = DeliveryOutcome::Kind::replied;
-    o.reply.hop =
-        HopStatus{scan.take_value(0), scan.take_value(1), scan.take_value(2), scan.take_value(3),
-                  scan.take_value(4), scan.take_value(5), scan.take_value(6)};
-    o.reply.status = scan.number(reply_status);
-    o.detail = scan.warning();
-    return o;
+    boost::intrusive_ptr<Bridge> call = call_;
+    call->send(std::move(request));
+    while (!call->outcome)
+        co_await wait();
+    DeliveryOutcome o = std::move(*call->outcome);
+    call->outcome.reset();
+    close();
+    co_return o;
 }
 
 awaitable<DeliveryOutcome> deliver_once(std::string path, DeliveryRequest request,

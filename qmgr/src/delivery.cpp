@@ -11,6 +11,28 @@ Delivery::Delivery(asio::io_context& io, const conf::QmgrParams& params, const W
                    core::Scheduler& sched, Counters& counters)
     : io_(io), params_(params), clock_(clock), sched_(sched), record_(sched), counters_(counters) {}
 
+class Delivery::Call : public protocol::AgentCall {
+  public:
+    Call(Delivery& d, core::Transport* t) : AgentCall(d.io_.get_executor()), transport(t), d_(d) {}
+
+    core::Transport* transport;
+    // Once the agent has it: the entry, its queue's deliveries in flight
+    // then (itself included), its message's defer log mark for the
+    // adaptive limits, and when the request went out.
+    core::Entry* entry = nullptr;
+    int busy_at_start = 0;
+    int64_t defer_mark = 0;
+    std::chrono::steady_clock::time_point started{};
+    // The transport rate delay's wait, when there is one.
+    std::optional<asio::steady_timer> pause;
+
+  private:
+    void on_announced(bool ok) override { d_.announced(*this, ok); }
+    void on_replied(protocol::DeliveryOutcome&& out) override { d_.replied(*this, std::move(out)); }
+
+    Delivery& d_;
+};
+
 void Delivery::pump() {
     if (posted_) return;
     posted_ = true;
@@ -24,37 +46,41 @@ void Delivery::pump() {
             if (log::verbose()) log::debug("qmgr_transport_select: " + t->name);
             // The connect is tried now: when it fails at once (no such
             // service, nobody listening), the transport is dead before the
-            // loop picks it again, as in stock.
-            protocol::AgentSession session(io_.get_executor());
-            if (!session.start("private/" + t->name, timeouts())) {
-                log::warn(session.failure().warning);
+            // loop picks it again, as in stock.  Otherwise the call holds
+            // itself until it is done.
+            boost::intrusive_ptr<Call> call(new Call(*this, t));
+            if (!call->start("private/" + t->name, timeouts())) {
+                log::warn(call->failure().warning);
                 sched_.connection_failed(*t, core::transport_unavailable());
-                continue;
             }
-            asio::co_spawn(io_, run_connection(t, std::move(session)), asio::detached);
         }
     });
 }
 
-awaitable<void> Delivery::run_connection(core::Transport* t, protocol::AgentSession session) {
-    // Only what must live across a suspension is declared here: this
-    // coroutine runs once per delivery, and a frame above about 1 kB takes
-    // the allocator's slow path every time.
-    bool ok = co_await session.finish_open();
-    if (!session.announcement_warning().empty()) log::warn(session.announcement_warning());
+void Delivery::announced(Call& c, bool ok) {
+    if (!c.announcement_warning().empty()) log::warn(c.announcement_warning());
     sched_.set_time(clock_.now());
-    if (int delay = t->cfg.transport_rate_delay; delay > 0) {
+    if (int delay = c.transport->cfg.transport_rate_delay; delay > 0) {
         // Space deliveries over this transport; it stays locked meanwhile.
         // As in stock, the wait comes before the agent's answer is looked
         // at, so a failed connection also waits it out.
-        co_await rate_pause(delay);
-        sched_.set_time(clock_.now());
+        c.pause.emplace(io_, std::chrono::seconds(delay));
+        c.pause->async_wait([this, call = boost::intrusive_ptr<Call>(&c), ok](const error_code&) {
+            sched_.set_time(clock_.now());
+            go(*call, ok);
+        });
+        return;
     }
+    go(c, ok);
+}
+
+void Delivery::go(Call& c, bool ok) {
+    core::Transport* t = c.transport;
     if (!ok) {
-        log::warn(session.failure().warning);
+        log::warn(c.failure().warning);
         sched_.connection_failed(*t, core::transport_unavailable());
         pump();
-        co_return;
+        return;
     }
     sched_.connection_ready(*t);
     core::Entry* e = sched_.select_entry(*t);
@@ -62,35 +88,29 @@ awaitable<void> Delivery::run_connection(core::Transport* t, protocol::AgentSess
         // The work went elsewhere meanwhile; the agent just sees EOF.  No
         // pump: a connection asked for now would find nothing either.
         trace_idle(*t);
-        session.close();
-        co_return;
+        c.close();
+        return;
     }
     if (limits_) limits_->started(*e->queue);
     pump();
-    int busy_at_start = e->queue->busy_count();
-    int64_t defer_mark = 0;
+    c.entry = e;
+    c.busy_at_start = e->queue->busy_count();
     if (adaptive_ && adaptive_->covers(*t)) {
-        defer_mark = adaptive_->defer_log_mark(e->message->id);
-        adaptive_->started(*e, busy_at_start, now_ms());
+        c.defer_mark = adaptive_->defer_log_mark(e->message->id);
+        adaptive_->started(*e, c.busy_at_start, now_ms());
     }
     trace_request(*e);
     record_.started(*e, clock_);
     CQMGR_PROBE_DELIVERY_START(t->name.c_str(), e->queue->name.c_str(), e->message->id.c_str(),
                                e->rcpts.size());
-    co_await deliver(e, session, busy_at_start, defer_mark);
-    pump();
+    c.started = std::chrono::steady_clock::now();
+    c.send(encoded_request_for(*e));
 }
 
-awaitable<void> Delivery::deliver(core::Entry* e, protocol::AgentSession& session,
-                                  int busy_at_start, int64_t defer_mark) {
-    // Its own coroutine so that the outcome (some 300 bytes) is not in
-    // run_connection's frame as well as the session: together they made
-    // that frame just over 1 kB, past glibc's per-thread cache, for every
-    // delivery.
-    auto started = std::chrono::steady_clock::now();
-    protocol::DeliveryOutcome out = co_await session.deliver_encoded(encoded_request_for(*e));
+void Delivery::replied(Call& c, protocol::DeliveryOutcome&& out) {
     sched_.set_time(clock_.now());
-    report(e, std::move(out), started, busy_at_start, defer_mark);
+    report(c.entry, std::move(out), c.started, c.busy_at_start, c.defer_mark);
+    pump();
 }
 
 void Delivery::trace_idle(const core::Transport& t) const {
@@ -108,12 +128,6 @@ void Delivery::trace_request(const core::Entry& e) const {
 protocol::DeliveryTimeouts Delivery::timeouts() const {
     return protocol::DeliveryTimeouts::from_settings(std::chrono::seconds(params_.qmgr_ipc_timeout),
                                                      std::chrono::seconds(params_.daemon_timeout));
-}
-
-awaitable<void> Delivery::rate_pause(int seconds) {
-    asio::steady_timer pause(io_, std::chrono::seconds(seconds));
-    error_code ec;
-    co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
 
 int64_t Delivery::now_ms() const {

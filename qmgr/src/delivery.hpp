@@ -10,7 +10,7 @@
 #include "counters.hpp"
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
-#include "cqmgr/protocol/delivery_client.hpp"
+#include "cqmgr/protocol/agent_call.hpp"
 #include "delivery_record.hpp"
 #include "isolation.hpp"
 
@@ -44,26 +44,25 @@ class Delivery {
     void set_isolation(Isolation* isolation) { isolation_ = isolation; }
 
   private:
-    // One delivery: connect to the transport's agent, hand it the entry the
-    // scheduler selects, report the outcome.
-    // `session` has its connection started (AgentSession::start()).
-    awaitable<void> run_connection(core::Transport* t, protocol::AgentSession session);
-    // Sends entry `e` to the agent of `session` and reports the outcome
-    // (`busy_at_start` and `defer_mark` as for report()).
-    awaitable<void> deliver(core::Entry* e, protocol::AgentSession& session, int busy_at_start,
-                            int64_t defer_mark);
-    // The request for entry `e`, encoded for the wire.  A plain function, so
-    // that the request's strings never sit in run_connection's frame.
+    // One delivery: the connection to the transport's agent, then the
+    // entry the scheduler selects for it (delivery.cpp).
+    class Call;
+    friend class Call;
+    // The agent of `c` announced itself (ok) or could not be reached.
+    void announced(Call& c, bool ok);
+    // The same after the transport's rate delay, if any: hands the agent
+    // the entry the scheduler selects, or reports the failure.
+    void go(Call& c, bool ok);
+    // The agent answered the request of `c` (or failed to).
+    void replied(Call& c, protocol::DeliveryOutcome&& out);
+    // The request for entry `e`, encoded for the wire.
     std::string encoded_request_for(const core::Entry& e) const;
-    // -v: the entry about to go to an agent (a plain function, so that its
-    // strings stay out of run_connection's frame).
+    // -v: the entry about to go to an agent.
     void trace_request(const core::Entry& e) const;
     // -v: an agent connection that carries no request (there should be none).
     void trace_idle(const core::Transport& t) const;
     // The agent timeouts from main.cf.
     protocol::DeliveryTimeouts timeouts() const;
-    // Waits out the transport's rate delay.
-    awaitable<void> rate_pause(int seconds);
     // Hands an agent's outcome for entry `e` (sent at `started`, when its
     // queue had `busy_at_start` deliveries in flight, itself included, and
     // its message's defer log ended at `defer_mark`) to the scheduler, after

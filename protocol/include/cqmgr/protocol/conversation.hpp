@@ -11,8 +11,13 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace cqmgr::protocol {
+
+// Why `path` cannot name a UNIX-domain socket (sockaddr_un holds at most
+// 107 bytes of it; Asio throws beyond that), or empty when it can.
+std::string socket_path_problem(std::string_view path);
 
 class Conversation : public std::enable_shared_from_this<Conversation> {
   public:
