@@ -33,20 +33,26 @@ AttrScan::Status AttrScan::feed(std::string_view& input) {
                  true);
             break;
         }
-        string_.append(chunk);
         if (nul == std::string_view::npos) {
+            string_.append(chunk);
             input.remove_prefix(input.size());
             break;
         }
         input.remove_prefix(nul + 1);
-        on_string();
+        if (string_.empty()) {
+            // The whole string is in this input: no copy on the way.
+            on_string(chunk);
+        } else {
+            string_.append(chunk);
+            std::string s = std::move(string_);
+            string_.clear();
+            on_string(s);
+        }
     }
     return done_ ? Status::done : Status::need_more;
 }
 
-void AttrScan::on_string() {
-    std::string s = std::move(string_);
-    string_.clear();
+void AttrScan::on_string(std::string_view s) {
     const bool at_end = next_ == items_.size();
     if (!in_value_) {
         const std::string_view wanted = at_end ? terminator_name : items_[next_].name;
@@ -58,7 +64,7 @@ void AttrScan::on_string() {
                 stop("missing attribute " + std::string(wanted) + " in input from " + stream(),
                      false);
         } else if (at_end || s != wanted) {
-            stop("unexpected attribute " + s + " from " + stream() +
+            stop("unexpected attribute " + std::string(s) + " from " + stream() +
                      " (expecting: " + std::string(wanted) + ")",
                  false);
         } else {
@@ -70,26 +76,27 @@ void AttrScan::on_string() {
     const ScanItem& item = items_[next_];
     switch (item.kind) {
     case ScanItem::Kind::str:
-        values_[next_] = std::move(s);
+        values_[next_].assign(s);
         ++converted_;
         break;
     case ScanItem::Kind::num: {
         auto n = scan_unsigned(s);
         if (!n) {
             stop("malformed numerical data from " + stream() +
-                     " while reading input attribute value: " + s.substr(0, quoted_number),
+                     " while reading input attribute value: " +
+                     std::string(s.substr(0, quoted_number)),
                  true);
             return;
         }
         numbers_[next_] = static_cast<int32_t>(*n);
-        values_[next_] = std::move(s);
+        values_[next_].assign(s);
         ++converted_;
         break;
     }
     case ScanItem::Kind::streq:
         if (s != item.expect) {
-            stop("unexpected " + std::string(item.name) + " " + s + " from " + stream() +
-                     " (expected: " + std::string(item.expect) + ")",
+            stop("unexpected " + std::string(item.name) + " " + std::string(s) + " from " +
+                     stream() + " (expected: " + std::string(item.expect) + ")",
                  true);
             return;
         }
@@ -120,7 +127,7 @@ void AttrScan::end(bool timed_out) {
 void AttrScan::stop(std::string warning, bool failed) {
     done_ = true;
     failed_ = failed;
-    warning_ = printable(warning);
+    if (!warning.empty()) warning_ = printable(warning);
     string_.clear();
 }
 

@@ -1,18 +1,49 @@
-// A null-format attribute list laid out in one pass (see null_list.hpp).
+// A null-format attribute list written straight into its buffer (see
+// null_list.hpp).
 #include "cqmgr/protocol/null_list.hpp"
 
+#include <algorithm>
 #include <charconv>
-#include <cstring>
 
 namespace cqmgr::protocol {
 
 namespace {
 constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+// Room made at first: a one-recipient delivery request is under 1 kB.
+constexpr size_t first_room = 1024;
+} // namespace
 
-// Writes the padded base64 of `bytes` at `p`; returns its length.
-size_t base64_into(char* p, std::string_view bytes) {
+NullList::NullList(std::string& out) : out_(out) {
+    const size_t used = out_.size();
+    out_.resize(used + first_room);
+    at_ = out_.data() + used;
+    end_ = out_.data() + out_.size();
+}
+
+void NullList::grow(size_t n) {
+    const size_t used = static_cast<size_t>(at_ - out_.data());
+    out_.resize(std::max(out_.size() * 2, used + n));
+    at_ = out_.data() + used;
+    end_ = out_.data() + out_.size();
+}
+
+void NullList::finish() {
+    if (!at_) return;
+    out_.resize(static_cast<size_t>(at_ - out_.data()));
+    at_ = end_ = nullptr;
+}
+
+NullList& NullList::number(const char* name, size_t name_size, uint64_t value) {
+    char* p = room(name_size + 21);
+    std::memcpy(p, name, name_size);
+    p = std::to_chars(p + name_size, p + name_size + 20, value).ptr;
+    *p = '\0';
+    at_ = p + 1;
+    return *this;
+}
+
+char* NullList::base64(char* p, std::string_view bytes) {
     const auto* b = reinterpret_cast<const unsigned char*>(bytes.data());
-    char* const start = p;
     size_t i = 0;
     for (; i + 3 <= bytes.size(); i += 3) {
         // A request's time block is mostly zeros.
@@ -38,83 +69,7 @@ size_t base64_into(char* p, std::string_view bytes) {
         p[3] = '=';
         p += 4;
     }
-    return static_cast<size_t>(p - start);
-}
-} // namespace
-
-char* NullList::scratch(size_t n) {
-    // A flush empties the scratch: it must not come between this and the
-    // add() of the piece that points here, so room for the piece is made
-    // now too.
-    if (used_ + n > scratch_.size() || count_ == pieces_.size()) flush();
-    char* p = scratch_.data() + used_;
-    used_ += n;
     return p;
-}
-
-void NullList::add(std::string_view name, std::string_view value, bool has_value) {
-    if (count_ == pieces_.size()) flush();
-    pieces_[count_++] = {name, value, has_value};
-}
-
-NullList& NullList::str(std::string_view name, std::string_view value) {
-    if (!value.empty()) {
-        const void* nul = std::memchr(value.data(), '\0', value.size());
-        if (nul) value = value.substr(0, static_cast<const char*>(nul) - value.data());
-    }
-    add(name, value, true);
-    return *this;
-}
-
-NullList& NullList::num(std::string_view name, int64_t value) {
-    char* p = scratch(10);
-    auto r = std::to_chars(p, p + 10, static_cast<uint32_t>(value));
-    used_ -= static_cast<size_t>(p + 10 - r.ptr);
-    add(name, std::string_view(p, static_cast<size_t>(r.ptr - p)), true);
-    return *this;
-}
-
-NullList& NullList::lnum(std::string_view name, int64_t value) {
-    char* p = scratch(20);
-    auto r = std::to_chars(p, p + 20, static_cast<uint64_t>(value));
-    used_ -= static_cast<size_t>(p + 20 - r.ptr);
-    add(name, std::string_view(p, static_cast<size_t>(r.ptr - p)), true);
-    return *this;
-}
-
-NullList& NullList::data(std::string_view name, std::string_view bytes) {
-    if (bytes.size() > 192) bytes = bytes.substr(0, 192);
-    const size_t n = (bytes.size() + 2) / 3 * 4;
-    char* p = scratch(n);
-    base64_into(p, bytes);
-    add(name, std::string_view(p, n), true);
-    return *this;
-}
-
-NullList& NullList::end() {
-    add({}, {}, false);
-    return *this;
-}
-
-void NullList::flush() {
-    size_t total = 0;
-    for (size_t i = 0; i < count_; ++i)
-        total += pieces_[i].name.size() + 1 +
-                 (pieces_[i].has_value ? pieces_[i].value.size() + 1 : 0);
-    // The NULs come with the resize.
-    const size_t at = out_.size();
-    out_.resize(at + total);
-    char* p = out_.data() + at;
-    for (size_t i = 0; i < count_; ++i) {
-        const Piece& x = pieces_[i];
-        if (!x.name.empty()) std::memcpy(p, x.name.data(), x.name.size());
-        p += x.name.size() + 1;
-        if (!x.has_value) continue;
-        if (!x.value.empty()) std::memcpy(p, x.value.data(), x.value.size());
-        p += x.value.size() + 1;
-    }
-    count_ = 0;
-    used_ = 0;
 }
 
 } // namespace cqmgr::protocol

@@ -75,8 +75,8 @@ class AttrScan {
     int32_t number(size_t i) const { return numbers_[i]; }
 
   private:
-    // Handles one complete NUL-terminated string.
-    void on_string();
+    // Handles one complete string (its NUL is not in `s`).
+    void on_string(std::string_view s);
     // Ends the scan with `warning`; `failed` as attr_scan returning -1.
     void stop(std::string warning, bool failed);
     // The stream's name in warnings (made only for a warning: a scan runs

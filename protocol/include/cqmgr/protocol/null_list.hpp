@@ -1,17 +1,18 @@
 // A null-format attribute list (Postfix's attr_print0: "name\0value\0",
-// an empty name ending the list) laid out in one pass.
+// an empty name ending the list) written straight into its buffer.
 //
 // AttrWriter appends attribute by attribute, each append checking the
 // buffer's room and cutting name and value at a NUL.  A delivery request
 // has some thirty attributes, and the queue manager writes one per
-// delivery: collecting them as views first and writing them with one
-// resize and a copy each took most of its cost.  The bytes are the same as
+// delivery.  Here the names are the caller's literals, whose length (and
+// NUL) the compiler knows, so each is copied with a few moves; the buffer
+// is sized once and only its end is checked.  The bytes are the same as
 // AttrWriter's null format (the tests hold the two side by side).
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -19,43 +20,68 @@ namespace cqmgr::protocol {
 
 class NullList {
   public:
-    // Appends to `out`; what is collected goes there at flush() (and when
-    // the collection is full).
-    explicit NullList(std::string& out) : out_(out) {}
+    // Appends to `out`; it has its final size once the list is destroyed
+    // (or finish() is called).
+    explicit NullList(std::string& out);
     NullList(const NullList&) = delete;
     NullList& operator=(const NullList&) = delete;
-    ~NullList() { flush(); }
+    ~NullList() { finish(); }
 
     // A string attribute, its value cut at its first NUL as a C string
-    // would end.  `name` is the caller's constant and holds no NUL; both
-    // views must stay valid until the next flush().
-    NullList& str(std::string_view name, std::string_view value);
+    // would end.  `name` is a literal: its NUL goes out with it.
+    template <size_t N> NullList& str(const char (&name)[N], std::string_view value) {
+        if (!value.empty()) {
+            const void* nul = std::memchr(value.data(), '\0', value.size());
+            if (nul) value = value.substr(0, static_cast<const char*>(nul) - value.data());
+        }
+        char* p = room(N + value.size() + 1);
+        std::memcpy(p, name, N);
+        p += N;
+        if (!value.empty()) std::memcpy(p, value.data(), value.size());
+        p[value.size()] = '\0';
+        at_ = p + value.size() + 1;
+        return *this;
+    }
     // An `int` attribute printed as Postfix prints (unsigned) int.
-    NullList& num(std::string_view name, int64_t value);
+    template <size_t N> NullList& num(const char (&name)[N], int64_t value) {
+        return number(name, N, static_cast<uint32_t>(value));
+    }
     // A `long` attribute printed as (unsigned long).
-    NullList& lnum(std::string_view name, int64_t value);
-    // A data attribute: the base64 of `bytes` (at most 192 of them).
-    NullList& data(std::string_view name, std::string_view bytes);
+    template <size_t N> NullList& lnum(const char (&name)[N], int64_t value) {
+        return number(name, N, static_cast<uint64_t>(value));
+    }
+    // A data attribute: the base64 of `bytes`.
+    template <size_t N> NullList& data(const char (&name)[N], std::string_view bytes) {
+        char* p = room(N + (bytes.size() + 2) / 3 * 4 + 1);
+        std::memcpy(p, name, N);
+        p = base64(p + N, bytes);
+        *p = '\0';
+        at_ = p + 1;
+        return *this;
+    }
     // Ends the current list.
-    NullList& end();
-    // Writes what was collected.
-    void flush();
+    NullList& end() {
+        *room(1) = '\0';
+        ++at_;
+        return *this;
+    }
+    // Gives `out` its final size (the destructor does it too).
+    void finish();
 
   private:
-    struct Piece {
-        std::string_view name;
-        std::string_view value;
-        bool has_value;
-    };
-    // Room for `n` bytes of formatted values; flushes first when full.
-    char* scratch(size_t n);
-    void add(std::string_view name, std::string_view value, bool has_value);
+    // Makes room for `n` more bytes at at_; returns at_.
+    char* room(size_t n) {
+        if (static_cast<size_t>(end_ - at_) < n) grow(n);
+        return at_;
+    }
+    void grow(size_t n);
+    NullList& number(const char* name, size_t name_size, uint64_t value);
+    // Writes the padded base64 of `bytes` at `p`; returns its end.
+    static char* base64(char* p, std::string_view bytes);
 
     std::string& out_;
-    std::array<Piece, 40> pieces_;
-    size_t count_ = 0;
-    std::array<char, 640> scratch_;
-    size_t used_ = 0;
+    char* at_ = nullptr;  // where the next byte goes
+    char* end_ = nullptr; // the end of the room made so far
 };
 
 } // namespace cqmgr::protocol
