@@ -91,16 +91,27 @@ void AgentCall::close() {
     socket_.close(ignored);
 }
 
+const DeliveryOutcome& AgentCall::failure() const {
+    static const DeliveryOutcome none;
+    return failure_ ? *failure_ : none;
+}
+
+void AgentCall::fail(DeliveryOutcome&& o) {
+    o.detail = announcement_warning_;
+    failure_ = std::make_unique<DeliveryOutcome>(std::move(o));
+}
+
 void AgentCall::connect_failed(const std::string& error) {
-    failure_ =
-        failed(DeliveryOutcome::Kind::unavailable, "connect to transport " + path_ + ": " + error);
+    fail(
+        failed(DeliveryOutcome::Kind::unavailable, "connect to transport " + path_ + ": " + error));
     close();
 }
 
 bool AgentCall::start(std::string path, const DeliveryTimeouts& timeouts) {
     path_ = std::move(path);
     timeouts_ = timeouts;
-    failure_ = DeliveryOutcome{};
+    failure_.reset();
+    announcement_warning_.clear();
     if (std::string problem = socket_path_problem(path_); !problem.empty()) {
         connect_failed(problem);
         return false;
@@ -213,18 +224,16 @@ void AgentCall::scanned(bool ended, bool timed_out) {
 void AgentCall::announce_done(bool ended, bool timed_out) {
     if (ended && timed_out && !scan_->started()) {
         // Stock gives up on the whole process here; we give up on the agent.
-        failure_ = failed(DeliveryOutcome::Kind::unavailable, path_ + " socket: timeout");
+        fail(failed(DeliveryOutcome::Kind::unavailable, path_ + " socket: timeout"));
         close();
         on_announced(false);
         return;
     }
     if (ended) scan_->end(timed_out);
     // Kept whether or not the announcement fails (announcement_warning()).
-    failure_.detail = scan_->warning();
+    announcement_warning_ = scan_->warning();
     if (scan_->failed()) {
-        failure_ =
-            failed(DeliveryOutcome::Kind::unavailable, path_ + " socket: malformed response");
-        failure_.detail = scan_->warning();
+        fail(failed(DeliveryOutcome::Kind::unavailable, path_ + " socket: malformed response"));
         close();
         on_announced(false);
         return;

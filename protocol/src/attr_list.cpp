@@ -7,9 +7,12 @@ namespace cqmgr::protocol {
 
 const char* format_name(AttrFormat f) {
     switch (f) {
-    case AttrFormat::null: return "null";
-    case AttrFormat::plain: return "plain";
-    case AttrFormat::base64: return "base64";
+    case AttrFormat::null:
+        return "null";
+    case AttrFormat::plain:
+        return "plain";
+    case AttrFormat::base64:
+        return "base64";
     }
     return "unknown";
 }

@@ -140,18 +140,20 @@ AttrParser::Status AttrParser::end_line(AttrList& out) {
         // The encoded-length check in take() allows up to two bytes more than
         // the limit once decoded; the decoded lengths are what the limits mean.
         if (name_.size() > limits_.max_name)
-            return fail("expected an attribute name of at most " + std::to_string(limits_.max_name) +
-                        " bytes, got " + std::to_string(name_.size()) + " once decoded");
+            return fail("expected an attribute name of at most " +
+                        std::to_string(limits_.max_name) + " bytes, got " +
+                        std::to_string(name_.size()) + " once decoded");
         if (value_.size() > limits_.max_value)
             return fail("expected an attribute value of at most " +
-                        std::to_string(limits_.max_value) + " bytes for " + quoted(name_) + ", got " +
-                        std::to_string(value_.size()) + " once decoded");
+                        std::to_string(limits_.max_value) + " bytes for " + quoted(name_) +
+                        ", got " + std::to_string(value_.size()) + " once decoded");
         // A decoded name is a C string to Postfix; a NUL inside cannot be meant.
         if (name_.find('\0') != std::string::npos)
             return fail("expected an attribute name without NUL, got " + quoted(name_));
     } else {
         // attr_print_plain sends the table delimiters with their C string NUL.
-        if (!in_value_ && (name_ == std::string_view("{\0", 2) || name_ == std::string_view("}\0", 2)))
+        if (!in_value_ &&
+            (name_ == std::string_view("{\0", 2) || name_ == std::string_view("}\0", 2)))
             name_.pop_back();
         if (name_.find('\0') != std::string::npos)
             return fail("expected an attribute name without NUL, got " + quoted(name_));
@@ -216,9 +218,12 @@ std::optional<AttrList> decode_one(std::string_view bytes, std::string* error, A
     auto st = p.parse(bytes, out);
     if (st == AttrParser::Status::list && bytes.empty()) return out;
     if (error) {
-        if (st == AttrParser::Status::error) *error = p.error();
-        else if (st == AttrParser::Status::need_more) *error = "expected a complete attribute list, got a truncated one";
-        else *error = "expected one attribute list, got trailing bytes after it";
+        if (st == AttrParser::Status::error)
+            *error = p.error();
+        else if (st == AttrParser::Status::need_more)
+            *error = "expected a complete attribute list, got a truncated one";
+        else
+            *error = "expected one attribute list, got trailing bytes after it";
     }
     return std::nullopt;
 }

@@ -18,7 +18,7 @@ awaitable<CommandResult> run_command(std::string path, std::string_view protocol
         r.error = "read " + path + ": " + conv->error();
     } else if (!is_announcement(list, protocol)) {
         r.error = "read " + path + ": expected protocol=" + std::string(protocol) + ", got " +
-                  (list.attrs.empty() ? std::string("an empty list")
+                  (list.attrs.empty()             ? std::string("an empty list")
                    : list.names_are({"protocol"}) ? "protocol=" + list.attrs[0].value
                                                   : list.describe_names());
     } else if (!co_await conv->write(std::move(request), timeouts.write)) {
@@ -27,10 +27,10 @@ awaitable<CommandResult> run_command(std::string path, std::string_view protocol
         r.error = "write/read " + path + ": " + conv->error();
     } else {
         std::optional<int32_t> status;
-        bool shape_ok = shape == ReplyShape::status_only ? list.names_are({"status"})
-                                                         : !list.attrs.empty() &&
-                                                               list.attrs[0].name == "status" &&
-                                                               !list.attrs[0].is_table;
+        bool shape_ok =
+            shape == ReplyShape::status_only
+                ? list.names_are({"status"})
+                : !list.attrs.empty() && list.attrs[0].name == "status" && !list.attrs[0].is_table;
         if (shape_ok) status = parse_int(list.attrs[0].value);
         if (!status) {
             r.error = "write/read " + path + ": expected " +

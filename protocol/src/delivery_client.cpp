@@ -45,6 +45,10 @@ const DeliveryOutcome& AgentSession::failure() const {
     return call_ ? call_->failure() : failure_;
 }
 
+const std::string& AgentSession::announcement_warning() const {
+    return call_ ? call_->announcement_warning() : failure_.detail;
+}
+
 awaitable<void> AgentSession::wait() {
     call_->signal.expires_at(std::chrono::steady_clock::time_point::max());
     error_code ec;

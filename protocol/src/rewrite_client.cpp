@@ -38,8 +38,8 @@ void RewriteClient::release_turn() {
 awaitable<bool> RewriteClient::exchange(const std::string& request, AttrList& reply,
                                         std::string& error) {
     auto now = Clock::now();
-    if (conv_ && (now - used_ > timeouts_.idle || now - born_ > timeouts_.ttl ||
-                  conv_->readable_now()))
+    if (conv_ &&
+        (now - used_ > timeouts_.idle || now - born_ > timeouts_.ttl || conv_->readable_now()))
         close();
     if (!conv_) {
         conv_ = Conversation::create(ex_);

@@ -64,10 +64,14 @@ awaitable<CommandResult> status_notify(std::string path, NoticeRequest request,
 
 std::string_view notice_failure_text(int nrequest) {
     switch (nrequest) {
-    case bounce_cmd::flush: return "bounce";
-    case bounce_cmd::warn: return "delay warning";
-    case bounce_cmd::verp: return "verp";
-    case bounce_cmd::trace: return "trace";
+    case bounce_cmd::flush:
+        return "bounce";
+    case bounce_cmd::warn:
+        return "delay warning";
+    case bounce_cmd::verp:
+        return "verp";
+    case bounce_cmd::trace:
+        return "trace";
     }
     return "notice";
 }

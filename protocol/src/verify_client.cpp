@@ -21,9 +21,8 @@ std::string encode_verify_query(std::string_view address) {
     return w.take();
 }
 
-awaitable<CommandResult> verify_update(std::string path, std::string address,
-                                       int recipient_status, std::string reason,
-                                       CommandTimeouts timeouts) {
+awaitable<CommandResult> verify_update(std::string path, std::string address, int recipient_status,
+                                       std::string reason, CommandTimeouts timeouts) {
     // verify_clnt reads the reply with ATTR_FLAG_MISSING only: extra
     // attributes after status are tolerated.
     co_return co_await run_command(std::move(path), verify_protocol,
@@ -46,7 +45,8 @@ awaitable<VerifyQueryResult> verify_query(std::string path, std::string address,
     auto rs = parse_int(reply.attrs[1].value);
     if (!rs) {
         q.result.completed = false;
-        q.result.error = "expected a number for recipient_status, got \"" + reply.attrs[1].value + "\"";
+        q.result.error =
+            "expected a number for recipient_status, got \"" + reply.attrs[1].value + "\"";
         co_return q;
     }
     q.recipient_status = *rs;

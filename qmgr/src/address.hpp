@@ -22,4 +22,14 @@ std::string verp_sender(std::string_view sender, std::string_view delims,
 // The local part of an address (up to the last '@').
 std::string_view local_part(std::string_view addr);
 
+// `s` with ASCII capitals made small, as Postfix's lowercase() and the C
+// locale's tolower() make them (the daemon never sets another locale);
+// inline, as it runs for every recipient.
+inline std::string lower(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return out;
+}
+
 } // namespace cqmgr::qmgr

@@ -24,7 +24,7 @@ class Delivery::Call : public protocol::AgentCall {
     int64_t defer_mark = 0;
     std::chrono::steady_clock::time_point started{};
     // The transport rate delay's wait, when there is one.
-    std::optional<asio::steady_timer> pause;
+    std::unique_ptr<asio::steady_timer> pause;
 
   private:
     void on_announced(bool ok) override { d_.announced(*this, ok); }
@@ -64,7 +64,7 @@ void Delivery::announced(Call& c, bool ok) {
         // Space deliveries over this transport; it stays locked meanwhile.
         // As in stock, the wait comes before the agent's answer is looked
         // at, so a failed connection also waits it out.
-        c.pause.emplace(io_, std::chrono::seconds(delay));
+        c.pause = std::make_unique<asio::steady_timer>(io_, std::chrono::seconds(delay));
         c.pause->async_wait([this, call = boost::intrusive_ptr<Call>(&c), ok](const error_code&) {
             sched_.set_time(clock_.now());
             go(*call, ok);

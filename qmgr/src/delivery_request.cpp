@@ -71,10 +71,7 @@ std::string encode_delivery_request(const Message& m, const core::Entry& e, bool
     h.sasl_sender = env.sasl_sender();
     h.log_ident = env.log_ident();
     h.rewrite_context = env.rewrite_context();
-    std::string out;
-    // The attribute names alone are some 350 bytes, a one-recipient request
-    // usually under 1 kB: one allocation, on the allocator's fast path.
-    out.reserve(1000);
+    std::string out; // NullList makes room for a one-recipient request at once
     {
         protocol::NullList w(out);
         protocol::encode_request_head(w, h, static_cast<int64_t>(e.rcpts.size()));

@@ -104,7 +104,7 @@ DestinationState::Records::value_type* DestinationState::node(const core::Queue&
 }
 
 DestinationState::Records::value_type* DestinationState::node(const std::string& transport,
-                                                             const std::string& destination) {
+                                                              const std::string& destination) {
     if (!writer_ || transport == retry_transport_) return nullptr;
     // The key is built in a buffer kept for it, and the record is copied
     // (emplaced) only when new.

@@ -1,5 +1,6 @@
 #include "fast_flush.hpp"
 
+#include "address.hpp"
 #include "cqmgr/conf/values.hpp"
 #include "cqmgr/protocol/flush_client.hpp"
 #include "log.hpp"
@@ -12,13 +13,6 @@ namespace cqmgr::qmgr {
 
 namespace {
 constexpr std::string_view separators = ", \t\r\n";
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (auto& c : out)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
 
 // A lookup table reference ("type:name"), as opposed to a host name or an
 // address literal.

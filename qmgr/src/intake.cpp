@@ -20,13 +20,6 @@ constexpr size_t max_header_bytes = 64 * 1024;
 using queuefile::qmode::expire;
 using queuefile::qmode::unthrottle;
 
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (auto& c : out)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
 // Orders recipients by lower-cased domain, then by address, keeping the file
 // order of equal ones; each domain key is made once, not once per comparison.
 void sort_by_domain(std::vector<queuefile::Recipient>& rcpts) {

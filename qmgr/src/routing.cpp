@@ -1,5 +1,7 @@
 #include "routing.hpp"
 
+#include "address.hpp"
+
 #include <algorithm>
 #include <strings.h>
 
@@ -9,13 +11,6 @@ namespace {
 // Case-insensitive equality (ASCII).
 bool iequal(std::string_view a, std::string_view b) {
     return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (auto& c : out)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
 }
 
 // Sends the recipient to a pseudo transport with a reason, as stock's

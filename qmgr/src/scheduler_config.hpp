@@ -21,7 +21,7 @@ core::TransportConfig transport_config(const conf::TransportParams& t);
 // urgent reserve and other mail's share, and one destination's share; set
 // only when lanes or destination shares are on.
 void share_config(core::TransportConfig& c, const conf::TransportParams& t,
-                 const conf::QmgrParams& p);
+                  const conf::QmgrParams& p);
 // The job selection policy of transport `t` (cqmgr_scheduler_policy), and
 // with finch its process limit (the agents its jobs' shares count).
 void policy_config(core::TransportConfig& c, const conf::TransportParams& t,

@@ -35,8 +35,8 @@ void StoreRetry::run(std::string_view kind, Op op, Done done) {
         return;
     }
     report(kind, *r);
-    auto a = std::make_shared<Attempt>(
-        Attempt{std::string(kind), std::move(op), std::move(done), asio::steady_timer(io_), first_delay});
+    auto a = std::make_shared<Attempt>(Attempt{std::string(kind), std::move(op), std::move(done),
+                                               asio::steady_timer(io_), first_delay});
     ++pending_;
     schedule(std::move(a));
 }
@@ -58,7 +58,8 @@ void StoreRetry::schedule(std::shared_ptr<Attempt> a) {
 }
 
 void StoreRetry::report(std::string_view kind, const queuefile::StoreError& e) {
-    if (auto text = limiter_.filter(std::string(kind) + "/" + std::to_string(e.sys_errno), e.text, clock_.now()))
+    if (auto text = limiter_.filter(std::string(kind) + "/" + std::to_string(e.sys_errno), e.text,
+                                    clock_.now()))
         log::warn(*text);
 }
 

@@ -21,6 +21,7 @@
 
 #include <boost/smart_ptr/intrusive_ptr.hpp>
 #include <boost/smart_ptr/intrusive_ref_counter.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -49,11 +50,11 @@ class AgentCall : public boost::intrusive_ref_counter<AgentCall, boost::thread_u
 
     // After on_announced(false), or a start() that failed: the outcome for
     // the entry, as stock's (mail transport unavailable).
-    const DeliveryOutcome& failure() const { return failure_; }
+    const DeliveryOutcome& failure() const;
     // What stock's attribute scanner logged about the announcement, also
     // when it was accepted (an attribute missing or one too many); empty
     // when the announcement was as expected.
-    const std::string& announcement_warning() const { return failure_.detail; }
+    const std::string& announcement_warning() const { return announcement_warning_; }
     const std::string& path() const { return path_; }
 
   protected:
@@ -89,6 +90,8 @@ class AgentCall : public boost::intrusive_ref_counter<AgentCall, boost::thread_u
     void reply(DeliveryOutcome&& o);
     // The transport's name for "write to process (NAME)".
     std::string transport() const;
+    // Sets failure() to `o`, with the announcement's warning as its detail.
+    void fail(DeliveryOutcome&& o);
     // Sets failure() for a connection that could not be made, and closes.
     void connect_failed(const std::string& error);
     // An outcome of `kind` with stock's hop status and `warning`.
@@ -107,7 +110,10 @@ class AgentCall : public boost::intrusive_ref_counter<AgentCall, boost::thread_u
     std::optional<AttrScan> scan_;
     std::string request_; // while it is being written
     size_t written_ = 0;
-    DeliveryOutcome failure_;
+    // Only a failure has one (a call is allocated per delivery, and below
+    // about 1 kB it stays on the allocator's fast path).
+    std::unique_ptr<DeliveryOutcome> failure_;
+    std::string announcement_warning_;
 };
 
 } // namespace cqmgr::protocol

@@ -2,9 +2,8 @@
 // std::exchange without including <utility>; GCC 12 needs it included first.
 #pragma once
 
-#include <utility>
-
 #include <boost/asio.hpp>
+#include <utility>
 
 namespace cqmgr {
 namespace asio = boost::asio;

@@ -22,9 +22,9 @@ namespace cqmgr::protocol {
 struct AttrLimits {
     size_t max_name = 256;
     size_t max_value = 256 * 1024;
-    size_t max_attrs = 4096;       // in one list, table entries included
+    size_t max_attrs = 4096; // in one list, table entries included
     size_t max_table_entries = 1024;
-    size_t max_depth = 1;          // Postfix tables never nest
+    size_t max_depth = 1; // Postfix tables never nest
 };
 
 class AttrParser {
@@ -66,9 +66,9 @@ class AttrParser {
     AttrLimits limits_;
     AttrList current_;
     size_t depth_ = 0;
-    size_t count_ = 0;       // attributes in current_, tables included
+    size_t count_ = 0; // attributes in current_, tables included
     std::string name_, value_;
-    bool in_value_ = false;  // reading the value part of a unit
+    bool in_value_ = false; // reading the value part of a unit
     bool in_list_ = false;
     std::string error_;
 };

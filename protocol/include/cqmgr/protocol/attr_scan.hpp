@@ -18,7 +18,6 @@
 #pragma once
 
 #include <boost/container/small_vector.hpp>
-
 #include <cstdint>
 #include <optional>
 #include <span>

@@ -73,7 +73,7 @@ class AgentSession {
     // open() failed (then also failure().detail) or not: stock accepts an
     // announcement that lacks its attribute or has one too many, with this
     // warning.  Empty when the announcement was as expected.
-    const std::string& announcement_warning() const { return failure().detail; }
+    const std::string& announcement_warning() const;
     const std::string& path() const { return path_; }
 
   private:

@@ -7,7 +7,6 @@
 #include "cqmgr/protocol/attr.hpp"
 
 #include <array>
-
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -33,9 +33,8 @@ std::string encode_verify_query(std::string_view address);
 // value.  Postfix's verify_append() calls this once for the original
 // recipient (when non-empty) and once more for the final recipient when it
 // differs; that policy stays with the caller.
-awaitable<CommandResult> verify_update(std::string path, std::string address,
-                                       int recipient_status, std::string reason,
-                                       CommandTimeouts timeouts);
+awaitable<CommandResult> verify_update(std::string path, std::string address, int recipient_status,
+                                       std::string reason, CommandTimeouts timeouts);
 
 // What a query reports: the request status, then the address's
 // recipient_status and reason (valid when result.ok()).
