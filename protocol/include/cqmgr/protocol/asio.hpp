@@ -2,8 +2,10 @@
 // std::exchange without including <utility>; GCC 12 needs it included first.
 #pragma once
 
-#include <boost/asio.hpp>
+// clang-format off
 #include <utility>
+#include <boost/asio.hpp>
+// clang-format on
 
 namespace cqmgr {
 namespace asio = boost::asio;
