@@ -161,22 +161,39 @@ void AgentCall::wait_readable() {
     DeliveryTimeouts::Duration first =
         step_ == Step::announcing ? timeouts_.announce : timeouts_.reply;
     arm(scan_->started() ? timeouts_.read : first);
-    socket_.async_wait(asio::socket_base::wait_read, [self = Ptr(this)](const error_code& ec) {
-        bool late = self->timed_out_;
-        AgentDeadlines::of(self->ex_).disarm(*self);
-        if (self->step_ != Step::announcing && self->step_ != Step::replying) return; // closed
-        if (!ec) {
-            self->read_step();
-            return;
-        }
-        self->error_ = late ? "timeout" : ec.message();
-        error_code ignored;
-        self->socket_.close(ignored);
-        self->scanned(true, late);
-    });
+    // A read, not a wait for readiness: Asio tries it at once, and when
+    // nothing is there it waits without another system call (a wait would
+    // re-arm the socket in epoll each time).
+    socket_.async_read_some(
+        asio::buffer(first_bytes_), [self = Ptr(this)](const error_code& ec, size_t n) {
+            bool late = self->timed_out_;
+            AgentDeadlines::of(self->ex_).disarm(*self);
+            if (self->step_ != Step::announcing && self->step_ != Step::replying) return; // closed
+            if (!ec) {
+                self->take(std::string_view(self->first_bytes_.data(), n));
+                if (self->scan_->done())
+                    self->scanned(false, false);
+                else if (n == self->first_bytes_.size())
+                    self->read_step(read_chunk.size() - n); // more may be there: one read's worth
+                else
+                    self->wait_readable();
+                return;
+            }
+            self->error_ = late ? "timeout" : ec == asio::error::eof ? eof_error : ec.message();
+            error_code ignored;
+            self->socket_.close(ignored);
+            self->scanned(true, late);
+        });
 }
 
-void AgentCall::read_step() {
+void AgentCall::take(std::string_view in) {
+    scan_->feed(in);
+    // What the scan did not take stays for the next one (or, after the
+    // announcement, until the request's write drops it).
+    if (!in.empty()) pending_.append(in);
+}
+
+void AgentCall::read_step(size_t limit) {
     for (;;) {
         if (!pending_.empty()) {
             std::string_view rest(pending_);
@@ -187,14 +204,10 @@ void AgentCall::read_step() {
                 return;
             }
         }
-        ssize_t n =
-            ::recv(socket_.native_handle(), read_chunk.data(), read_chunk.size(), MSG_DONTWAIT);
+        ssize_t n = ::recv(socket_.native_handle(), read_chunk.data(), limit, MSG_DONTWAIT);
+        limit = read_chunk.size();
         if (n > 0) {
-            std::string_view in(read_chunk.data(), static_cast<size_t>(n));
-            scan_->feed(in);
-            // What the scan did not take stays for the next one (or, after
-            // the announcement, until the request's write drops it).
-            pending_.append(in);
+            take(std::string_view(read_chunk.data(), static_cast<size_t>(n)));
             if (scan_->done()) {
                 scanned(false, false);
                 return;
@@ -303,9 +316,9 @@ void AgentCall::send(std::string request) {
 void AgentCall::sent() {
     step_ = Step::replying;
     scan_.emplace(reply_items, path_);
-    // Read before waiting: stock reads whatever the agent sent, also what
-    // came before the request.
-    read_step();
+    // The read tries at once: stock reads whatever the agent sent, also
+    // what came before the request.
+    wait_readable();
 }
 
 void AgentCall::reply_done(bool ended, bool timed_out) {

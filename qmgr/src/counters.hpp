@@ -82,11 +82,38 @@ struct Counters {
     void count_delivery(const std::string& transport, Result result, std::string_view dsn,
                         double seconds, double queue_delay_seconds) {
         size_t cls = !dsn.empty() && dsn[0] >= '1' && dsn[0] <= '5' ? size_t(dsn[0] - '0') : 0;
-        deliveries_by_class[transport][static_cast<size_t>(result)][cls]++;
-        delivery_time[transport].observe(delivery_time_bounds, seconds);
-        if (result == Result::done)
-            queue_delay[transport].observe(queue_delay_bounds, queue_delay_seconds);
+        if (!last_.classes || last_.name != transport) {
+            last_.name = transport;
+            last_.classes = &deliveries_by_class[transport];
+            last_.time = &delivery_time[transport];
+            last_.delay = nullptr;
+        }
+        (*last_.classes)[static_cast<size_t>(result)][cls]++;
+        last_.time->observe(delivery_time_bounds, seconds);
+        if (result == Result::done) {
+            // Made at the first delivery done, as the metrics show it.
+            if (!last_.delay) last_.delay = &queue_delay[transport];
+            last_.delay->observe(queue_delay_bounds, queue_delay_seconds);
+        }
     }
+
+  private:
+    // The last transport counted and where its counters are: deliveries
+    // come in runs of one transport, and three lookups by name were a
+    // tenth of a delivery's bookkeeping.  A copy starts without it (its
+    // pointers would lead into the original).
+    struct Last {
+        Last() = default;
+        Last(const Last&) {}
+        Last& operator=(const Last&) {
+            classes = nullptr;
+            return *this;
+        }
+        std::string name;
+        std::array<std::array<uint64_t, 6>, 4>* classes = nullptr;
+        Histogram* time = nullptr;
+        Histogram* delay = nullptr;
+    } last_;
 };
 
 } // namespace cqmgr::qmgr

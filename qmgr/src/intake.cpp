@@ -20,28 +20,36 @@ constexpr size_t max_header_bytes = 64 * 1024;
 using queuefile::qmode::expire;
 using queuefile::qmode::unthrottle;
 
+// Compares the domains `a` and `b` as lower-cased ASCII.
+int compare_domains(std::string_view a, std::string_view b) {
+    const size_t n = std::min(a.size(), b.size());
+    for (size_t i = 0; i < n; ++i) {
+        char x = a[i], y = b[i];
+        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+        if (x != y) return static_cast<unsigned char>(x) < static_cast<unsigned char>(y) ? -1 : 1;
+    }
+    return a.size() < b.size() ? -1 : a.size() > b.size() ? 1 : 0;
+}
+
 // Orders recipients by lower-cased domain, then by address, keeping the file
-// order of equal ones; each domain key is made once, not once per comparison.
+// order of equal ones.  The domains are compared where they lie, without
+// lower-cased copies; a batch already in order is left as it is.
 void sort_by_domain(std::vector<queuefile::Recipient>& rcpts) {
     if (rcpts.size() < 2) return;
-    std::vector<std::string> domain;
-    domain.reserve(rcpts.size());
-    for (const auto& r : rcpts) {
+    auto domain = [](const queuefile::Recipient& r) {
         std::string_view a = r.address();
-        domain.push_back(lower(a.substr(a.rfind('@') + 1)));
-    }
-    std::vector<size_t> order(rcpts.size());
-    for (size_t i = 0; i < order.size(); ++i)
-        order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        if (int c = domain[a].compare(domain[b]); c != 0) return c < 0;
-        return rcpts[a].address() < rcpts[b].address();
-    });
-    std::vector<queuefile::Recipient> sorted;
-    sorted.reserve(rcpts.size());
-    for (size_t i : order)
-        sorted.push_back(std::move(rcpts[i]));
-    rcpts = std::move(sorted);
+        return a.substr(a.rfind('@') + 1);
+    };
+    auto before = [&](const queuefile::Recipient& a, const queuefile::Recipient& b) {
+        if (int c = compare_domains(domain(a), domain(b)); c != 0) return c < 0;
+        return a.address() < b.address();
+    };
+    bool sorted = true;
+    for (size_t i = 1; sorted && i < rcpts.size(); ++i)
+        sorted = !before(rcpts[i], rcpts[i - 1]);
+    if (sorted) return;
+    std::stable_sort(rcpts.begin(), rcpts.end(), before);
 }
 } // namespace
 

@@ -13,6 +13,25 @@ namespace cqmgr::queuefile {
 
 namespace {
 
+// A record's text kept until the recipient it belongs to is read: an
+// original recipient or a DSN original recipient.  Its buffer is kept
+// from one recipient to the next (an optional<string> made two heap
+// copies of each, a large batch's most frequent allocations).
+class HeldText {
+  public:
+    void assign(std::string_view s) {
+        text_.assign(s);
+        set_ = true;
+    }
+    void reset() { set_ = false; }
+    bool set() const { return set_; }
+    std::string_view view() const { return set_ ? std::string_view(text_) : std::string_view(); }
+
+  private:
+    std::string text_;
+    bool set_ = false;
+};
+
 constexpr int trace_flag_mask = 0x2700;
 constexpr int del_req_flag_record = 0x400;
 
@@ -149,7 +168,7 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
     std::string buf;
     const int64_t save_offset = env.rcpt_offset;
     const int save_unread = env.rcpt_unread;
-    std::optional<std::string> orig_rcpt, dsn_orcpt;
+    HeldText orig_rcpt, dsn_orcpt;
     int notify = 0;
     EnvelopeText::Draft text(env.text); // committed once, after the loop
     int type = 0;
@@ -253,7 +272,7 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
                         static_cast<size_t>(std::clamp(env.rcpt_unread, 1, std::min(limit, 8192))));
                 env.rcpt_unread--;
                 env.recipients.push_back(
-                    Recipient{curr, start, orig_rcpt.value_or(""), dsn_orcpt.value_or(""), notify});
+                    Recipient{curr, start, orig_rcpt.view(), dsn_orcpt.view(), notify});
                 orig_rcpt.reset();
                 dsn_orcpt.reset();
                 notify = 0;
@@ -282,12 +301,12 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
             continue;
         }
         if (type == rec::dsn_orcpt) {
-            if (dsn_orcpt) {
+            if (dsn_orcpt.set()) {
                 env.warnings.push_back("ignoring out-of-order DSN original recipient address <" +
-                                       dsn_orcpt->substr(0, 200) + ">");
+                                       std::string(dsn_orcpt.view().substr(0, 200)) + ">");
                 dsn_orcpt.reset();
             }
-            if (env.rcpt_offset == 0) dsn_orcpt = std::string(start);
+            if (env.rcpt_offset == 0) dsn_orcpt.assign(start);
             continue;
         }
         if (type == rec::dsn_notify) {
@@ -307,12 +326,12 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
             }
         }
         if (type == rec::orcp) {
-            if (orig_rcpt) {
+            if (orig_rcpt.set()) {
                 env.warnings.push_back("ignoring out-of-order original recipient <" +
-                                       orig_rcpt->substr(0, 200) + ">");
+                                       std::string(orig_rcpt.view().substr(0, 200)) + ">");
                 orig_rcpt.reset();
             }
-            if (env.rcpt_offset == 0) orig_rcpt = std::string(start);
+            if (env.rcpt_offset == 0) orig_rcpt.assign(start);
             continue;
         }
 
@@ -508,12 +527,12 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
     }
 
     if (type > 0) {
-        if (dsn_orcpt)
+        if (dsn_orcpt.set())
             env.warnings.push_back("ignoring out-of-order DSN original recipient <" +
-                                   dsn_orcpt->substr(0, 200) + ">");
-        if (orig_rcpt)
+                                   std::string(dsn_orcpt.view().substr(0, 200)) + ">");
+        if (orig_rcpt.set())
             env.warnings.push_back("ignoring out-of-order original recipient <" +
-                                   orig_rcpt->substr(0, 200) + ">");
+                                   std::string(orig_rcpt.view().substr(0, 200)) + ">");
     }
     if (save_offset == 0 && !r.seen.rewrite_context) text.reset(EnvelopeText::rewrite_context);
     text.commit(env.text);

@@ -19,6 +19,7 @@
 #include "cqmgr/protocol/attr_scan.hpp"
 #include "cqmgr/protocol/delivery_outcome.hpp"
 
+#include <array>
 #include <boost/smart_ptr/intrusive_ptr.hpp>
 #include <boost/smart_ptr/intrusive_ref_counter.hpp>
 #include <memory>
@@ -75,10 +76,14 @@ class AgentCall : public boost::intrusive_ref_counter<AgentCall, boost::thread_u
     void arm(DeliveryTimeouts::Duration timeout);
     // Connected: the announcement's scan begins.
     void connected();
-    // Reads what there is for the scan; waits when nothing is there yet.
-    void read_step();
-    // Waits until the socket is readable, then read_step() (or a timeout).
+    // Reads what there is for the scan (the first read at most `limit`
+    // bytes); waits when nothing is there yet.
+    void read_step(size_t limit = 4096);
+    // Reads when the agent has sent something (or a timeout comes), into
+    // first_bytes_, and goes on with what that read.
     void wait_readable();
+    // Feeds `in` to the scan; keeps what it did not take in pending_.
+    void take(std::string_view in);
     // The scan of the announcement or the reply is done (or the input
     // ended: `ended`, and `timed_out` when a deadline ended it).
     void scanned(bool ended, bool timed_out);
@@ -107,6 +112,9 @@ class AgentCall : public boost::intrusive_ref_counter<AgentCall, boost::thread_u
     bool timed_out_ = false; // the wait in progress ran out of time
     std::string error_;      // why the socket ended (read, write, connect)
     std::string pending_;    // bytes read and not yet scanned
+    // Where a read waited for lands: replies and announcements are short;
+    // a longer one goes on in read_step().
+    std::array<char, 128> first_bytes_;
     std::optional<AttrScan> scan_;
     std::string request_; // while it is being written
     size_t written_ = 0;
