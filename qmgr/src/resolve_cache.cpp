@@ -59,13 +59,6 @@ bool ResolveCache::make_key(std::string_view request_class, std::string_view sen
                             std::string_view address, bool allow_domain, bool& by_domain) {
     by_domain = false;
     key_.clear();
-    if (config_.limit == 0) {
-        // Stock's one answer: the whole question.
-        key_.append(request_class).push_back('\0');
-        key_.append(sender).push_back('\0');
-        key_.append(address);
-        return true;
-    }
     if (address.empty()) return false;
     std::string_view rest = address;
     if (allow_domain && config_.domain_answers &&
@@ -107,10 +100,13 @@ ResolveCache::find(std::string_view request_class, std::string_view sender,
                    std::string_view address, Clock::time_point now, uint64_t generation) {
     if (config_.limit == 0) {
         // As stock: only a non-empty address is answered from the cache.
-        if (address.empty() || entries_.empty()) return std::nullopt;
-    } else {
-        check_generation(generation);
+        if (address.empty() || !last_.set || address != last_.address ||
+            request_class != last_.request_class || sender != last_.sender ||
+            now - last_.when >= ttl)
+            return std::nullopt;
+        return last_.reply;
     }
+    check_generation(generation);
     bool by_domain = false;
     if (!make_key(request_class, sender, address, true, by_domain)) return std::nullopt;
     auto it = entries_.find(key_);
@@ -131,13 +127,12 @@ void ResolveCache::store(std::string_view request_class, std::string_view sender
     bool by_domain = false;
     if (config_.limit == 0) {
         // The last answer replaces the one before, whatever it was.
-        make_key(request_class, sender, address, false, by_domain);
-        if (entries_.size() == 1 && entries_.begin()->first == key_) {
-            entries_.begin()->second = Entry{reply, now, 0};
-        } else {
-            entries_.clear();
-            entries_.emplace(key_, Entry{reply, now, 0});
-        }
+        last_.set = true;
+        last_.request_class.assign(request_class);
+        last_.sender.assign(sender);
+        last_.address.assign(address);
+        last_.reply = reply;
+        last_.when = now;
         return;
     }
     check_generation(generation);

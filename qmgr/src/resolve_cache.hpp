@@ -75,7 +75,7 @@ class ResolveCache {
                const protocol::ResolveReply& reply, Clock::time_point now, uint64_t generation);
 
     // Answers held now (expired ones included until they are dropped).
-    size_t size() const { return entries_.size(); }
+    size_t size() const { return config_.limit == 0 ? (last_.set ? 1 : 0) : entries_.size(); }
     const ResolveCacheConfig& config() const { return config_; }
 
   private:
@@ -95,6 +95,15 @@ class ResolveCache {
     void trim(Clock::time_point now);
 
     ResolveCacheConfig config_;
+    // With a limit of 0: stock's one answer, its question kept in strings
+    // that keep their buffers from one answer to the next (each recipient
+    // of a large message stores one).
+    struct Last {
+        bool set = false;
+        std::string request_class, sender, address;
+        protocol::ResolveReply reply;
+        Clock::time_point when;
+    } last_;
     std::unordered_map<std::string, Entry> entries_;
     // Keys in the order they were stored: stores never renew an answer's
     // time, so this is also the order in which they expire.  An element
