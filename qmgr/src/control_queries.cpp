@@ -334,10 +334,9 @@ Json ControlQueries::job_state(const core::Transport& t, const core::Job& job) c
 }
 
 Json ControlQueries::message(const std::string& queue_id) const {
-    auto it = src_.messages.find(queue_id);
-    if (it == src_.messages.end())
-        return control::error_reply("no such message in the active queue");
-    const Message& m = *it->second;
+    const Message* found = src_.messages.find(queue_id);
+    if (!found) return control::error_reply("no such message in the active queue");
+    const Message& m = *found;
     Json entries = Json::array();
     for (const core::Job* job : m.jobs)
         for (const core::Peer& p : job->peers)

@@ -16,6 +16,7 @@
 #include "delivery_record.hpp"
 #include "isolation.hpp"
 #include "message.hpp"
+#include "message_table.hpp"
 
 #include <functional>
 #include <memory>
@@ -26,9 +27,8 @@
 
 namespace cqmgr::qmgr {
 
-// The messages in the active queue, by queue ID (QueueManager's).  Each
-// key views its own message's ID, which never changes while it is in core.
-using MessageMap = std::unordered_map<std::string_view, std::unique_ptr<Message>>;
+// The messages in the active queue, by queue ID (QueueManager's).
+using MessageMap = MessageTable;
 
 // The state of the scans and the feed.
 struct FeedState {

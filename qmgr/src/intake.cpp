@@ -207,75 +207,99 @@ bool Intake::read_batch(Message& m, int limit) {
     return true;
 }
 
-awaitable<void> Intake::assign(Message& m) {
+bool Intake::assign_now(Message& m, Batch& b) {
     const auto& env = m.env;
-    std::vector<queuefile::Recipient> rcpts = std::move(m.env.recipients);
+    b.rcpts = std::move(m.env.recipients);
     m.env.recipients.clear();
-    bool trace_only = env.tflags & 0x300;
-    std::string request_class = (env.tflags & protocol::del_flag::mta_vrfy) ? "verify" : "resolve";
-    if (env.redirect() && !rcpts.empty()) {
+    b.trace_only = env.tflags & 0x300;
+    b.request_class = (env.tflags & protocol::del_flag::mta_vrfy) ? "verify" : "resolve";
+    b.context.force_expire = m.force_expire;
+    b.context.ignore_defer_transports = (m.scan_flags & scan_flag::flush) || m.unthrottle;
+    if (env.redirect() && !b.rcpts.empty()) {
         // Only the first recipient stays, redirected to the canonical form
-        // of the redirect address; no more recipients are read.
-        rcpts.resize(1);
+        // of the redirect address (assign_rest asks trivial-rewrite).
+        b.redirect_pending = true;
+        return false;
+    }
+    // Like stock: sort by domain, then address, so that recipients for
+    // one destination group into the same entries and repeated addresses
+    // hit the resolver cache.
+    sort_by_domain(b.rcpts);
+    return route_known(m, b);
+}
+
+awaitable<void> Intake::assign_rest(Message& m, Batch b) {
+    const auto& env = m.env;
+    if (b.redirect_pending) {
+        b.rcpts.resize(1);
         std::string canonical =
             unquote_local(co_await resolver_.rewrite("local", quote_local(*env.redirect())));
-        rcpts[0].set_address(canonical);
+        b.rcpts[0].set_address(canonical);
         m.env.rcpt_offset = 0;
         m.env.rcpt_unread = 0;
-    } else {
-        // Like stock: sort by domain, then address, so that recipients for
-        // one destination group into the same entries and repeated
-        // addresses hit the resolver cache.
-        sort_by_domain(rcpts);
+        b.redirect_pending = false;
     }
-    RouteContext context;
-    context.force_expire = m.force_expire;
-    context.ignore_defer_transports = (m.scan_flags & scan_flag::flush) || m.unthrottle;
-    // Where each recipient goes.  Only what assigning needs: a batch may
-    // hold 5,000 of these.
-    struct Target {
-        std::string transport, nexthop, queue;
-        queuefile::Recipient rcpt;
-    };
-    std::vector<Target> targets;
-    for (auto& rcpt : rcpts) {
+    while (!route_known(m, b)) {
         // No co_await inside a conditional expression: GCC 12 miscompiles
         // the temporaries of one (the daemon crashed on them).
-        Route route;
-        if (env.filter() && !trace_only && !env.redirect()) {
-            route = filter_route(*env.filter(), rcpt.address(), params_);
-        } else {
-            std::optional<protocol::ResolveReply> reply =
-                resolver_.cached(request_class, *env.sender, rcpt.address());
-            if (!reply)
-                reply = co_await resolver_.resolve(request_class, *env.sender,
-                                                   std::string(rcpt.address()));
-            route = resolved_route(std::move(*reply));
-        }
-        rcpt.set_address(route.address);
-        context.verify_over_limit = (env.tflags & protocol::del_flag::mta_vrfy) &&
-                                    verify_probes_ > params_.address_verify_pending_request_limit;
-        apply_overrides(route, context, params_);
-        if (route.discard) {
-            discard_double_bounce(m, rcpt);
+        queuefile::Recipient& rcpt = b.rcpts[b.next];
+        protocol::ResolveReply reply =
+            co_await resolver_.resolve(b.request_class, *env.sender, std::string(rcpt.address()));
+        place(m, b, rcpt, resolved_route(std::move(reply)));
+        ++b.next;
+    }
+}
+
+awaitable<void> Intake::assign(Message& m) {
+    Batch b;
+    if (!assign_now(m, b)) co_await assign_rest(m, std::move(b));
+}
+
+bool Intake::route_known(Message& m, Batch& b) {
+    const auto& env = m.env;
+    bool filtered = env.filter() && !b.trace_only && !env.redirect();
+    for (; b.next < b.rcpts.size(); ++b.next) {
+        queuefile::Recipient& rcpt = b.rcpts[b.next];
+        if (filtered) {
+            place(m, b, rcpt, filter_route(*env.filter(), rcpt.address(), params_));
             continue;
         }
-        bool per_recipient = sched_.transport(route.transport).cfg.dest_recipient_limit == 1;
-        std::string queue = queue_name(route, per_recipient, params_);
-        if (log::verbose())
-            log::debug("qmgr_message_resolve: " + m.id + ": " + std::string(rcpt.address()) +
-                       " -> transport " + route.transport + " queue " + queue + " nexthop " +
-                       route.nexthop);
-        // Reserved only now: a message waiting for its first answer from
-        // the resolver, behind others, holds no room for its routes.
-        if (targets.empty()) targets.reserve(rcpts.size());
-        targets.push_back({std::move(route.transport), std::move(route.nexthop), std::move(queue),
-                           std::move(rcpt)});
+        std::optional<protocol::ResolveReply> reply =
+            resolver_.cached(b.request_class, *env.sender, rcpt.address());
+        if (!reply) return false;
+        place(m, b, rcpt, resolved_route(std::move(*reply)));
     }
+    assign_targets(m, b);
+    return true;
+}
+
+void Intake::place(Message& m, Batch& b, queuefile::Recipient& rcpt, Route route) {
+    rcpt.set_address(route.address);
+    b.context.verify_over_limit = (m.env.tflags & protocol::del_flag::mta_vrfy) &&
+                                  verify_probes_ > params_.address_verify_pending_request_limit;
+    apply_overrides(route, b.context, params_);
+    if (route.discard) {
+        discard_double_bounce(m, rcpt);
+        return;
+    }
+    bool per_recipient = sched_.transport(route.transport).cfg.dest_recipient_limit == 1;
+    std::string queue = queue_name(route, per_recipient, params_);
+    if (log::verbose())
+        log::debug("qmgr_message_resolve: " + m.id + ": " + std::string(rcpt.address()) +
+                   " -> transport " + route.transport + " queue " + queue + " nexthop " +
+                   route.nexthop);
+    // Reserved only now: a message waiting for its first answer from the
+    // resolver, behind others, holds no room for its routes.
+    if (b.targets.empty()) b.targets.reserve(b.rcpts.size());
+    b.targets.push_back(
+        {std::move(route.transport), std::move(route.nexthop), std::move(queue), std::move(rcpt)});
+}
+
+void Intake::assign_targets(Message& m, Batch& b) {
     // Assign the whole batch at once, against the scheduler's state now.
     admit(m);
     sched_.set_time(clock_.now());
-    for (auto& tg : targets) {
+    for (auto& tg : b.targets) {
         core::Transport& t = sched_.transport(tg.transport);
         if (params_.cqmgr_recovery_rate > 0 || params_.cqmgr_dead_backlog)
             m.add_destination(t.name + ":" + tg.nexthop);

@@ -14,6 +14,7 @@
 #include "message.hpp"
 #include "priority_class.hpp"
 #include "resolver.hpp"
+#include "routing.hpp"
 #include "store_retry.hpp"
 
 #include <functional>
@@ -45,7 +46,34 @@ class Intake {
     // locked by an agent goes back to incoming, to be skipped there.
     Claimed claim(const std::string& id, const std::string& queue, int scan_flags, mode_t mode);
 
-    // Resolves, routes and assigns the recipients read last.
+    // A batch of recipients on its way from the queue file to the
+    // scheduler: where each one goes, worked out one recipient after the
+    // other, then all assigned at once.
+    struct Batch {
+        // Where one recipient goes.  Only what assigning needs: a batch may
+        // hold 5,000 of these.
+        struct Target {
+            std::string transport, nexthop, queue;
+            queuefile::Recipient rcpt;
+        };
+        std::vector<queuefile::Recipient> rcpts;
+        std::vector<Target> targets;
+        std::size_t next = 0; // the next recipient to route
+        RouteContext context;
+        bool trace_only = false;
+        bool redirect_pending = false; // the redirect address is not resolved yet
+        const char* request_class = "resolve";
+    };
+    // Resolves, routes and assigns the recipients read last, as far as that
+    // can be done now: true when the whole batch is assigned (every answer
+    // came from the resolver's cache or a content filter), false when an
+    // answer from trivial-rewrite is needed, and assign_rest(m, b) must
+    // finish it.  Stock does all of it at once; a coroutine per batch
+    // cost more than the rest of taking a message in.
+    bool assign_now(Message& m, Batch& b);
+    // Finishes what assign_now(m, b) began, asking trivial-rewrite.
+    awaitable<void> assign_rest(Message& m, Batch b);
+    // Both in one: resolves, routes and assigns the recipients read last.
     awaitable<void> assign(Message& m);
     // Reads the next batch of at most `limit` recipients; false when it
     // could not be read (the message then ends in corrupt/).
@@ -65,6 +93,14 @@ class Intake {
     int admitted() const { return admitted_; }
 
   private:
+    // Routes the batch's recipients from `b.next` on while the resolver's
+    // cache (or the content filter) answers, then assigns the batch; false
+    // at the first recipient that needs trivial-rewrite.
+    bool route_known(Message& m, Batch& b);
+    // Routes recipient `rcpt` of the batch by `route`.
+    void place(Message& m, Batch& b, queuefile::Recipient& rcpt, Route route);
+    // Assigns the routed batch, against the scheduler's state now.
+    void assign_targets(Message& m, Batch& b);
     // The lane of message `m`, whose file is open as `fd` and whose first
     // batch was just read.
     core::Lane classify(const Message& m, int fd) const;

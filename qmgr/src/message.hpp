@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <boost/intrusive/list_hook.hpp>
+#include <boost/intrusive/unordered_set_hook.hpp>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ namespace cqmgr::qmgr {
 // leaves the index by itself when it is destroyed.
 using ArrivalHook =
     boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::auto_unlink>>;
+// Its place in the active queue's table by queue ID (message_table.hpp),
+// with the hash of its ID kept alongside.
+using TableHook = boost::intrusive::unordered_set_member_hook<boost::intrusive::store_hash<true>>;
 
 struct Message : core::Message {
     enum class Phase { reading, waiting, finishing };
@@ -42,6 +46,7 @@ struct Message : core::Message {
     // for the recovery ramp and the dead backlog (deferred_index.hpp).
     std::vector<std::string> destinations;
     ArrivalHook arrival_hook;
+    TableHook table_hook;
 
     // True when nothing is left in flight and the end may be worked out.
     bool may_finish() const { return phase == Phase::waiting && refcount == 0 && io_pending == 0; }

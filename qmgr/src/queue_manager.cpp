@@ -135,8 +135,7 @@ Feeder::Taken QueueManager::take(const std::string& id, const std::string& queue
     Intake::Claimed c = intake_.claim(id, queue, scan_flags, mode);
     if (c.corrupt) end_.quarantine(id);
     if (!c.message) return c.pause ? Feeder::Taken::pause : Feeder::Taken::no;
-    Message& m = *c.message;
-    messages_.emplace(m.id, std::move(c.message));
+    Message& m = messages_.add(std::move(c.message));
     arrivals_.add(m);
     counters_.messages_activated++;
     CQMGR_PROBE_MESSAGE_ACTIVATE(m.id.c_str(), queue.c_str());
@@ -145,7 +144,14 @@ Feeder::Taken QueueManager::take(const std::string& id, const std::string& queue
         m.phase = Message::Phase::waiting;
         maybe_finish(m);
     } else {
-        asio::co_spawn(io_, assign_batch(m), asio::detached);
+        // Assigned at once when every answer is at hand, as stock does
+        // (take() is not called from inside the scheduler).
+        m.phase = Message::Phase::reading;
+        Intake::Batch b;
+        if (intake_.assign_now(m, b))
+            batch_assigned(m);
+        else
+            asio::co_spawn(io_, assign_rest(m, std::move(b)), asio::detached);
     }
     return Feeder::Taken::yes;
 }
@@ -153,6 +159,15 @@ Feeder::Taken QueueManager::take(const std::string& id, const std::string& queue
 awaitable<void> QueueManager::assign_batch(Message& m) {
     m.phase = Message::Phase::reading;
     co_await intake_.assign(m);
+    batch_assigned(m);
+}
+
+awaitable<void> QueueManager::assign_rest(Message& m, Intake::Batch b) {
+    co_await intake_.assign_rest(m, std::move(b));
+    batch_assigned(m);
+}
+
+void QueueManager::batch_assigned(Message& m) {
     m.phase = Message::Phase::waiting;
     sched_.batch_done(m, m.env.rcpt_offset != 0, m.env.rcpt_unread);
     delivery_.pump();
@@ -208,8 +223,7 @@ void QueueManager::forget(Message& m) {
     ramp_.left_active(m.id);
     sched_.message_free(m);
     arrivals_.remove(m);
-    std::string id = m.id;
-    messages_.erase(id); // destroys m
+    messages_.remove(m); // destroys m
     feeder_.wake();
 }
 

@@ -87,6 +87,10 @@ class QueueManager : public core::Driver {
                        mode_t mode);
     // Assigns the batch just read, then lets the message wait for its entries.
     awaitable<void> assign_batch(Message& m);
+    // The same for a batch that assign_now() began and could not finish.
+    awaitable<void> assign_rest(Message& m, Intake::Batch b);
+    // A batch is with the scheduler: the message waits for its entries.
+    void batch_assigned(Message& m);
     // Starts the end of `m` when nothing of it is in flight.
     void maybe_finish(Message& m);
     // Runs the end of `m` and acts on its outcome.

@@ -22,19 +22,12 @@ struct StoreRetry::Attempt {
 StoreRetry::StoreRetry(asio::io_context& io, const WallClock& clock, WarningLimiter& limiter)
     : io_(io), clock_(clock), limiter_(limiter) {}
 
-void StoreRetry::run(std::string_view kind, Op op) {
-    run(kind, std::move(op), [](const queuefile::StoreResult& r) {
-        if (r) log::warn(r->text);
-    });
+void StoreRetry::warn_if_failed(const queuefile::StoreResult& r) {
+    if (r) log::warn(r->text);
 }
 
-void StoreRetry::run(std::string_view kind, Op op, Done done) {
-    queuefile::StoreResult r = op();
-    if (!r || r->gone()) {
-        done(r);
-        return;
-    }
-    report(kind, *r);
+void StoreRetry::retry(std::string_view kind, const queuefile::StoreError& e, Op op, Done done) {
+    report(kind, e);
     auto a = std::make_shared<Attempt>(Attempt{std::string(kind), std::move(op), std::move(done),
                                                asio::steady_timer(io_), first_delay});
     ++pending_;

@@ -27,11 +27,21 @@ class StoreRetry {
     // Runs `op` now and, while it fails for a reason other than the file
     // being gone, again after 1, 2, 4, ... up to 60 seconds.  Each failure is
     // a warning, rate-limited per `kind`; `done` gets the last result (empty,
-    // or the file is gone).
-    void run(std::string_view kind, Op op, Done done);
+    // or the file is gone).  `op` and `done` become std::functions only for
+    // a retry: the common first-time success allocates nothing for them.
+    template <class OpF, class DoneF> void run(std::string_view kind, OpF&& op, DoneF&& done) {
+        queuefile::StoreResult r = op();
+        if (!r || r->gone()) {
+            done(r);
+            return;
+        }
+        retry(kind, *r, Op(std::forward<OpF>(op)), Done(std::forward<DoneF>(done)));
+    }
     // The same, where the last result only matters as a warning: the file
     // gone meanwhile is logged with the error's text.
-    void run(std::string_view kind, Op op);
+    template <class OpF> void run(std::string_view kind, OpF&& op) {
+        run(kind, std::forward<OpF>(op), warn_if_failed);
+    }
     // Operations waiting for their next try.
     int pending() const { return pending_; }
     // Logs a failure of kind `kind` through the rate limiter.
@@ -39,6 +49,10 @@ class StoreRetry {
 
   private:
     struct Attempt;
+    // The `done` of the two-argument run().
+    static void warn_if_failed(const queuefile::StoreResult& r);
+    // After a first try of `op` failed with `e`: tries again later.
+    void retry(std::string_view kind, const queuefile::StoreError& e, Op op, Done done);
     // Arms the next try of `a`.
     void schedule(std::shared_ptr<Attempt> a);
 

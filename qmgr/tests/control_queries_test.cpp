@@ -63,8 +63,7 @@ struct Queries : ::testing::Test {
             sched->assign(*m, sched->queue_for(t, queue, queue),
                           core::test::rcpt(id + "-" + std::to_string(i) + "@" + queue));
         sched->batch_done(*m, false, 0);
-        Message& ref = *m;
-        messages.emplace(ref.id, std::move(m)); // the key views the message's own ID
+        Message& ref = messages.add(std::move(m));
         arrivals.add(ref);
         return ref;
     }

@@ -29,7 +29,7 @@ ActiveQueue::ActiveQueue(QueueLayout layout, bool dont_remove)
 
 ActiveQueue::Readiness ActiveQueue::check(std::string_view queue, std::string_view id) const {
     Readiness r;
-    std::string p = path(queue, id);
+    const std::string& p = scratch_path(queue, id);
     struct stat st;
     if (::lstat(p.c_str(), &st) < 0) {
         if (errno != ENOENT) r.warning = p + ": " + std::strerror(errno);
@@ -65,7 +65,7 @@ ActiveQueue::Claim ActiveQueue::claim(std::string_view from, std::string_view id
                             err);
         return c;
     }
-    std::string p = path("active", id);
+    const std::string& p = scratch_path("active", id);
     int fd = ::open(p.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) {
         c.step = Claim::Step::open;
@@ -88,7 +88,7 @@ StoreResult ActiveQueue::clear_mode(int fd, std::string_view id, mode_t mode, mo
 }
 
 ReadResult ActiveQueue::read(std::string_view id, Envelope& env, int limit, int fd) const {
-    std::string p = path("active", id);
+    const std::string& p = scratch_path("active", id);
     bool own = fd < 0;
     if (own && (fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC)) < 0) {
         ReadResult r;
@@ -101,15 +101,15 @@ ReadResult ActiveQueue::read(std::string_view id, Envelope& env, int limit, int 
 }
 
 StoreResult ActiveQueue::mark_done(std::string_view id, int64_t offset) const {
-    return from_update(mark_recipient_done(path("active", id), offset));
+    return from_update(mark_recipient_done(scratch_path("active", id), offset));
 }
 
 StoreResult ActiveQueue::rewrite_warn_time(std::string_view id, int64_t offset) const {
-    return from_update(queuefile::rewrite_warn_time(path("active", id), offset));
+    return from_update(queuefile::rewrite_warn_time(scratch_path("active", id), offset));
 }
 
 StoreResult ActiveQueue::kill_record(std::string_view id, int64_t offset) const {
-    return from_update(queuefile::kill_record(path("active", id), offset));
+    return from_update(queuefile::kill_record(scratch_path("active", id), offset));
 }
 
 StoreResult ActiveQueue::defer_until(std::string_view id, int64_t when) const {
@@ -134,7 +134,7 @@ StoreResult ActiveQueue::quarantine(std::string_view id) const {
 }
 
 StoreResult ActiveQueue::remove(std::string_view id) const {
-    std::string p = path("active", id);
+    const std::string& p = scratch_path("active", id);
     int rc = 0;
     if (!dont_remove_) {
         rc = ::unlink(p.c_str());
@@ -158,12 +158,12 @@ bool ActiveQueue::intact(std::string_view id) const {
 ActiveQueue::LogState ActiveQueue::log_state(std::string_view log_queue,
                                              std::string_view id) const {
     struct stat st;
-    if (::stat(path(log_queue, id).c_str(), &st) < 0) return LogState::absent;
+    if (::stat(scratch_path(log_queue, id).c_str(), &st) < 0) return LogState::absent;
     return st.st_size == 0 ? LogState::empty : LogState::present;
 }
 
 StoreResult ActiveQueue::remove_log(std::string_view log_queue, std::string_view id) const {
-    if (::unlink(path(log_queue, id).c_str()) < 0) {
+    if (::unlink(scratch_path(log_queue, id).c_str()) < 0) {
         if (errno == ENOENT) return StoreError{ENOENT, {}};
         return sys_error("remove " + std::string(log_queue) + " " + std::string(id));
     }
@@ -172,7 +172,7 @@ StoreResult ActiveQueue::remove_log(std::string_view log_queue, std::string_view
 
 StoreResult ActiveQueue::set_time(std::string_view queue, std::string_view id, int64_t when,
                                   std::string_view who) const {
-    std::string p = path(queue, id);
+    const std::string& p = scratch_path(queue, id);
     utimbuf tb{static_cast<time_t>(when), static_cast<time_t>(when)};
     if (::utime(p.c_str(), &tb) < 0)
         return sys_error(std::string(who) + ": update " + p + " time stamps");

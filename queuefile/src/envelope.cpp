@@ -165,10 +165,21 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
     ReadResult result;
     Reader r{env, result, RecordStream(fd, std::string(path)), {}, {}};
     RecordStream& in = r.in;
-    std::string buf;
+    // The record buffer and the held texts keep their room from one call
+    // to the next: each call otherwise allocated all three afresh, once
+    // per message taken in.
+    struct Scratch {
+        std::string buf;
+        HeldText orig_rcpt, dsn_orcpt;
+    };
+    thread_local Scratch scratch;
+    std::string& buf = scratch.buf;
+    HeldText& orig_rcpt = scratch.orig_rcpt;
+    HeldText& dsn_orcpt = scratch.dsn_orcpt;
+    orig_rcpt.reset();
+    dsn_orcpt.reset();
     const int64_t save_offset = env.rcpt_offset;
     const int save_unread = env.rcpt_unread;
-    HeldText orig_rcpt, dsn_orcpt;
     int notify = 0;
     EnvelopeText::Draft text(env.text); // committed once, after the loop
     int type = 0;

@@ -68,8 +68,14 @@ bool QueueLayout::hashed(std::string_view queue) const {
 }
 
 std::string QueueLayout::path(std::string_view queue, std::string_view id) const {
-    // Sized once: every message builds a handful of these.
     std::string p;
+    path_into(p, queue, id);
+    return p;
+}
+
+void QueueLayout::path_into(std::string& p, std::string_view queue, std::string_view id) const {
+    // Sized once: every message builds a handful of these.
+    p.clear();
     p.reserve(queue.size() + 1 + 2 * static_cast<size_t>(depth_) + id.size());
     p += queue;
     p += '/';
@@ -81,11 +87,12 @@ std::string QueueLayout::path(std::string_view queue, std::string_view id) const
         }
     }
     p += id;
-    return p;
 }
 
 int QueueLayout::move(std::string_view from, std::string_view to, std::string_view id) const {
-    std::string src = path(from, id), dst = path(to, id);
+    path_into(from_path_, from, id);
+    path_into(to_path_, to, id);
+    const std::string &src = from_path_, &dst = to_path_;
     if (::rename(src.c_str(), dst.c_str()) == 0) return 0;
     int err = errno;
     if (err == ENOENT && ::access(src.c_str(), F_OK) == 0) {

@@ -111,8 +111,16 @@ class ActiveQueue {
     StoreResult move(std::string_view from, std::string_view to, std::string_view id,
                      std::string_view who) const;
 
+    // The path of `id` in `queue` in a buffer reused from call to call,
+    // valid until the next call.
+    const std::string& scratch_path(std::string_view queue, std::string_view id) const {
+        layout_.path_into(scratch_, queue, id);
+        return scratch_;
+    }
+
     QueueLayout layout_;
     bool dont_remove_;
+    mutable std::string scratch_;
 };
 
 } // namespace cqmgr::queuefile

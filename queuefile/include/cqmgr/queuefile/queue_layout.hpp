@@ -28,6 +28,10 @@ class QueueLayout {
 
     // Returns the path of `id` in `queue`, relative to the queue directory.
     std::string path(std::string_view queue, std::string_view id) const;
+    // The same path, written into `out` (whose room is reused: a path is
+    // longer than what std::string holds without allocating, and the
+    // daemon builds several per message).
+    void path_into(std::string& out, std::string_view queue, std::string_view id) const;
     // True when `queue` is hashed.
     bool hashed(std::string_view queue) const;
 
@@ -38,6 +42,8 @@ class QueueLayout {
   private:
     std::vector<std::string> hashed_;
     int depth_;
+    // move()'s paths, their room reused from call to call.
+    mutable std::string from_path_, to_path_;
 };
 
 // The hash key of a queue ID: the ID itself for short IDs, the microseconds
