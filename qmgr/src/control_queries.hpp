@@ -22,13 +22,9 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace cqmgr::qmgr {
-
-// The messages in the active queue, by queue ID (QueueManager's).
-using MessageMap = MessageTable;
 
 // The state of the scans and the feed.
 struct FeedState {
@@ -40,7 +36,7 @@ struct FeedState {
 // query; the references must outlive the ControlQueries.
 struct ControlSources {
     const core::Scheduler& sched;
-    const MessageMap& messages;
+    const MessageTable& messages; // the active queue (QueueManager's)
     const ArrivalIndex& arrivals; // of those messages
     const DeliveryRecord& deliveries;
     const Counters& counters;

@@ -250,11 +250,6 @@ awaitable<void> Intake::assign_rest(Message& m, Batch b) {
     }
 }
 
-awaitable<void> Intake::assign(Message& m) {
-    Batch b;
-    if (!assign_now(m, b)) co_await assign_rest(m, std::move(b));
-}
-
 bool Intake::route_known(Message& m, Batch& b) {
     const auto& env = m.env;
     bool filtered = env.filter() && !b.trace_only && !env.redirect();

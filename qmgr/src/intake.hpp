@@ -73,8 +73,6 @@ class Intake {
     bool assign_now(Message& m, Batch& b);
     // Finishes what assign_now(m, b) began, asking trivial-rewrite.
     awaitable<void> assign_rest(Message& m, Batch b);
-    // Both in one: resolves, routes and assigns the recipients read last.
-    awaitable<void> assign(Message& m);
     // Reads the next batch of at most `limit` recipients; false when it
     // could not be read (the message then ends in corrupt/).
     bool read_batch(Message& m, int limit);

@@ -146,20 +146,22 @@ Feeder::Taken QueueManager::take(const std::string& id, const std::string& queue
     } else {
         // Assigned at once when every answer is at hand, as stock does
         // (take() is not called from inside the scheduler).
-        m.phase = Message::Phase::reading;
         Intake::Batch b;
-        if (intake_.assign_now(m, b))
-            batch_assigned(m);
-        else
-            asio::co_spawn(io_, assign_rest(m, std::move(b)), asio::detached);
+        if (!start_batch(m, b)) asio::co_spawn(io_, assign_rest(m, std::move(b)), asio::detached);
     }
     return Feeder::Taken::yes;
 }
 
 awaitable<void> QueueManager::assign_batch(Message& m) {
+    Intake::Batch b;
+    if (!start_batch(m, b)) co_await assign_rest(m, std::move(b));
+}
+
+bool QueueManager::start_batch(Message& m, Intake::Batch& b) {
     m.phase = Message::Phase::reading;
-    co_await intake_.assign(m);
+    if (!intake_.assign_now(m, b)) return false;
     batch_assigned(m);
+    return true;
 }
 
 awaitable<void> QueueManager::assign_rest(Message& m, Intake::Batch b) {

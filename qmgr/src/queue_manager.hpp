@@ -35,7 +35,6 @@
 
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <unordered_set>
 
 namespace cqmgr::qmgr {
@@ -87,7 +86,10 @@ class QueueManager : public core::Driver {
                        mode_t mode);
     // Assigns the batch just read, then lets the message wait for its entries.
     awaitable<void> assign_batch(Message& m);
-    // The same for a batch that assign_now() began and could not finish.
+    // Starts assigning the batch just read into `b`: true when it is with
+    // the scheduler already, false when assign_rest(m, b) must finish it.
+    bool start_batch(Message& m, Intake::Batch& b);
+    // Finishes a batch that start_batch() could not.
     awaitable<void> assign_rest(Message& m, Intake::Batch b);
     // A batch is with the scheduler: the message waits for its entries.
     void batch_assigned(Message& m);
@@ -144,7 +146,7 @@ class QueueManager : public core::Driver {
     ControlCommands control_;
     asio::steady_timer sched_timer_;
     int64_t sched_timer_due_ = 0;
-    MessageMap messages_;
+    MessageTable messages_;
     ArrivalIndex arrivals_; // of messages_
     // Dead destinations, to tell a revival from a success in queue_window()
     // (compared, never dereferenced).

@@ -27,7 +27,7 @@ struct Queries : ::testing::Test {
     core::TransportConfig tc;
     std::unique_ptr<core::Scheduler> sched;
     FakeClock clock;
-    MessageMap messages;
+    MessageTable messages;
     ArrivalIndex arrivals;
     std::unique_ptr<DeliveryRecord> record;
     Counters counters;
