@@ -96,7 +96,9 @@ run_once() {
     return 1
   fi
   echo "== $session: $(grep '^top exited' "$tmp/pane"), $(grep '^modes' "$tmp/pane")"
-  tmx kill-session -t "$session"
+  # The session stays until cleanup: killing the server's last session makes
+  # the server exit, and the next run's new-session could reach it while it
+  # is going ("server exited unexpectedly").
 }
 
 run_once quit-q q
