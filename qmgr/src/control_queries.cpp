@@ -329,7 +329,7 @@ Json ControlQueries::job_state(const core::Transport& t, const core::Job& job) c
     j["rcpt_limit"] = job.rcpt_limit;
     j["rcpt_unread"] = job.message->rcpt_unread;
     j["blocker"] = t.is_blocker(job);
-    j["peers"] = job.peers.size();
+    j["peers"] = job.peer_by_queue.size();
     return j;
 }
 

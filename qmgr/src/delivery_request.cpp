@@ -41,9 +41,9 @@ std::string encode_delivery_request(const Message& m, const core::Entry& e, bool
             }
     // With VERP there is one recipient per request and the sender encodes it.
     std::string verp;
-    std::string_view sender = *env.sender;
+    std::string_view sender = *env.sender();
     if (env.verp_delims() && !e.rcpts.empty()) {
-        verp = verp_sender(*env.sender, *env.verp_delims(), e.rcpts[0].orig_rcpt(),
+        verp = verp_sender(*env.sender(), *env.verp_delims(), e.rcpts[0].orig_rcpt(),
                            e.rcpts[0].address());
         sender = verp;
     }

@@ -18,7 +18,7 @@ bool wants_trace(const queuefile::Envelope& env) {
 
 Undelivered undelivered_fate(const queuefile::Envelope& env, bool force_expire, int64_t now,
                              const conf::QmgrParams& p) {
-    return undelivered_fate(!(env.sender && !env.sender->empty()), env.create_time, env.warn_time,
+    return undelivered_fate(env.sender().value_or("").empty(), env.create_time, env.warn_time,
                             force_expire, now, p);
 }
 

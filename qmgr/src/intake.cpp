@@ -131,12 +131,11 @@ Intake::Claimed Intake::claim(const std::string& id, const std::string& queue, i
     // of recipients, sized by how full the active queue is.
     auto r = store_.read(id, m.env, sched_.first_batch_limit(m), c.fd);
     if (r.sender_seen)
-        log::info(id + ": from=<" + log_addr(*m.env.sender) +
+        log::info(id + ": from=<" + log_addr(*m.env.sender()) +
                   ">, size=" + std::to_string(r.opened_size) +
                   ", nrcpt=" + std::to_string(r.opened_nrcpt) + " (queue active)");
-    for (const auto& w : m.env.warnings)
+    for (const auto& w : r.warnings)
         log::warn(id + ": " + w);
-    m.env.warnings.clear();
     if (!r.ok) {
         log_read_error(id, r);
         ::close(c.fd);
@@ -180,7 +179,7 @@ core::Lane Intake::classify(const Message& m, int fd) const {
         if (std::find(domains.begin(), domains.end(), d) == domains.end())
             domains.push_back(std::move(d));
     }
-    std::optional<core::Lane> lane = priorities_.classify(m.env.sender.value_or(""), domains);
+    std::optional<core::Lane> lane = priorities_.classify(m.env.sender().value_or(""), domains);
     if (!lane && priorities_.wants_headers())
         lane = priorities_.classify_headers(
             queuefile::read_header_lines(fd, m.env.data_offset, max_header_bytes));
@@ -194,9 +193,8 @@ bool Intake::read_batch(Message& m, int limit) {
         log::debug("qmgr_message_realloc: active " + m.id + " offset " +
                    std::to_string(m.env.rcpt_offset) + " limit " + std::to_string(limit));
     auto r = store_.read(m.id, m.env, limit);
-    for (const auto& w : m.env.warnings)
+    for (const auto& w : r.warnings)
         log::warn(m.id + ": " + w);
-    m.env.warnings.clear();
     if (!r.ok) {
         if (!r.error.empty() && r.error.starts_with("open active "))
             log::warn(r.error);
@@ -243,8 +241,8 @@ awaitable<void> Intake::assign_rest(Message& m, Batch b) {
         // No co_await inside a conditional expression: GCC 12 miscompiles
         // the temporaries of one (the daemon crashed on them).
         queuefile::Recipient& rcpt = b.rcpts[b.next];
-        protocol::ResolveReply reply =
-            co_await resolver_.resolve(b.request_class, *env.sender, std::string(rcpt.address()));
+        protocol::ResolveReply reply = co_await resolver_.resolve(
+            b.request_class, std::string(*env.sender()), std::string(rcpt.address()));
         place(m, b, rcpt, resolved_route(std::move(reply)));
         ++b.next;
     }
@@ -260,7 +258,7 @@ bool Intake::route_known(Message& m, Batch& b) {
             continue;
         }
         std::optional<protocol::ResolveReply> reply =
-            resolver_.cached(b.request_class, *env.sender, rcpt.address());
+            resolver_.cached(b.request_class, *env.sender(), rcpt.address());
         if (!reply) return false;
         place(m, b, rcpt, resolved_route(std::move(*reply)));
     }

@@ -18,6 +18,8 @@
 #include <algorithm>
 #include <boost/intrusive/list_hook.hpp>
 #include <boost/intrusive/unordered_set_hook.hpp>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,30 +33,39 @@ using ArrivalHook =
 // with the hash of its ID kept alongside.
 using TableHook = boost::intrusive::unordered_set_member_hook<boost::intrusive::store_hash<true>>;
 
-struct Message : core::Message {
-    enum class Phase { reading, waiting, finishing };
+struct Message : core::Message, core::Pooled<Message> {
+    enum class Phase : uint8_t { reading, waiting, finishing };
 
+    // The small fields first: they fill the end of core::Message.
     Phase phase = Phase::reading;
-    queuefile::Envelope env;
-    protocol::TimeVal active_arrival;
     bool force_expire = false; // g+x on the queue file (postsuper -e)
     bool unthrottle = false;   // g+r on the queue file (postqueue -i)
-    int scan_flags = 0;        // flags of the scan that brought it in
     bool admitted = false;     // its recipients reached the scheduler (see Intake::admitted)
+    int scan_flags = 0;        // flags of the scan that brought it in
     int io_pending = 0;        // deferral records qmgr itself is still writing
-    // Where its recipients go (transport:nexthop, each once), kept only
-    // for the recovery ramp and the dead backlog (deferred_index.hpp).
-    std::vector<std::string> destinations;
+    queuefile::Envelope env;
+    protocol::TimeVal active_arrival;
     ArrivalHook arrival_hook;
     TableHook table_hook;
 
     // True when nothing is left in flight and the end may be worked out.
     bool may_finish() const { return phase == Phase::waiting && refcount == 0 && io_pending == 0; }
-    // Adds `d` to destinations unless it is there.
+    // Adds `d` to the destinations unless it is there.
     void add_destination(std::string d) {
-        if (std::find(destinations.begin(), destinations.end(), d) == destinations.end())
-            destinations.push_back(std::move(d));
+        if (!destinations_) destinations_ = std::make_unique<std::vector<std::string>>();
+        auto& v = *destinations_;
+        if (std::find(v.begin(), v.end(), d) == v.end()) v.push_back(std::move(d));
     }
+    // Where its recipients go (transport:nexthop, each once), kept only
+    // for the recovery ramp and the dead backlog (deferred_index.hpp).
+    const std::vector<std::string>& destinations() const {
+        static const std::vector<std::string> none;
+        return destinations_ ? *destinations_ : none;
+    }
+
+  private:
+    // Made only when a destination is added: most daemons never do.
+    std::unique_ptr<std::vector<std::string>> destinations_;
 };
 
 } // namespace cqmgr::qmgr

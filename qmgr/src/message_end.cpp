@@ -19,7 +19,7 @@ protocol::NoticeRequest notice(const Message& m, int nrequest, int flags) {
     n.queue_id = m.id;
     n.encoding = m.env.encoding();
     n.smtputf8 = m.env.smtputf8;
-    n.sender = *m.env.sender;
+    n.sender = *m.env.sender();
     n.envelope_id = m.env.dsn_envid();
     n.ret_flags = m.env.dsn_ret;
     return n;
@@ -102,7 +102,7 @@ awaitable<MessageEnd::Outcome> MessageEnd::finish(Message& m) {
         Undelivered fate = undelivered_fate(m.env, m.force_expire, clock_.now(), params_);
         if (fate == Undelivered::expired || fate == Undelivered::force_expired) {
             log::info(id + ": from=<" +
-                      log_address(*m.env.sender, params_.info_log_address_format == "internal") +
+                      log_address(*m.env.sender(), params_.info_log_address_format == "internal") +
                       ">, status=" + expiry_word(fate) + ", returned to sender");
             counters_.messages_expired++;
             m.flags = co_await send_notice(

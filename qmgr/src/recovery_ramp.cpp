@@ -29,8 +29,8 @@ void RecoveryRamp::deferred(const Message& m) {
     DeferredIndex::Times times;
     times.arrival = m.env.create_time;
     times.warn_time = m.env.warn_time;
-    times.null_sender = !(m.env.sender && !m.env.sender->empty());
-    index_.add(m.id, m.destinations, clock_.now(), times);
+    times.null_sender = m.env.sender().value_or("").empty();
+    index_.add(m.id, m.destinations(), clock_.now(), times);
 }
 
 TokenBucket& RecoveryRamp::bucket(const std::string& destination, int64_t now_us) {

@@ -26,9 +26,9 @@ protocol::DeliveryRequest reference(const Message& m, const core::Entry& e, bool
     req.encoding = env.encoding();
     req.smtputf8 = env.smtputf8;
     req.sender = env.verp_delims() && !e.rcpts.empty()
-                     ? verp_sender(*env.sender, *env.verp_delims(), e.rcpts[0].orig_rcpt(),
+                     ? verp_sender(*env.sender(), *env.verp_delims(), e.rcpts[0].orig_rcpt(),
                                    e.rcpts[0].address())
-                     : *env.sender;
+                     : *env.sender();
     req.envelope_id = env.dsn_envid();
     req.ret_flags = env.dsn_ret;
     req.stats.incoming_arrival = {env.arrival_sec, env.arrival_usec};
@@ -63,7 +63,7 @@ Message full_message() {
     Message m;
     m.id = "4XyZ1a2B3c";
     auto& env = m.env;
-    env.sender = "sender@example.org";
+    env.text.set(queuefile::EnvelopeText::sender, "sender@example.org");
     env.tflags = protocol::del_flag::record;
     env.data_offset = 612;
     env.cont_length = 1480;
@@ -114,7 +114,7 @@ TEST(DeliveryRequest, SameBytesAsTheStructForAPlainEntry) {
 TEST(DeliveryRequest, SameBytesWithDefaultsAndInspection) {
     Message m;
     m.id = "ABC";
-    m.env.sender = "";
+    m.env.text.set(queuefile::EnvelopeText::sender, "");
     m.env.text.set(queuefile::EnvelopeText::inspect, "filter:dummy");
     core::Queue q;
     core::Entry e;

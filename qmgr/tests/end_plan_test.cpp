@@ -14,7 +14,7 @@ namespace {
 
 queuefile::Envelope envelope(std::string sender, int64_t created) {
     queuefile::Envelope env;
-    env.sender = std::move(sender);
+    env.text.set(queuefile::EnvelopeText::sender, sender);
     env.create_time = created;
     return env;
 }

@@ -28,10 +28,11 @@ struct Ramp {
     explicit Ramp(const std::string& cf)
         : params(testing::params(cf)), ramp(io, params, clock, [this] { ++rescans; }) {}
 
-    void defer(const std::string& id, std::vector<std::string> destinations) {
+    void defer(const std::string& id, const std::vector<std::string>& destinations) {
         Message m;
         m.id = id;
-        m.destinations = std::move(destinations);
+        for (const auto& d : destinations)
+            m.add_destination(d);
         ramp.deferred(m);
     }
     // How many of `ids` the ramp lets through now and the feed takes.

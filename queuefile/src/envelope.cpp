@@ -313,8 +313,8 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
         }
         if (type == rec::dsn_orcpt) {
             if (dsn_orcpt.set()) {
-                env.warnings.push_back("ignoring out-of-order DSN original recipient address <" +
-                                       std::string(dsn_orcpt.view().substr(0, 200)) + ">");
+                result.warnings.push_back("ignoring out-of-order DSN original recipient address <" +
+                                          std::string(dsn_orcpt.view().substr(0, 200)) + ">");
                 dsn_orcpt.reset();
             }
             if (env.rcpt_offset == 0) dsn_orcpt.assign(start);
@@ -322,15 +322,15 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
         }
         if (type == rec::dsn_notify) {
             if (notify) {
-                env.warnings.push_back("ignoring out-of-order DSN notify flags <" +
-                                       std::to_string(notify) + ">");
+                result.warnings.push_back("ignoring out-of-order DSN notify flags <" +
+                                          std::to_string(notify) + ">");
                 notify = 0;
             }
             if (env.rcpt_offset == 0) {
                 int n = all_digits(start) ? c_atoi(start) : 0;
                 if (n == 0 || !notify_ok(n))
-                    env.warnings.push_back("ignoring malformed DSN notify flags <" +
-                                           std::string(start.substr(0, 200)) + ">");
+                    result.warnings.push_back("ignoring malformed DSN notify flags <" +
+                                              std::string(start.substr(0, 200)) + ">");
                 else
                     notify = n;
                 continue;
@@ -338,8 +338,8 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
         }
         if (type == rec::orcp) {
             if (orig_rcpt.set()) {
-                env.warnings.push_back("ignoring out-of-order original recipient <" +
-                                       std::string(orig_rcpt.view().substr(0, 200)) + ">");
+                result.warnings.push_back("ignoring out-of-order original recipient <" +
+                                          std::string(orig_rcpt.view().substr(0, 200)) + ">");
                 orig_rcpt.reset();
             }
             if (env.rcpt_offset == 0) orig_rcpt.assign(start);
@@ -430,8 +430,8 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
             text.set(EnvelopeText::redirect, start);
             break;
         case rec::from:
-            if (!env.sender) {
-                env.sender = std::string(start);
+            if (!text.has(EnvelopeText::sender)) {
+                text.set(EnvelopeText::sender, start);
                 result.sender_seen = true;
                 result.opened_size = env.cont_length;
                 result.opened_nrcpt = env.rcpt_unread;
@@ -443,8 +443,8 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
         case rec::dsn_ret: {
             int n = all_digits(start) ? c_atoi(start) : 0;
             if (n != 1 && n != 2)
-                env.warnings.push_back("ignoring malformed DSN RET flags in queue file record:" +
-                                       std::string(start.substr(0, 100)));
+                result.warnings.push_back("ignoring malformed DSN RET flags in queue file record:" +
+                                          std::string(start.substr(0, 100)));
             else
                 env.dsn_ret = n;
             break;
@@ -457,8 +457,8 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
                     text.set(field, value);
                     was_seen = true;
                 } else {
-                    env.warnings.push_back("ignoring multiple " + std::string(name) +
-                                           " attribute: " + std::string(value));
+                    result.warnings.push_back("ignoring multiple " + std::string(name) +
+                                              " attribute: " + std::string(value));
                 }
             };
             // Legacy client attribute: only while no log_* name was seen.
@@ -522,11 +522,11 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
             break;
         case rec::verp:
             if (!text.has(EnvelopeText::verp_delims)) {
-                if (!env.sender || env.sender->empty())
-                    env.warnings.push_back("ignoring VERP request for null sender");
+                if (text.find(EnvelopeText::sender).value_or("").empty())
+                    result.warnings.push_back("ignoring VERP request for null sender");
                 else if (!verp_delims_ok(start))
-                    env.warnings.push_back("ignoring bad VERP request: \"" +
-                                           std::string(start.substr(0, 100)) + "\"");
+                    result.warnings.push_back("ignoring bad VERP request: \"" +
+                                              std::string(start.substr(0, 100)) + "\"");
                 else
                     text.set(EnvelopeText::verp_delims, start);
             }
@@ -539,17 +539,17 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
 
     if (type > 0) {
         if (dsn_orcpt.set())
-            env.warnings.push_back("ignoring out-of-order DSN original recipient <" +
-                                   std::string(dsn_orcpt.view().substr(0, 200)) + ">");
+            result.warnings.push_back("ignoring out-of-order DSN original recipient <" +
+                                      std::string(dsn_orcpt.view().substr(0, 200)) + ">");
         if (orig_rcpt.set())
-            env.warnings.push_back("ignoring out-of-order original recipient <" +
-                                   std::string(orig_rcpt.view().substr(0, 200)) + ">");
+            result.warnings.push_back("ignoring out-of-order original recipient <" +
+                                      std::string(orig_rcpt.view().substr(0, 200)) + ">");
     }
     if (save_offset == 0 && !r.seen.rewrite_context) text.reset(EnvelopeText::rewrite_context);
     text.commit(env.text);
     if (env.create_time == 0) env.create_time = env.arrival_sec;
     if (env.rcpt_unread < 0 || (env.rcpt_offset == 0 && env.rcpt_unread != 0)) {
-        env.warnings.push_back("rcpt count mismatch (" + std::to_string(env.rcpt_unread) + ")");
+        result.warnings.push_back("rcpt count mismatch (" + std::to_string(env.rcpt_unread) + ")");
         env.rcpt_unread = 0;
     }
 
@@ -567,7 +567,7 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
                          "a message_arrival_time record 'T' with non-zero seconds before the end "
                          "record",
                          end_found});
-    } else if (!env.sender) {
+    } else if (!env.sender()) {
         r.fail("message rejected: missing sender record",
                FileError{ErrorKind::missing_sender, in.path(), end_at,
                          "a sender record 'S' before the end record", end_found});

@@ -72,7 +72,7 @@ TEST(Envelope, ReadsStockDeliverOkFile) {
     EXPECT_EQ(env.arrival_sec, 1795314878);
     EXPECT_EQ(env.arrival_usec, 633690);
     EXPECT_EQ(env.create_time, 1795314878);
-    EXPECT_EQ(*env.sender, "alice@example.org");
+    EXPECT_EQ(*env.sender(), "alice@example.org");
     EXPECT_EQ(env.rewrite_context(), "local");
     EXPECT_EQ(env.encoding(), "");
     ASSERT_EQ(env.recipients.size(), 2u);
@@ -84,7 +84,7 @@ TEST(Envelope, ReadsStockDeliverOkFile) {
     EXPECT_EQ(env.recipients[1].offset(), 324);
     EXPECT_EQ(env.rcpt_offset, 0);
     EXPECT_EQ(env.rcpt_unread, 0);
-    EXPECT_TRUE(env.warnings.empty());
+    EXPECT_TRUE(r.warnings.empty());
     ::close(fd);
 }
 
@@ -197,7 +197,7 @@ TEST(Envelope, FollowsPointerRecords) {
     Envelope env;
     auto res = read_envelope(fd, env, 10);
     ASSERT_TRUE(res.ok) << res.error;
-    EXPECT_EQ(*env.sender, "heap@sender");
+    EXPECT_EQ(*env.sender(), "heap@sender");
     ASSERT_EQ(env.recipients.size(), 1u);
     EXPECT_EQ(env.recipients[0].offset(), r_off);
     ::close(fd);

@@ -132,7 +132,7 @@ TEST(GoldenFacts, WhatTheFixturesShow) {
     EXPECT_EQ(trace.tflags, 0x400);
     EXPECT_GT(trace.tflags_offset, 0);
     auto milter = read("milter");
-    EXPECT_EQ(milter.sender.value_or(""), "milter-sender@test.example");
+    EXPECT_EQ(milter.sender().value_or(""), "milter-sender@test.example");
     ASSERT_EQ(milter.recipients.size(), 3u); // del@ canceled, milter-added@ appended
     EXPECT_EQ(milter.recipients[2].address(), "milter-added@test.example");
     EXPECT_GT(milter.recipients[2].offset(), milter.data_offset + milter.data_size); // in the heap

@@ -48,7 +48,7 @@ TEST(Update, MarksDoneRewritesWarnKillsTrace) {
     EXPECT_EQ(again.recipients[0].address(), "b@x");
     EXPECT_EQ(again.warn_time, -1);
     EXPECT_EQ(again.tflags, 0);
-    EXPECT_TRUE(again.warnings.empty());
+    EXPECT_TRUE(r.warnings.empty());
 
     // Repeating an update is harmless.
     EXPECT_FALSE(mark_recipient_done(fd, env.recipients[0].offset()));

@@ -57,9 +57,12 @@ int dump_envelope(int fd, const std::string& path, int batch, bool json, std::os
     std::vector<std::string> rcpts;
     Json rcpts_json = Json::array();
     std::vector<std::string> batches;
+    std::vector<std::string> read_warnings; // of every batch
     auto r = read_envelope(fd, env, batch, path);
     auto opened = r;
-    while (r.ok) {
+    for (;;) {
+        read_warnings.insert(read_warnings.end(), r.warnings.begin(), r.warnings.end());
+        if (!r.ok) break;
         batches.push_back(std::to_string(env.recipients.size()) + " recipients, resume at " +
                           std::to_string(env.rcpt_offset));
         for (auto& x : env.recipients) {
@@ -81,7 +84,7 @@ int dump_envelope(int fd, const std::string& path, int batch, bool json, std::os
         num("arrival_sec", env.arrival_sec),
         num("arrival_usec", env.arrival_usec),
         num("create_time", env.create_time),
-        opt("sender", env.sender),
+        opt("sender", env.sender()),
         opt("content_filter", env.filter()),
         opt("inspector", env.inspect()),
         opt("redirect", env.redirect()),
@@ -113,7 +116,7 @@ int dump_envelope(int fd, const std::string& path, int batch, bool json, std::os
         doc["batches"] = batches;
         doc["recipients"] = std::move(rcpts_json);
         Json warnings = Json::array();
-        for (const auto& w : env.warnings)
+        for (const auto& w : read_warnings)
             warnings.push_back(json_bytes(w));
         doc["warnings"] = std::move(warnings);
         Json error = nullptr;
@@ -136,7 +139,7 @@ int dump_envelope(int fd, const std::string& path, int batch, bool json, std::os
             out << "batch: " << b << "\n";
         for (auto& x : rcpts)
             out << "recipient: " << x << "\n";
-        for (auto& w : env.warnings)
+        for (auto& w : read_warnings)
             out << "warning: " << w << "\n";
         if (!r.ok) {
             if (!r.record_warning.empty()) out << "stock warning: " << r.record_warning << "\n";

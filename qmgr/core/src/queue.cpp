@@ -153,7 +153,7 @@ void Scheduler::queue_defer_todo(Queue& q, const Dsn& dsn) {
         // The last entry may take a ready queue with it (entry_done frees
         // empty ready queues), so decide now whether to look again.
         bool last = q.todo.size() == 1;
-        std::vector<Recipient> rcpts = e->rcpts;
+        std::vector<Recipient> rcpts(e->rcpts.begin(), e->rcpts.end());
         m.refcount++; // keep the message alive while its entry moves
         entry_done(e, Which::todo);
         if (to_retry) {

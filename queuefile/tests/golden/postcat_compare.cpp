@@ -269,9 +269,11 @@ std::vector<std::string> compare_envelope(const std::string& path,
     Fd f(path);
     Envelope env;
     std::vector<Recipient> got;
+    std::vector<std::string> warnings; // of every batch
     auto r = read_envelope(f.fd, env, batch, path);
     size_t batches = 1;
     while (r.ok) {
+        warnings.insert(warnings.end(), r.warnings.begin(), r.warnings.end());
         for (auto& x : env.recipients)
             got.push_back(std::move(x));
         if (env.rcpt_offset == 0) break;
@@ -297,7 +299,7 @@ std::vector<std::string> compare_envelope(const std::string& path,
         check("SIZE content length", std::to_string(f5 ? f5 : f1), std::to_string(env.cont_length));
         check("SIZE smtputf8", std::to_string(f6), std::to_string(env.smtputf8));
         bool mismatch = false;
-        for (auto& w : env.warnings)
+        for (auto& w : warnings)
             mismatch |= w.rfind("rcpt count mismatch", 0) == 0;
         check("SIZE recipient count agrees", f3 == e.counted ? "yes" : "no",
               mismatch ? "no" : "yes");
@@ -306,7 +308,7 @@ std::vector<std::string> compare_envelope(const std::string& path,
     }
     check("arrival time", e.arrival.value_or("?"), ctime_text(env.arrival_sec));
     check("create time", e.create.value_or(e.arrival.value_or("?")), ctime_text(env.create_time));
-    check("sender", e.sender.value_or("(none)"), env.sender.value_or("(none)"));
+    check("sender", e.sender.value_or("(none)"), env.sender().value_or("(none)"));
     check("DSN envelope id", e.envid.value_or(""), env.dsn_envid());
     check("DSN ret", std::to_string(e.ret), std::to_string(env.dsn_ret));
     check("VERP delimiters", e.verp && !e.sender.value_or("").empty() ? *e.verp : "(none)",

@@ -138,7 +138,7 @@ class Sim : public Driver {
 
   private:
     // Counts one finish (delivery or deferral) for each recipient.
-    void tally(const std::vector<Recipient>& rcpts) {
+    template <class Range> void tally(const Range& rcpts) {
         for (const auto& r : rcpts)
             finishes_[std::string(r.address())]++;
     }

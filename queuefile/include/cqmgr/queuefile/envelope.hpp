@@ -34,46 +34,47 @@ inline constexpr int never = 1, success = 2, failure = 4, delay = 8;
 // same struct in its entries.
 using Recipient = core::Recipient;
 
+// Laid out largest first: an active message keeps its envelope for its
+// whole life.
 struct Envelope {
     // SIZE record.
     int64_t data_size = 0;
     int64_t data_offset = 0;
-    int rcpt_unread = 0;
-    int rflags = read_flag::mixed_rcpt_other;
     int64_t cont_length = 0;
-    int smtputf8 = 0;
 
     int64_t arrival_sec = 0, arrival_usec = 0;
     int64_t create_time = 0;
-    std::optional<std::string> sender;
-    int dsn_ret = 0;
-    // The other text attributes, packed (envelope_text.hpp); read them
-    // through the accessors below, set them through text.set().
-    EnvelopeText text;
-    int tflags = 0;
     int64_t tflags_offset = 0;
     int64_t warn_offset = 0;
     int64_t warn_time = 0;
-
-    // SIZE record field count (1: a pre-1.0 file whose content start was
-    // found by scanning; 3..6: modern).
-    int size_fields = 0;
-
-    bool seen_all_non_rcpt = false;
     // Pointer-loop guard shared by all batches of this message (Postfix
     // keeps one counter per file): the last jump target and the number of
     // backward jumps so far.  A pointer cycle through recipient records
     // therefore ends in an error instead of endless batches.
     int64_t pointer_last_target = 0;
-    int pointer_reverse_jumps = 0;
     // Where the next recipient batch starts; 0 when none was left unread.
     int64_t rcpt_offset = 0;
+    // The sender and the other text attributes, packed
+    // (envelope_text.hpp); read them through the accessors below, set them
+    // through text.set().
+    EnvelopeText text;
     // The current batch.
     std::vector<Recipient> recipients;
-    // Complaints that do not make the file corrupt, worded as stock qmgr logs
-    // them (without the "ID: " prefix); the caller logs them as warnings.
-    std::vector<std::string> warnings;
 
+    int rcpt_unread = 0;
+    int rflags = read_flag::mixed_rcpt_other;
+    int smtputf8 = 0;
+    int dsn_ret = 0;
+    int tflags = 0;
+    int pointer_reverse_jumps = 0;
+    // SIZE record field count (1: a pre-1.0 file whose content start was
+    // found by scanning; 3..6: modern).
+    int size_fields = 0;
+    bool seen_all_non_rcpt = false;
+
+    // The sender; none until the S record was read (a file without one is
+    // corrupt); empty for the null sender.
+    std::optional<std::string_view> sender() const { return text.find(EnvelopeText::sender); }
     // The text attributes; empty when the file has none.
     std::string_view encoding() const { return text.get(EnvelopeText::encoding); }
     std::string_view dsn_envid() const { return text.get(EnvelopeText::dsn_envid); }
@@ -108,6 +109,9 @@ struct ReadResult {
     // and the pointer errors ("malformed pointer record value: ...", "too many
     // reverse jump records") are prefixed with the file path (active/ID).
     std::string error;
+    // Complaints that do not make the file corrupt, worded as stock qmgr logs
+    // them (without the "ID: " prefix); the caller logs them as warnings.
+    std::vector<std::string> warnings;
     // When the failure is a damaged record, stock Postfix's record reader
     // first logs its own warning, prefixed with the file path ("active/ID: ")
     // before the "missing end record" line; this is its text, else "".

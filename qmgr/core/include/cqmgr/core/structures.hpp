@@ -19,6 +19,7 @@
 #include "cqmgr/core/feedback.hpp"
 #include "cqmgr/core/learned.hpp"
 #include "cqmgr/core/peer_index.hpp"
+#include "cqmgr/core/pooled.hpp"
 #include "cqmgr/core/recipient.hpp"
 
 #include <boost/container/small_vector.hpp>
@@ -39,6 +40,10 @@ using Hook = bi::list_member_hook<bi::link_mode<bi::safe_link>>;
 
 template <class T, Hook T::*H>
 using List = bi::list<T, bi::member_hook<T, Hook, H>, bi::constant_time_size<true>>;
+// A list without a count, for lists in every job (one per message in core),
+// whose size nobody asks.
+template <class T, Hook T::*H>
+using UncountedList = bi::list<T, bi::member_hook<T, Hook, H>, bi::constant_time_size<false>>;
 using SetHook = bi::set_member_hook<bi::link_mode<bi::safe_link>, bi::optimize_size<true>>;
 
 struct Transport;
@@ -134,7 +139,9 @@ struct SchedulerConfig {
 };
 
 // The scheduler's view of a message.  The daemon derives its own message
-// (envelope, file state) from this.
+// (envelope, file state) from this.  Not polymorphic (no table pointer in
+// each of up to 20,000 messages): whoever makes a message owns and destroys
+// it as the type it made, and the scheduler only refers to it.
 struct Message {
     std::string id;
     int64_t queued_time = 0;
@@ -146,24 +153,24 @@ struct Message {
     bool has_unread = false;     // more recipients wait in the queue file
     bool single_rcpt = false;    // VERP: one recipient per entry
     bool refill_pending = false; // Driver::refill asked, batch_done not yet come
-    int64_t refill_time = 0;     // when the last batch was done
     Lane lane = Lane::normal;    // set before the first assign(), never changed
+    int64_t refill_time = 0;     // when the last batch was done
     // One per transport: few, so a vector, with the first held in place.
     boost::container::small_vector<Job*, 1> jobs;
-
-    virtual ~Message() = default;
 };
 
-struct Entry {
+struct Entry : Pooled<Entry> {
     Message* message = nullptr;
     Peer* peer = nullptr;
     Queue* queue = nullptr;
-    std::vector<Recipient> rcpts;
+    // Most entries carry one recipient (one-recipient mail, VERP, or one
+    // per destination): it is held in place, without a block of its own.
+    boost::container::small_vector<Recipient, 1> rcpts;
     Hook queue_hook; // on queue->todo or queue->busy
     Hook peer_hook;  // on peer->entries while in todo
 };
 
-struct Peer {
+struct Peer : Pooled<Peer> {
     Job* job = nullptr;
     Queue* queue = nullptr;
     int refcount = 0;                       // entries of this peer, todo or busy
@@ -240,18 +247,18 @@ struct Queue {
     int busy_count() const { return static_cast<int>(busy.size()); }
 };
 
-struct Job {
+struct Job : Pooled<Job> {
     Message* message = nullptr;
     Transport* transport = nullptr;
     Hook transport_hook; // scheduler's job list
     Hook time_hook;      // job list by enqueue time
     Hook sibling_hook;   // on stack_parent->children
     Job* stack_parent = nullptr;
-    List<Job, &Job::sibling_hook> children;
+    UncountedList<Job, &Job::sibling_hook> children;
     int stack_level = -1; // -1: not on the job lists
     unsigned blocker_tag = 0;
-    PeerIndex peer_by_queue;           // owns the peers
-    List<Peer, &Peer::job_hook> peers; // round-robin order
+    PeerIndex peer_by_queue;                    // owns the peers
+    UncountedList<Peer, &Peer::job_hook> peers; // round-robin order
     int slots_used = 0;
     int slots_available = 0;
     int selected_entries = 0;
@@ -261,8 +268,8 @@ struct Job {
     int rcpt_limit = 0;
     // Candidate index membership (see CandidateIndex); `order` is the job's
     // position label on the transport's job list.
-    uint64_t order = 0;
     int indexed_size = 0; // key in CandidateIndex::by_size, 0 = not there
+    uint64_t order = 0;
     SetHook level0_hook;
     SetHook size_hook;
     Hook stacked_hook; // on CandidateIndex::stacked
