@@ -258,10 +258,11 @@ void Scheduler::batch_done(Message& m, bool has_unread, int rcpt_unread) {
 
 void Scheduler::message_free(Message& m) {
     if (m.refcount != 0) panic("message_free: " + m.id + " still has entries");
-    auto jobs = std::move(m.jobs);
-    m.jobs.clear();
-    for (Job* j : jobs)
+    for (Job* j = m.jobs.release(); j;) {
+        Job* next = j->next_job;
         job_free(*j);
+        j = next;
+    }
 }
 
 // ---- selection ----

@@ -138,6 +138,33 @@ struct SchedulerConfig {
     bool verbose = false;
 };
 
+// A message's jobs, one per transport it uses, chained through the jobs
+// themselves (Job::next_job) in the order they were made.  A message nearly
+// always has one, and a vector in each message cost 32 bytes.
+class JobChain {
+  public:
+    class iterator {
+      public:
+        explicit iterator(Job* j) : j_(j) {}
+        Job* operator*() const { return j_; }
+        iterator& operator++();
+        bool operator==(const iterator&) const = default;
+
+      private:
+        Job* j_;
+    };
+    iterator begin() const { return iterator(first_); }
+    iterator end() const { return iterator(nullptr); }
+    bool empty() const { return !first_; }
+    // Appends `j` (not on any chain).
+    void push_back(Job* j);
+    // Unchains every job and returns the first (the rest follow it).
+    Job* release();
+
+  private:
+    Job* first_ = nullptr;
+};
+
 // The scheduler's view of a message.  The daemon derives its own message
 // (envelope, file state) from this.  Not polymorphic (no table pointer in
 // each of up to 20,000 messages): whoever makes a message owns and destroys
@@ -155,8 +182,7 @@ struct Message {
     bool refill_pending = false; // Driver::refill asked, batch_done not yet come
     Lane lane = Lane::normal;    // set before the first assign(), never changed
     int64_t refill_time = 0;     // when the last batch was done
-    // One per transport: few, so a vector, with the first held in place.
-    boost::container::small_vector<Job*, 1> jobs;
+    JobChain jobs;               // one per transport
 };
 
 struct Entry : Pooled<Entry> {
@@ -250,9 +276,10 @@ struct Queue {
 struct Job : Pooled<Job> {
     Message* message = nullptr;
     Transport* transport = nullptr;
-    Hook transport_hook; // scheduler's job list
-    Hook time_hook;      // job list by enqueue time
-    Hook sibling_hook;   // on stack_parent->children
+    Job* next_job = nullptr; // the message's next job (JobChain)
+    Hook transport_hook;     // scheduler's job list
+    Hook time_hook;          // job list by enqueue time
+    Hook sibling_hook;       // on stack_parent->children
     Job* stack_parent = nullptr;
     UncountedList<Job, &Job::sibling_hook> children;
     int stack_level = -1; // -1: not on the job lists
@@ -282,6 +309,25 @@ struct Job : Pooled<Job> {
     int min_entries() const { return read_entries; }
     int max_entries() const { return read_entries + message->rcpt_unread; }
 };
+
+inline JobChain::iterator& JobChain::iterator::operator++() {
+    j_ = j_->next_job;
+    return *this;
+}
+
+inline void JobChain::push_back(Job* j) {
+    Job** at = &first_;
+    while (*at)
+        at = &(*at)->next_job;
+    j->next_job = nullptr;
+    *at = j;
+}
+
+inline Job* JobChain::release() {
+    Job* all = first_;
+    first_ = nullptr;
+    return all;
+}
 
 // Message `m`'s job on transport `t`, if it has one.  A message has one job
 // per transport it uses, and seldom more than a few.
