@@ -9,6 +9,7 @@
 #include <cstring>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 namespace cqmgr::protocol {
 
@@ -118,8 +119,7 @@ bool AgentCall::start(std::string path, const DeliveryTimeouts& timeouts) {
     }
     error_code ec;
     asio::local::stream_protocol::endpoint ep(path_);
-    socket_.open(ep.protocol(), ec);
-    if (!ec) socket_.non_blocking(true, ec);
+    socket_.open_non_blocking(ec);
     if (ec) {
         connect_failed(ec.message());
         return false;
@@ -164,26 +164,27 @@ void AgentCall::wait_readable() {
     // A read, not a wait for readiness: Asio tries it at once, and when
     // nothing is there it waits without another system call (a wait would
     // re-arm the socket in epoll each time).
-    socket_.async_read_some(
-        asio::buffer(first_bytes_), [self = Ptr(this)](const error_code& ec, size_t n) {
-            bool late = self->timed_out_;
-            AgentDeadlines::of(self->ex_).disarm(*self);
-            if (self->step_ != Step::announcing && self->step_ != Step::replying) return; // closed
-            if (!ec) {
-                self->take(std::string_view(self->first_bytes_.data(), n));
-                if (self->scan_->done())
-                    self->scanned(false, false);
-                else if (n == self->first_bytes_.size())
-                    self->read_step(read_chunk.size() - n); // more may be there: one read's worth
-                else
-                    self->wait_readable();
-                return;
-            }
-            self->error_ = late ? "timeout" : ec == asio::error::eof ? eof_error : ec.message();
-            error_code ignored;
-            self->socket_.close(ignored);
-            self->scanned(true, late);
-        });
+    socket_.async_read_some(asio::buffer(first_bytes_), ReadHandler{Ptr(this)});
+}
+
+void AgentCall::read_done(const error_code& ec, size_t n) {
+    bool late = timed_out_;
+    AgentDeadlines::of(ex_).disarm(*this);
+    if (step_ != Step::announcing && step_ != Step::replying) return; // closed
+    if (!ec) {
+        take(std::string_view(first_bytes_.data(), n));
+        if (scan_->done())
+            scanned(false, false);
+        else if (n == first_bytes_.size())
+            read_step(read_chunk.size() - n); // more may be there: one read's worth
+        else
+            wait_readable();
+        return;
+    }
+    error_ = late ? "timeout" : ec == asio::error::eof ? eof_error : ec.message();
+    error_code ignored;
+    socket_.close(ignored);
+    scanned(true, late);
 }
 
 void AgentCall::take(std::string_view in) {
@@ -258,7 +259,31 @@ void AgentCall::announce_done(bool ended, bool timed_out) {
     on_announced(true);
 }
 
-void AgentCall::send(std::string request) {
+void AgentCall::Socket::open_non_blocking(error_code& ec) {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        ec = error_code(errno, boost::system::system_category());
+        return;
+    }
+    assign(asio::local::stream_protocol(), fd, ec);
+    if (ec) {
+        ::close(fd);
+        return;
+    }
+    // Asio keeps in the socket's state whether it made the descriptor
+    // non-blocking; told nothing, it would do so (an ioctl) before the first
+    // wait.  The descriptor already is, so the state says so: both flags,
+    // as non_blocking(true) would have set them.  And an assigned
+    // descriptor might be a duplicate, which Asio takes out of epoll by
+    // hand when it is closed (another call); this one is not.
+    auto& state = impl_.get_implementation().state_;
+    state = static_cast<asio::detail::socket_ops::state_type>(
+        (state & ~asio::detail::socket_ops::possible_dup) |
+        asio::detail::socket_ops::user_set_non_blocking |
+        asio::detail::socket_ops::internal_non_blocking);
+}
+
+void AgentCall::send(std::string_view request) {
     if (step_ != Step::idle || !socket_.is_open()) {
         // A call whose announcement ended in EOF has a closed socket: the
         // request cannot go out.  Heard of from the loop, as every outcome.
@@ -294,7 +319,7 @@ void AgentCall::send(std::string request) {
         sent();
         return;
     }
-    request_ = std::move(request);
+    request_.assign(request);
     arm(timeouts_.write);
     asio::async_write(socket_, asio::buffer(request_.data() + done, request_.size() - done),
                       [self = Ptr(this)](const error_code& ec, size_t) {

@@ -92,7 +92,7 @@ awaitable<DeliveryOutcome> AgentSession::deliver_encoded(std::string request) {
         co_return o;
     }
     boost::intrusive_ptr<Bridge> call = call_;
-    call->send(std::move(request));
+    call->send(request);
     while (!call->outcome)
         co_await wait();
     DeliveryOutcome o = std::move(*call->outcome);

@@ -344,8 +344,8 @@ Json ControlQueries::message(const std::string& queue_id) const {
                 entries.push_back(entry_state(e, p.held == &e ? "held" : "waiting"));
     // Busy entries are on no list of their message: they are the ones in
     // flight.
-    for (const auto& [e, started] : src_.deliveries.in_flight())
-        if (e->message == &m) entries.push_back(entry_state(*e, "busy"));
+    for (const auto& f : src_.deliveries.in_flight())
+        if (f.entry->message == &m) entries.push_back(entry_state(*f.entry, "busy"));
     Json j;
     j["ok"] = true;
     j["queue_id"] = m.id;
@@ -361,9 +361,8 @@ Json ControlQueries::message(const std::string& queue_id) const {
 Json ControlQueries::deliveries() const {
     protocol::TimeVal now = src_.clock.precise();
     std::vector<std::pair<protocol::TimeVal, const core::Entry*>> v;
-    v.reserve(src_.deliveries.in_flight().size());
-    for (const auto& [e, started] : src_.deliveries.in_flight())
-        v.emplace_back(started, e);
+    for (const auto& f : src_.deliveries.in_flight())
+        v.emplace_back(f.started, f.entry);
     // Oldest first.
     std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
         return a.first.sec != b.first.sec ? a.first.sec < b.first.sec : a.first.usec < b.first.usec;

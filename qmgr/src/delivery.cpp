@@ -1,5 +1,6 @@
 #include "delivery.hpp"
 
+#include "cqmgr/core/pooled.hpp"
 #include "delivery_request.hpp"
 #include "log.hpp"
 #include "message.hpp"
@@ -11,7 +12,8 @@ Delivery::Delivery(asio::io_context& io, const conf::QmgrParams& params, const W
                    core::Scheduler& sched, Counters& counters)
     : io_(io), params_(params), clock_(clock), sched_(sched), record_(sched), counters_(counters) {}
 
-class Delivery::Call : public protocol::AgentCall {
+// Pooled: one is made and freed for every delivery.
+class Delivery::Call : public protocol::AgentCall, public core::Pooled<Delivery::Call> {
   public:
     Call(Delivery& d, core::Transport* t) : AgentCall(d.io_.get_executor()), transport(t), d_(d) {}
 
@@ -23,6 +25,8 @@ class Delivery::Call : public protocol::AgentCall {
     int busy_at_start = 0;
     int64_t defer_mark = 0;
     std::chrono::steady_clock::time_point started{};
+    // The call in the record of deliveries in flight.
+    DeliveryRecord::InFlight flight;
     // The transport rate delay's wait, when there is one.
     std::unique_ptr<asio::steady_timer> pause;
 
@@ -100,7 +104,7 @@ void Delivery::go(Call& c, bool ok) {
         adaptive_->started(*e, c.busy_at_start, now_ms());
     }
     trace_request(*e);
-    record_.started(*e, clock_);
+    record_.started(c.flight, *e, clock_);
     CQMGR_PROBE_DELIVERY_START(t->name.c_str(), e->queue->name.c_str(), e->message->id.c_str(),
                                e->rcpts.size());
     c.started = std::chrono::steady_clock::now();
@@ -109,7 +113,7 @@ void Delivery::go(Call& c, bool ok) {
 
 void Delivery::replied(Call& c, protocol::DeliveryOutcome&& out) {
     sched_.set_time(clock_.now());
-    report(c.entry, std::move(out), c.started, c.busy_at_start, c.defer_mark);
+    report(c, std::move(out));
     pump();
 }
 
@@ -134,9 +138,9 @@ int64_t Delivery::now_ms() const {
     return clock_.now_ms();
 }
 
-void Delivery::report(core::Entry* e, protocol::DeliveryOutcome&& out,
-                      std::chrono::steady_clock::time_point started, int busy_at_start,
-                      int64_t defer_mark) {
+void Delivery::report(Call& c, protocol::DeliveryOutcome&& out) {
+    core::Entry* e = c.entry;
+    const auto started = c.started;
     using Kind = protocol::DeliveryOutcome::Kind;
     observe(*e, out, started);
     // Stock's attribute scanner speaks first (what was wrong with the
@@ -154,10 +158,10 @@ void Delivery::report(core::Entry* e, protocol::DeliveryOutcome&& out,
     // A reference, not a copy of the hop status for each listener.
     static const core::Dsn no_hop;
     const core::Dsn& hop = out.kind == Kind::replied ? result.hop : no_hop;
-    record_.finished(*e, hop, clock_);
+    record_.finished(c.flight, hop, clock_);
     if (ended_ && out.kind != Kind::unavailable) ended_(*e->queue, hop);
     if (adaptive_ && adaptive_->covers(*e->queue->transport))
-        adaptive_->delivered(*e, busy_at_start, result, now_ms(), defer_mark);
+        adaptive_->delivered(*e, c.busy_at_start, result, now_ms(), c.defer_mark);
     if (isolation_)
         isolation_->delivered(*e, result,
                               std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -199,9 +203,13 @@ void Delivery::observe(const core::Entry& e, const protocol::DeliveryOutcome& ou
                              e.message->id.c_str(), us, status, dsn);
 }
 
-std::string Delivery::encoded_request_for(const core::Entry& e) const {
-    return encode_delivery_request(static_cast<const Message&>(*e.message), e,
-                                   params_.smtputf8_enable);
+std::string_view Delivery::encoded_request_for(const core::Entry& e) {
+    // A request for many recipients should not keep its room for good.
+    if (request_buf_.capacity() > 64 * 1024) request_buf_ = std::string();
+    request_buf_.clear();
+    encode_delivery_request(request_buf_, static_cast<const Message&>(*e.message), e,
+                            params_.smtputf8_enable);
+    return request_buf_;
 }
 
 } // namespace cqmgr::qmgr

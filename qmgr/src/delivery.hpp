@@ -55,22 +55,20 @@ class Delivery {
     void go(Call& c, bool ok);
     // The agent answered the request of `c` (or failed to).
     void replied(Call& c, protocol::DeliveryOutcome&& out);
-    // The request for entry `e`, encoded for the wire.
-    std::string encoded_request_for(const core::Entry& e) const;
+    // The request for entry `e`, encoded for the wire into request_buf_
+    // (valid until the next call).
+    std::string_view encoded_request_for(const core::Entry& e);
     // -v: the entry about to go to an agent.
     void trace_request(const core::Entry& e) const;
     // -v: an agent connection that carries no request (there should be none).
     void trace_idle(const core::Transport& t) const;
     // The agent timeouts from main.cf.
     protocol::DeliveryTimeouts timeouts() const;
-    // Hands an agent's outcome for entry `e` (sent at `started`, when its
-    // queue had `busy_at_start` deliveries in flight, itself included, and
-    // its message's defer log ended at `defer_mark`) to the scheduler, after
-    // counting it and showing it to the adaptive limits.  Takes the reply's
-    // strings.
-    void report(core::Entry* e, protocol::DeliveryOutcome&& out,
-                std::chrono::steady_clock::time_point started, int busy_at_start,
-                int64_t defer_mark);
+    // Hands the agent's outcome for the entry of `c` to the scheduler,
+    // after counting it and showing it to the adaptive limits (with how
+    // many deliveries its queue had in flight when it was sent, and where
+    // its message's defer log ended then).  Takes the reply's strings.
+    void report(Call& c, protocol::DeliveryOutcome&& out);
     // Milliseconds since the epoch (the adaptive limits' clock).
     int64_t now_ms() const;
     // Counts the outcome of entry `e` and fires the delivery__end probe.
@@ -86,6 +84,9 @@ class Delivery {
     AdaptiveLimits* adaptive_ = nullptr;
     Isolation* isolation_ = nullptr;
     bool posted_ = false;
+    // Where requests are encoded: a send copies only what the socket does
+    // not take at once, so one buffer serves every delivery.
+    std::string request_buf_;
     std::function<void(const core::Queue&, const core::Dsn&)> ended_;
     ClusterLimits* limits_ = nullptr;
 };

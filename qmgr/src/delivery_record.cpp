@@ -2,12 +2,16 @@
 
 namespace cqmgr::qmgr {
 
-void DeliveryRecord::started(const core::Entry& e, const WallClock& clock) {
-    in_flight_[&e] = clock.precise();
+void DeliveryRecord::started(InFlight& f, const core::Entry& e, const WallClock& clock) {
+    f.unlink();
+    f.entry = &e;
+    f.started = clock.precise();
+    in_flight_.push_back(f);
 }
 
-void DeliveryRecord::finished(const core::Entry& e, const core::Dsn& hop, const WallClock& clock) {
-    in_flight_.erase(&e);
+void DeliveryRecord::finished(InFlight& f, const core::Dsn& hop, const WallClock& clock) {
+    f.unlink();
+    const core::Entry& e = *f.entry;
     if (hop.status.empty()) return;
     // Agents report a hop status when the destination itself failed
     // (a refused connection, a 4xx greeting); a plain success reports none.

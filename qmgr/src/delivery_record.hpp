@@ -7,6 +7,7 @@
 #include "clock.hpp"
 #include "cqmgr/core/scheduler.hpp"
 
+#include <boost/intrusive/list.hpp>
 #include <string>
 #include <unordered_map>
 
@@ -20,20 +21,32 @@ class DeliveryRecord {
         int64_t when = 0;
     };
 
+    // One delivery in flight: its entry and when the request went out.
+    // The caller keeps it (the delivery's call holds one), so that the
+    // record costs no allocation per delivery; it leaves the record when
+    // finished, or when it is destroyed.
+    struct InFlight : boost::intrusive::list_base_hook<
+                          boost::intrusive::link_mode<boost::intrusive::auto_unlink>> {
+        const core::Entry* entry = nullptr;
+        protocol::TimeVal started{};
+    };
+    // Counted when asked (a control query), not on every delivery.
+    using InFlightList =
+        boost::intrusive::list<InFlight, boost::intrusive::constant_time_size<false>>;
+
     explicit DeliveryRecord(const core::Scheduler& sched) : sched_(sched) {}
 
-    // Entry `e` has just been sent to an agent.
-    void started(const core::Entry& e, const WallClock& clock);
-    // The agent's outcome for `e` is in; called before the scheduler frees
-    // `e`.  `hop` is the hop status the agent reported (empty status: none).
-    void finished(const core::Entry& e, const core::Dsn& hop, const WallClock& clock);
+    // Entry `e` has just been sent to an agent; `f` stands for it.
+    void started(InFlight& f, const core::Entry& e, const WallClock& clock);
+    // The agent's outcome for the entry of `f` is in; called before the
+    // scheduler frees the entry.  `hop` is the hop status the agent reported
+    // (empty status: none).
+    void finished(InFlight& f, const core::Dsn& hop, const WallClock& clock);
 
     // The entries in flight, with when each was sent.  An entry here is
     // busy in the scheduler, so it and its queue, transport and message
     // are alive.
-    const std::unordered_map<const core::Entry*, protocol::TimeVal>& in_flight() const {
-        return in_flight_;
-    }
+    const InFlightList& in_flight() const { return in_flight_; }
     // The last hop status reported for queue `q`, or nullptr.
     const LastDsn* last_dsn(const core::Queue& q) const;
 
@@ -44,7 +57,7 @@ class DeliveryRecord {
     void prune();
 
     const core::Scheduler& sched_;
-    std::unordered_map<const core::Entry*, protocol::TimeVal> in_flight_;
+    InFlightList in_flight_;
     std::unordered_map<std::string, LastDsn> last_;
 };
 

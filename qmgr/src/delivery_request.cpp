@@ -28,6 +28,13 @@ bool needs_smtputf8(std::string_view s) {
 } // namespace
 
 std::string encode_delivery_request(const Message& m, const core::Entry& e, bool smtputf8_enable) {
+    std::string out;
+    encode_delivery_request(out, m, e, smtputf8_enable);
+    return out;
+}
+
+void encode_delivery_request(std::string& out, const Message& m, const core::Entry& e,
+                             bool smtputf8_enable) {
     const auto& env = m.env;
     const core::Queue& q = *e.queue;
     int smtputf8 = env.smtputf8;
@@ -71,7 +78,6 @@ std::string encode_delivery_request(const Message& m, const core::Entry& e, bool
     h.sasl_sender = env.sasl_sender();
     h.log_ident = env.log_ident();
     h.rewrite_context = env.rewrite_context();
-    std::string out; // NullList makes room for a one-recipient request at once
     {
         protocol::NullList w(out);
         protocol::encode_request_head(w, h, static_cast<int64_t>(e.rcpts.size()));
@@ -79,7 +85,6 @@ std::string encode_delivery_request(const Message& m, const core::Entry& e, bool
             protocol::encode_request_recipient(w, r.orig_rcpt(), r.address(), r.offset(),
                                                r.dsn_orcpt(), r.notify_flags());
     }
-    return out;
 }
 
 } // namespace cqmgr::qmgr

@@ -16,5 +16,8 @@ namespace cqmgr::qmgr {
 // the wire.  With `smtputf8_enable`, a UTF-8 recipient asks for an
 // SMTPUTF8-capable path.
 std::string encode_delivery_request(const Message& m, const core::Entry& e, bool smtputf8_enable);
+// The same, appended to `out` (whose capacity a caller may reuse).
+void encode_delivery_request(std::string& out, const Message& m, const core::Entry& e,
+                             bool smtputf8_enable);
 
 } // namespace cqmgr::qmgr

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <gtest/gtest.h>
+#include <map>
 
 using namespace cqmgr;
 using namespace cqmgr::qmgr;
@@ -30,6 +31,8 @@ struct Queries : ::testing::Test {
     MessageTable messages;
     ArrivalIndex arrivals;
     std::unique_ptr<DeliveryRecord> record;
+    // What each delivery in flight holds for the record, by entry.
+    std::map<const core::Entry*, DeliveryRecord::InFlight> flights;
     Counters counters;
     FeedState feed{false, {"incoming"}};
     std::unique_ptr<ControlQueries> queries;
@@ -70,12 +73,13 @@ struct Queries : ::testing::Test {
     // Hands the next entry of `transport` to an "agent" now.
     core::Entry* send(const std::string& transport = "smtp") {
         core::Entry* e = sched->select_entry(sched->transport(transport));
-        if (e) record->started(*e, clock);
+        if (e) record->started(flights[e], *e, clock);
         return e;
     }
     // The agent's reply for `e`.
     void reply(core::Entry* e, int status, core::Dsn hop = {}) {
-        record->finished(*e, hop, clock);
+        record->finished(flights[e], hop, clock);
+        flights.erase(e);
         sched->delivery_done(e, {core::DeliveryResult::Kind::replied, status, hop});
     }
     // The reply as a parsed object, to compare field by field.

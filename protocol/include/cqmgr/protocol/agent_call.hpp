@@ -22,6 +22,7 @@
 #include <array>
 #include <boost/smart_ptr/intrusive_ptr.hpp>
 #include <boost/smart_ptr/intrusive_ref_counter.hpp>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,7 +46,9 @@ class AgentCall : public boost::intrusive_ref_counter<AgentCall, boost::thread_u
     bool start(std::string path, const DeliveryTimeouts& timeouts);
     // Sends the encoded request (DeliveryRequest::encode or the queue
     // manager's encoder) after on_announced(true); on_replied() follows.
-    void send(std::string request);
+    // The bytes are copied only when the socket cannot take them at once,
+    // so the caller may reuse its buffer as soon as this returns.
+    void send(std::string_view request);
     // Abandons the call: the agent sees EOF, nothing more is heard of it.
     void close();
 
@@ -82,6 +85,8 @@ class AgentCall : public boost::intrusive_ref_counter<AgentCall, boost::thread_u
     // Reads when the agent has sent something (or a timeout comes), into
     // first_bytes_, and goes on with what that read.
     void wait_readable();
+    // The read of wait_readable() ended with `ec` after `n` bytes.
+    void read_done(const error_code& ec, size_t n);
     // Feeds `in` to the scan; keeps what it did not take in pending_.
     void take(std::string_view in);
     // The scan of the announcement or the reply is done (or the input
@@ -104,8 +109,55 @@ class AgentCall : public boost::intrusive_ref_counter<AgentCall, boost::thread_u
     // Turns the reply's finished scan into the outcome.
     DeliveryOutcome outcome_of_scan();
 
+    // Opens the socket already non-blocking, so that Asio does not set the
+    // mode with an ioctl of its own: one system call less per delivery.
+    class Socket : public asio::local::stream_protocol::socket {
+      public:
+        using asio::local::stream_protocol::socket::basic_stream_socket;
+        void open_non_blocking(error_code& ec);
+    };
+
+    // Room for the read that wait_readable() leaves with Asio (its operation
+    // and handler), so that a wait costs no allocation.  A call has one
+    // such read pending at a time; should another come, or a larger one,
+    // it gets the heap.
+    struct OpRoom {
+        alignas(std::max_align_t) unsigned char bytes[256];
+        bool busy = false;
+    };
+    template <class T> struct OpAllocator {
+        using value_type = T;
+        OpRoom* room;
+        explicit OpAllocator(OpRoom* r) noexcept : room(r) {}
+        template <class U> OpAllocator(const OpAllocator<U>& o) noexcept : room(o.room) {}
+        T* allocate(size_t n) {
+            if (!room->busy && n * sizeof(T) <= sizeof room->bytes) {
+                room->busy = true;
+                return reinterpret_cast<T*>(room->bytes);
+            }
+            return static_cast<T*>(::operator new(n * sizeof(T)));
+        }
+        void deallocate(T* p, size_t) noexcept {
+            if (reinterpret_cast<unsigned char*>(p) == room->bytes)
+                room->busy = false;
+            else
+                ::operator delete(p);
+        }
+        template <class U> bool operator==(const OpAllocator<U>& o) const noexcept {
+            return room == o.room;
+        }
+    };
+    // The handler of that read: holds the call, and takes the room.
+    struct ReadHandler {
+        Ptr self;
+        using allocator_type = OpAllocator<void>;
+        allocator_type get_allocator() const noexcept { return allocator_type(&self->op_room_); }
+        void operator()(const error_code& ec, size_t n) const { self->read_done(ec, n); }
+    };
+
     asio::any_io_executor ex_;
-    asio::local::stream_protocol::socket socket_;
+    Socket socket_;
+    OpRoom op_room_;
     std::string path_;
     DeliveryTimeouts timeouts_;
     Step step_ = Step::idle;
@@ -117,7 +169,6 @@ class AgentCall : public boost::intrusive_ref_counter<AgentCall, boost::thread_u
     std::array<char, 128> first_bytes_;
     std::optional<AttrScan> scan_;
     std::string request_; // while it is being written
-    size_t written_ = 0;
     // Only a failure has one (a call is allocated per delivery, and below
     // about 1 kB it stays on the allocator's fast path).
     std::unique_ptr<DeliveryOutcome> failure_;
