@@ -30,18 +30,25 @@ std::array<char, 88> MsgStats::to_bytes() const {
 }
 
 template <class Writer, class Str>
-void encode_request_head(Writer& w, const BasicRequestHead<Str>& h, int64_t recipient_count) {
-    const std::array<char, 88> time = h.stats.to_bytes();
-    w.num("flags", h.flags)
-        .str("queue_name", h.queue_name)
+void encode_request_file(Writer& w, const BasicRequestHead<Str>& h) {
+    w.str("queue_name", h.queue_name)
         .str("queue_id", h.queue_id)
         .lnum("offset", h.data_offset)
-        .lnum("size", h.data_size)
-        .str("nexthop", h.nexthop)
+        .lnum("size", h.data_size);
+}
+
+template <class Writer, class Str>
+void encode_request_route(Writer& w, const BasicRequestHead<Str>& h) {
+    w.str("nexthop", h.nexthop)
         .str("encoding", h.encoding)
         .num("smtputf8", h.smtputf8)
-        .str("sender", h.sender)
-        .str("envelope_id", h.envelope_id)
+        .str("sender", h.sender);
+}
+
+template <class Writer, class Str>
+void encode_request_origin(Writer& w, const BasicRequestHead<Str>& h) {
+    const std::array<char, 88> time = h.stats.to_bytes();
+    w.str("envelope_id", h.envelope_id)
         .num("ret_flags", h.ret_flags)
         .data("time", std::string_view(time.data(), time.size()))
         .str("log_client_name", h.log_client_name)
@@ -53,14 +60,24 @@ void encode_request_head(Writer& w, const BasicRequestHead<Str>& h, int64_t reci
         .str("sasl_username", h.sasl_username)
         .str("sasl_sender", h.sasl_sender)
         .str("log_ident", h.log_ident)
-        .str("rewrite_context", h.rewrite_context)
-        .num("recipient_count", recipient_count)
-        .end();
+        .str("rewrite_context", h.rewrite_context);
+}
+
+template <class Writer, class Str>
+void encode_request_head(Writer& w, const BasicRequestHead<Str>& h, int64_t recipient_count) {
+    w.num("flags", h.flags);
+    encode_request_file(w, h);
+    encode_request_route(w, h);
+    encode_request_origin(w, h);
+    w.num("recipient_count", recipient_count).end();
 }
 
 template void encode_request_head(AttrWriter&, const BasicRequestHead<std::string>&, int64_t);
 template void encode_request_head(AttrWriter&, const BasicRequestHead<std::string_view>&, int64_t);
 template void encode_request_head(NullList&, const BasicRequestHead<std::string_view>&, int64_t);
+template void encode_request_file(NullList&, const BasicRequestHead<std::string_view>&);
+template void encode_request_route(NullList&, const BasicRequestHead<std::string_view>&);
+template void encode_request_origin(NullList&, const BasicRequestHead<std::string_view>&);
 
 template <class Writer>
 void encode_request_recipient(Writer& w, std::string_view original_recipient,

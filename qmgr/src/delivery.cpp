@@ -208,7 +208,7 @@ std::string_view Delivery::encoded_request_for(const core::Entry& e) {
     if (request_buf_.capacity() > 64 * 1024) request_buf_ = std::string();
     request_buf_.clear();
     encode_delivery_request(request_buf_, static_cast<const Message&>(*e.message), e,
-                            params_.smtputf8_enable);
+                            params_.smtputf8_enable, &request_heads_);
     return request_buf_;
 }
 

@@ -12,6 +12,7 @@
 #include "cqmgr/core/scheduler.hpp"
 #include "cqmgr/protocol/agent_call.hpp"
 #include "delivery_record.hpp"
+#include "delivery_request.hpp"
 #include "isolation.hpp"
 
 #include <functional>
@@ -39,6 +40,8 @@ class Delivery {
     // Feeds every outcome on the transports it covers to `adaptive` (none:
     // off).  It must outlive this object.
     void set_adaptive(AdaptiveLimits* adaptive) { adaptive_ = adaptive; }
+    // Message `m` is about to be destroyed.
+    void forget(const Message& m) { request_heads_.forget(m); }
     // Feeds every outcome on transports with destination shares to
     // `isolation` (none: off).  It must outlive this object.
     void set_isolation(Isolation* isolation) { isolation_ = isolation; }
@@ -87,6 +90,8 @@ class Delivery {
     // Where requests are encoded: a send copies only what the socket does
     // not take at once, so one buffer serves every delivery.
     std::string request_buf_;
+    // The last message's runs of its request, for its next entry.
+    RequestHeadCache request_heads_;
     std::function<void(const core::Queue&, const core::Dsn&)> ended_;
     ClusterLimits* limits_ = nullptr;
 };

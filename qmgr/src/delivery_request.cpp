@@ -33,8 +33,16 @@ std::string encode_delivery_request(const Message& m, const core::Entry& e, bool
     return out;
 }
 
+void RequestHeadCache::keep(const Message& m, std::string_view file, std::string_view origin) {
+    of_ = &m;
+    id_ = m.id;
+    bytes_.assign(file);
+    bytes_.append(origin);
+    file_len_ = file.size();
+}
+
 void encode_delivery_request(std::string& out, const Message& m, const core::Entry& e,
-                             bool smtputf8_enable) {
+                             bool smtputf8_enable, RequestHeadCache* cache) {
     const auto& env = m.env;
     const core::Queue& q = *e.queue;
     int smtputf8 = env.smtputf8;
@@ -57,34 +65,57 @@ void encode_delivery_request(std::string& out, const Message& m, const core::Ent
     protocol::DeliveryRequestHead h;
     h.flags = env.tflags | q.dflags |
               (env.inspect() ? protocol::del_flag::bounce : protocol::del_flag::deflt);
-    h.queue_id = m.id;
-    h.data_offset = env.data_offset;
-    h.data_size = env.cont_length;
     h.nexthop = q.nexthop;
     h.encoding = env.encoding();
     h.smtputf8 = smtputf8;
     h.sender = sender;
-    h.envelope_id = env.dsn_envid();
-    h.ret_flags = env.dsn_ret;
-    h.stats.incoming_arrival = {env.arrival_sec, env.arrival_usec};
-    h.stats.active_arrival = m.active_arrival;
-    h.log_client_name = env.client_name();
-    h.log_client_address = env.client_addr();
-    h.log_client_port = env.client_port();
-    h.log_protocol_name = env.client_proto();
-    h.log_helo_name = env.client_helo();
-    h.sasl_method = env.sasl_method();
-    h.sasl_username = env.sasl_username();
-    h.sasl_sender = env.sasl_sender();
-    h.log_ident = env.log_ident();
-    h.rewrite_context = env.rewrite_context();
-    {
-        protocol::NullList w(out);
-        protocol::encode_request_head(w, h, static_cast<int64_t>(e.rcpts.size()));
-        for (const auto& r : e.rcpts)
-            protocol::encode_request_recipient(w, r.orig_rcpt(), r.address(), r.offset(),
-                                               r.dsn_orcpt(), r.notify_flags());
+    const bool kept = cache && cache->holds(m);
+    if (!kept) {
+        h.queue_id = m.id;
+        h.data_offset = env.data_offset;
+        h.data_size = env.cont_length;
+        h.envelope_id = env.dsn_envid();
+        h.ret_flags = env.dsn_ret;
+        h.stats.incoming_arrival = {env.arrival_sec, env.arrival_usec};
+        h.stats.active_arrival = m.active_arrival;
+        h.log_client_name = env.client_name();
+        h.log_client_address = env.client_addr();
+        h.log_client_port = env.client_port();
+        h.log_protocol_name = env.client_proto();
+        h.log_helo_name = env.client_helo();
+        h.sasl_method = env.sasl_method();
+        h.sasl_username = env.sasl_username();
+        h.sasl_sender = env.sasl_sender();
+        h.log_ident = env.log_ident();
+        h.rewrite_context = env.rewrite_context();
     }
+    // encode_request_head's order, with the message's runs reused or kept.
+    protocol::NullList w(out);
+    w.num("flags", h.flags);
+    size_t file_at = w.offset();
+    if (kept)
+        w.raw(cache->file());
+    else
+        protocol::encode_request_file(w, h);
+    size_t file_end = w.offset();
+    protocol::encode_request_route(w, h);
+    size_t origin_at = w.offset();
+    if (kept)
+        w.raw(cache->origin());
+    else
+        protocol::encode_request_origin(w, h);
+    size_t origin_end = w.offset();
+    w.num("recipient_count", static_cast<int64_t>(e.rcpts.size())).end();
+    for (const auto& r : e.rcpts)
+        protocol::encode_request_recipient(w, r.orig_rcpt(), r.address(), r.offset(), r.dsn_orcpt(),
+                                           r.notify_flags());
+    if (cache && !kept) {
+        // The buffer may move as it grows: the runs are taken by offset.
+        std::string_view all(out.data(), w.offset());
+        cache->keep(m, all.substr(file_at, file_end - file_at),
+                    all.substr(origin_at, origin_end - origin_at));
+    }
+    w.finish();
 }
 
 } // namespace cqmgr::qmgr

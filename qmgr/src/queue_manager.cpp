@@ -225,6 +225,7 @@ void QueueManager::forget(Message& m) {
     ramp_.left_active(m.id);
     sched_.message_free(m);
     arrivals_.remove(m);
+    delivery_.forget(m);
     messages_.remove(m); // destroys m
     feeder_.wake();
 }

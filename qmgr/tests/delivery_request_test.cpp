@@ -97,6 +97,14 @@ void expect_same(const Message& m, const core::Entry& e) {
         EXPECT_EQ(encode_delivery_request(m, e, enable), reference(m, e, enable).encode())
             << "smtputf8_enable " << enable;
 }
+
+// The same through `cache`, appended to what `out` holds.
+void expect_same_cached(RequestHeadCache& cache, const Message& m, const core::Entry& e) {
+    std::string out = "previous";
+    encode_delivery_request(out, m, e, true, &cache);
+    EXPECT_EQ(out, "previous" + reference(m, e, true).encode());
+    EXPECT_TRUE(cache.holds(m));
+}
 } // namespace
 
 TEST(DeliveryRequest, SameBytesAsTheStructForAPlainEntry) {
@@ -163,4 +171,48 @@ TEST(DeliveryRequest, SameBytesForAnEmptyEntry) {
     e.message = &m;
     e.queue = &q;
     expect_same(m, e);
+}
+
+// The runs kept from a message's last request serve its next entries (other
+// queues, other recipients, VERP senders), and never another message's,
+// also one at the same address after forget().
+TEST(DeliveryRequest, KeptRunsGiveTheSameBytes) {
+    RequestHeadCache cache;
+    Message m = full_message();
+    Message other = full_message();
+    other.id = "5QqQ9z8Y7x";
+    other.env.text.set(queuefile::EnvelopeText::client_name, "elsewhere.example.net");
+    other.active_arrival = {1764000099, 1};
+    core::Queue q1, q2;
+    q1.nexthop = "example.com";
+    q2.nexthop = "[192.0.2.1]:25";
+    q2.dflags = protocol::del_flag::conn_load;
+    core::Entry e1, e2, e3;
+    e1.message = e2.message = &m;
+    e3.message = &other;
+    e1.queue = &q1;
+    e2.queue = e3.queue = &q2;
+    e1.rcpts.push_back(rcpt(800, "a@example.com", "A@Example.com", "rfc822;a@example.com", 6));
+    e2.rcpts.push_back(rcpt(840, "j\xc3\xb6rg@example.net"));
+    e2.rcpts.push_back(rcpt(880, "b@example.net"));
+    e3.rcpts.push_back(rcpt(900, "c@example.org"));
+    EXPECT_FALSE(cache.holds(m));
+    expect_same_cached(cache, m, e1); // kept
+    expect_same_cached(cache, m, e2); // reused
+    expect_same_cached(cache, m, e1);
+    expect_same_cached(cache, other, e3); // another message: its own
+    EXPECT_FALSE(cache.holds(m));
+    expect_same_cached(cache, m, e2);
+    m.env.text.set(queuefile::EnvelopeText::verp_delims, "+=");
+    expect_same_cached(cache, m, e1); // the sender is the entry's
+    // A message destroyed, and another one made where it was: the cache
+    // was told, and would see the queue id anyway.
+    cache.forget(m);
+    EXPECT_FALSE(cache.holds(m));
+    expect_same_cached(cache, m, e1);
+    m.~Message();
+    ::new (&m) Message(full_message());
+    m.id = "6RrR0a9Z8y";
+    EXPECT_FALSE(cache.holds(m));
+    expect_same_cached(cache, m, e1);
 }

@@ -90,6 +90,18 @@ using DeliveryRequestHead = BasicRequestHead<std::string_view>;
 template <class Writer, class Str>
 void encode_request_head(Writer& w, const BasicRequestHead<Str>& h, int64_t recipient_count);
 
+// The three runs of that list between `flags` and `recipient_count`, so
+// that a writer may reuse the bytes of the runs that depend on the message
+// alone: the queue file (queue_name to size), the route (nexthop to
+// sender, which depend on the entry too), and the origin (envelope_id to
+// rewrite_context).
+template <class Writer, class Str>
+void encode_request_file(Writer& w, const BasicRequestHead<Str>& h);
+template <class Writer, class Str>
+void encode_request_route(Writer& w, const BasicRequestHead<Str>& h);
+template <class Writer, class Str>
+void encode_request_origin(Writer& w, const BasicRequestHead<Str>& h);
+
 // Writes the list of one recipient of a delivery request (rcpt_print's
 // five attributes, ended).
 template <class Writer>

@@ -59,6 +59,16 @@ class NullList {
         at_ = p + 1;
         return *this;
     }
+    // Bytes written before, as they were (a run of attributes kept from
+    // another list).
+    NullList& raw(std::string_view bytes) {
+        char* p = room(bytes.size());
+        if (!bytes.empty()) std::memcpy(p, bytes.data(), bytes.size());
+        at_ = p + bytes.size();
+        return *this;
+    }
+    // Where the next byte goes, counted from the start of the buffer.
+    size_t offset() const { return static_cast<size_t>(at_ - out_.data()); }
     // Ends the current list.
     NullList& end() {
         *room(1) = '\0';
