@@ -4,12 +4,12 @@
 namespace cqmgr::core {
 
 Peer& Scheduler::peer_obtain(Job& j, Queue& q) {
-    if (Peer* p = j.peer_by_queue.find(&q)) return *p;
-    auto fresh = std::make_unique<Peer>();
-    fresh->job = &j;
-    fresh->queue = &q;
-    Peer& p = j.peer_by_queue.add(std::move(fresh));
+    if (Peer* p = j.peer_by_queue.find(j.peers, &q)) return *p;
+    Peer& p = *new Peer; // owned by j.peers from here on
+    p.job = &j;
+    p.queue = &q;
     j.peers.push_back(p);
+    j.peer_by_queue.added(j.peers, p);
     return p;
 }
 
@@ -37,8 +37,9 @@ void Scheduler::peer_free(Peer& p) {
     if (p.refcount != 0 || !p.entries.empty()) panic("peer_free: peer still has entries");
     if (p.held) panic("peer_free: peer still holds an entry back");
     Job& j = *p.job;
+    j.peer_by_queue.leaving(p);
     j.peers.erase(j.peers.iterator_to(p));
-    j.peer_by_queue.erase(p.queue); // destroys p
+    delete &p;
 }
 
 // Stock reads a refill synchronously, so the refilled recipients top up the

@@ -50,8 +50,10 @@ Scheduler::~Scheduler() {
         t->job_bytime.clear();
         for (Job& j : t->jobs) {
             j.children.clear();
-            j.peers.clear();
-            j.peer_by_queue.for_each([](Peer& p) { p.entries.clear_and_dispose([](Entry*) {}); });
+            j.peers.clear_and_dispose([](Peer* p) {
+                p->entries.clear_and_dispose([](Entry*) {});
+                delete p;
+            });
         }
         t->jobs.clear_and_dispose([](Job* j) { delete j; });
         for (auto& [qn, q] : t->queue_by_name) {

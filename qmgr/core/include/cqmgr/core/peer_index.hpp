@@ -1,20 +1,19 @@
-// A job's peers by queue.  Most jobs have one peer (a one-recipient
-// message, or one destination); a hash table per job cost some 200 bytes
-// for it.  So the peers live in a vector searched in order, and only a
-// job with more than a few peers also gets a hash table from queue to
-// position.  The index owns its peers.
+// A job's peers by queue.  The job keeps its peers in its round-robin list
+// (Job::peers), which owns them; this index finds one by its queue.  Most
+// jobs have one peer (a one-recipient message, or one destination), and a
+// few are found fastest by walking that list; only a job with more than a
+// few peers gets a hash table, from queue to peer.  So a job pays 16 bytes
+// for the index until it needs one.
 //
-// The table is open addressing over one array of positions (linear
+// The table is open addressing over one array of peer pointers (linear
 // probing, at most half full), not a node-based map: a message to many
 // destinations adds a peer per destination, and a node each was an
 // allocation per recipient.
 #pragma once
 
-#include <boost/container/small_vector.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 namespace cqmgr::core {
 
@@ -28,42 +27,53 @@ class PeerIndex {
     PeerIndex(const PeerIndex&) = delete;
     PeerIndex& operator=(const PeerIndex&) = delete;
 
-    // The peer for queue `q`, or null.
-    Peer* find(const Queue* q) const;
-    // Adds `p` (its queue not yet indexed) and returns it.
-    Peer& add(std::unique_ptr<Peer> p);
-    // Destroys the peer for queue `q`.
-    void erase(const Queue* q);
-    // Calls f(Peer&) for every peer, in no particular order.
-    template <class F> void for_each(F f) const {
-        for (const auto& p : peers_)
-            f(*p);
+    // The peer for queue `q` among `peers` (the job's list), or null.
+    template <class List> Peer* find(const List& peers, const Queue* q) const {
+        if (table_) return find_indexed(q);
+        for (const auto& p : peers)
+            if (p.queue == q) return const_cast<Peer*>(&p);
+        return nullptr;
     }
-    size_t size() const { return peers_.size(); }
+    // `p` has just joined `peers`; its queue had no peer there.
+    template <class List> void added(const List& peers, Peer& p) {
+        ++count_;
+        if (!table_) {
+            if (count_ > few) rebuild(peers, 32);
+        } else if (2 * count_ > mask_ + 1) {
+            // At most half full, so that probes stay short.
+            rebuild(peers, 2 * (mask_ + 1));
+        } else {
+            insert(&p);
+        }
+    }
+    // `p` is about to leave the job's list.
+    void leaving(const Peer& p);
+    // How many peers the job has.
+    size_t size() const { return count_; }
 
   private:
     // Beyond this many peers, lookups go through the hash table.
-    static constexpr size_t few = 8;
-    size_t position(const Queue* q) const; // size() when absent
+    static constexpr uint32_t few = 8;
 
-    // The hash table: table_[0] is the mask (slots - 1), table_[1 + i] is
-    // slot i, holding a position + 1 (0: empty).
-    uint32_t mask() const { return table_[0]; }
-    uint32_t& slot(uint32_t i) const { return table_[1 + i]; }
+    Peer* find_indexed(const Queue* q) const;
     // The slot where probing for `q` starts.
     uint32_t home(const Queue* q) const;
-    // The slot holding `q`'s position (q indexed).
+    // The slot holding `q`'s peer, or the empty slot where it would go.
     uint32_t slot_of(const Queue* q) const;
-    // Indexes every peer in a table of `slots` slots (a power of two).
-    void rebuild(uint32_t slots);
-    // Indexes position `i` (its queue not yet indexed).
-    void insert(uint32_t i);
+    // A table of `slots` slots (a power of two) holding every peer.
+    template <class List> void rebuild(const List& peers, uint32_t slots) {
+        table_ = std::make_unique<Peer*[]>(slots); // all empty
+        mask_ = slots - 1;
+        for (const auto& p : peers)
+            insert(const_cast<Peer*>(&p));
+    }
+    void insert(Peer* p);
     // Empties slot `s`, moving later entries of its run back.
     void remove_slot(uint32_t s);
 
-    // The first peer is held in place: most jobs have no other.
-    boost::container::small_vector<std::unique_ptr<Peer>, 1> peers_;
-    std::unique_ptr<uint32_t[]> table_;
+    uint32_t count_ = 0;
+    uint32_t mask_ = 0; // the table's slots - 1
+    std::unique_ptr<Peer*[]> table_;
 };
 
 } // namespace cqmgr::core

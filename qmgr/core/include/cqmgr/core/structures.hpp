@@ -284,8 +284,8 @@ struct Job : Pooled<Job> {
     UncountedList<Job, &Job::sibling_hook> children;
     int stack_level = -1; // -1: not on the job lists
     unsigned blocker_tag = 0;
-    PeerIndex peer_by_queue;                    // owns the peers
-    UncountedList<Peer, &Peer::job_hook> peers; // round-robin order
+    PeerIndex peer_by_queue;                    // finds a peer in `peers` by queue
+    UncountedList<Peer, &Peer::job_hook> peers; // round-robin order; owns the peers
     int slots_used = 0;
     int slots_available = 0;
     int selected_entries = 0;
