@@ -65,16 +65,11 @@ void encode_request_origin(Writer& w, const BasicRequestHead<Str>& h) {
 
 template <class Writer, class Str>
 void encode_request_head(Writer& w, const BasicRequestHead<Str>& h, int64_t recipient_count) {
-    w.num("flags", h.flags);
-    encode_request_file(w, h);
-    encode_request_route(w, h);
-    encode_request_origin(w, h);
-    w.num("recipient_count", recipient_count).end();
+    encode_request_head_runs(w, h, recipient_count, [](MessageRun, auto encode) { encode(); });
 }
 
 template void encode_request_head(AttrWriter&, const BasicRequestHead<std::string>&, int64_t);
 template void encode_request_head(AttrWriter&, const BasicRequestHead<std::string_view>&, int64_t);
-template void encode_request_head(NullList&, const BasicRequestHead<std::string_view>&, int64_t);
 template void encode_request_file(NullList&, const BasicRequestHead<std::string_view>&);
 template void encode_request_route(NullList&, const BasicRequestHead<std::string_view>&);
 template void encode_request_origin(NullList&, const BasicRequestHead<std::string_view>&);

@@ -89,31 +89,26 @@ void encode_delivery_request(std::string& out, const Message& m, const core::Ent
         h.log_ident = env.log_ident();
         h.rewrite_context = env.rewrite_context();
     }
-    // encode_request_head's order, with the message's runs reused or kept.
+    // The message's runs reused, or encoded and kept (by offset: the
+    // buffer may move as it grows).
     protocol::NullList w(out);
-    w.num("flags", h.flags);
-    size_t file_at = w.offset();
-    if (kept)
-        w.raw(cache->file());
-    else
-        protocol::encode_request_file(w, h);
-    size_t file_end = w.offset();
-    protocol::encode_request_route(w, h);
-    size_t origin_at = w.offset();
-    if (kept)
-        w.raw(cache->origin());
-    else
-        protocol::encode_request_origin(w, h);
-    size_t origin_end = w.offset();
-    w.num("recipient_count", static_cast<int64_t>(e.rcpts.size())).end();
+    size_t at[2] = {0, 0}, end[2] = {0, 0};
+    protocol::encode_request_head_runs(w, h, static_cast<int64_t>(e.rcpts.size()),
+                                       [&](protocol::MessageRun r, auto encode) {
+                                           const size_t i = r == protocol::MessageRun::file ? 0 : 1;
+                                           at[i] = w.offset();
+                                           if (kept)
+                                               w.raw(i == 0 ? cache->file() : cache->origin());
+                                           else
+                                               encode();
+                                           end[i] = w.offset();
+                                       });
     for (const auto& r : e.rcpts)
         protocol::encode_request_recipient(w, r.orig_rcpt(), r.address(), r.offset(), r.dsn_orcpt(),
                                            r.notify_flags());
     if (cache && !kept) {
-        // The buffer may move as it grows: the runs are taken by offset.
         std::string_view all(out.data(), w.offset());
-        cache->keep(m, all.substr(file_at, file_end - file_at),
-                    all.substr(origin_at, origin_end - origin_at));
+        cache->keep(m, all.substr(at[0], end[0] - at[0]), all.substr(at[1], end[1] - at[1]));
     }
     w.finish();
 }

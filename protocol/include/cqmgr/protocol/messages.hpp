@@ -85,15 +85,13 @@ template <class Str> struct BasicRequestHead {
 using DeliveryRequestHead = BasicRequestHead<std::string_view>;
 
 // Writes the first list of a delivery request (its 22 attributes and
-// `recipient_count`, ended), with an AttrWriter or, where the queue
-// manager encodes its requests, a NullList (the same bytes, faster).
+// `recipient_count`, ended) with an AttrWriter.
 template <class Writer, class Str>
 void encode_request_head(Writer& w, const BasicRequestHead<Str>& h, int64_t recipient_count);
 
-// The three runs of that list between `flags` and `recipient_count`, so
-// that a writer may reuse the bytes of the runs that depend on the message
-// alone: the queue file (queue_name to size), the route (nexthop to
-// sender, which depend on the entry too), and the origin (envelope_id to
+// The three runs of that list between `flags` and `recipient_count`: the
+// queue file (queue_name to size), the route (nexthop to sender, which
+// depend on the entry too), and the origin (envelope_id to
 // rewrite_context).
 template <class Writer, class Str>
 void encode_request_file(Writer& w, const BasicRequestHead<Str>& h);
@@ -101,6 +99,25 @@ template <class Writer, class Str>
 void encode_request_route(Writer& w, const BasicRequestHead<Str>& h);
 template <class Writer, class Str>
 void encode_request_origin(Writer& w, const BasicRequestHead<Str>& h);
+
+// The runs of the first list that depend on the message alone, as
+// encode_request_head_runs() names them.
+enum class MessageRun { file, origin };
+
+// Writes the first list as encode_request_head() does (which is this with
+// each run simply encoded), but hands each run that depends on the message
+// alone to `run(MessageRun, encode)`, which writes it by calling encode()
+// or puts the bytes of an earlier request's run in its place.  The queue
+// manager encodes its requests this way, into a NullList.
+template <class Writer, class Str, class Run>
+void encode_request_head_runs(Writer& w, const BasicRequestHead<Str>& h, int64_t recipient_count,
+                              Run&& run) {
+    w.num("flags", h.flags);
+    run(MessageRun::file, [&] { encode_request_file(w, h); });
+    encode_request_route(w, h);
+    run(MessageRun::origin, [&] { encode_request_origin(w, h); });
+    w.num("recipient_count", recipient_count).end();
+}
 
 // Writes the list of one recipient of a delivery request (rcpt_print's
 // five attributes, ended).
