@@ -1,10 +1,24 @@
 #include "defer_log.hpp"
 
+#include <charconv>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 namespace cqmgr::qmgr {
+
+namespace {
+// An `offset` value: its leading digits as a positive number, as the
+// defer service's own reader takes it; 0 (no offset) when there are none,
+// when it is 0, or when it does not fit in 64 bits, as no recipient sits
+// at such an offset.
+int64_t parse_offset(std::string_view value) {
+    int64_t n = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    (void)end;
+    return ec == std::errc() && n > 0 ? n : 0;
+}
+} // namespace
 
 std::vector<DeferRecord> parse_defer_records(std::string_view text) {
     std::vector<DeferRecord> out;
@@ -27,10 +41,7 @@ std::vector<DeferRecord> parse_defer_records(std::string_view text) {
         std::string_view name = line.substr(0, eq), value = line.substr(eq + 1);
         open = true;
         if (name == "offset") {
-            int64_t n = 0;
-            for (char c : value)
-                if (c >= '0' && c <= '9') n = n * 10 + (c - '0');
-            rec.offset = n;
+            rec.offset = parse_offset(value);
         } else if (name == "status") {
             rec.status = value;
         } else if (name == "reason") {

@@ -73,3 +73,18 @@ TEST(DeferLog, FileHelpers) {
     EXPECT_EQ(file_size(path), 0);
     EXPECT_EQ(read_from(path, 0, 10), "");
 }
+
+// An offset too long for 64 bits is no offset (it matches no recipient),
+// not a wrapped number (signed overflow: undefined behaviour).
+TEST(DeferLog, OffsetThatOverflowsIsNone) {
+    auto recs = parse_defer_records("\nrecipient=bob@dest.example\n"
+                                    "offset=99999999999999999999999\nstatus=4.2.0\n\n"
+                                    "\nrecipient=carol@dest.example\n"
+                                    "offset=9223372036854775807\nstatus=4.2.0\n\n"
+                                    "\nrecipient=dave@dest.example\n"
+                                    "offset=-5\nstatus=4.2.0\n\n");
+    ASSERT_EQ(recs.size(), 3u);
+    EXPECT_EQ(recs[0].offset, 0);
+    EXPECT_EQ(recs[1].offset, INT64_MAX);
+    EXPECT_EQ(recs[2].offset, 0);
+}
