@@ -1,5 +1,7 @@
 #include "log.hpp"
 
+#include "log_text.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -65,6 +67,9 @@ void emit(int priority, std::string_view severity, std::string_view text) {
     const size_t body_at = line.size();
     if (!severity.empty()) line.append(severity).append(": ");
     line.append(text);
+    // Text from outside (addresses, header lines, replies) cannot forge or
+    // hide a line: made printable as stock's msg_* functions do.
+    make_printable(line, body_at, g_opt.utf8);
     // The body alone: what syslog and standard error get.
     const char* body = line.c_str() + body_at;
     if (g_opt.to_stderr) std::fprintf(stderr, "%s: %s\n", g_opt.tag.c_str(), body);

@@ -20,6 +20,9 @@ struct Options {
     std::string facility = "mail";
     int verbose = 0;
     bool to_stderr = false; // -V: every line also to standard error
+    // UTF-8 stays in log text (smtputf8_enable, once main.cf is read);
+    // otherwise only printable ASCII does (log_text.hpp).
+    bool utf8 = false;
 };
 
 // Opens the log channel (before any chroot or privilege drop); may be

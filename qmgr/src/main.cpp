@@ -141,6 +141,7 @@ int main(int argc, char** argv) {
         lo.verbose = cl->verbose;
         lo.to_stderr = cl->log_to_stderr;
         lo.facility = params.syslog_facility;
+        lo.utf8 = params.smtputf8_enable; // as stock, once its parameters are read
         if (!params.maillog_file.empty()) {
             const char* svc = std::getenv("POSTLOG_SERVICE");
             lo.postlog_path =
