@@ -2,6 +2,7 @@
 
 #include "cqmgr/control/framing.hpp"
 #include "cqmgr/control/reply.hpp"
+#include "log.hpp"
 
 #include <algorithm>
 #include <array>
@@ -30,6 +31,48 @@ std::optional<uid_t> peer_uid(Socket& sock) {
         return std::nullopt;
     return cred.uid;
 }
+
+// Root's effective ids swapped for another user's while it lives (the
+// socket's owner): what is created then is that user's, and no path is
+// followed with root's rights.  Going back to root cannot fail for a
+// process whose real and saved ids are root; if it did, the process would
+// keep running with the wrong identity, a broken invariant.
+class OwnerIds {
+  public:
+    OwnerIds(uid_t uid, gid_t gid) : gid_(::getegid()) {
+        if (::setegid(gid) < 0) {
+            error_ = "setegid(" + std::to_string(gid) + "): " + std::strerror(errno);
+            return;
+        }
+        if (::seteuid(uid) < 0) {
+            error_ = "seteuid(" + std::to_string(uid) + "): " + std::strerror(errno);
+            restore_gid();
+            return;
+        }
+        swapped_ = true;
+    }
+    ~OwnerIds() {
+        if (!swapped_) return;
+        if (::seteuid(0) < 0)
+            log::panic(std::string("control: seteuid(0): ") + std::strerror(errno));
+        restore_gid();
+    }
+    OwnerIds(const OwnerIds&) = delete;
+    OwnerIds& operator=(const OwnerIds&) = delete;
+
+    bool ok() const { return swapped_; }
+    const std::string& error() const { return error_; }
+
+  private:
+    void restore_gid() {
+        if (::setegid(gid_) < 0)
+            log::panic(std::string("control: setegid: ") + std::strerror(errno));
+    }
+
+    gid_t gid_; // root's effective group, given back
+    bool swapped_ = false;
+    std::string error_;
+};
 
 // Closes a connection; errors do not matter any more.
 void close_quietly(Socket& sock) {
@@ -185,6 +228,17 @@ bool ControlServer::Listener::start(std::string& error) {
         error = "bad socket path: \"" + path + "\"";
         return false;
     }
+    // With root's ids, every path operation below runs with the owner's:
+    // the socket is created as the owner's from the start, and nothing
+    // planted in the owner's directory can lead root anywhere.
+    std::optional<OwnerIds> as_owner;
+    if (options_.owner_uid && ::geteuid() == 0) {
+        as_owner.emplace(*options_.owner_uid, options_.owner_gid.value_or(::getegid()));
+        if (!as_owner->ok()) {
+            error = as_owner->error();
+            return false;
+        }
+    }
     // A socket left by an earlier process goes; anything else there stays.
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0) {
@@ -203,19 +257,16 @@ bool ControlServer::Listener::start(std::string& error) {
         error = "socket: " + ec.message();
         return false;
     }
-    if (acceptor_.bind(ep, ec); ec) {
+    // Mode 0660 as bind() creates it: never a chmod by path afterwards,
+    // which a link put in its place in between would redirect.
+    const mode_t old_umask = ::umask(0117);
+    acceptor_.bind(ep, ec);
+    ::umask(old_umask);
+    if (ec) {
         error = "bind " + path + ": " + ec.message();
         return false;
     }
-    if (::chmod(path.c_str(), 0660) < 0) {
-        error = "chmod " + path + ": " + std::strerror(errno);
-        return false;
-    }
-    if (options_.owner_uid && ::geteuid() == 0 &&
-        ::chown(path.c_str(), *options_.owner_uid, options_.owner_gid.value_or(gid_t(-1))) < 0) {
-        error = "chown " + path + ": " + std::strerror(errno);
-        return false;
-    }
+    as_owner.reset();
     if (acceptor_.listen(asio::socket_base::max_listen_connections, ec); ec) {
         error = "listen " + path + ": " + ec.message();
         return false;

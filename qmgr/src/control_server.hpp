@@ -31,9 +31,11 @@ class ControlServer {
     using Debug = std::function<void(const std::string&)>;
 
     struct Options {
-        std::string path{};               // the socket; relative to the working directory
-        std::vector<uid_t> allowed{};     // user IDs that are served
-        std::optional<uid_t> owner_uid{}; // chown the socket to this (when running as root)
+        std::string path{};           // the socket; relative to the working directory
+        std::vector<uid_t> allowed{}; // user IDs that are served
+        // When running as root, the socket is made with these effective ids
+        // (it is theirs from the start; their directory must let them).
+        std::optional<uid_t> owner_uid{};
         std::optional<gid_t> owner_gid{};
         std::chrono::seconds write_timeout{60}; // qmgr_ipc_timeout
         // How long a client may wait before its next complete request
@@ -48,9 +50,11 @@ class ControlServer {
     ControlServer(const ControlServer&) = delete;
     ControlServer& operator=(const ControlServer&) = delete;
 
-    // Removes a stale socket, binds, sets mode 0660 and the owner, listens
-    // and starts accepting.  Returns false with `error` set when the
-    // socket cannot be served.
+    // Removes a stale socket, binds (mode 0660 through the umask, the
+    // owner's ids when running as root: no chmod or chown by path, which a
+    // link planted in the socket's place would redirect), listens and
+    // starts accepting.  Returns false with `error` set when the socket
+    // cannot be served.
     bool start(std::string& error);
     // Stops accepting; connections in progress finish their current reply.
     void stop();

@@ -192,6 +192,42 @@ TEST_F(Server, ARegularFileIsNotReplaced) {
     EXPECT_EQ(why, path + ": exists and is not a socket");
 }
 
+// Run as root with an owner, the socket is the owner's from its creation:
+// bind() runs with the owner's effective ids (no chown by path), and
+// root's ids are back afterwards.
+TEST_F(Server, AsRootTheSocketIsMadeWithTheOwnersIds) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    ASSERT_EQ(::chown(dir.str().c_str(), 65534, 65534), 0);
+    const mode_t old = ::umask(077); // as master gives its children
+    start({.allowed = {0}, .owner_uid = 65534, .owner_gid = 65534});
+    ::umask(old);
+    EXPECT_EQ(::geteuid(), 0u);
+    EXPECT_EQ(::getegid(), 0u);
+    struct stat st {};
+    ASSERT_EQ(::lstat(path.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISSOCK(st.st_mode));
+    EXPECT_EQ(st.st_mode & 07777, 0660u);
+    EXPECT_EQ(st.st_uid, 65534u);
+    EXPECT_EQ(st.st_gid, 65534u);
+    Client c(path);
+    EXPECT_EQ(c.ask("summary")["ok"], true);
+}
+
+// Where the owner cannot create it, root does not either: the socket is
+// never root's own file waiting for a chown.
+TEST_F(Server, AsRootNoSocketWhereTheOwnerMayNotWrite) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    ControlServer s(io, {.path = path, .allowed = {0}, .owner_uid = 65534, .owner_gid = 65534},
+                    answer, {});
+    std::string why;
+    EXPECT_FALSE(s.start(why));
+    EXPECT_EQ(why, "bind " + path + ": Permission denied");
+    EXPECT_EQ(::geteuid(), 0u);
+    EXPECT_EQ(::getegid(), 0u);
+    struct stat st {};
+    EXPECT_NE(::lstat(path.c_str(), &st), 0);
+}
+
 TEST_F(Server, AnswersRequestsOneAtATime) {
     start();
     Client c(path);
