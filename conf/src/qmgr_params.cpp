@@ -40,7 +40,7 @@ QmgrParams::Value read_param(const MainCf& cf, const ParamSpec& p) {
     return std::string();
 }
 
-// True for a listen address that civetweb takes for a plain HTTP port:
+// True for a listen address of the metrics endpoint (qmgr/src/metrics_listen.hpp):
 // PORT, IPv4:PORT or [IPv6]:PORT, the port from 1 to 65535.
 bool listen_address_ok(const std::string& a) {
     size_t colon = a.rfind(':');

@@ -214,14 +214,15 @@ int main(int argc, char** argv) {
     if (!params.cqmgr_control_socket.empty())
         if (passwd* pw = ::getpwnam(params.mail_owner.c_str()))
             owner = std::make_pair(pw->pw_uid, pw->pw_gid);
-    // The metrics endpoint's socket, when configured, so that a privileged
-    // port works too (metrics_endpoint.hpp); a failure is retried later.
+    // The metrics endpoint's sockets, when configured, so that a privileged
+    // port works too (metrics_endpoint.hpp): a busy one is waited for a
+    // little while root can still open it; another is retried later.
     std::unique_ptr<qmgr::MetricsEndpoint> metrics;
     if (!params.cqmgr_metrics_listen.empty() && !cl->stdin_mode) {
         metrics = std::make_unique<qmgr::MetricsEndpoint>(
             params.cqmgr_metrics_listen,
             static_cast<size_t>(params.cqmgr_metrics_destination_limit));
-        metrics->open();
+        metrics->open(std::chrono::seconds(5));
     }
     qmgr::enter_jail(cl->chroot ? params.queue_directory : std::string(),
                      cl->unprivileged ? params.mail_owner : std::string());
@@ -231,24 +232,28 @@ int main(int argc, char** argv) {
     // around each socket operation, while posting stays safe.
     asio::io_context io(BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO);
     std::unique_ptr<qmgr::QueueManager> qm;
-    auto stop = [&io, &qm] {
+    auto stop = [&io, &qm, &metrics] {
         // Master went away or is reloading: stop at once, like stock
         // (messages in active are picked up by the next queue manager),
         // after the destination state's last commit. Spare shared
         // concurrency leases go back first, so that the next queue manager
-        // (and the other hosts) need not wait for them to expire.
+        // (and the other hosts) need not wait for them to expire.  The
+        // metrics endpoint's thread ends before exit() runs the static
+        // destructors, which it must not outlive.
         if (qm) qm->exiting();
         io.stop();
         if (qm) qm->save_state();
+        if (metrics) metrics->stop();
         std::exit(0);
     };
-    auto pre_accept = [&tables, &qm] {
+    auto pre_accept = [&tables, &qm, &metrics] {
         // Like stock, look at the tables before taking a trigger: a new
         // process picks up their new contents, and the trigger too.
         if (auto name = tables.changed()) {
             log::info("table " + *name + " has changed -- restarting");
             if (qm) qm->exiting();
             if (qm) qm->save_state();
+            if (metrics) metrics->stop();
             std::exit(0);
         }
     };
@@ -316,6 +321,6 @@ int main(int argc, char** argv) {
         });
     qm->start();
     io.run();
-    metrics.reset(); // its threads and timer go before the loop does
+    metrics.reset(); // its thread goes before the loop does
     return 0;
 }

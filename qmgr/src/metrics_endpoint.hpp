@@ -1,41 +1,44 @@
-// The HTTP endpoint that serves /metrics (cqmgr_metrics_listen), with
-// prometheus-cpp's Exposer.
+// The HTTP endpoint that serves /metrics (cqmgr_metrics_listen).
 //
-// The Exposer answers from threads of its own (civetweb's), while every
-// piece of daemon state belongs to the event loop's thread.  A scrape
-// therefore never reads that state itself: it posts a request to the loop,
-// which copies what the metrics show into a snapshot in one handler (20 to
-// 60 microseconds with 20,000 messages over 1,000 destinations, measured;
-// building and serializing the reply then takes 0.3 to 0.6 ms on the
-// scraper's thread), and waits for it, at
-// most two seconds; if the loop is that late, the previous snapshot is
-// served.  The families are then built and serialized on the scraper's
-// thread.  We chose this over updating prometheus-cpp's metric objects at
-// every event and refreshing gauges on a timer because the daemon then pays
-// only when someone scrapes, not at every delivery and every second, the
-// counters stay in one place (Counters, which the control socket reads too),
-// and a scrape sees one consistent moment.  The loop never waits for the
-// scraper: delivery is never blocked by a scrape.
+// It answers on a thread of its own (with its own io_context; Boost.Beast
+// reads the requests and writes the replies), while every piece of daemon
+// state belongs to the event loop's thread.  A scrape therefore never reads
+// that state itself: it posts a request to the loop, which copies what the
+// metrics show into a snapshot in one handler (20 to 60 microseconds with
+// 20,000 messages over 1,000 destinations, measured; building and
+// serializing the reply then takes 0.3 to 0.6 ms on the endpoint's thread)
+// and posts it back; if the loop has not answered within two seconds, the
+// previous snapshot is served.  The families are built and serialized on
+// the endpoint's thread.  We chose this over updating prometheus-cpp's
+// metric objects at every event and refreshing gauges on a timer because
+// the daemon then pays only when someone scrapes, not at every delivery and
+// every second, the counters stay in one place (Counters, which the control
+// socket reads too), and a scrape sees one consistent moment.  The loop
+// never waits for the endpoint: delivery is never blocked by a scrape.
 //
-// The daemon neither forks nor execs, so the Exposer's threads break no
-// fork/exec assumption.  The socket is opened before the jail (main.cpp),
-// so that a privileged port works after -u, and TCP needs nothing from the
-// file system, so a chrooted daemon serves it as well.  When the address is
-// busy (a predecessor that has not quite exited after `postfix reload`),
-// opening is retried from the loop: every second for ten seconds, quietly,
+// The listening sockets are opened before the jail (main.cpp), so that a
+// port below 1024 works after -u, and TCP needs nothing from the file
+// system, so a chrooted daemon serves it as well.  The thread starts only
+// after the jail (attach()).  master(8) starts a queue manager only once
+// its predecessor has been reaped, so after `postfix reload` the address
+// is free; it can still be busy for a moment after `postfix stop` and a
+// quick start (master exits without waiting for its children), or held by
+// another program.  A busy port below 1024 is therefore tried again before
+// the jail, as root, for up to a few seconds (open()'s `busy_wait`): after
+// the privilege drop it could never be opened.  Any other port is tried
+// again from the endpoint's thread: every second for ten seconds, quietly,
 // then every minute after a warning.
 #pragma once
 
 #include "cqmgr/protocol/asio.hpp"
 #include "metrics.hpp"
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
-
-namespace prometheus {
-class Exposer;
-}
+#include <thread>
+#include <vector>
 
 namespace cqmgr::qmgr {
 
@@ -43,28 +46,49 @@ class MetricsEndpoint {
   public:
     using SnapshotFn = std::function<MetricsSnapshot()>;
 
-    // `listen` as cqmgr_metrics_listen has it (PORT, IPv4:PORT or [IPv6]:PORT).
+    // `listen` as cqmgr_metrics_listen has it (PORT, IPv4:PORT or
+    // [IPv6]:PORT; metrics_listen.hpp).
     MetricsEndpoint(std::string listen, size_t destination_limit);
+    // Stops the endpoint's thread first (stop()).
     ~MetricsEndpoint();
+    MetricsEndpoint(const MetricsEndpoint&) = delete;
+    MetricsEndpoint& operator=(const MetricsEndpoint&) = delete;
 
-    // Opens the listening socket; returns "" or why it failed.
-    std::string open();
-    // From now on scrapes take their snapshot with `snapshot`, on `io`'s
-    // thread; until then they answer with no daemon metrics.  When open()
-    // failed, it is retried from `io`.
-    void attach(asio::io_context& io, SnapshotFn snapshot);
+    // Opens the listening sockets; returns "" or why it failed.  While an
+    // address is in use, a port below 1024 is tried again every 100 ms for
+    // up to `busy_wait`.
+    std::string open(std::chrono::milliseconds busy_wait = std::chrono::milliseconds(0));
+    // Starts serving on a thread of its own.  From now on scrapes take
+    // their snapshot with `snapshot`, on `loop`'s thread.  When open()
+    // failed, it is tried again (see above).
+    void attach(asio::io_context& loop, SnapshotFn snapshot);
+    // Stops serving and ends the thread (a scrape waiting for the loop
+    // gets no reply); idempotent.  Called before the process exits, so
+    // that exit() never runs while the thread does.
+    void stop();
+
+    // The addresses listened on (for tests).
+    std::vector<asio::ip::tcp::endpoint> local_endpoints() const;
 
   private:
-    struct Collector;
+    struct Hub;
+    class Session;
+
+    // One attempt at opening every address; "" or why not (`ec` says
+    // what failed).
+    std::string try_open(error_code& ec);
     void retry_open();
+    void accept(asio::ip::tcp::acceptor& acceptor);
 
     std::string listen_;
-    std::shared_ptr<Collector> collector_;
-    std::unique_ptr<prometheus::Exposer> exposer_;
-    asio::io_context* io_ = nullptr;
+    std::shared_ptr<Hub> hub_; // what the loop's handlers share with the thread
+    asio::io_context io_{1};   // the endpoint's thread's
+    std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> acceptors_;
+    std::string open_error_; // why open() failed
     std::unique_ptr<asio::steady_timer> retry_timer_;
     int failures_ = 0;
     bool warned_ = false;
+    std::thread thread_;
 };
 
 } // namespace cqmgr::qmgr
