@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace cqmgr;
@@ -60,16 +61,23 @@ TEST(LogText, OneLineThroughPostlog) {
     sun.sun_family = AF_UNIX;
     path.copy(sun.sun_path, sizeof sun.sun_path - 1);
     ASSERT_EQ(::bind(sock, reinterpret_cast<sockaddr*>(&sun), sizeof sun), 0);
-    log::Options o;
-    o.postlog_path = path;
-    o.hostname = "host";
-    log::init(o);
-    log::warn("cqmgr_priority_header_maps: X-Lane: a\n\tMar 1 00:00:00 host postfix/qmgr[1]: "
-              "ABC: removed: unknown class \"x\"");
+    // In a child, so that this process's log channel stays as it was.
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        log::Options o;
+        o.postlog_path = path;
+        o.hostname = "host";
+        log::init(o);
+        log::warn("cqmgr_priority_header_maps: X-Lane: a\n\tMar 1 00:00:00 host postfix/qmgr[1]: "
+                  "ABC: removed: unknown class \"x\"");
+        ::_exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
     char buf[4096];
-    ssize_t n = ::recv(sock, buf, sizeof buf, 0);
+    ssize_t n = ::recv(sock, buf, sizeof buf, MSG_DONTWAIT);
     ::close(sock);
-    log::init(log::Options{}); // syslog again for the other tests
     ASSERT_GT(n, 0);
     std::string line(buf, static_cast<size_t>(n));
     EXPECT_EQ(line.find('\n'), std::string::npos);
