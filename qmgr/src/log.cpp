@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <syslog.h>
 #include <unistd.h>
+#include <utility>
 
 namespace cqmgr::log {
 
@@ -17,6 +18,7 @@ namespace {
 Options g_opt;
 int g_fd = -1; // postlogd datagram socket
 bool g_syslog = false;
+std::function<void()> g_exit_hook;
 
 int facility_code(const std::string& name) {
     struct {
@@ -125,8 +127,14 @@ void error(std::string_view text) {
     emit(LOG_ERR, "error", text);
 }
 
+void set_exit_hook(std::function<void()> hook) {
+    g_exit_hook = std::move(hook);
+}
+
 void fatal(std::string_view text) {
     emit(LOG_CRIT, "fatal", text);
+    // Once: a fatal error inside the hook exits at once.
+    if (auto hook = std::exchange(g_exit_hook, nullptr)) hook();
     std::exit(1);
 }
 

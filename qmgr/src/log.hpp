@@ -8,6 +8,7 @@
 // (syslog(3) is used when maillog_file is unset).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -38,8 +39,11 @@ int verbose();
 void info(std::string_view text);
 void warn(std::string_view text);
 void error(std::string_view text);
-// Logs and exits with status 1.
+// Logs and exits with status 1, after the exit hook.
 [[noreturn]] void fatal(std::string_view text);
+// What fatal() runs before exit(): the daemon stops its other threads there,
+// as exit() runs the static destructors, which no thread may outlive.
+void set_exit_hook(std::function<void()> hook);
 // A broken invariant: logs and aborts so that a core dump shows where.
 [[noreturn]] void panic(std::string_view text);
 // Logs only when -v was given.

@@ -224,6 +224,10 @@ int main(int argc, char** argv) {
             static_cast<size_t>(params.cqmgr_metrics_destination_limit));
         metrics->open(std::chrono::seconds(5));
     }
+    // A fatal error, too, ends the endpoint's thread before exit().
+    log::set_exit_hook([&metrics] {
+        if (metrics) metrics->stop();
+    });
     qmgr::enter_jail(cl->chroot ? params.queue_directory : std::string(),
                      cl->unprivileged ? params.mail_owner : std::string());
 
@@ -321,6 +325,7 @@ int main(int argc, char** argv) {
         });
     qm->start();
     io.run();
-    metrics.reset(); // its thread goes before the loop does
+    log::set_exit_hook(nullptr); // it refers to `metrics`
+    metrics.reset();             // its thread goes before the loop does
     return 0;
 }

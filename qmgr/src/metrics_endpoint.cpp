@@ -256,7 +256,11 @@ void MetricsEndpoint::stop() {
         hub_->server = nullptr;
     }
     io_.stop();
-    if (thread_.joinable()) thread_.join();
+    if (!thread_.joinable()) return;
+    // From the endpoint's own thread (a fatal error there): it cannot wait
+    // for itself, and the process is about to end.
+    if (thread_.get_id() == std::this_thread::get_id()) return;
+    thread_.join();
     error_code ignored;
     for (auto& a : acceptors_)
         a->close(ignored);

@@ -5,6 +5,7 @@
 #include "log_text.hpp"
 #include "temp_dir.hpp"
 
+#include <cstdio>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -85,4 +86,18 @@ TEST(LogText, OneLineThroughPostlog) {
                         "postfix/qmgr[1]: ABC: removed: unknown class \"x\""),
               std::string::npos)
         << line;
+}
+
+// fatal() runs the exit hook (where the daemon ends its other threads)
+// before exit(), once.
+TEST(LogExitHook, RunsBeforeAFatalExit) {
+    EXPECT_EXIT(
+        {
+            log::set_exit_hook([] {
+                std::fputs("hook ran\n", stderr);
+                log::fatal("again"); // from within the hook: no second run
+            });
+            log::fatal("first");
+        },
+        ::testing::ExitedWithCode(1), "fatal: first(.|\n)*hook ran(.|\n)*fatal: again");
 }
