@@ -190,6 +190,12 @@ TEST(MetricsEndpoint, ServesTheLoopsSnapshot) {
                             "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
                             "Connection: close\r\n\r\n");
     EXPECT_EQ(post.rfind("HTTP/1.1 405 Method Not Allowed\r\n", 0), 0u) << post;
+    // HEAD: the length of what GET would send, and no body.
+    std::string head =
+        http("127.0.0.1", port, "HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    EXPECT_EQ(head.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << head;
+    EXPECT_EQ(head.find("Content-Length: 0\r\n"), std::string::npos) << head;
+    EXPECT_EQ(head.substr(head.find("\r\n\r\n") + 4), "") << head;
     // Two scrapes on one connection.
     std::string two = http("127.0.0.1", port,
                            "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"

@@ -155,6 +155,9 @@ TEST(PrivilegeLive, ARootQueueManagerNeverChmodsOrChownsALinkInItsSocketsPlace) 
     ::chmod(report.c_str(), 0666);
     compat::write_file(dir + "/libexec/cqmgr-swap",
                        "#!/bin/sh\n"
+                       // A sanitized daemon: its runtime need not come first.
+                       "ASAN_OPTIONS=verify_asan_link_order=0:$ASAN_OPTIONS\n"
+                       "export ASAN_OPTIONS\n"
                        "CQMGR_SWAP_SOCKET=private/cqmgr CQMGR_SWAP_TARGET=" +
                            target + " CQMGR_SWAP_REPORT=" + report + " LD_PRELOAD=" BIND_SWAP +
                            " exec " CQMGR_DAEMON " \"$@\"\n",
