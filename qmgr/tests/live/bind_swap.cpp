@@ -5,6 +5,7 @@
 // Environment (set by the test's wrapper of cqmgr):
 //   CQMGR_SWAP_SOCKET  the socket path as the daemon binds it
 //   CQMGR_SWAP_TARGET  where the planted link points (a root-owned file)
+//   CQMGR_SWAP_OWNER   "UID:GID" of mail_owner, who plants it
 //   CQMGR_SWAP_REPORT  a file (writable by all) that gets one line per event:
 //     "bound mode=M uid=U gid=G euid=E"  the socket as bind() made it
 //     "swapped"                          the link is in the socket's place
@@ -17,10 +18,12 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <string>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace {
@@ -76,12 +79,27 @@ int bind(int fd, const sockaddr* addr, socklen_t len) {
                       unsigned(::geteuid()));
         report(line);
     }
-    // mail_owner's move: the socket's name now leads to the target.
-    if (const char* target = env("CQMGR_SWAP_TARGET"))
-        if (::unlink(path) == 0 && ::symlink(target, path) == 0) {
+    // mail_owner's move, made by a child with mail_owner's ids: the
+    // socket's name now leads to the target.
+    const char* target = env("CQMGR_SWAP_TARGET");
+    const char* owner = env("CQMGR_SWAP_OWNER"); // "UID:GID"
+    unsigned uid = 0, gid = 0;
+    if (target && owner && std::sscanf(owner, "%u:%u", &uid, &gid) == 2) {
+        pid_t pid = ::fork();
+        if (pid == 0) {
+            // Root again first if the daemon lent its ids (real ids stay root).
+            bool ok = (::geteuid() == 0 || ::seteuid(0) == 0) && ::setgroups(0, nullptr) == 0 &&
+                      ::setgid(gid) == 0 && ::setuid(uid) == 0 && ::unlink(path) == 0 &&
+                      ::symlink(target, path) == 0;
+            ::_exit(ok ? 0 : 1);
+        }
+        int status = 0;
+        if (pid > 0 && ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+            WEXITSTATUS(status) == 0) {
             g_swapped_fd = fd;
             report("swapped");
         }
+    }
     errno = saved;
     return rc;
 }

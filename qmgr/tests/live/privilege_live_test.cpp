@@ -150,6 +150,7 @@ TEST(PrivilegeLive, ARootQueueManagerNeverChmodsOrChownsALinkInItsSocketsPlace) 
     const std::string dir = li.dir->path();
     const std::string target = dir + "/root-file";
     const std::string report = dir + "/swap-report";
+    compat::UserIds postfix = compat::lookup_user("postfix");
     compat::write_file(target, "root's own\n", 0600);
     compat::write_file(report, "", 0666);
     ::chmod(report.c_str(), 0666);
@@ -158,9 +159,10 @@ TEST(PrivilegeLive, ARootQueueManagerNeverChmodsOrChownsALinkInItsSocketsPlace) 
                        // A sanitized daemon: its runtime need not come first.
                        "ASAN_OPTIONS=verify_asan_link_order=0:$ASAN_OPTIONS\n"
                        "export ASAN_OPTIONS\n"
-                       "CQMGR_SWAP_SOCKET=private/cqmgr CQMGR_SWAP_TARGET=" +
-                           target + " CQMGR_SWAP_REPORT=" + report + " LD_PRELOAD=" BIND_SWAP +
-                           " exec " CQMGR_DAEMON " \"$@\"\n",
+                       "CQMGR_SWAP_SOCKET=private/cqmgr CQMGR_SWAP_OWNER=" +
+                           std::to_string(postfix.uid) + ":" + std::to_string(postfix.gid) +
+                           " CQMGR_SWAP_TARGET=" + target + " CQMGR_SWAP_REPORT=" + report +
+                           " LD_PRELOAD=" BIND_SWAP + " exec " CQMGR_DAEMON " \"$@\"\n",
                        0755);
     li.inst->start();
     ASSERT_TRUE(
@@ -175,7 +177,6 @@ TEST(PrivilegeLive, ARootQueueManagerNeverChmodsOrChownsALinkInItsSocketsPlace) 
     EXPECT_TRUE(
         wait_until([&] { return compat::waits_for_events(qmgr); }, std::chrono::seconds(30)));
     const std::string events = compat::read_file(report);
-    compat::UserIds postfix = compat::lookup_user("postfix");
     // Made with mail_owner's ids and mode 0660 by bind() itself.
     EXPECT_NE(events.find("bound mode=660 uid=" + std::to_string(postfix.uid) +
                           " gid=" + std::to_string(postfix.gid) + " "),
