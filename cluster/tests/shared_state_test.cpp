@@ -1,6 +1,6 @@
 // The shared dead marks, leases and rate cells against a real redis-server,
 // with two clients standing for two hosts.
-#include "cqmgr/cluster/shared_state.hpp"
+#include "cqmgr/cluster/redis_shared_state.hpp"
 #include "redis_fixture.hpp"
 
 using namespace cqmgr;
@@ -49,7 +49,7 @@ class SharedStateTest : public RedisFixture {
 
     RedisServer server;
     std::shared_ptr<RedisClient> a_client, b_client;
-    std::optional<SharedState> a, b;
+    std::optional<RedisSharedState> a, b;
 };
 
 } // namespace

@@ -82,31 +82,36 @@ ClusterLimits::ClusterLimits(asio::io_context& io, const conf::QmgrParams& param
 }
 
 ClusterLimits::~ClusterLimits() {
-    if (client_) client_->close();
+    if (shared_) shared_->close();
+}
+
+void ClusterLimits::use_shared(std::unique_ptr<cluster::SharedState> shared) {
+    shared_ = std::move(shared);
 }
 
 void ClusterLimits::start() {
-    if (params_.cqmgr_redis_server.empty()) return;
-    auto address = cluster::parse_redis_address(params_.cqmgr_redis_server);
-    if (!address) {
-        log::warn("cqmgr_redis_server: bad value \"" + params_.cqmgr_redis_server +
-                  "\"; using local limits");
-        return;
+    if (!shared_) {
+        if (params_.cqmgr_redis_server.empty()) return;
+        auto address = cluster::parse_redis_address(params_.cqmgr_redis_server);
+        if (!address) {
+            log::warn("cqmgr_redis_server: bad value \"" + params_.cqmgr_redis_server +
+                      "\"; using local limits");
+            return;
+        }
+        cluster::RedisOptions o;
+        o.address = *address;
+        o.command_timeout = std::chrono::milliseconds(params_.cqmgr_redis_timeout_ms);
+        auto client = cluster::RedisClient::create(io_.get_executor(), o,
+                                                   [](bool warning, const std::string& line) {
+                                                       if (warning)
+                                                           log::warn(line);
+                                                       else
+                                                           log::info(line);
+                                                   });
+        shared_ =
+            std::make_unique<cluster::RedisSharedState>(client, params_.cqmgr_redis_key_prefix);
     }
-    cluster::RedisOptions o;
-    o.address = *address;
-    o.command_timeout = std::chrono::milliseconds(params_.cqmgr_redis_timeout_ms);
-    client_ = cluster::RedisClient::create(
-        io_.get_executor(), o,
-        [](bool warning, const std::string& line) {
-            if (warning)
-                log::warn(line);
-            else
-                log::info(line);
-        },
-        [this](bool up) { state_changed(up); });
-    shared_ = std::make_unique<cluster::SharedState>(client_, params_.cqmgr_redis_key_prefix);
-    client_->start();
+    shared_->start([this](bool up) { state_changed(up); });
     arm_renewal();
 }
 
@@ -413,15 +418,15 @@ void ClusterLimits::queue_revived(const core::Queue& q) {
 }
 
 void ClusterLimits::release_at_exit() {
-    if (!client_) return;
+    if (!shared_) return;
     // Only the spare ones: a lease whose delivery is still in flight (its
     // agent goes on without us) stays until it expires, so that the next
     // queue manager cannot exceed the cluster's count meanwhile.
-    std::vector<std::pair<std::string, std::string>> leases;
+    cluster::SharedState::Leases leases;
     for (auto& [key, g] : gates_)
         for (size_t i = static_cast<size_t>(std::max(g->busy, 0)); i < g->leases.size(); i++)
             leases.emplace_back(g->lease_scope, g->leases[i]);
-    cluster::release_leases_blocking(client_->options(), params_.cqmgr_redis_key_prefix, leases);
+    shared_->release_blocking(leases);
 }
 
 void ClusterLimits::arm_renewal() {

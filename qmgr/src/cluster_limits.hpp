@@ -35,7 +35,7 @@
 
 #include "cluster_gate.hpp"
 #include "cqmgr/cluster/gcra.hpp"
-#include "cqmgr/cluster/shared_state.hpp"
+#include "cqmgr/cluster/redis_shared_state.hpp"
 #include "cqmgr/conf/lookup_table.hpp"
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
@@ -62,8 +62,14 @@ class ClusterLimits {
 
     // True when some limit is configured (else nothing here does anything).
     bool active() const { return active_; }
-    // Connects to Redis, if configured.
+    // How many queues have a gate (for tests).
+    size_t gate_count() const { return gates_.size(); }
+    // Connects to Redis, if configured (or to the shared state given to
+    // use_shared()).
     void start();
+    // Keeps the shared state in `shared` instead of the Redis server that
+    // cqmgr_redis_server names (tests: a fake); before start().
+    void use_shared(std::unique_ptr<cluster::SharedState> shared);
 
     // The gate of a new queue (Driver::queue_gate).
     std::optional<int> queue_gate(const core::Queue& q);
@@ -108,7 +114,7 @@ class ClusterLimits {
     void renew_all();
     void arm_renewal();
     void state_changed(bool up);
-    bool shared() const { return client_ && client_->up(); }
+    bool shared() const { return shared_ && shared_->up(); }
     // Reads the dead mark of a queue just created; mark_read() acts on it
     // (the mark, or none when there is none or Redis did not answer).
     void read_dead_mark(const std::string& transport, const std::string& queue);
@@ -120,7 +126,6 @@ class ClusterLimits {
     Tables tables_;
     core::Scheduler& sched_;
     bool active_ = false;
-    std::shared_ptr<cluster::RedisClient> client_;
     std::unique_ptr<cluster::SharedState> shared_;
     std::unordered_map<std::string, std::unique_ptr<Gate>> gates_; // by transport + '\0' + queue
     // The local fallback: this host's deliveries in flight per concurrency

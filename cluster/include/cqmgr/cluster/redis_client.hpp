@@ -59,6 +59,8 @@ class RedisClient : public std::enable_shared_from_this<RedisClient> {
 
     // Connects, and keeps reconnecting after every loss until close().
     void start();
+    // Who hears of the changes (instead of the StateFn given to create()).
+    void on_state(StateFn state) { state_fn_ = std::move(state); }
     // Drops the connection (commands in flight fail) and stops reconnecting.
     void close();
 

@@ -1,5 +1,6 @@
-// The shared dead marks, leases and rate cells (see shared_state.hpp).
-#include "cqmgr/cluster/shared_state.hpp"
+// The shared dead marks, leases and rate cells in Redis (see
+// redis_shared_state.hpp).
+#include "cqmgr/cluster/redis_shared_state.hpp"
 
 #include <charconv>
 #include <hiredis/hiredis.h>
@@ -134,18 +135,32 @@ const RedisScript& dead_get_script() {
     return s;
 }
 
-SharedState::SharedState(std::shared_ptr<RedisClient> client, std::string prefix)
+RedisSharedState::RedisSharedState(std::shared_ptr<RedisClient> client, std::string prefix)
     : client_(std::move(client)), prefix_(std::move(prefix)) {}
 
-void SharedState::dead_set(const std::string& transport, const std::string& queue,
-                           const DeadMark& mark, int64_t ttl_ms, std::function<void(bool)> done) {
+void RedisSharedState::start(StateFn state) {
+    client_->on_state(std::move(state));
+    client_->start();
+}
+
+void RedisSharedState::close() {
+    client_->close();
+}
+
+bool RedisSharedState::release_blocking(const Leases& leases) {
+    return release_leases_blocking(client_->options(), prefix_, leases);
+}
+
+void RedisSharedState::dead_set(const std::string& transport, const std::string& queue,
+                                const DeadMark& mark, int64_t ttl_ms,
+                                std::function<void(bool)> done) {
     client_->command({"SET", dead_key(transport, queue), mark.status + "\t" + mark.reason, "PX",
                       std::to_string(std::max<int64_t>(ttl_ms, 1))},
                      ok_only(std::move(done)));
 }
 
-void SharedState::dead_get(const std::string& transport, const std::string& queue,
-                           std::function<void(bool, std::optional<DeadMark>)> done) {
+void RedisSharedState::dead_get(const std::string& transport, const std::string& queue,
+                                std::function<void(bool, std::optional<DeadMark>)> done) {
     dead_get_script().run(*client_, {dead_key(transport, queue)}, {},
                           [done = std::move(done)](const RedisReply& r) {
                               if (!r.ok()) return done(true, std::nullopt);
@@ -162,12 +177,12 @@ void SharedState::dead_get(const std::string& transport, const std::string& queu
                           });
 }
 
-void SharedState::dead_clear(const std::string& transport, const std::string& queue) {
+void RedisSharedState::dead_clear(const std::string& transport, const std::string& queue) {
     client_->command({"DEL", dead_key(transport, queue)}, {});
 }
 
-void SharedState::lease_acquire(const std::string& scope, const std::string& id, int limit,
-                                int64_t ttl_ms, std::function<void(const LeaseAnswer&)> done) {
+void RedisSharedState::lease_acquire(const std::string& scope, const std::string& id, int limit,
+                                     int64_t ttl_ms, std::function<void(const LeaseAnswer&)> done) {
     lease_acquire_script().run(*client_, {lease_key(scope)},
                                {id, std::to_string(limit), std::to_string(ttl_ms)},
                                [done = std::move(done)](const RedisReply& r) {
@@ -184,20 +199,20 @@ void SharedState::lease_acquire(const std::string& scope, const std::string& id,
                                });
 }
 
-void SharedState::lease_renew(const std::string& scope, const std::vector<std::string>& ids,
-                              int64_t ttl_ms, std::function<void(bool)> done) {
+void RedisSharedState::lease_renew(const std::string& scope, const std::vector<std::string>& ids,
+                                   int64_t ttl_ms, std::function<void(bool)> done) {
     std::vector<std::string> args{std::to_string(ttl_ms)};
     args.insert(args.end(), ids.begin(), ids.end());
     lease_renew_script().run(*client_, {lease_key(scope)}, args, ok_only(std::move(done)));
 }
 
-void SharedState::lease_release(const std::string& scope, const std::string& id,
-                                std::function<void(bool)> done) {
+void RedisSharedState::lease_release(const std::string& scope, const std::string& id,
+                                     std::function<void(bool)> done) {
     client_->command({"ZREM", lease_key(scope), id}, ok_only(std::move(done)));
 }
 
-void SharedState::rate_take(const std::string& scope, const RateSpec& rate, double horizon_ms,
-                            double own_tat_ms, std::function<void(const RateAnswer&)> done) {
+void RedisSharedState::rate_take(const std::string& scope, const RateSpec& rate, double horizon_ms,
+                                 double own_tat_ms, std::function<void(const RateAnswer&)> done) {
     gcra_script().run(*client_, {rate_key(scope)},
                       {number_text(rate.interval_ms()), std::to_string(rate.burst),
                        number_text(horizon_ms), number_text(own_tat_ms)},
@@ -216,7 +231,7 @@ void SharedState::rate_take(const std::string& scope, const RateSpec& rate, doub
 }
 
 bool release_leases_blocking(const RedisOptions& options, const std::string& prefix,
-                             const std::vector<std::pair<std::string, std::string>>& leases) {
+                             const SharedState::Leases& leases) {
     if (leases.empty()) return true;
     auto ms = options.command_timeout.count();
     timeval tv{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>(ms % 1000 * 1000)};
