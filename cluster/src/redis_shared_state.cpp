@@ -2,6 +2,8 @@
 // redis_shared_state.hpp).
 #include "cqmgr/cluster/redis_shared_state.hpp"
 
+#include "cqmgr/cluster/redis_replies.hpp"
+
 #include <charconv>
 #include <hiredis/hiredis.h>
 
@@ -52,30 +54,70 @@ local function expire_set(key, now)
 end
 )";
 
-// KEYS[1]: the lease set; ARGV: id, limit, ttl (ms).  Returns {granted
-// 0/1, live leases}.
-const std::string lease_acquire_text = std::string(now_ms) + lease_expiry + R"(
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+// The store's own memory of which Redis server (its run_id) the cluster
+// last used.  A step that finds another there (the key missing: a first
+// use or a restart without persistence; another run_id: a restart, or a
+// failover to a replica, which had the key replicated) may be on a store
+// that lost leases still in use.  It sets the fence: for one lease time no
+// new lease is granted, while hosts take again the leases they hold
+// (renew, limit-checked).  A lease taken before the loss has by then been
+// taken again or has expired on its host, which counts a lease as valid
+// only for the lease time after the step that last renewed it was sent.
+// KEYS[2]: the instance key, KEYS[3]: the fence key; the server's run_id
+// and the lease time (ms).  Returns the fence's ms left (0: none).
+constexpr const char* lease_fence = R"(
+local function fence(ikey, fkey, run_id, ttl)
+  if redis.call('GET', ikey) ~= run_id then
+    redis.call('SET', ikey, run_id)
+    redis.call('SET', fkey, '1', 'PX', ttl)
+  end
+  return math.max(redis.call('PTTL', fkey), 0)
+end
+)";
+
+// KEYS: the lease set, the instance key, the fence key; ARGV: id, limit,
+// ttl (ms), run_id.  Returns {granted 0/1, live leases, ms of the fence
+// left when refused for it}.
+const std::string lease_acquire_text = std::string(now_ms) + lease_expiry + lease_fence + R"(
 local ttl = tonumber(ARGV[3])
+local wait = fence(KEYS[2], KEYS[3], ARGV[4], ttl)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local held = redis.call('ZSCORE', KEYS[1], ARGV[1])
 local live = redis.call('ZCARD', KEYS[1])
-if not held and live >= tonumber(ARGV[2]) then
-  return {0, live}
+if not held then
+  if wait > 0 then return {0, live, wait} end
+  if live >= tonumber(ARGV[2]) then return {0, live, 0} end
 end
 redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
 expire_set(KEYS[1], now)
-return {1, redis.call('ZCARD', KEYS[1])}
+return {1, redis.call('ZCARD', KEYS[1]), 0}
 )";
 
-// KEYS[1]: the lease set; ARGV: ttl (ms), ids...  Returns the live count.
-const std::string lease_renew_text = std::string(now_ms) + lease_expiry + R"(
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+// KEYS: the lease set, the instance key, the fence key; ARGV: ttl (ms),
+// limit, run_id, ids...  Each id still held is renewed; one the set lost
+// is taken again only while the live leases of every host together are
+// fewer than the limit.  Returns {live, "1101..."} (1: held now).
+const std::string lease_renew_text = std::string(now_ms) + lease_expiry + lease_fence + R"(
 local ttl = tonumber(ARGV[1])
-for i = 2, #ARGV do
-  redis.call('ZADD', KEYS[1], now + ttl, ARGV[i])
+local limit = tonumber(ARGV[2])
+fence(KEYS[2], KEYS[3], ARGV[3], ttl)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local live = redis.call('ZCARD', KEYS[1])
+local kept = {}
+for i = 4, #ARGV do
+  if redis.call('ZSCORE', KEYS[1], ARGV[i]) then
+    redis.call('ZADD', KEYS[1], now + ttl, ARGV[i])
+    kept[#kept + 1] = '1'
+  elseif live < limit then
+    redis.call('ZADD', KEYS[1], now + ttl, ARGV[i])
+    live = live + 1
+    kept[#kept + 1] = '1'
+  else
+    kept[#kept + 1] = '0'
+  end
 end
 expire_set(KEYS[1], now)
-return redis.call('ZCARD', KEYS[1])
+return {live, table.concat(kept)}
 )";
 
 // KEYS[1]: the dead mark.  Returns nil, or {value, ms left}.
@@ -90,24 +132,6 @@ std::string number_text(double v) {
     char buf[64];
     auto res = std::to_chars(buf, buf + sizeof buf, v);
     return std::string(buf, res.ptr);
-}
-
-double to_double(const std::string& s) {
-    try {
-        return std::stod(s);
-    } catch (...) {
-        return 0;
-    }
-}
-
-// The reply's elements [0] and [1] as integers (or strings of numbers);
-// false unless it is such a pair.
-bool pair_of(const RedisReply& r, int64_t& first, const RedisReply*& second) {
-    if (r.type != RedisReply::Type::array || r.elements.size() < 2) return false;
-    if (r.elements[0].type != RedisReply::Type::integer) return false;
-    first = r.elements[0].integer;
-    second = &r.elements[1];
-    return true;
 }
 
 auto ok_only(std::function<void(bool)> done) {
@@ -163,17 +187,8 @@ void RedisSharedState::dead_get(const std::string& transport, const std::string&
                                 std::function<void(bool, std::optional<DeadMark>)> done) {
     dead_get_script().run(*client_, {dead_key(transport, queue)}, {},
                           [done = std::move(done)](const RedisReply& r) {
-                              if (!r.ok()) return done(true, std::nullopt);
-                              if (r.type != RedisReply::Type::array || r.elements.size() < 2)
-                                  return done(false, std::nullopt);
-                              DeadMark m;
-                              const std::string& v = r.elements[0].str;
-                              auto tab = v.find('\t');
-                              m.status = v.substr(0, tab);
-                              if (tab != std::string::npos) m.reason = v.substr(tab + 1);
-                              m.remaining_ms = r.elements[1].integer;
-                              if (m.remaining_ms <= 0) return done(false, std::nullopt);
-                              done(false, std::move(m));
+                              auto [failed, mark] = read_dead_mark(r);
+                              done(failed, std::move(mark));
                           });
 }
 
@@ -183,27 +198,22 @@ void RedisSharedState::dead_clear(const std::string& transport, const std::strin
 
 void RedisSharedState::lease_acquire(const std::string& scope, const std::string& id, int limit,
                                      int64_t ttl_ms, std::function<void(const LeaseAnswer&)> done) {
-    lease_acquire_script().run(*client_, {lease_key(scope)},
-                               {id, std::to_string(limit), std::to_string(ttl_ms)},
-                               [done = std::move(done)](const RedisReply& r) {
-                                   LeaseAnswer a;
-                                   int64_t granted = 0;
-                                   const RedisReply* live = nullptr;
-                                   if (!pair_of(r, granted, live)) {
-                                       a.failed = true;
-                                   } else {
-                                       a.granted = granted == 1;
-                                       a.live = live->integer;
-                                   }
-                                   done(a);
-                               });
+    lease_acquire_script().run(
+        *client_, {lease_key(scope), instance_key(), fence_key()},
+        {id, std::to_string(limit), std::to_string(ttl_ms), client_->instance()},
+        [done = std::move(done)](const RedisReply& r) { done(read_lease_answer(r)); });
 }
 
 void RedisSharedState::lease_renew(const std::string& scope, const std::vector<std::string>& ids,
-                                   int64_t ttl_ms, std::function<void(bool)> done) {
-    std::vector<std::string> args{std::to_string(ttl_ms)};
+                                   int limit, int64_t ttl_ms,
+                                   std::function<void(const RenewAnswer&)> done) {
+    std::vector<std::string> args{std::to_string(ttl_ms), std::to_string(limit),
+                                  client_->instance()};
     args.insert(args.end(), ids.begin(), ids.end());
-    lease_renew_script().run(*client_, {lease_key(scope)}, args, ok_only(std::move(done)));
+    lease_renew_script().run(*client_, {lease_key(scope), instance_key(), fence_key()}, args,
+                             [n = ids.size(), done = std::move(done)](const RedisReply& r) {
+                                 done(read_renew_answer(r, n));
+                             });
 }
 
 void RedisSharedState::lease_release(const std::string& scope, const std::string& id,
@@ -216,18 +226,7 @@ void RedisSharedState::rate_take(const std::string& scope, const RateSpec& rate,
     gcra_script().run(*client_, {rate_key(scope)},
                       {number_text(rate.interval_ms()), std::to_string(rate.burst),
                        number_text(horizon_ms), number_text(own_tat_ms)},
-                      [done = std::move(done)](const RedisReply& r) {
-                          RateAnswer a;
-                          int64_t allowed = 0;
-                          const RedisReply* ms = nullptr;
-                          if (!pair_of(r, allowed, ms)) {
-                              a.failed = true;
-                          } else {
-                              a.allowed = allowed == 1;
-                              (a.allowed ? a.wait_ms : a.retry_after_ms) = to_double(ms->str);
-                          }
-                          done(a);
-                      });
+                      [done = std::move(done)](const RedisReply& r) { done(read_rate_answer(r)); });
 }
 
 bool release_leases_blocking(const RedisOptions& options, const std::string& prefix,

@@ -8,6 +8,11 @@
 //                                             (ms, Redis's clock)
 //   <prefix>rate:<scope>                      a GCRA cell: the theoretical
 //                                             arrival time (ms, Redis's clock)
+//   <prefix>instance                          the run_id of the Redis server
+//                                             the cluster last used
+//   <prefix>fence                             while it exists, no new lease is
+//                                             granted (a store that lost its
+//                                             state: see lease_acquire)
 //
 // Leases and rate cells are read and changed only by Lua scripts, so each
 // step is atomic across hosts, and every time comes from Redis's own clock
@@ -34,6 +39,7 @@ class RedisSharedState : public SharedState {
     void start(StateFn state) override;
     void close() override;
     bool up() const override { return client_->up(); }
+    uint64_t connection() const override { return client_->connection(); }
 
     void dead_set(const std::string& transport, const std::string& queue, const DeadMark& mark,
                   int64_t ttl_ms, std::function<void(bool ok)> done = {}) override;
@@ -42,8 +48,8 @@ class RedisSharedState : public SharedState {
     void dead_clear(const std::string& transport, const std::string& queue) override;
     void lease_acquire(const std::string& scope, const std::string& id, int limit, int64_t ttl_ms,
                        std::function<void(const LeaseAnswer&)> done) override;
-    void lease_renew(const std::string& scope, const std::vector<std::string>& ids, int64_t ttl_ms,
-                     std::function<void(bool ok)> done = {}) override;
+    void lease_renew(const std::string& scope, const std::vector<std::string>& ids, int limit,
+                     int64_t ttl_ms, std::function<void(const RenewAnswer&)> done) override;
     void lease_release(const std::string& scope, const std::string& id,
                        std::function<void(bool ok)> done = {}) override;
     void rate_take(const std::string& scope, const RateSpec& rate, double horizon_ms,
@@ -55,6 +61,8 @@ class RedisSharedState : public SharedState {
     }
     std::string lease_key(const std::string& scope) const { return prefix_ + "lease:" + scope; }
     std::string rate_key(const std::string& scope) const { return prefix_ + "rate:" + scope; }
+    std::string instance_key() const { return prefix_ + "instance"; }
+    std::string fence_key() const { return prefix_ + "fence"; }
 
   private:
     std::shared_ptr<RedisClient> client_;

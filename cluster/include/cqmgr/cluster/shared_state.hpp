@@ -26,6 +26,17 @@ struct LeaseAnswer {
     bool failed = false; // Redis did not answer: decide locally
     bool granted = false;
     int64_t live = 0; // leases held in the cluster after the step
+    // Refused while the store has just lost its state (see lease_acquire):
+    // no new lease for this long (ms); 0 when refused for being full.
+    double retry_after_ms = 0;
+};
+
+struct RenewAnswer {
+    bool failed = false; // Redis did not answer
+    int64_t live = 0;    // leases held in the cluster after the step
+    // For each id renewed, in order: whether it is held now (false: the
+    // store had lost it and the limit left no room to take it again).
+    std::vector<bool> kept;
 };
 
 struct RateAnswer {
@@ -52,6 +63,10 @@ class SharedState {
     virtual void close() = 0;
     // The connection is up: steps are answered (else they fail at once).
     virtual bool up() const = 0;
+    // Which connection this is (counted from 1, one more at each connect
+    // that comes up), so that a host can tell a reconnect it did not hear
+    // of from the connection it has synchronised with.
+    virtual uint64_t connection() const = 0;
 
     // Marks a destination dead for `ttl_ms`; `done(ok)`.
     virtual void dead_set(const std::string& transport, const std::string& queue,
@@ -64,14 +79,20 @@ class SharedState {
     virtual void dead_clear(const std::string& transport, const std::string& queue) = 0;
 
     // Takes lease `id` in `scope` if fewer than `limit` live leases are
-    // held there (holding it already renews it); it lasts `ttl_ms`.
+    // held there (holding it already renews it); it lasts `ttl_ms`.  A
+    // store that has lost its state (restarted, or failed over to a replica
+    // that had not seen the last steps) grants no new lease for `ttl_ms`
+    // after its first step: every lease taken before then has either been
+    // taken again (lease_renew) by now or has expired on its host.
     virtual void lease_acquire(const std::string& scope, const std::string& id, int limit,
                                int64_t ttl_ms, std::function<void(const LeaseAnswer&)> done) = 0;
-    // Renews the leases `ids` for another `ttl_ms`; leases the store lost
-    // (a restart without persistence) are taken again, so that the
-    // cluster sees what is really in use.
+    // Renews the leases `ids` for another `ttl_ms`, in order; a lease the
+    // store lost is taken again only while fewer than `limit` live leases
+    // are held in `scope` (all hosts' leases counted), so that the cluster
+    // sees what is in use and never more than the limit.
     virtual void lease_renew(const std::string& scope, const std::vector<std::string>& ids,
-                             int64_t ttl_ms, std::function<void(bool ok)> done = {}) = 0;
+                             int limit, int64_t ttl_ms,
+                             std::function<void(const RenewAnswer&)> done) = 0;
     // Gives lease `id` back.
     virtual void lease_release(const std::string& scope, const std::string& id,
                                std::function<void(bool ok)> done = {}) = 0;
