@@ -69,38 +69,6 @@ struct RedisClient::Attachment : std::enable_shared_from_this<Attachment> {
     }
 };
 
-RedisReply from_hiredis(const redisReply* r) {
-    RedisReply out;
-    switch (r->type) {
-    case REDIS_REPLY_STRING:
-        out.type = RedisReply::Type::string;
-        out.str.assign(r->str, r->len);
-        break;
-    case REDIS_REPLY_STATUS:
-        out.type = RedisReply::Type::status;
-        out.str.assign(r->str, r->len);
-        break;
-    case REDIS_REPLY_ERROR:
-        out.type = RedisReply::Type::error;
-        out.str.assign(r->str, r->len);
-        break;
-    case REDIS_REPLY_INTEGER:
-        out.type = RedisReply::Type::integer;
-        out.integer = r->integer;
-        break;
-    case REDIS_REPLY_ARRAY:
-        out.type = RedisReply::Type::array;
-        out.elements.reserve(r->elements);
-        for (size_t i = 0; i < r->elements; i++)
-            out.elements.push_back(from_hiredis(r->element[i]));
-        break;
-    default:
-        out.type = RedisReply::Type::nil;
-        break;
-    }
-    return out;
-}
-
 namespace {
 
 std::string millis(std::chrono::milliseconds d) {
@@ -206,6 +174,7 @@ void RedisClient::connect_to(const std::string& host, int port) {
         return;
     }
     ac->data = this;
+    guard_reader(ac->c.reader);
     Attachment::attach(ex_, ac);
     ctx_ = ac;
     state_ = State::connecting;
@@ -477,29 +446,6 @@ void RedisClient::deadline_passed() {
         return;
     }
     arm_deadline();
-}
-
-std::string describe(const RedisReply& r) {
-    switch (r.type) {
-    case RedisReply::Type::failed:
-        return "failed: " + r.str;
-    case RedisReply::Type::error:
-        return "error: " + r.str;
-    case RedisReply::Type::nil:
-        return "(nil)";
-    case RedisReply::Type::integer:
-        return std::to_string(r.integer);
-    case RedisReply::Type::string:
-    case RedisReply::Type::status:
-        return r.str;
-    case RedisReply::Type::array: {
-        std::string out = "[";
-        for (size_t i = 0; i < r.elements.size(); i++)
-            out += (i ? ", " : "") + describe(r.elements[i]);
-        return out + "]";
-    }
-    }
-    return {};
 }
 
 } // namespace cqmgr::cluster

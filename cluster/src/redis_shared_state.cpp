@@ -172,7 +172,11 @@ void RedisSharedState::close() {
 }
 
 bool RedisSharedState::release_blocking(const Leases& leases) {
-    return release_leases_blocking(client_->options(), prefix_, leases);
+    // The server connected to last (with Sentinel, the master it named).
+    RedisOptions o = client_->options();
+    o.address = client_->server();
+    if (!o.address.is_unix() && o.address.host.empty()) return false;
+    return release_leases_blocking(o, prefix_, leases);
 }
 
 void RedisSharedState::dead_set(const std::string& transport, const std::string& queue,
@@ -239,6 +243,7 @@ bool release_leases_blocking(const RedisOptions& options, const std::string& pre
                                   : redisConnectWithTimeout(a.host.c_str(), a.port, tv);
     if (!c) return false;
     bool ok = !c->err && redisSetTimeout(c, tv) == REDIS_OK;
+    if (ok) guard_reader(c->reader);
     // Pipelined: every ZREM goes out, then the replies are read.
     for (size_t i = 0; ok && i < leases.size(); i++) {
         std::string key = prefix + "lease:" + leases[i].first;

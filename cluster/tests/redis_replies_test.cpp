@@ -4,6 +4,7 @@
 #include "cqmgr/cluster/redis_replies.hpp"
 
 #include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
 
 using namespace cqmgr::cluster;
 
@@ -110,4 +111,28 @@ TEST(RedisReplies, SentinelAndServer) {
     EXPECT_EQ(read_run_id(text("# Server\r\nredis_version:7.0.15\r\nrun_id:" + id + "\r\n")), id);
     EXPECT_FALSE(read_run_id(text("# Server\r\nxrun_id:" + id + "\r\n")));
     EXPECT_FALSE(read_run_id(text("run_id:abc\r\n")));
+}
+
+TEST(RedisReplies, AnArrayCountAloneAllocatesNothingHuge) {
+    // hiredis makes an array's element table from its count: a server's
+    // "*10000000" would be 80 MB (and "*4000000000" 32 GB) before any element came.  Guarded, the
+    // reader refuses it (and the connection is dropped).
+    for (bool guarded : {false, true}) {
+        redisReader* r = redisReaderCreate();
+        if (guarded) guard_reader(r);
+        const char small[] = "*2\r\n:1\r\n:2\r\n";
+        ASSERT_EQ(redisReaderFeed(r, small, sizeof small - 1), REDIS_OK);
+        void* reply = nullptr;
+        ASSERT_EQ(redisReaderGetReply(r, &reply), REDIS_OK);
+        ASSERT_TRUE(reply);
+        EXPECT_EQ(describe(from_hiredis(static_cast<redisReply*>(reply))), "[1, 2]");
+        freeReplyObject(reply);
+        const char huge[] = "*10000000\r\n";
+        ASSERT_EQ(redisReaderFeed(r, huge, sizeof huge - 1), REDIS_OK);
+        reply = nullptr;
+        int rc = redisReaderGetReply(r, &reply);
+        EXPECT_EQ(rc, guarded ? REDIS_ERR : REDIS_OK) << (guarded ? "guarded" : "hiredis alone");
+        EXPECT_FALSE(reply);
+        redisReaderFree(r);
+    }
 }

@@ -172,10 +172,4 @@ class RedisClient : public std::enable_shared_from_this<RedisClient> {
     std::string sentinel_why_; // why the last one did not answer
 };
 
-// The text of a reply for log lines and tests ("OK", "(nil)", "3", "[a, b]").
-std::string describe(const RedisReply& r);
-
-// A copy of hiredis's reply tree (what the reader made of the bytes).
-RedisReply from_hiredis(const redisReply* r);
-
 } // namespace cqmgr::cluster
