@@ -136,6 +136,32 @@ double wait_for_outcome(const Scenario& sc, Instance& inst, Clock::time_point t0
     }
 }
 
+// The scenario's cleanup command, run once: at teardown, or when the run
+// is left early (an interruption).
+struct Cleanup {
+    const Scenario& sc;
+    const Vars& vars;
+    std::string conf_dir, log;
+    bool done = false;
+
+    void run() noexcept {
+        if (done || sc.cleanup.empty()) return;
+        done = true;
+        try {
+            SpawnOptions o;
+            for (const auto& arg : sc.cleanup)
+                o.argv.push_back(vars.expand(arg, "cleanup"));
+            o.argv[0] = find_program(o.argv[0]);
+            o.env.push_back("MAIL_CONFIG=" + conf_dir);
+            o.output_path = log;
+            run_command(o, std::chrono::seconds(10));
+        } catch (const std::exception& e) {
+            std::cerr << "compat-run: warning: cleanup: " << e.what() << "\n";
+        }
+    }
+    ~Cleanup() { run(); }
+};
+
 // The part of a run that owns processes; everything is torn down on return or throw.
 void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, RunResult& res) {
     const std::string& dir = res.dir->path();
@@ -200,6 +226,8 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
     Instance inst(dir);
     inst.create(cfg);
     inst.start();
+    // Declared after the run's own instance: run before it stops.
+    Cleanup cleanup{sc, vars, inst.conf_dir(), dir + "/cleanup.log"};
     // Declared after the run's own instance: stopped before it.
     std::unique_ptr<Peers> peers;
     if (sc.peers.count > 0) {
@@ -300,6 +328,7 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
         for (auto& f : peers->failures())
             res.failures.push_back(std::move(f));
     }
+    cleanup.run();
     inst.stop(); // after this, cqmgr has exited and reported its leaks, if any
     if (cfg.sanitizer_reports) {
         // First: a sanitizer finding explains whatever else went wrong.

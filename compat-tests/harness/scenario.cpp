@@ -706,6 +706,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
             s.chroot.push_back(svc);
     }
     if (const auto* qf = r.table("queue_fs")) s.queue_fs = parse_queue_fs(*qf, source);
+    s.cleanup = r.strings("cleanup").value_or(std::vector<std::string>{});
     s.allowed_problems = r.strings("allowed_problems").value_or(std::vector<std::string>{});
     for (const auto& re : s.allowed_problems) {
         try {

@@ -226,6 +226,11 @@ struct Scenario {
     // Regexes for fatal/panic/crash lines that are part of the scenario
     // (e.g. stock qmgr exits on ENOSPC); any other such line is a failure.
     std::vector<std::string> allowed_problems;
+    // A command run at teardown in every run, passed or failed (before the
+    // instance stops): it ends what the scenario's commands started outside
+    // the instance (a redis-server rewrites its environment, so teardown
+    // cannot tell it by MAIL_CONFIG).
+    std::vector<std::string> cleanup;
     std::vector<SinkSpec> sinks;
     PeersSpec peers;
     // Names of free loopback ports to allocate per run, as ${port.NAME}
