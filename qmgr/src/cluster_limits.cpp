@@ -663,7 +663,7 @@ void ClusterLimits::arm_hold_timer() {
     double now = steady_ms(), next = away_since_ + lease_ms_;
     if (next <= now) {
         next = std::numeric_limits<double>::infinity();
-        if (!local_warned_ && sync_ == Sync::away) {
+        if (!local_warned_ && sync_ == Sync::away && !tables_.concurrency.empty()) {
             local_warned_ = true;
             log::warn("cluster limits: no shared state for " +
                       std::to_string(static_cast<int64_t>(std::round(lease_ms_ / 1000))) +
