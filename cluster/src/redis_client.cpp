@@ -1,6 +1,8 @@
 // The asynchronous Redis client (see redis_client.hpp).
 #include "cqmgr/cluster/redis_client.hpp"
 
+#include "cqmgr/cluster/redis_replies.hpp"
+
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 
@@ -69,39 +71,6 @@ struct RedisClient::Attachment : std::enable_shared_from_this<Attachment> {
 
 namespace {
 
-// Copies hiredis's reply tree.
-RedisReply convert(const redisReply* r) {
-    RedisReply out;
-    switch (r->type) {
-    case REDIS_REPLY_STRING:
-        out.type = RedisReply::Type::string;
-        out.str.assign(r->str, r->len);
-        break;
-    case REDIS_REPLY_STATUS:
-        out.type = RedisReply::Type::status;
-        out.str.assign(r->str, r->len);
-        break;
-    case REDIS_REPLY_ERROR:
-        out.type = RedisReply::Type::error;
-        out.str.assign(r->str, r->len);
-        break;
-    case REDIS_REPLY_INTEGER:
-        out.type = RedisReply::Type::integer;
-        out.integer = r->integer;
-        break;
-    case REDIS_REPLY_ARRAY:
-        out.type = RedisReply::Type::array;
-        out.elements.reserve(r->elements);
-        for (size_t i = 0; i < r->elements; i++)
-            out.elements.push_back(convert(r->element[i]));
-        break;
-    default:
-        out.type = RedisReply::Type::nil;
-        break;
-    }
-    return out;
-}
-
 std::string millis(std::chrono::milliseconds d) {
     return std::to_string(d.count()) + " ms";
 }
@@ -116,10 +85,17 @@ std::shared_ptr<RedisClient> RedisClient::create(asio::any_io_executor ex, Redis
 
 RedisClient::RedisClient(asio::any_io_executor ex, RedisOptions options, LogFn log, StateFn state)
     : ex_(ex), options_(std::move(options)), log_(std::move(log)), state_fn_(std::move(state)),
-      deadline_(ex), retry_(ex), resolver_(ex) {}
+      deadline_(ex), retry_(ex), resolver_(ex), server_(options_.address) {}
 
 RedisClient::~RedisClient() {
     close();
+}
+
+std::string RedisClient::where() const {
+    if (options_.sentinels.empty()) return "redis server " + options_.address.text();
+    std::string w = "redis master " + options_.master_name;
+    if (!server_.host.empty()) w += " (" + server_.text() + ")";
+    return w;
 }
 
 void RedisClient::start() {
@@ -142,7 +118,26 @@ void RedisClient::close() {
 
 void RedisClient::connect() {
     if (state_ == State::closed) return;
-    const RedisAddress& a = options_.address;
+    if (options_.sentinels.empty()) {
+        open(options_.address);
+        return;
+    }
+    asked_ = 0;
+    ask_sentinel();
+}
+
+void RedisClient::ask_sentinel() {
+    if (asked_ >= options_.sentinels.size()) {
+        lost(sentinel_why_.empty() ? "no sentinel answered" : sentinel_why_);
+        return;
+    }
+    asked_++;
+    asking_ = true;
+    open(options_.sentinels[sentinel_]);
+}
+
+void RedisClient::open(const RedisAddress& a) {
+    target_ = a;
     error_code ec;
     if (a.is_unix() || (asio::ip::make_address(a.host, ec), !ec)) {
         connect_to(a.host, a.port);
@@ -156,8 +151,8 @@ void RedisClient::connect() {
             auto self = weak.lock();
             if (!self || self->state_ != State::resolving) return;
             if (ec || results.empty()) {
-                self->lost("cannot resolve " + self->options_.address.host + ": " +
-                           (ec ? ec.message() : std::string("no address")));
+                self->failed("cannot resolve " + self->target_.host + ": " +
+                             (ec ? ec.message() : std::string("no address")));
                 return;
             }
             auto ep = results.begin()->endpoint();
@@ -166,20 +161,20 @@ void RedisClient::connect() {
 }
 
 void RedisClient::connect_to(const std::string& host, int port) {
-    const RedisAddress& a = options_.address;
-    redisAsyncContext* ac =
-        a.is_unix() ? redisAsyncConnectUnix(a.path.c_str()) : redisAsyncConnect(host.c_str(), port);
+    redisAsyncContext* ac = target_.is_unix() ? redisAsyncConnectUnix(target_.path.c_str())
+                                              : redisAsyncConnect(host.c_str(), port);
     if (!ac) {
-        lost("cannot allocate a connection");
+        failed("cannot allocate a connection");
         return;
     }
     if (ac->err) {
         std::string why = ac->errstr;
         redisAsyncFree(ac);
-        lost(why);
+        failed(why);
         return;
     }
     ac->data = this;
+    guard_reader(ac->c.reader);
     Attachment::attach(ex_, ac);
     ctx_ = ac;
     state_ = State::connecting;
@@ -197,42 +192,103 @@ void RedisClient::on_connect(const redisAsyncContext* ac, int status) {
     if (status != REDIS_OK) {
         // hiredis frees the context when we return.
         self->ctx_ = nullptr;
-        self->lost(ac->errstr[0] ? ac->errstr : "connection refused");
+        self->failed(ac->errstr[0] ? ac->errstr : "connection refused");
+        return;
+    }
+    auto* c = const_cast<redisAsyncContext*>(ac);
+    if (self->asking_) {
+        const std::string& name = self->options_.master_name;
+        const char* argv[] = {"SENTINEL", "get-master-addr-by-name", name.c_str()};
+        size_t lens[] = {8, 23, name.size()};
+        redisAsyncCommandArgv(c, &RedisClient::on_sentinel, nullptr, 3, argv, lens);
         return;
     }
     // A socket is not yet a server that answers (a stopped one accepts
-    // connections too): up only after a PING comes back, within the
-    // connect deadline.
-    redisAsyncCommand(const_cast<redisAsyncContext*>(ac), &RedisClient::on_hello, nullptr, "PING");
+    // connections too), nor a master: up only after ROLE says "master" and
+    // INFO gives the run_id, within the connect deadline.
+    redisAsyncCommand(c, &RedisClient::on_role, nullptr, "ROLE");
 }
 
-void RedisClient::on_hello(redisAsyncContext* ac, void* reply, void* privdata) {
+void RedisClient::drop_later(redisAsyncContext* ac, const std::string& why) {
+    // Not from inside hiredis: the context is freed.
+    asio::post(ex_, [weak = weak_from_this(), ac, why] {
+        if (auto s = weak.lock(); s && s->ctx_ == ac) s->drop(why);
+    });
+}
+
+void RedisClient::on_sentinel(redisAsyncContext* ac, void* reply, void* privdata) {
+    (void)privdata;
+    auto* self = static_cast<RedisClient*>(ac->data);
+    if (!reply || ac != self->ctx_ || !self->asking_ || self->state_ != State::connecting) return;
+    RedisReply r = from_hiredis(static_cast<redisReply*>(reply));
+    auto master = read_master_address(r);
+    if (!master) {
+        self->drop_later(ac, "no address for master " + self->options_.master_name + " (" +
+                                 describe(r) + ")");
+        return;
+    }
+    // Done with the sentinel: let it go, and connect to the master.
+    asio::post(self->ex_, [weak = self->weak_from_this(), ac, m = *master] {
+        auto s = weak.lock();
+        if (!s || s->ctx_ != ac) return;
+        s->fail_reason_ = "closed";
+        s->ctx_ = nullptr;
+        redisAsyncFree(ac);
+        s->asking_ = false;
+        if (s->log_ && !s->server_.host.empty() && !(s->server_ == m))
+            s->log_(false, "redis master " + s->options_.master_name + ": now at " + m.text() +
+                               " (was " + s->server_.text() + ")");
+        s->server_ = m;
+        s->open(m);
+    });
+}
+
+void RedisClient::on_role(redisAsyncContext* ac, void* reply, void* privdata) {
     (void)privdata;
     auto* self = static_cast<RedisClient*>(ac->data);
     // No reply: the context is going away, and its disconnect says why.
     if (!reply || ac != self->ctx_ || self->state_ != State::connecting) return;
-    if (static_cast<redisReply*>(reply)->type == REDIS_REPLY_ERROR) {
-        // E.g. NOAUTH.  Not from inside hiredis: the context is freed.
-        std::string why = std::string("PING: ") + static_cast<redisReply*>(reply)->str;
-        asio::post(self->ex_, [weak = self->weak_from_this(), ac, why] {
-            if (auto s = weak.lock(); s && s->ctx_ == ac) s->drop(why);
-        });
+    RedisReply r = from_hiredis(static_cast<redisReply*>(reply));
+    std::string role = read_role(r);
+    if (role != "master") {
+        // E.g. NOAUTH, or a replica (a failover under way).
+        self->drop_later(ac, r.type == RedisReply::Type::error ? "ROLE: " + r.str
+                             : role.empty()                    ? "ROLE: " + describe(r)
+                                                               : "not a master (" + role + ")");
         return;
     }
-    self->state_ = State::up;
-    self->backoff_ = std::chrono::milliseconds(0);
-    self->stats_.connects++;
-    const std::string where = "redis server " + self->options_.address.text();
-    if (self->log_) {
-        if (self->in_outage_)
-            self->log_(false, where + ": connection restored; using shared limits");
-        else if (!self->ever_up_)
-            self->log_(false, where + ": connected");
+    redisAsyncCommand(ac, &RedisClient::on_info, nullptr, "INFO server");
+}
+
+void RedisClient::on_info(redisAsyncContext* ac, void* reply, void* privdata) {
+    (void)privdata;
+    auto* self = static_cast<RedisClient*>(ac->data);
+    if (!reply || ac != self->ctx_ || self->state_ != State::connecting) return;
+    RedisReply r = from_hiredis(static_cast<redisReply*>(reply));
+    auto run_id = read_run_id(r);
+    if (!run_id) {
+        self->drop_later(ac, "INFO server: no run_id");
+        return;
     }
-    self->in_outage_ = false;
-    self->ever_up_ = true;
-    if (self->state_fn_)
-        asio::post(self->ex_, [weak = self->weak_from_this()] {
+    self->instance_ = *run_id;
+    self->came_up();
+}
+
+void RedisClient::came_up() {
+    state_ = State::up;
+    backoff_ = std::chrono::milliseconds(0);
+    stats_.connects++;
+    connection_++;
+    if (log_) {
+        if (in_outage_)
+            log_(false, where() + ": connection restored; using shared limits");
+        else if (!ever_up_)
+            log_(false, where() + ": connected");
+    }
+    in_outage_ = false;
+    ever_up_ = true;
+    if (state_fn_)
+        asio::post(ex_, [weak = weak_from_this()] {
             if (auto s = weak.lock(); s && s->up()) s->state_fn_(true);
         });
 }
@@ -242,7 +298,7 @@ void RedisClient::on_disconnect(const redisAsyncContext* ac, int status) {
     auto* self = static_cast<RedisClient*>(ac->data);
     if (ac != self->ctx_) return; // we dropped it ourselves
     self->ctx_ = nullptr;
-    self->lost(ac->errstr[0] ? ac->errstr : "connection closed");
+    self->failed(ac->errstr[0] ? ac->errstr : "connection closed");
 }
 
 void RedisClient::on_reply(redisAsyncContext* ac, void* reply, void* privdata) {
@@ -260,7 +316,12 @@ void RedisClient::on_reply(redisAsyncContext* ac, void* reply, void* privdata) {
         return;
     }
     self->stats_.answered++;
-    self->deliver(std::move(p.done), convert(static_cast<redisReply*>(reply)));
+    RedisReply r = from_hiredis(static_cast<redisReply*>(reply));
+    // A write refused by a replica: the server was turned into one (a
+    // failover); the next connection finds the new master.
+    if (r.type == RedisReply::Type::error && r.str.starts_with("READONLY") && ac == self->ctx_)
+        self->drop_later(ac, "no longer a master (" + r.str + ")");
+    self->deliver(std::move(p.done), std::move(r));
     self->arm_deadline();
 }
 
@@ -294,16 +355,33 @@ void RedisClient::deliver(Callback done, RedisReply reply) {
     asio::post(ex_, [done = std::move(done), reply = std::move(reply)] { done(reply); });
 }
 
+void RedisClient::failed(const std::string& why) {
+    if (state_ == State::closed) return;
+    if (!asking_) {
+        lost(why);
+        return;
+    }
+    // This sentinel did not say: the next one is asked (not from inside
+    // hiredis), and asked first next time.
+    sentinel_why_ = "sentinel " + options_.sentinels[sentinel_].text() + ": " + why;
+    sentinel_ = (sentinel_ + 1) % options_.sentinels.size();
+    asking_ = false;
+    state_ = State::waiting;
+    asio::post(ex_, [weak = weak_from_this()] {
+        if (auto s = weak.lock(); s && s->state_ == State::waiting && !s->asking_)
+            s->ask_sentinel();
+    });
+}
+
 void RedisClient::lost(const std::string& why) {
     if (state_ == State::closed) return;
     bool was_up = state_ == State::up;
     state_ = State::waiting;
+    asked_ = 0;
     if (!in_outage_) {
         in_outage_ = true;
         stats_.outages++;
-        if (log_)
-            log_(true,
-                 "redis server " + options_.address.text() + ": " + why + "; using local limits");
+        if (log_) log_(true, where() + ": " + why + "; using local limits");
     }
     if (was_up && state_fn_)
         asio::post(ex_, [weak = weak_from_this()] {
@@ -319,7 +397,7 @@ void RedisClient::drop(const std::string& why) {
     fail_reason_ = why;
     ctx_ = nullptr;
     redisAsyncFree(ac); // fails every pending command with fail_reason_
-    lost(why);
+    failed(why);
 }
 
 void RedisClient::retry_later() {
@@ -368,29 +446,6 @@ void RedisClient::deadline_passed() {
         return;
     }
     arm_deadline();
-}
-
-std::string describe(const RedisReply& r) {
-    switch (r.type) {
-    case RedisReply::Type::failed:
-        return "failed: " + r.str;
-    case RedisReply::Type::error:
-        return "error: " + r.str;
-    case RedisReply::Type::nil:
-        return "(nil)";
-    case RedisReply::Type::integer:
-        return std::to_string(r.integer);
-    case RedisReply::Type::string:
-    case RedisReply::Type::status:
-        return r.str;
-    case RedisReply::Type::array: {
-        std::string out = "[";
-        for (size_t i = 0; i < r.elements.size(); i++)
-            out += (i ? ", " : "") + describe(r.elements[i]);
-        return out + "]";
-    }
-    }
-    return {};
 }
 
 } // namespace cqmgr::cluster

@@ -1,6 +1,9 @@
 // The asynchronous client against a real redis-server: commands, a server
 // killed or stopped in the middle of a command, and a restart.
+#include "cqmgr/cluster/redis_address.hpp"
 #include "redis_fixture.hpp"
+
+#include <algorithm>
 
 using namespace cqmgr;
 using namespace cqmgr::cluster;
@@ -186,4 +189,130 @@ TEST_F(RedisClientTest, RoundTripTime) {
     ASSERT_TRUE(run_until([&] { return done == n; }));
     auto us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
     std::cerr << "PING round trip over a unix socket: " << us / n << " us\n";
+}
+
+TEST_F(RedisClientTest, EachServerHasItsOwnInstance) {
+    // A restart (or another server) is another run_id: what the lease
+    // scripts tell a store that may have lost leases by.
+    RedisServer server;
+    server.start();
+    auto c = make_client(server.address());
+    c->start();
+    ASSERT_TRUE(run_until([&] { return c->up(); }));
+    std::string first = c->instance();
+    EXPECT_EQ(first.size(), 40u);
+    EXPECT_EQ(c->connection(), 1u);
+    server.kill();
+    ASSERT_TRUE(run_until([&] { return !c->up(); }));
+    server.start();
+    ASSERT_TRUE(run_until([&] { return c->up(); }));
+    EXPECT_NE(c->instance(), first);
+    EXPECT_EQ(c->connection(), 2u);
+}
+
+TEST_F(RedisClientTest, AReplicaIsNotUp) {
+    // Every lease step writes: a replica would refuse them all.
+    RedisServer master(RedisServer::Listen::loopback), replica(RedisServer::Listen::loopback);
+    master.start();
+    replica.start({"--replicaof", "127.0.0.1", std::to_string(master.port())});
+    auto c = make_client(replica.address());
+    c->start();
+    ASSERT_TRUE(run_until([&] { return !warnings.empty(); }));
+    EXPECT_FALSE(c->up());
+    EXPECT_EQ(warnings[0],
+              "redis server " + replica.address() + ": not a master (slave); using local limits");
+}
+
+TEST_F(RedisClientTest, AMasterTurnedReplicaIsLeft) {
+    // Sentinel makes an old master a replica of the new one; a write it
+    // refuses (READONLY) ends the connection, and the next one finds no
+    // master there.
+    RedisServer a(RedisServer::Listen::loopback), b(RedisServer::Listen::loopback);
+    a.start();
+    b.start();
+    auto c = make_client(a.address());
+    c->start();
+    ASSERT_TRUE(run_until([&] { return c->up(); }));
+    EXPECT_EQ(describe(a.ask({"REPLICAOF", "127.0.0.1", std::to_string(b.port())})), "OK");
+    RedisReply r = call(*c, {"SET", "k", "v"});
+    EXPECT_EQ(r.type, RedisReply::Type::error);
+    EXPECT_TRUE(r.str.starts_with("READONLY")) << describe(r);
+    ASSERT_TRUE(run_until([&] { return !c->up(); }));
+    ASSERT_FALSE(warnings.empty());
+    EXPECT_TRUE(warnings[0].find("no longer a master") != std::string::npos) << warnings[0];
+    run_for(300ms);
+    EXPECT_FALSE(c->up());
+}
+
+namespace {
+
+class SentinelTest : public RedisFixture {
+  protected:
+    std::shared_ptr<RedisClient> sentinel_client(const std::vector<std::string>& sentinels) {
+        RedisOptions o;
+        o.master_name = "cqmgr";
+        for (const auto& s : sentinels)
+            o.sentinels.push_back(*parse_redis_address(s, 26379));
+        o.command_timeout = 200ms;
+        o.connect_timeout = 500ms;
+        o.backoff_min = 20ms;
+        o.backoff_max = 200ms;
+        return RedisClient::create(
+            io.get_executor(), o,
+            [this](bool warning, const std::string& line) {
+                (warning ? warnings : infos).push_back(line);
+            },
+            [this](bool up) { states.push_back(up); });
+    }
+    // Waits until the sentinel knows `n` replicas of the master (it asks
+    // the master with INFO about once a second at first).
+    bool replicas_known(RedisServer& sentinel, size_t n) {
+        return run_until(
+            [&] {
+                RedisReply r = sentinel.ask({"SENTINEL", "replicas", "cqmgr"});
+                return r.type == RedisReply::Type::array && r.elements.size() >= n;
+            },
+            20s);
+    }
+};
+
+} // namespace
+
+TEST_F(SentinelTest, TheSentinelsNameTheMaster) {
+    RedisServer master(RedisServer::Listen::loopback), sentinel(RedisServer::Listen::loopback);
+    RedisServer nobody(RedisServer::Listen::loopback); // never started
+    master.start();
+    sentinel.start_sentinel("cqmgr", master.address());
+    // The first sentinel listed is not there: the next one is asked.
+    auto c = sentinel_client({nobody.address(), sentinel.address()});
+    c->start();
+    ASSERT_TRUE(run_until([&] { return c->up(); }));
+    EXPECT_EQ(c->server().text(), master.address());
+    EXPECT_EQ(describe(call(*c, {"SET", "k", "v"})), "OK");
+    EXPECT_EQ(infos,
+              std::vector<std::string>{"redis master cqmgr (" + master.address() + "): connected"});
+}
+
+TEST_F(SentinelTest, AFailoverIsFollowed) {
+    RedisServer master(RedisServer::Listen::loopback), replica(RedisServer::Listen::loopback),
+        sentinel(RedisServer::Listen::loopback);
+    master.start();
+    replica.start({"--replicaof", "127.0.0.1", std::to_string(master.port())});
+    sentinel.start_sentinel("cqmgr", master.address());
+    auto c = sentinel_client({sentinel.address()});
+    c->start();
+    ASSERT_TRUE(run_until([&] { return c->up(); }));
+    std::string first = c->instance();
+    ASSERT_TRUE(replicas_known(sentinel, 1));
+    // The master dies; Sentinel promotes the replica.
+    master.kill();
+    ASSERT_TRUE(run_until([&] { return !c->up(); }));
+    ASSERT_TRUE(run_until([&] { return c->up(); }, 30s));
+    EXPECT_EQ(c->server().text(), replica.address());
+    EXPECT_NE(c->instance(), first);
+    EXPECT_EQ(describe(call(*c, {"SET", "k", "v"})), "OK");
+    EXPECT_NE(std::find(infos.begin(), infos.end(),
+                        "redis master cqmgr: now at " + replica.address() + " (was " +
+                            master.address() + ")"),
+              infos.end());
 }

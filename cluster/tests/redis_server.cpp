@@ -1,12 +1,16 @@
 // A redis-server child process for tests (see redis_server.hpp).
 #include "redis_server.hpp"
 
+#include "cqmgr/cluster/redis_client.hpp"
+
 #include <arpa/inet.h>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
 #include <filesystem>
+#include <hiredis/hiredis.h>
 #include <netinet/in.h>
 #include <stdexcept>
 #include <sys/socket.h>
@@ -62,7 +66,7 @@ std::string RedisServer::address() const {
     return "127.0.0.1:" + std::to_string(port_);
 }
 
-void RedisServer::start() {
+void RedisServer::start(const std::vector<std::string>& extra) {
     std::vector<std::string> args{
         server_binary,       "--save",      "",  "--appendonly", "no", "--dir", dir_, "--logfile",
         dir_ + "/redis.log", "--daemonize", "no"};
@@ -72,6 +76,51 @@ void RedisServer::start() {
     } else {
         args.insert(args.end(), {"--port", std::to_string(port_), "--bind", "127.0.0.1"});
     }
+    args.insert(args.end(), extra.begin(), extra.end());
+    spawn(std::move(args));
+}
+
+void RedisServer::start_sentinel(const std::string& name, const std::string& master) {
+    auto colon = master.rfind(':');
+    std::string conf = dir_ + "/sentinel.conf";
+    FILE* f = std::fopen(conf.c_str(), "w");
+    if (!f) throw std::runtime_error("cannot write " + conf);
+    std::fprintf(f,
+                 "port %d\nbind 127.0.0.1\ndir %s\nlogfile %s/sentinel.log\n"
+                 "sentinel monitor %s %s %s 1\n"
+                 "sentinel down-after-milliseconds %s 500\n"
+                 "sentinel failover-timeout %s 3000\n",
+                 port_, dir_.c_str(), dir_.c_str(), name.c_str(), master.substr(0, colon).c_str(),
+                 master.substr(colon + 1).c_str(), name.c_str(), name.c_str());
+    std::fclose(f);
+    spawn({server_binary, conf, "--sentinel"});
+}
+
+RedisReply RedisServer::ask(const std::vector<std::string>& args) const {
+    timeval tv{2, 0};
+    redisContext* c = how_ == Listen::unix_socket
+                          ? redisConnectUnixWithTimeout((dir_ + "/redis.sock").c_str(), tv)
+                          : redisConnectWithTimeout("127.0.0.1", port_, tv);
+    if (!c || c->err) {
+        if (c) redisFree(c);
+        return RedisReply::failure("cannot connect");
+    }
+    redisSetTimeout(c, tv);
+    std::vector<const char*> argv;
+    std::vector<size_t> lens;
+    for (const auto& a : args) {
+        argv.push_back(a.data());
+        lens.push_back(a.size());
+    }
+    auto* r = static_cast<redisReply*>(
+        redisCommandArgv(c, static_cast<int>(args.size()), argv.data(), lens.data()));
+    RedisReply out = r ? from_hiredis(r) : RedisReply::failure("no reply");
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return out;
+}
+
+void RedisServer::spawn(std::vector<std::string> args) {
     pid_ = ::fork();
     if (pid_ < 0) throw std::runtime_error("fork failed");
     if (pid_ == 0) {

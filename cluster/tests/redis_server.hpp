@@ -3,8 +3,11 @@
 // without persistence; stopped (or killed, paused, restarted) by the test.
 #pragma once
 
+#include "cqmgr/cluster/redis_reply.hpp"
+
 #include <string>
 #include <sys/types.h>
+#include <vector>
 
 namespace cqmgr::cluster::testing {
 
@@ -17,8 +20,12 @@ class RedisServer {
     // True when redis-server is installed (tests skip themselves if not).
     static bool available();
 
-    // Starts the server and waits until it accepts connections.
-    void start();
+    // Starts the server and waits until it accepts connections; `extra`
+    // are more redis-server options (e.g. --replicaof HOST PORT).
+    void start(const std::vector<std::string>& extra = {});
+    // Starts a sentinel (loopback only) that watches the master `name` at
+    // `master` with a quorum of 1, and declares it down after 500 ms.
+    void start_sentinel(const std::string& name, const std::string& master);
     // SIGKILL, and wait for it to be gone.
     void kill();
     // SIGSTOP / SIGCONT: a server that is there but does not answer.
@@ -29,9 +36,14 @@ class RedisServer {
     // "127.0.0.1:PORT".
     std::string address() const;
     pid_t pid() const { return pid_; }
+    int port() const { return port_; }
+    // Sends one command over a blocking connection of its own (test set-up:
+    // REPLICAOF, SENTINEL ...); a failure if there is no answer in 2 s.
+    RedisReply ask(const std::vector<std::string>& args) const;
 
   private:
     bool accepting() const;
+    void spawn(std::vector<std::string> args);
     Listen how_;
     std::string dir_;
     int port_ = 0;

@@ -1,6 +1,6 @@
 // The shared dead marks, leases and rate cells against a real redis-server,
 // with two clients standing for two hosts.
-#include "cqmgr/cluster/shared_state.hpp"
+#include "cqmgr/cluster/redis_shared_state.hpp"
 #include "redis_fixture.hpp"
 
 using namespace cqmgr;
@@ -23,7 +23,11 @@ class SharedStateTest : public RedisFixture {
         ASSERT_TRUE(run_until([&] { return a_client->up() && b_client->up(); }));
         a.emplace(a_client, "test:");
         b.emplace(b_client, "test:");
+        warm();
     }
+
+    // The cluster has used this server before: no fence (see lease_acquire).
+    void warm() { call(*a_client, {"SET", a->instance_key(), a_client->instance()}); }
 
     LeaseAnswer acquire(SharedState& s, const std::string& id, int limit, int64_t ttl = 60'000) {
         std::optional<LeaseAnswer> got;
@@ -40,6 +44,14 @@ class SharedStateTest : public RedisFixture {
         EXPECT_TRUE(run_until([&] { return got.has_value(); }));
         return got.value_or(RateAnswer{true});
     }
+    RenewAnswer renew(SharedState& s, const std::vector<std::string>& ids, int limit,
+                      int64_t ttl = 60'000) {
+        std::optional<RenewAnswer> got;
+        s.lease_renew("smtp:example.com", ids, limit, ttl, [&](const RenewAnswer& x) { got = x; });
+        EXPECT_TRUE(run_until([&] { return got.has_value(); }));
+        if (!got) got.emplace().failed = true;
+        return *got;
+    }
     bool done_ok(std::function<void(std::function<void(bool)>)> start) {
         std::optional<bool> got;
         start([&](bool ok) { got = ok; });
@@ -49,7 +61,7 @@ class SharedStateTest : public RedisFixture {
 
     RedisServer server;
     std::shared_ptr<RedisClient> a_client, b_client;
-    std::optional<SharedState> a, b;
+    std::optional<RedisSharedState> a, b;
 };
 
 } // namespace
@@ -183,10 +195,54 @@ TEST_F(SharedStateTest, RenewTakesBackLeasesARestartLost) {
     EXPECT_TRUE(acquire(*a, "a1", 2).granted);
     EXPECT_TRUE(acquire(*a, "a2", 2).granted);
     call(*a_client, {"FLUSHALL"});
-    EXPECT_TRUE(done_ok([&](auto d) {
-        a->lease_renew("smtp:example.com", {"a1", "a2"}, 60'000, d);
-    }));
+    RenewAnswer r = renew(*a, {"a1", "a2"}, 2);
+    EXPECT_FALSE(r.failed);
+    EXPECT_EQ(r.kept, (std::vector<bool>{true, true}));
+    EXPECT_EQ(r.live, 2);
     EXPECT_FALSE(acquire(*b, "b1", 2).granted);
+}
+
+TEST_F(SharedStateTest, RenewTakesBackNoMoreThanTheLimit) {
+    // Redis lost A's two leases; B took two meanwhile (limit 3): A gets
+    // one back, the first it names (the one in use), not the second.
+    EXPECT_TRUE(acquire(*a, "a1", 3).granted);
+    EXPECT_TRUE(acquire(*a, "a2", 3).granted);
+    call(*a_client, {"FLUSHALL"});
+    warm();
+    EXPECT_TRUE(acquire(*b, "b1", 3).granted);
+    EXPECT_TRUE(acquire(*b, "b2", 3).granted);
+    RenewAnswer r = renew(*a, {"a1", "a2"}, 3);
+    EXPECT_EQ(r.kept, (std::vector<bool>{true, false}));
+    EXPECT_EQ(r.live, 3);
+    EXPECT_EQ(call(*a_client, {"ZCARD", a->lease_key("smtp:example.com")}).integer, 3);
+    // Leases still held are renewed whatever the count.
+    r = renew(*b, {"b1", "b2"}, 1);
+    EXPECT_EQ(r.kept, (std::vector<bool>{true, true}));
+}
+
+TEST_F(SharedStateTest, AnotherServerFencesNewLeasesForALeaseTime) {
+    // The instance key names another server (a restart, a failover): the
+    // first step sets the fence; leases held are taken again meanwhile,
+    // new ones wait for its end.
+    call(*a_client, {"SET", a->instance_key(), "some-other-run-id"});
+    EXPECT_EQ(renew(*a, {"a1"}, 2, 400).kept, (std::vector<bool>{true}));
+    LeaseAnswer refused = acquire(*b, "b1", 2, 400);
+    EXPECT_FALSE(refused.failed);
+    EXPECT_FALSE(refused.granted);
+    EXPECT_EQ(refused.live, 1);
+    EXPECT_GT(refused.retry_after_ms, 200);
+    EXPECT_LE(refused.retry_after_ms, 400);
+    EXPECT_TRUE(acquire(*a, "a1", 2, 400).granted); // held already: renewed
+    run_for(std::chrono::milliseconds(static_cast<int>(refused.retry_after_ms) + 20));
+    EXPECT_TRUE(acquire(*b, "b1", 2, 400).granted);
+    EXPECT_EQ(call(*a_client, {"GET", a->instance_key()}).str, a_client->instance());
+}
+
+TEST_F(SharedStateTest, AFreshServerFencesToo) {
+    call(*a_client, {"FLUSHALL"});
+    LeaseAnswer refused = acquire(*a, "a1", 2, 300);
+    EXPECT_FALSE(refused.granted);
+    EXPECT_GT(refused.retry_after_ms, 0);
 }
 
 TEST_F(SharedStateTest, DeadMarks) {

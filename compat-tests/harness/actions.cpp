@@ -28,9 +28,6 @@
 #include <vector>
 
 namespace compat {
-namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // Resolves a bare program name in the usual system directories.
 std::string find_program(const std::string& name) {
@@ -42,6 +39,10 @@ std::string find_program(const std::string& name) {
     throw Error("expected a program named '" + name +
                 "' in /usr/sbin, /usr/bin, /sbin or /bin, found none");
 }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
 
 // The earlier of the scenario deadline and now + `seconds` (if given).
 Clock::time_point step_deadline(const ActionContext& ctx, std::optional<double> seconds) {

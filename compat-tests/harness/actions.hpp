@@ -25,6 +25,10 @@ void send_trigger(const std::string& path, const std::string& bytes);
 // The fifo case of send_trigger().
 void send_fifo_trigger(const std::string& path, const std::string& bytes);
 
+// Resolves a bare program name in /usr/sbin, /usr/bin, /sbin or /bin (a
+// path is kept); throws Error if there is none.
+std::string find_program(const std::string& name);
+
 // What an action may touch during one run.
 struct ActionContext {
     Instance& inst;

@@ -657,6 +657,13 @@ std::vector<std::string> check_expectations(const Expect& e, const Outcome& o, c
             f.push_back("expected " + rg.describe() + " simultaneous connections to sink '" + name +
                         "' (peak), found " + std::to_string(got));
     }
+    for (const auto& [name, rg] : e.session_peak) {
+        int got = o.sessions.count(name) ? o.sessions.at(name).peak : 0;
+        if (!rg.contains(got))
+            f.push_back("expected " + rg.describe() + " sessions at once at sink '" + name +
+                        "' (exact peak), found " + std::to_string(got) + " (sessions-" + name +
+                        ".log has each open and close)");
+    }
     for (const auto& [name, want] : e.transactions) {
         int got = 0;
         if (o.transactions.count(name)) got = total(o.transactions.at(name));
@@ -831,6 +838,11 @@ void print_outcome(std::ostream& out, const Outcome& o, bool verbose) {
             out << ' ' << k << '=' << v;
         out << "\n";
     }
+    for (const auto& line : o.peer_summary)
+        out << "  " << line << "\n";
+    for (const auto& [k, v] : o.sessions)
+        out << "  sink " << k << ": exact peak " << v.peak << " sessions at once (" << v.total
+            << " sessions; " << v.mixed_wakeups << " wakeups saw an end and a new one)\n";
     for (const auto& [name, seconds] : o.milestones) {
         if (seconds >= 0)
             out << "  " << name << ": " << seconds << " s after the first injection\n";

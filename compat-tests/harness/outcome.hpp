@@ -51,9 +51,18 @@ struct Outcome {
     std::vector<long> backoffs;                   // per deferred file: mtime - ctime (s), sorted
     std::map<std::string, Multiset> transactions; // dump sink -> envelope of each transaction
     std::map<std::string, int> peak_connections;  // sink -> most simultaneous connections
-    std::vector<std::string> maillog;             // raw lines, for expect.log
-    std::vector<std::string> corrupt_files;       // names of the files left in corrupt/
-    Multiset flush_logs; // fast flush log file -> distinct queue IDs it lists
+    // Counting sinks (SessionCounter): the most sessions open at once, the
+    // sessions in all, and the wakeups that saw both an end and a new one.
+    struct Sessions {
+        int peak = 0;
+        long total = 0;
+        long mixed_wakeups = 0;
+    };
+    std::map<std::string, Sessions> sessions;
+    std::vector<std::string> peer_summary;  // one line per [peers] instance
+    std::vector<std::string> maillog;       // raw lines, for expect.log
+    std::vector<std::string> corrupt_files; // names of the files left in corrupt/
+    Multiset flush_logs;                    // fast flush log file -> distinct queue IDs it lists
     std::map<std::string, std::vector<double>> transaction_times; // dump sink -> sorted times (s)
     long flow_tokens = -1; // bytes in master's in-flow pipe at the end (-1: not measured)
     std::map<std::string, std::vector<std::string>> queue_paths; // queue dir -> relative paths

@@ -6,6 +6,7 @@
 #include "inject.hpp"
 #include "maillog.hpp"
 #include "net.hpp"
+#include "peers.hpp"
 #include "process.hpp"
 #include "sanitizer.hpp"
 #include "signals.hpp"
@@ -135,6 +136,32 @@ double wait_for_outcome(const Scenario& sc, Instance& inst, Clock::time_point t0
     }
 }
 
+// The scenario's cleanup command, run once: at teardown, or when the run
+// is left early (an interruption).
+struct Cleanup {
+    const Scenario& sc;
+    const Vars& vars;
+    std::string conf_dir, log;
+    bool done = false;
+
+    void run() noexcept {
+        if (done || sc.cleanup.empty()) return;
+        done = true;
+        try {
+            SpawnOptions o;
+            for (const auto& arg : sc.cleanup)
+                o.argv.push_back(vars.expand(arg, "cleanup"));
+            o.argv[0] = find_program(o.argv[0]);
+            o.env.push_back("MAIL_CONFIG=" + conf_dir);
+            o.output_path = log;
+            run_command(o, std::chrono::seconds(10));
+        } catch (const std::exception& e) {
+            std::cerr << "compat-run: warning: cleanup: " << e.what() << "\n";
+        }
+    }
+    ~Cleanup() { run(); }
+};
+
 // The part of a run that owns processes; everything is torn down on return or throw.
 void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, RunResult& res) {
     const std::string& dir = res.dir->path();
@@ -199,6 +226,23 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
     Instance inst(dir);
     inst.create(cfg);
     inst.start();
+    // Declared after the run's own instance: run before it stops.
+    Cleanup cleanup{sc, vars, inst.conf_dir(), dir + "/cleanup.log"};
+    // Declared after the run's own instance: stopped before it.
+    std::unique_ptr<Peers> peers;
+    if (sc.peers.count > 0) {
+        peers = std::make_unique<Peers>(sc.peers, cfg, dir);
+        peers->start();
+    }
+    // Runs injection `i` into the instance it names.
+    auto inject = [&](size_t i, Clock::time_point deadline) {
+        const InjectSpec& in = sc.injects[i];
+        if (in.peer > 0)
+            run_injection(in, i, vars, peers->instance(in.peer), peers->smtpd_port(in.peer),
+                          deadline, opts.verbose);
+        else
+            run_injection(in, i, vars, inst, ports[0], deadline, opts.verbose);
+    };
     if (opts.verbose)
         std::cout << "  master pid " << inst.master_pid() << ", smtpd on 127.0.0.1:" << ports[0]
                   << "\n"
@@ -226,7 +270,7 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
         for (size_t k = 0; k < sc.actions.size(); ++k) {
             const auto& a = sc.actions[k];
             for (; next < static_cast<size_t>(a.after_inject); ++next)
-                run_injection(sc.injects[next], next, vars, inst, ports[0], deadline, opts.verbose);
+                inject(next, deadline);
             if (!a.qmgr.empty() && a.qmgr != qmgr_kind_name(kind)) continue;
             try {
                 run_action(a, k, actx);
@@ -238,9 +282,10 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
             }
         }
         for (; next < sc.injects.size(); ++next)
-            run_injection(sc.injects[next], next, vars, inst, ports[0], deadline, opts.verbose);
+            inject(next, deadline);
         res.outcome.injection_seconds = seconds_since(t0);
         res.outcome.outcome_seconds = wait_for_outcome(sc, inst, t0, opts.verbose, killed);
+        if (peers) peers->wait(deadline);
         for (const auto& rep : sc.reports)
             if (rep.qmgr.empty() || rep.qmgr == qmgr_kind_name(kind))
                 report_output.emplace_back(&rep, run_report(rep, actx));
@@ -276,6 +321,14 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
     if (inst.master_alive())
         for (const auto& p : children_of(inst.master_pid()))
             if (killed.pids.count(p.pid)) kill(p.pid, SIGCONT);
+    if (peers) {
+        for (const auto& line : peers->summary())
+            res.outcome.peer_summary.push_back(line);
+        peers->stop();
+        for (auto& f : peers->failures())
+            res.failures.push_back(std::move(f));
+    }
+    cleanup.run();
     inst.stop(); // after this, cqmgr has exited and reported its leaks, if any
     if (cfg.sanitizer_reports) {
         // First: a sanitizer finding explains whatever else went wrong.
@@ -287,6 +340,8 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
         s->stop();
     for (size_t i = 0; i < sinks.size(); ++i) {
         res.outcome.peak_connections[sinks[i]->name()] = sampler.peak(i);
+        if (const SessionCounter* c = sinks[i]->sessions())
+            res.outcome.sessions[sinks[i]->name()] = {c->peak(), c->sessions(), c->mixed_wakeups()};
         if (sinks[i]->dumps()) {
             res.outcome.transactions[sinks[i]->name()] = sink_transactions(sinks[i]->dump_dir());
             res.outcome.transaction_times[sinks[i]->name()] =

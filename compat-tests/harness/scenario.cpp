@@ -194,6 +194,7 @@ SinkSpec parse_sink(const toml::table& t, const std::string& where, const std::s
     s.backlog = static_cast<int>(r.integer("backlog", 1, 65535).value_or(100));
     s.start = r.boolean("start").value_or(true);
     s.dump = r.boolean("dump").value_or(false);
+    s.count_sessions = r.boolean("count_sessions").value_or(false);
     r.reject_unknown();
     return s;
 }
@@ -213,6 +214,7 @@ InjectSpec parse_inject(const toml::table& t, const std::string& where, const st
         throw Error(r.at("to", t.get("to")) + ": expected at least one recipient, found none");
     in.args = r.strings("args").value_or(std::vector<std::string>{});
     in.delay_before = r.number("delay_before", 0, 3600).value_or(0);
+    in.peer = static_cast<int>(r.integer("peer", 0, 16).value_or(0));
     if (in.method == "smtp-source") {
         if (in.to.size() != 1)
             throw Error(r.at("to", t.get("to")) +
@@ -427,21 +429,26 @@ Expect parse_expect(const toml::table& t, const std::string& source) {
     for_each_table(r.array("order"), "expect.order", source, [&](const auto& t, const auto& w) {
         e.order.push_back(parse_order_expect(t, w, source));
     });
-    if (const auto* pc = r.table("peak_connections")) {
+    // sink -> an exact count (an integer) or {min, max}
+    auto sink_ranges = [&](const char* key, std::map<std::string, Range>& out) {
+        const auto* pc = r.table(key);
+        if (!pc) return;
         for (const auto& [k, v] : *pc) {
-            std::string key(k.str()), where = "expect.peak_connections." + key;
+            std::string name(k.str()), where = std::string("expect.") + key + "." + name;
             if (v.is_integer()) {
                 Range rg;
                 rg.min = rg.max = static_cast<double>(v.as_integer()->get());
-                e.peak_connections[key] = rg;
+                out[name] = rg;
             } else if (v.is_table()) {
-                e.peak_connections[key] = parse_range(*v.as_table(), where, source);
+                out[name] = parse_range(*v.as_table(), where, source);
             } else {
                 throw Error(source + ": " + where + ": expected an integer or {min, max}, found " +
                             type_name(v));
             }
         }
-    }
+    };
+    sink_ranges("peak_connections", e.peak_connections);
+    sink_ranges("session_peak", e.session_peak);
     if (const auto* tx = r.table("transactions"))
         e.transactions = parse_counts(*tx, "expect.transactions", source);
     if (const auto* fl = r.table("flush_log"))
@@ -699,6 +706,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
             s.chroot.push_back(svc);
     }
     if (const auto* qf = r.table("queue_fs")) s.queue_fs = parse_queue_fs(*qf, source);
+    s.cleanup = r.strings("cleanup").value_or(std::vector<std::string>{});
     s.allowed_problems = r.strings("allowed_problems").value_or(std::vector<std::string>{});
     for (const auto& re : s.allowed_problems) {
         try {
@@ -716,6 +724,13 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
                             sink.name + "' twice");
         s.sinks.push_back(std::move(sink));
     });
+    if (const auto* pt = r.table("peers")) {
+        TableReader p(*pt, "peers", source);
+        s.peers.count = static_cast<int>(p.integer("count", 1, 16).value_or(1));
+        if (auto v = p.integer("sent", 0, 10000000)) s.peers.sent = static_cast<int>(*v);
+        s.peers.queue_empty = p.boolean("queue_empty").value_or(false);
+        p.reject_unknown();
+    }
     s.ports = r.strings("ports").value_or(std::vector<std::string>{});
     for (size_t i = 0; i < s.ports.size(); ++i)
         if (s.ports[i].empty() ||
@@ -756,6 +771,11 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
         return std::find_if(s.sinks.begin(), s.sinks.end(),
                             [&](const SinkSpec& k) { return k.name == name; });
     };
+    for (size_t i = 0; i < s.injects.size(); ++i)
+        if (s.injects[i].peer > s.peers.count)
+            throw Error(source + ": inject[" + std::to_string(i) + "].peer: expected 0 or a " +
+                        "peer of [peers] (count = " + std::to_string(s.peers.count) + "), found " +
+                        std::to_string(s.injects[i].peer));
     for (const auto& a : s.actions) {
         std::vector<std::string> refs = {a.sink, a.connected_to};
         if (a.wait_for && a.wait_for->kind == WaitSpec::Kind::Connections)
@@ -770,6 +790,13 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
         if (sink_named(name) == s.sinks.end())
             throw Error(source + ": expect.peak_connections." + name +
                         ": expected the name of a [[sink]], found none");
+    }
+    for (const auto& [name, rg] : s.expect.session_peak) {
+        (void)rg;
+        auto it = sink_named(name);
+        if (it == s.sinks.end() || !it->count_sessions)
+            throw Error(source + ": expect.session_peak." + name +
+                        ": expected the name of a [[sink]] with count_sessions = true");
     }
     for (const auto& [name, n] : s.expect.transactions) {
         (void)n;

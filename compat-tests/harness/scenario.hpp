@@ -19,8 +19,11 @@ struct SinkSpec {
     std::string name;
     std::vector<std::string> args; // extra smtp-sink arguments (before address and backlog)
     int backlog = 100;
-    bool start = true;              // false: the sink starts down (an action brings it up)
-    bool dump = false;              // capture every transaction (smtp-sink -d) for comparison
+    bool start = true; // false: the sink starts down (an action brings it up)
+    bool dump = false; // capture every transaction (smtp-sink -d) for comparison
+    // Count the sessions open at once exactly (SessionCounter): the sink's
+    // port is the counter's, which relays to smtp-sink on a port of its own.
+    bool count_sessions = false;
     std::string host = "127.0.0.1"; // listen address (0.0.0.0 only in a private network namespace)
 };
 
@@ -45,6 +48,14 @@ struct InjectSpec {
     // all methods
     std::vector<std::string> args; // extra command-line arguments (smtp-source, sendmail)
     double delay_before = 0;       // seconds to sleep before this step
+    int peer = 0;                  // into [peers] instance K (1..count); 0: the run's own
+};
+
+// [peers]: more sending instances beside the run's own (see peers.hpp).
+struct PeersSpec {
+    int count = 0;
+    std::optional<int> sent;  // status=sent lines each peer must log
+    bool queue_empty = false; // every message queue directory of each peer empty at the end
 };
 
 // What a wait_for step waits for (all bounded by the scenario timeout).
@@ -149,6 +160,7 @@ struct Expect {
     std::vector<LogExpect> log;                    // maillog lines matching a regex
     std::vector<OrderExpect> order;                // maillog lines before others
     std::map<std::string, Range> peak_connections; // sink -> most simultaneous connections seen
+    std::map<std::string, Range> session_peak;     // counting sink -> most sessions at once
     std::optional<Range> deferral_rate;      // percent: status=deferred / (sent + deferred) lines
     std::map<std::string, int> transactions; // dump sink -> captured mail transactions
     std::map<std::string, int> flush_log;    // fast flush log (file name in queue/flush/,
@@ -214,7 +226,13 @@ struct Scenario {
     // Regexes for fatal/panic/crash lines that are part of the scenario
     // (e.g. stock qmgr exits on ENOSPC); any other such line is a failure.
     std::vector<std::string> allowed_problems;
+    // A command run at teardown in every run, passed or failed (before the
+    // instance stops): it ends what the scenario's commands started outside
+    // the instance (a redis-server rewrites its environment, so teardown
+    // cannot tell it by MAIL_CONFIG).
+    std::vector<std::string> cleanup;
     std::vector<SinkSpec> sinks;
+    PeersSpec peers;
     // Names of free loopback ports to allocate per run, as ${port.NAME}
     // (for a listener of the queue manager's own, e.g. its metrics).
     std::vector<std::string> ports;

@@ -29,7 +29,14 @@ std::string log_tail(const std::string& path, size_t max_bytes = 2000) {
 Sink::Sink(SinkSpec spec, std::uint16_t port, std::string log_path, std::string dump_dir,
            UserIds user)
     : spec_(std::move(spec)), port_(port), log_path_(std::move(log_path)),
-      dump_dir_(std::move(dump_dir)), user_(user) {}
+      dump_dir_(std::move(dump_dir)), user_(user) {
+    if (spec_.count_sessions) {
+        backend_port_ = allocate_ports(1)[0];
+        std::string dir = log_path_.substr(0, log_path_.rfind('/') + 1);
+        counter_ = std::make_unique<SessionCounter>(port_, backend_port_,
+                                                    dir + "sessions-" + spec_.name + ".log");
+    }
+}
 
 // Stops the sink if the owner did not.
 Sink::~Sink() {
@@ -61,28 +68,32 @@ void Sink::start() {
     o.argv.push_back(kSmtpSink);
     for (const auto& a : args_)
         o.argv.push_back(a);
-    o.argv.push_back(spec_.host + ":" + std::to_string(port_));
+    // Behind the session counter, smtp-sink listens on a port of its own.
+    const std::uint16_t listen = counter_ ? backend_port_ : port_;
+    o.argv.push_back(spec_.host + ":" + std::to_string(listen));
     o.argv.push_back(std::to_string(spec_.backlog));
     o.output_path = log_path_;
     o.uid = user_.uid;
     o.gid = user_.gid;
     proc_ = Process::spawn(o);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!is_listening(port_)) {
+    while (!is_listening(listen)) {
         if (!proc_.running())
             throw Error("sink '" + spec_.name + "': expected `" + join_command(o.argv) +
                         "` to keep running, found " + describe_wait_status(proc_.status()) +
                         "; its output: " + log_tail(log_path_));
         if (std::chrono::steady_clock::now() >= deadline)
-            throw Error("sink '" + spec_.name + "': expected port " + std::to_string(port_) +
+            throw Error("sink '" + spec_.name + "': expected port " + std::to_string(listen) +
                         " to be listening within 10 s, found no listener");
         check_interrupted();
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+    if (counter_) counter_->start();
 }
 
 // SIGTERM, then SIGKILL after a short grace period.
 void Sink::stop() noexcept {
+    if (counter_) counter_->stop();
     proc_.terminate(std::chrono::seconds(3));
 }
 

@@ -4,8 +4,10 @@
 #include "fsutil.hpp"
 #include "process.hpp"
 #include "scenario.hpp"
+#include "session_counter.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace compat {
@@ -38,6 +40,8 @@ class Sink {
     const std::string& log_path() const { return log_path_; }
     const std::string& dump_dir() const { return dump_dir_; }
     bool dumps() const { return spec_.dump; }
+    // With count_sessions: the exact count (see SessionCounter), else null.
+    const SessionCounter* sessions() const { return counter_.get(); }
 
   private:
     SinkSpec spec_;
@@ -48,6 +52,10 @@ class Sink {
     std::vector<std::string> args_;
     bool configured_ = false;
     Process proc_;
+    // With count_sessions: smtp-sink listens on backend_port_, the counter
+    // on port_.
+    std::uint16_t backend_port_ = 0;
+    std::unique_ptr<SessionCounter> counter_;
 };
 
 } // namespace compat

@@ -29,7 +29,7 @@ std::optional<int> gate_allowance(const GateCounts& c) {
 
 bool lease_wanted(const GateCounts& c, int window) {
     return c.limit > 0 && c.shared && c.leases <= c.busy + c.closing &&
-           c.leases < window + c.closing;
+           c.leases < window + c.closing && c.scope_leases < c.limit;
 }
 
 int leases_to_keep(const GateCounts& c, bool mail_waiting) {

@@ -14,10 +14,13 @@ struct GateCounts {
     bool mark_pending = false;
     // The concurrency limit of its scope (0: none).
     int limit = 0;
-    // Redis is up, so the leases held are what counts; else this host
-    // alone keeps the limit.
+    // The leases held are what counts (Redis is up, or was less than a
+    // lease time ago); else this host alone keeps the limit.
     bool shared = false;
+    // The leases this queue holds that still count, and those this host
+    // holds in the whole scope.
     int leases = 0;
+    int scope_leases = 0;
     // This queue's deliveries in flight, and those ended less than the
     // linger time ago.
     int busy = 0;
@@ -35,8 +38,9 @@ struct GateCounts {
 std::optional<int> gate_allowance(const GateCounts& c);
 
 // Whether one more lease is worth asking for, for a queue whose window is
-// `window` and which has mail waiting: every lease held is in use and the
-// window has room for another delivery.
+// `window` and which has mail waiting: every lease held is in use, the
+// window has room for another delivery, and this host holds fewer leases
+// of the scope than its limit (more could never be used).
 bool lease_wanted(const GateCounts& c, int window);
 
 // How many leases to keep: one per delivery in flight or closing, and one

@@ -2,8 +2,10 @@
 // cluster_limits.hpp).
 #include "cluster_limits.hpp"
 
+#include "cqmgr/cluster/redis_replies.hpp"
 #include "log.hpp"
 
+#include <cmath>
 #include <unistd.h>
 
 namespace cqmgr::qmgr {
@@ -13,7 +15,7 @@ struct ClusterLimits::Gate {
     // Concurrency: the scope, the cluster-wide limit, the leases held.
     std::string lease_scope;
     int limit = 0;
-    std::vector<std::string> leases;
+    std::vector<Lease> leases;
     bool lease_asking = false;
     // Rate: the scope, the spec, the token held (0 or 1).
     std::string rate_scope;
@@ -31,6 +33,9 @@ struct ClusterLimits::Gate {
     int closing = 0;
     // Its dead mark is being read: nothing may start yet.
     bool mark_pending = false;
+    // Its queue was freed while a delivery's end was being reported: the
+    // gate goes at finished().
+    bool freed = false;
     // Asking for a lease again (the cluster's count was full).
     std::unique_ptr<asio::steady_timer> retry;
     bool retry_armed = false;
@@ -66,6 +71,16 @@ double steady_ms() {
         .count();
 }
 
+// A wait a timer can hold and Redis could mean: else the answer is taken
+// as none at all.
+bool sane_wait(double ms) {
+    return std::isfinite(ms) && ms >= 0 && ms <= cluster::max_reply_wait_ms;
+}
+
+std::chrono::microseconds micros(double ms) {
+    return std::chrono::microseconds(static_cast<int64_t>(ms * 1000));
+}
+
 } // namespace
 
 ClusterLimits::Tables ClusterLimits::open_tables(const conf::QmgrParams& params) {
@@ -75,46 +90,62 @@ ClusterLimits::Tables ClusterLimits::open_tables(const conf::QmgrParams& params)
 
 ClusterLimits::ClusterLimits(asio::io_context& io, const conf::QmgrParams& params, Tables tables,
                              core::Scheduler& sched)
-    : io_(io), params_(params), tables_(std::move(tables)), sched_(sched), renewal_(io) {
+    : io_(io), params_(params), tables_(std::move(tables)), sched_(sched), renewal_(io),
+      hold_timer_(io) {
     active_ = !tables_.rates.empty() || !tables_.concurrency.empty() ||
               !params.cqmgr_redis_server.empty();
+    lease_ms_ = static_cast<double>(params.cqmgr_cluster_lease_time) * 1000;
     lease_prefix_ = params.myhostname + "/" + std::to_string(::getpid()) + "/";
 }
 
 ClusterLimits::~ClusterLimits() {
-    if (client_) client_->close();
+    if (shared_) shared_->close();
+}
+
+void ClusterLimits::use_shared(std::unique_ptr<cluster::SharedState> shared) {
+    shared_ = std::move(shared);
 }
 
 void ClusterLimits::start() {
-    if (params_.cqmgr_redis_server.empty()) return;
-    auto address = cluster::parse_redis_address(params_.cqmgr_redis_server);
-    if (!address) {
-        log::warn("cqmgr_redis_server: bad value \"" + params_.cqmgr_redis_server +
-                  "\"; using local limits");
-        return;
+    if (!shared_) {
+        if (params_.cqmgr_redis_server.empty()) return;
+        auto target = cluster::parse_redis_target(params_.cqmgr_redis_server);
+        if (!target) {
+            log::warn("cqmgr_redis_server: bad value \"" + params_.cqmgr_redis_server +
+                      "\"; using local limits");
+            return;
+        }
+        cluster::RedisOptions o;
+        o.address = target->server;
+        o.master_name = target->master_name;
+        o.sentinels = target->sentinels;
+        o.command_timeout = std::chrono::milliseconds(params_.cqmgr_redis_timeout_ms);
+        auto client = cluster::RedisClient::create(io_.get_executor(), o,
+                                                   [](bool warning, const std::string& line) {
+                                                       if (warning)
+                                                           log::warn(line);
+                                                       else
+                                                           log::info(line);
+                                                   });
+        shared_ =
+            std::make_unique<cluster::RedisSharedState>(client, params_.cqmgr_redis_key_prefix);
     }
-    cluster::RedisOptions o;
-    o.address = *address;
-    o.command_timeout = std::chrono::milliseconds(params_.cqmgr_redis_timeout_ms);
-    client_ = cluster::RedisClient::create(
-        io_.get_executor(), o,
-        [](bool warning, const std::string& line) {
-            if (warning)
-                log::warn(line);
-            else
-                log::info(line);
-        },
-        [this](bool up) { state_changed(up); });
-    shared_ = std::make_unique<cluster::SharedState>(client_, params_.cqmgr_redis_key_prefix);
-    client_->start();
+    // Until Redis has answered, this host holds no lease: it starts nothing
+    // where a concurrency limit applies, for at most a lease time.
+    away_since_ = steady_ms();
+    shared_->start([this](bool up) { state_changed(up); });
     arm_renewal();
+    arm_hold_timer();
 }
 
 std::optional<int> ClusterLimits::queue_gate(const core::Queue& q) {
     if (!active_) return std::nullopt;
     const std::string& transport = q.transport->name;
     std::string key = gate_key(transport, q.name);
-    if (Gate* g = gate_for(key)) return gate_value(*g);
+    if (Gate* g = gate_for(key)) {
+        g->freed = false; // the same name again before the old gate's last end
+        return gate_value(*g);
+    }
     auto g = std::make_unique<Gate>();
     g->transport = transport;
     g->queue = q.name;
@@ -139,7 +170,7 @@ std::optional<int> ClusterLimits::queue_gate(const core::Queue& q) {
     g->rate = limit_of("cqmgr_rate_limits", tables_.rates, &cluster::parse_rate, g->rate_scope);
     // With Redis there, nothing starts before its dead mark is read (one
     // round trip, or the deadline).
-    g->mark_pending = shared();
+    g->mark_pending = rate_shared();
     if (g->mark_pending) read_dead_mark(transport, q.name);
     if (g->limit == 0 && !g->rate && !g->mark_pending) return std::nullopt;
     g->retry = std::make_unique<asio::steady_timer>(io_);
@@ -149,9 +180,46 @@ std::optional<int> ClusterLimits::queue_gate(const core::Queue& q) {
     return gate_value(*gates_.emplace(key, std::move(g)).first->second);
 }
 
+void ClusterLimits::queue_freed(const core::Queue& q) {
+    if (gates_.empty()) return;
+    std::string key = gate_key(q.transport->name, q.name);
+    Gate* g = gate_for(key);
+    if (!g) return;
+    // The end of the delivery that empties it is being reported: finished()
+    // follows at once and counts it first.
+    if (g->busy > 0) {
+        g->freed = true;
+        return;
+    }
+    drop_gate(key);
+}
+
 ClusterLimits::Gate* ClusterLimits::gate_for(const std::string& key) {
     auto it = gates_.find(key);
     return it == gates_.end() ? nullptr : it->second.get();
+}
+
+void ClusterLimits::drop_gate(const std::string& key) {
+    auto it = gates_.find(key);
+    if (it == gates_.end()) return;
+    Gate& g = *it->second;
+    if (!g.leases.empty()) {
+        scope_leases_[g.lease_scope] -= static_cast<int>(g.leases.size());
+        if (shared_) {
+            // After the linger: a delivery that just ended may still count
+            // at the receiver.
+            std::vector<std::string> ids;
+            for (const Lease& l : g.leases)
+                ids.push_back(l.id);
+            auto t =
+                std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(linger_ms));
+            t->async_wait([this, t, scope = g.lease_scope, ids](error_code) {
+                for (const std::string& id : ids)
+                    shared_->lease_release(scope, id);
+            });
+        }
+    }
+    gates_.erase(it); // its timers' waits end as cancelled
 }
 
 void ClusterLimits::apply(Gate& g) {
@@ -159,15 +227,49 @@ void ClusterLimits::apply(Gate& g) {
         sched_.gate_set(*q, gate_value(g));
 }
 
+void ClusterLimits::apply_all() {
+    for (auto& [key, g] : gates_)
+        apply(*g);
+}
+
+bool ClusterLimits::leases_count() const {
+    if (!shared_) return false;
+    return sync_ == Sync::synced || steady_ms() < away_since_ + lease_ms_;
+}
+
+int ClusterLimits::usable_leases(const Gate& g) const {
+    if (sync_ == Sync::synced) return static_cast<int>(g.leases.size());
+    double now = steady_ms();
+    return static_cast<int>(std::count_if(g.leases.begin(), g.leases.end(),
+                                          [now](const Lease& l) { return l.valid_until > now; }));
+}
+
+void ClusterLimits::add_lease(Gate& g, Lease l) {
+    g.leases.push_back(std::move(l));
+    scope_leases_[g.lease_scope]++;
+}
+
+bool ClusterLimits::forget_lease(Gate& g, const std::string& id) {
+    auto it =
+        std::find_if(g.leases.begin(), g.leases.end(), [&](const Lease& l) { return l.id == id; });
+    if (it == g.leases.end()) return false;
+    g.leases.erase(it);
+    scope_leases_[g.lease_scope]--;
+    return true;
+}
+
 GateCounts ClusterLimits::counts(Gate& g) {
     GateCounts c;
     c.mark_pending = g.mark_pending;
     c.limit = g.limit;
-    c.shared = shared();
-    c.leases = static_cast<int>(g.leases.size());
+    c.shared = leases_count();
+    c.leases = usable_leases(g);
     c.busy = g.busy;
     c.closing = g.closing;
-    if (g.limit > 0) c.scope_busy = local_busy_[g.lease_scope];
+    if (g.limit > 0) {
+        c.scope_busy = local_busy_[g.lease_scope];
+        c.scope_leases = scope_leases_[g.lease_scope];
+    }
     c.rate = g.rate.has_value();
     c.tokens = g.tokens;
     return c;
@@ -185,14 +287,22 @@ void ClusterLimits::refresh() {
 
 void ClusterLimits::want(Gate& g) {
     core::Queue* q = sched_.find_queue(g.transport, g.queue);
-    if (!q || !q->ready() || q->hold) return;
+    if (!q) return;
+    if (!q->may_start()) {
+        // Suspended, dead or pausing: a lease kept for its next delivery
+        // would only keep every other host from the limit meanwhile.
+        trim(g, q);
+        return;
+    }
     // Mail that could go now, were it not for the gate.
     int window = q->cap && q->cap->concurrency < q->window ? q->cap->concurrency : q->window;
     bool waiting = q->selectable_count() > 0 && g.busy < window;
     if (!waiting) return;
-    if (!g.lease_asking && !g.retry_armed && lease_wanted(counts(g), window)) ask_lease(g);
+    if (sync_ == Sync::synced && !g.lease_asking && !g.retry_armed &&
+        lease_wanted(counts(g), window))
+        ask_lease(g);
     if (g.rate && g.tokens == 0 && !g.rate_asking && !g.rate_waiting) ask_token(g);
-    if (g.limit > 0 && !shared()) apply(g);
+    if (g.limit > 0 && !leases_count()) apply(g);
 }
 
 void ClusterLimits::ask_lease(Gate& g) {
@@ -200,26 +310,36 @@ void ClusterLimits::ask_lease(Gate& g) {
     std::string id = lease_prefix_ + std::to_string(++lease_seq_);
     std::string key = gate_key(g.transport, g.queue);
     std::string scope = g.lease_scope;
-    shared_->lease_acquire(scope, id, g.limit, params_.cqmgr_cluster_lease_time * 1000,
-                           [this, key, id, scope](const cluster::LeaseAnswer& a) {
-                               Gate* g = gate_for(key);
-                               if (!g) {
-                                   if (a.granted) shared_->lease_release(scope, id);
-                                   return;
-                               }
-                               g->lease_asking = false;
-                               if (a.granted) {
-                                   g->leases.push_back(id);
-                                   apply(*g);
-                                   want(*g);
-                               } else if (a.failed) {
-                                   apply(*g); // local limits while Redis is away
-                               } else {
-                                   // Full: look again soon (a lease given back elsewhere is
-                                   // not announced).
-                                   retry_after(*g, 50 + static_cast<double>(lease_seq_ % 50));
-                               }
-                           });
+    const double sent = steady_ms();
+    const uint64_t epoch = epoch_;
+    shared_->lease_acquire(
+        scope, id, g.limit, static_cast<int64_t>(lease_ms_),
+        [this, key, id, scope, sent, epoch](const cluster::LeaseAnswer& a) {
+            Gate* g = gate_for(key);
+            if (g) g->lease_asking = false;
+            // Granted by a connection since lost (the leases held have been
+            // taken again on the new one without it), or for a queue that
+            // is gone: given back unused.
+            if (a.granted && (!g || g->freed || epoch != epoch_)) {
+                shared_->lease_release(scope, id);
+                if (g) want(*g);
+                return;
+            }
+            if (!g) return;
+            if (a.granted) {
+                add_lease(*g, {id, sent + lease_ms_});
+                apply(*g);
+                want(*g);
+            } else if (a.failed) {
+                if (epoch == epoch_) went_away();
+                apply(*g);
+            } else {
+                // Full (a lease given back elsewhere is not announced), or no
+                // new lease yet after Redis lost its state: look again then.
+                double fence = sane_wait(a.retry_after_ms) ? a.retry_after_ms : 0;
+                retry_after(*g, fence + 50 + static_cast<double>(lease_seq_ % 50));
+            }
+        });
 }
 
 void ClusterLimits::ask_token(Gate& g) {
@@ -229,7 +349,7 @@ void ClusterLimits::ask_token(Gate& g) {
         auto r = cluster::gcra_take(local_tat_[g.rate_scope], steady_ms(), *g.rate, horizon);
         token_answer(g, r.allowed, r.allowed ? r.wait_ms : r.retry_after_ms);
     };
-    if (!shared()) {
+    if (!rate_shared()) {
         local(g);
         return;
     }
@@ -246,7 +366,8 @@ void ClusterLimits::ask_token(Gate& g) {
                            Gate* g = gate_for(key);
                            if (!g) return;
                            g->rate_asking = false;
-                           if (a.failed) {
+                           // A wait no timer can hold is no answer either.
+                           if (a.failed || !sane_wait(a.allowed ? a.wait_ms : a.retry_after_ms)) {
                                local(*g);
                                return;
                            }
@@ -271,8 +392,7 @@ void ClusterLimits::token_answer(Gate& g, bool granted, double ms) {
     // Booked (the token comes when the start is due) or refused (ask again
     // then).
     g.rate_waiting = true;
-    g.rate_timer->expires_after(
-        std::chrono::microseconds(static_cast<int64_t>(std::max(ms, granted ? 0.0 : 1.0) * 1000)));
+    g.rate_timer->expires_after(micros(std::max(ms, granted ? 0.0 : 1.0)));
     std::string key = gate_key(g.transport, g.queue);
     g.rate_timer->async_wait([this, key, granted](error_code ec) {
         if (ec) return;
@@ -289,8 +409,7 @@ void ClusterLimits::token_answer(Gate& g, bool granted, double ms) {
 
 void ClusterLimits::retry_after(Gate& g, double ms) {
     g.retry_armed = true;
-    g.retry->expires_after(
-        std::chrono::microseconds(static_cast<int64_t>(std::max(ms, 1.0) * 1000)));
+    g.retry->expires_after(micros(std::max(ms, 1.0)));
     std::string key = gate_key(g.transport, g.queue);
     g.retry->async_wait([this, key](error_code ec) {
         if (ec) return;
@@ -319,11 +438,10 @@ void ClusterLimits::finished(const std::string& transport, const std::string& qu
     if (!g) return;
     g->busy--;
     core::Queue* q = sched_.find_queue(transport, queue);
-    if (!q) {
+    if (!q || g->freed) {
         // The queue is gone (nothing left for it): so is its gate.
         if (g->limit > 0) local_busy_[g->lease_scope]--;
-        release_all(*g);
-        gates_.erase(key);
+        if (g->busy == 0) drop_gate(key);
         return;
     }
     if (g->limit > 0) {
@@ -354,20 +472,14 @@ void ClusterLimits::settle(Gate& g) {
 
 void ClusterLimits::trim(Gate& g, const core::Queue* q) {
     if (!shared_ || g.leases.empty()) return;
-    // Keep a lease for each delivery in flight and, while mail waits, one
-    // for the next one.
-    auto keep = static_cast<size_t>(leases_to_keep(counts(g), q->selectable_count() > 0));
+    // Keep a lease for each delivery in flight and, while mail waits that
+    // may go, one for the next one.
+    bool waiting = q->may_start() && q->selectable_count() > 0;
+    auto keep = static_cast<size_t>(leases_to_keep(counts(g), waiting));
     while (g.leases.size() > keep) {
-        shared_->lease_release(g.lease_scope, g.leases.back());
-        g.leases.pop_back();
+        shared_->lease_release(g.lease_scope, g.leases.back().id);
+        forget_lease(g, g.leases.back().id);
     }
-}
-
-void ClusterLimits::release_all(Gate& g) {
-    if (shared_)
-        for (const std::string& id : g.leases)
-            shared_->lease_release(g.lease_scope, id);
-    g.leases.clear();
 }
 
 void ClusterLimits::read_dead_mark(const std::string& transport, const std::string& queue) {
@@ -403,25 +515,25 @@ void ClusterLimits::mark_read(const std::string& transport, const std::string& q
 }
 
 void ClusterLimits::queue_dead(const core::Queue& q) {
-    if (adopting_ || !shared() || !q.dsn) return;
+    if (adopting_ || !rate_shared() || !q.dsn) return;
     int64_t ms = std::max<int64_t>(q.timer_due - sched_.now(), 1) * 1000;
     shared_->dead_set(q.transport->name, q.name, {q.dsn->status, q.dsn->reason, 0}, ms);
 }
 
 void ClusterLimits::queue_revived(const core::Queue& q) {
-    if (shared()) shared_->dead_clear(q.transport->name, q.name);
+    if (rate_shared()) shared_->dead_clear(q.transport->name, q.name);
 }
 
 void ClusterLimits::release_at_exit() {
-    if (!client_) return;
+    if (!shared_) return;
     // Only the spare ones: a lease whose delivery is still in flight (its
     // agent goes on without us) stays until it expires, so that the next
     // queue manager cannot exceed the cluster's count meanwhile.
-    std::vector<std::pair<std::string, std::string>> leases;
+    cluster::SharedState::Leases leases;
     for (auto& [key, g] : gates_)
         for (size_t i = static_cast<size_t>(std::max(g->busy, 0)); i < g->leases.size(); i++)
-            leases.emplace_back(g->lease_scope, g->leases[i]);
-    cluster::release_leases_blocking(client_->options(), params_.cqmgr_redis_key_prefix, leases);
+            leases.emplace_back(g->lease_scope, g->leases[i].id);
+    shared_->release_blocking(leases);
 }
 
 void ClusterLimits::arm_renewal() {
@@ -429,31 +541,168 @@ void ClusterLimits::arm_renewal() {
     renewal_.expires_after(every);
     renewal_.async_wait([this](error_code ec) {
         if (ec) return;
-        renew_all();
+        if (sync_ == Sync::synced)
+            renew_all(false);
+        else if (sync_ == Sync::away && shared_->up())
+            begin_sync(); // up without our hearing of it, or a sync that failed
         arm_renewal();
     });
 }
 
-void ClusterLimits::renew_all() {
-    if (!shared()) return;
-    std::unordered_map<std::string, std::vector<std::string>> by_scope;
+void ClusterLimits::renew_all(bool sync) {
+    // Per scope: the leases of deliveries in flight (or closing) first, so
+    // that when the limit leaves no room for all, the spare ones are lost.
+    struct Lists {
+        int limit = 0;
+        std::vector<Renewing> in_use, spare;
+    };
+    std::map<std::string, Lists> by_scope;
+    for (auto& [key, g] : gates_) {
+        if (g->limit == 0) continue;
+        Lists& l = by_scope[g->lease_scope];
+        l.limit = std::max(l.limit, g->limit);
+        size_t in_use = static_cast<size_t>(std::max(g->busy + g->closing, 0));
+        for (size_t i = 0; i < g->leases.size(); i++)
+            (i < in_use ? l.in_use : l.spare).push_back({key, g->leases[i].id, false});
+        // Deliveries started on local limits (Redis away for a lease time)
+        // hold no lease: the cluster is told of them as well, up to its limit.
+        for (size_t i = g->leases.size(); i < in_use; i++)
+            l.in_use.push_back({key, lease_prefix_ + std::to_string(++lease_seq_), true});
+    }
+    std::erase_if(by_scope, [](const auto& kv) {
+        return kv.second.in_use.empty() && kv.second.spare.empty();
+    });
+    if (sync) sync_pending_ = static_cast<int>(by_scope.size());
+    const double sent = steady_ms();
+    const uint64_t epoch = epoch_;
+    for (auto& [scope, l] : by_scope) {
+        std::vector<Renewing> items = std::move(l.in_use);
+        items.insert(items.end(), l.spare.begin(), l.spare.end());
+        std::vector<std::string> ids;
+        for (const Renewing& r : items)
+            ids.push_back(r.id);
+        shared_->lease_renew(
+            scope, ids, l.limit, static_cast<int64_t>(lease_ms_),
+            [this, scope, items, sent, epoch, sync](const cluster::RenewAnswer& a) {
+                renewed(scope, items, a, sent, epoch, sync);
+            });
+    }
+    if (sync && by_scope.empty()) sync_done();
+}
+
+void ClusterLimits::renewed(const std::string& scope, const std::vector<Renewing>& items,
+                            const cluster::RenewAnswer& a, double sent, uint64_t epoch, bool sync) {
+    // An answer from a connection since lost says nothing of the new one.
+    if (epoch != epoch_) return;
+    if (a.failed) {
+        went_away(); // the next connection syncs again
+        return;
+    }
+    for (size_t i = 0; i < items.size(); i++) {
+        const Renewing& r = items[i];
+        Gate* g = gate_for(r.key);
+        if (!a.kept[i]) {
+            // Lost (it expired, or Redis forgot it and the limit is reached):
+            // not held any more.
+            if (g && !r.fresh) forget_lease(*g, r.id);
+            continue;
+        }
+        if (r.fresh) {
+            // Taken for a delivery in flight: kept while one still needs it.
+            if (g && static_cast<int>(g->leases.size()) < g->busy + g->closing)
+                add_lease(*g, {r.id, sent + lease_ms_});
+            else
+                shared_->lease_release(scope, r.id);
+            continue;
+        }
+        if (!g) continue; // given back meanwhile (after this renewal: it is gone)
+        for (Lease& l : g->leases)
+            if (l.id == r.id) l.valid_until = sent + lease_ms_;
+    }
+    if (sync && --sync_pending_ == 0) {
+        sync_done();
+        return;
+    }
     for (auto& [key, g] : gates_)
-        by_scope[g->lease_scope].insert(by_scope[g->lease_scope].end(), g->leases.begin(),
-                                        g->leases.end());
-    for (auto& [scope, ids] : by_scope)
-        if (!ids.empty()) shared_->lease_renew(scope, ids, params_.cqmgr_cluster_lease_time * 1000);
+        if (g->lease_scope == scope) settle(*g);
+}
+
+void ClusterLimits::begin_sync() {
+    if (sync_ == Sync::synced) went_away();
+    sync_ = Sync::syncing;
+    conn_ = shared_->connection();
+    epoch_++;
+    hold_timer_.cancel();
+    // No new lease is asked for until every lease held is taken again (or
+    // known lost): the renewals go first on the new connection.
+    renew_all(true);
+}
+
+void ClusterLimits::sync_done() {
+    sync_ = Sync::synced;
+    local_warned_ = false;
+    hold_timer_.cancel();
+    for (auto& [key, g] : gates_)
+        settle(*g);
+}
+
+void ClusterLimits::went_away() {
+    if (sync_ == Sync::away) return;
+    // The leases were last renewed on this connection: they count for a
+    // lease time from then.  (A sync that never finished leaves the outage
+    // as it began.)
+    if (sync_ == Sync::synced) away_since_ = steady_ms();
+    sync_ = Sync::away;
+    epoch_++;
+    arm_hold_timer();
+    apply_all();
+}
+
+void ClusterLimits::arm_hold_timer() {
+    if (!shared_ || sync_ == Sync::synced) return;
+    double now = steady_ms(), next = away_since_ + lease_ms_;
+    if (next <= now) {
+        next = std::numeric_limits<double>::infinity();
+        if (!local_warned_ && sync_ == Sync::away && !tables_.concurrency.empty()) {
+            local_warned_ = true;
+            log::warn("cluster limits: no shared state for " +
+                      std::to_string(static_cast<int64_t>(std::round(lease_ms_ / 1000))) +
+                      " s (cqmgr_cluster_lease_time): this host keeps the concurrency limits "
+                      "alone until Redis is back");
+        }
+    }
+    for (auto& [key, g] : gates_)
+        for (const Lease& l : g->leases)
+            if (l.valid_until > now) next = std::min(next, l.valid_until);
+    if (!std::isfinite(next)) return;
+    hold_timer_.expires_after(micros(next - now + 1));
+    hold_timer_.async_wait([this](error_code ec) {
+        if (!ec) hold_timer_fired();
+    });
+}
+
+void ClusterLimits::hold_timer_fired() {
+    if (sync_ == Sync::synced) return;
+    // Leases whose time is up are gone from Redis as well: forgotten.
+    double now = steady_ms();
+    for (auto& [key, g] : gates_)
+        for (size_t i = g->leases.size(); i-- > 0;)
+            if (g->leases[i].valid_until <= now) forget_lease(*g, g->leases[i].id);
+    apply_all();
+    arm_hold_timer();
 }
 
 void ClusterLimits::state_changed(bool up) {
-    // Back: the cluster learns again what this host holds (a restarted
-    // Redis has forgotten it).  Away: every gate opens to the local limits.
-    if (up) renew_all();
-    // Deliveries started on local limits hold no lease: back on Redis, a
-    // gate stays at the leases held until enough of them have ended.
-    for (auto& [key, g] : gates_) {
-        apply(*g);
-        want(*g);
+    if (!up) {
+        went_away();
+        return;
     }
+    // Back: the cluster learns again what this host holds (a restarted
+    // Redis has forgotten it, a new master may not have seen it), and only
+    // then may new leases be asked for.
+    if (!shared_->up()) return;
+    if (sync_ != Sync::away && shared_->connection() == conn_) return; // heard of already
+    begin_sync();
 }
 
 } // namespace cqmgr::qmgr

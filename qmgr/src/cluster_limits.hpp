@@ -7,20 +7,38 @@
 // is acquired ahead, asynchronously:
 //   - a concurrency limit: leases taken from the cluster's lease set one at
 //     a time while the queue has waiting mail and every lease it holds is
-//     in use; a lease whose delivery ended is kept for the next delivery
-//     while mail waits, else given back, either only 10 ms after the end
-//     (the receiver may still count the closing connection); all are
-//     renewed every third of cqmgr_cluster_lease_time, and expire if this
-//     host dies;
+//     in use (never more than the limit on one host); a lease whose
+//     delivery ended is kept for the next delivery while mail waits and
+//     the queue may start one (not suspended, not dead), else given back,
+//     either only 10 ms after the end (the receiver may still count the
+//     closing connection); all are renewed every third of
+//     cqmgr_cluster_lease_time, and expire if this host dies;
 //   - a rate: one token at a time from the shared GCRA cell, asked for
 //     when the queue has waiting mail and no token.  The cell books a start
 //     up to a horizon ahead (cluster::gcra_booking_horizon_ms) and the token
 //     comes when it is due, so the cell's rate is kept exactly however late
 //     the next ask is; beyond the horizon, a refusal says when to ask again.
-// While Redis is down (or when no server is configured) the same limits are
-// applied on this host alone: the concurrency count to this host's
-// deliveries, the rate to a local GCRA cell.  Delivery never waits for
-// Redis: a gate opens from local state at once when Redis fails.
+//
+// The invariant: the deliveries in flight to a scope, on all hosts, never
+// exceed its limit (as long as Redis is away for less than a lease time).
+// A host counts a lease as valid for the lease time after the step that
+// last renewed it was *sent*, which is never later than Redis's expiry of
+// it.  Redis away (and at start, until it answers): a host goes on with
+// the leases it holds, each until it expires, and asks for none (nobody
+// can get them meanwhile).  Redis back (every connection that comes up,
+// heard of or not): before any new lease is asked for, the host takes its
+// leases again, those in use first, each only while the cluster holds
+// fewer than the limit (a limit-checked renewal), and drops those it could
+// not get; the scripts refuse new leases for a lease time when they find
+// another Redis server than the last (a restart or a failover), so every
+// lease of the lost state has been taken again or has expired first (see
+// docs/design.md).  Only when Redis has been away for a whole lease time
+// does each host apply the concurrency limit to itself alone, and the
+// rate to a local GCRA cell (rates go local at once: a start is never
+// waited for).
+//
+// A gate lives as long as its queue (Driver::queue_freed, whatever frees
+// it), and its leases go back with it.
 //
 // Dead marks (with cqmgr_redis_server): a destination this host declares
 // dead is marked dead in Redis, with its reason, until its revival time; a
@@ -35,7 +53,7 @@
 
 #include "cluster_gate.hpp"
 #include "cqmgr/cluster/gcra.hpp"
-#include "cqmgr/cluster/shared_state.hpp"
+#include "cqmgr/cluster/redis_shared_state.hpp"
 #include "cqmgr/conf/lookup_table.hpp"
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
@@ -62,12 +80,22 @@ class ClusterLimits {
 
     // True when some limit is configured (else nothing here does anything).
     bool active() const { return active_; }
-    // Connects to Redis, if configured.
+    // How many queues have a gate (for tests).
+    size_t gate_count() const { return gates_.size(); }
+    // Connects to Redis, if configured (or to the shared state given to
+    // use_shared()).
     void start();
+    // Keeps the shared state in `shared` instead of the Redis server that
+    // cqmgr_redis_server names (tests: a fake); before start().
+    void use_shared(std::unique_ptr<cluster::SharedState> shared);
 
     // The gate of a new queue (Driver::queue_gate).
     std::optional<int> queue_gate(const core::Queue& q);
-    // Asks for the leases and tokens that queues with waiting mail need.
+    // Queue `q` is being freed (Driver::queue_freed): its gate goes, and
+    // its leases with it.
+    void queue_freed(const core::Queue& q);
+    // Asks for the leases and tokens that queues with waiting mail need,
+    // and gives back those of queues that cannot start anything.
     void refresh();
     // A delivery to `q` was started (after select_entry).
     void started(const core::Queue& q);
@@ -83,13 +111,40 @@ class ClusterLimits {
 
   private:
     struct Gate;
+    struct Lease {
+        std::string id;
+        double valid_until = 0; // ms (steady clock): when it expires unless renewed
+    };
+    // Where this host stands with the shared state, for the leases.
+    enum class Sync {
+        away,    // no connection (or not yet heard of): the leases held count until they expire
+        syncing, // connected: taking the leases held again, asking for no new one
+        synced,  // leases may be asked for
+    };
+    // A lease id of a renewal, and whose it is.
+    struct Renewing {
+        std::string key; // the gate's
+        std::string id;
+        bool fresh = false; // for a delivery in flight that holds no lease
+    };
+
     Gate* gate_for(const std::string& key);
+    // Erases gate `key`; its leases go back once the linger time is over.
+    void drop_gate(const std::string& key);
     // Sets the core's gate of `g`'s queue from what `g` holds.
     void apply(Gate& g);
+    void apply_all();
     // What `g` holds and has in flight, for the gate's arithmetic.
     GateCounts counts(Gate& g);
     // The gate that what `g` holds allows.
     std::optional<int> gate_value(Gate& g);
+    // Whether leases are what counts now (else this host's own count).
+    bool leases_count() const;
+    // The leases of `g` that count now.
+    int usable_leases(const Gate& g) const;
+    void add_lease(Gate& g, Lease l);
+    // Forgets lease `id` of `g` (false: it had none such).
+    bool forget_lease(Gate& g, const std::string& id);
     // Asks for what `g` needs, if anything.
     void want(Gate& g);
     void ask_lease(Gate& g);
@@ -102,13 +157,26 @@ class ClusterLimits {
     void settle(Gate& g);
     // Leases `g` holds beyond what its queue can use go back.
     void trim(Gate& g, const core::Queue* q);
-    void release_all(Gate& g);
     // Asks for a lease again after `ms`.
     void retry_after(Gate& g, double ms);
-    void renew_all();
+    // Renews every lease held, scope by scope, in-use ones first (and takes
+    // leases for deliveries in flight that hold none); with `sync`, as the
+    // first step on a new connection.
+    void renew_all(bool sync);
+    void renewed(const std::string& scope, const std::vector<Renewing>& items,
+                 const cluster::RenewAnswer& a, double sent, uint64_t epoch, bool sync);
     void arm_renewal();
+    // The connection came up (or is up on one not synchronised with yet).
+    void begin_sync();
+    void sync_done();
+    // The connection went away (or a step failed on it).
+    void went_away();
+    // Re-applies the gates when a held lease expires or the local limits
+    // begin, while Redis is away.
+    void arm_hold_timer();
+    void hold_timer_fired();
     void state_changed(bool up);
-    bool shared() const { return client_ && client_->up(); }
+    bool rate_shared() const { return shared_ && shared_->up(); }
     // Reads the dead mark of a queue just created; mark_read() acts on it
     // (the mark, or none when there is none or Redis did not answer).
     void read_dead_mark(const std::string& transport, const std::string& queue);
@@ -120,14 +188,23 @@ class ClusterLimits {
     Tables tables_;
     core::Scheduler& sched_;
     bool active_ = false;
-    std::shared_ptr<cluster::RedisClient> client_;
+    double lease_ms_ = 0; // cqmgr_cluster_lease_time
     std::unique_ptr<cluster::SharedState> shared_;
     std::unordered_map<std::string, std::unique_ptr<Gate>> gates_; // by transport + '\0' + queue
     // The local fallback: this host's deliveries in flight per concurrency
     // scope, and its GCRA cells per rate scope.
     std::unordered_map<std::string, int> local_busy_;
     std::unordered_map<std::string, double> local_tat_;
+    // The leases this host holds per scope (every gate of it).
+    std::unordered_map<std::string, int> scope_leases_;
     asio::steady_timer renewal_;
+    asio::steady_timer hold_timer_;
+    Sync sync_ = Sync::away;
+    uint64_t conn_ = 0;     // the connection synchronised with (SharedState::connection)
+    uint64_t epoch_ = 0;    // one more at each sync and loss: answers of another are stale
+    int sync_pending_ = 0;  // renewals of the sync not yet answered
+    double away_since_ = 0; // when the leases stopped being renewed (ms, steady clock)
+    bool local_warned_ = false;
     std::string lease_prefix_;
     uint64_t lease_seq_ = 0;
     bool adopting_ = false; // declaring a queue dead from a mark: not published again

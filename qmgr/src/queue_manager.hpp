@@ -116,6 +116,9 @@ class QueueManager : public core::Driver {
     void trace(const std::string& line) override;
     void admin_expired(core::AdminKind kind, const core::AdminTarget& target) override;
     std::optional<int> queue_gate(const core::Queue& q) override { return limits_.queue_gate(q); }
+    void queue_freed(const core::Queue& q) override {
+        if (limits_.active()) limits_.queue_freed(q);
+    }
 
     asio::io_context& io_;
     const conf::QmgrParams& params_;

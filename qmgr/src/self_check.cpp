@@ -11,6 +11,8 @@
 #include "cqmgr/conf/transport_params.hpp"
 #include "regex_table.hpp"
 
+#include <algorithm>
+#include <arpa/inet.h>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -87,18 +89,29 @@ void check_chroot(const conf::QmgrParams& params, Findings& out) {
         return;
     }
     const std::string& redis = params.cqmgr_redis_server;
-    if (redis.rfind("unix:", 0) == 0) {
-        std::string path = redis.substr(5);
+    if (redis.empty()) return;
+    auto target = cluster::parse_redis_target(redis);
+    if (!target) return; // said already
+    if (target->server.is_unix()) {
+        const std::string& path = target->server.path;
         if (path.rfind(params.queue_directory + "/", 0) != 0)
             out.error("cqmgr_redis_server = " + redis + ": outside queue_directory " +
                       params.queue_directory + ", out of reach of a chrooted qmgr service");
-    } else if (!redis.empty() && redis[0] != '[' && (redis[0] < '0' || redis[0] > '9')) {
-        // A host name is resolved at each connection, inside the jail.
+        return;
+    }
+    // A host name is resolved at each connection, inside the jail.
+    std::vector<cluster::RedisAddress> hosts = target->sentinels;
+    if (!target->via_sentinel()) hosts.push_back(target->server);
+    bool names = std::any_of(hosts.begin(), hosts.end(), [](const cluster::RedisAddress& a) {
+        unsigned char buf[sizeof(in6_addr)];
+        return ::inet_pton(AF_INET, a.host.c_str(), buf) != 1 &&
+               ::inet_pton(AF_INET6, a.host.c_str(), buf) != 1;
+    });
+    if (names)
         for (const char* f : {"/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf"})
             if (::access((params.queue_directory + f).c_str(), R_OK) != 0)
                 out.warn("cqmgr_redis_server = " + redis + ": " + params.queue_directory + f +
                          " is missing: a chrooted qmgr service may not resolve the host name");
-    }
 }
 
 } // namespace
@@ -173,6 +186,11 @@ std::vector<CheckFinding> self_check(const std::string& config_dir) {
     } catch (const conf::ConfigError& e) {
         out.error(describe(e));
     }
+    // The daemon warns and runs without Redis (local limits only).
+    if (!params.cqmgr_redis_server.empty() &&
+        !cluster::parse_redis_target(params.cqmgr_redis_server))
+        out.error("cqmgr_redis_server = " + params.cqmgr_redis_server +
+                  ": not host:port, [ipv6]:port, unix:/path or sentinel:NAME@host:port,...");
     if (!params.cqmgr_adaptive_limit_transports.empty() &&
         !params.cqmgr_adaptive_reply_rules.empty())
         RegexTable::open(params.cqmgr_adaptive_reply_rules, [&out](const std::string& w) {

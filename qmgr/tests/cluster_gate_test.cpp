@@ -61,6 +61,17 @@ TEST(ClusterGate, LeaseWantedWhenEveryLeaseIsInUseAndTheWindowHasRoom) {
     EXPECT_FALSE(lease_wanted({.shared = true, .leases = 2, .busy = 2, .rate = true}, 4));
 }
 
+TEST(ClusterGate, NoLeaseWantedBeyondTheLimitOnOneHost) {
+    // The window has room, but this host holds the scope's whole limit (in
+    // this queue, or with the scope's other queues).
+    EXPECT_FALSE(
+        lease_wanted({.limit = 2, .shared = true, .leases = 2, .scope_leases = 2, .busy = 2}, 5));
+    EXPECT_FALSE(
+        lease_wanted({.limit = 2, .shared = true, .leases = 1, .scope_leases = 2, .busy = 1}, 5));
+    EXPECT_TRUE(
+        lease_wanted({.limit = 3, .shared = true, .leases = 1, .scope_leases = 2, .busy = 1}, 5));
+}
+
 TEST(ClusterGate, LeasesKeptForDeliveriesAndTheNextOne) {
     EXPECT_EQ(leases_to_keep({.busy = 2, .closing = 1}, false), 3);
     EXPECT_EQ(leases_to_keep({.busy = 2, .closing = 1}, true), 4);

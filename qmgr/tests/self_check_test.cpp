@@ -148,6 +148,23 @@ TEST_F(SelfCheck, ChrootedQmgrWithRedisSocketOutsideTheJail) {
     EXPECT_TRUE(has_error(f, "out of reach of a chrooted qmgr service")) << text(f);
 }
 
+TEST_F(SelfCheck, RedisSentinelsByAddressNeedNoResolver) {
+    Instance in;
+    in.master_cf("qmgr unix n - y 300 1 cqmgr");
+    in.main_cf("cqmgr_redis_server = sentinel:mail@10.0.0.1:26379,[::1]\n");
+    auto f = in.check();
+    EXPECT_EQ(text(f).find("may not resolve"), std::string::npos) << text(f);
+    Instance named;
+    named.master_cf("qmgr unix n - y 300 1 cqmgr");
+    named.main_cf("cqmgr_redis_server = sentinel:mail@10.0.0.1,sentinel.example\n");
+    f = named.check();
+    EXPECT_NE(text(f).find("may not resolve the host name"), std::string::npos) << text(f);
+    Instance bad;
+    bad.main_cf("cqmgr_redis_server = sentinel:mail@\n");
+    f = bad.check();
+    EXPECT_TRUE(has_error(f, "cqmgr_redis_server = sentinel:mail@: not host:port")) << text(f);
+}
+
 TEST_F(SelfCheck, UnreadableMainCf) {
     Instance in;
     fs::remove(in.dir + "/conf/main.cf");

@@ -3,11 +3,19 @@
 #include "error.hpp"
 #include "fsutil.hpp"
 #include "maillog.hpp"
+#include "net.hpp"
 #include "outcome.hpp"
 #include "sanitizer.hpp"
 #include "scenario.hpp"
+#include "session_counter.hpp"
 
+#include <arpa/inet.h>
+#include <functional>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
 
 using namespace compat;
 
@@ -718,4 +726,66 @@ TEST(Sanitizer, EachNonEmptyReportIsAFailure) {
     // Anything else next to log lines still is one.
     EXPECT_EQ(without_log_lines("postfix/qmgr[7]: x\n==7==ERROR: LeakSanitizer\nqmgr[7]: y"),
               "==7==ERROR: LeakSanitizer\nqmgr[7]: y");
+}
+
+namespace {
+
+// A client connection to 127.0.0.1:port (blocking), or -1.
+int connect_to(std::uint16_t port) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+// Waits up to 5 s for `done`.
+bool eventually(const std::function<bool()>& done) {
+    for (int i = 0; i < 500 && !done(); i++)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return done();
+}
+
+} // namespace
+
+TEST(SessionCounter, CountsEverySessionFromAcceptToClose) {
+    auto ports = allocate_ports(2);
+    // The backend: a listener whose kernel completes the connections.
+    int backend = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(ports[1]);
+    ASSERT_EQ(::bind(backend, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(::listen(backend, 64), 0);
+    TempDir dir("/tmp/compat-sessions-");
+    SessionCounter c(ports[0], ports[1], dir.path() + "/sessions.log");
+    c.start();
+    std::vector<int> fds;
+    for (int i = 0; i < 3; i++)
+        fds.push_back(connect_to(ports[0]));
+    ASSERT_TRUE(eventually([&] { return c.open() == 3; }));
+    for (int fd : fds)
+        ::close(fd);
+    ASSERT_TRUE(eventually([&] { return c.open() == 0; }));
+    // One after the other, however short: never two at once.
+    for (int i = 0; i < 20; i++) {
+        int fd = connect_to(ports[0]);
+        ASSERT_TRUE(eventually([&] { return c.open() == 1; }));
+        ::close(fd);
+        ASSERT_TRUE(eventually([&] { return c.open() == 0; }));
+    }
+    EXPECT_EQ(c.peak(), 3);
+    EXPECT_EQ(c.sessions(), 23);
+    c.stop();
+    EXPECT_LT(connect_to(ports[0]), 0); // stopped: nobody listens
+    std::string log;
+    read_file_if_exists(dir.path() + "/sessions.log", log);
+    EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 46);
+    ::close(backend);
 }

@@ -39,6 +39,7 @@ Queue* Scheduler::find_queue(const std::string& transport, const std::string& na
 void Scheduler::queue_done(Queue& q) {
     if (!q.todo.empty() || !q.busy.empty()) panic("queue_done: queue " + q.name + " not empty");
     if (!q.ready()) panic("queue_done: queue " + q.name + " not ready");
+    driver_.queue_freed(q);
     Transport& t = *q.transport;
     t.queues_rr.erase(t.queues_rr.iterator_to(q));
     queue_count_--;

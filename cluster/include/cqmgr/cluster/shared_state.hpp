@@ -1,30 +1,17 @@
-// What cqmgr hosts share through Redis, under one key prefix
-// (cqmgr_redis_key_prefix):
-//
-//   <prefix>dead:<transport>:<destination>   a dead mark: "<status>\t<reason>",
-//                                             expiring when the destination
-//                                             may be tried again
-//   <prefix>lease:<scope>                     concurrency leases: a sorted set
-//                                             of lease ids scored by expiry
-//                                             (ms, Redis's clock)
-//   <prefix>rate:<scope>                      a GCRA cell: the theoretical
-//                                             arrival time (ms, Redis's clock)
-//
-// Leases and rate cells are read and changed only by Lua scripts, so each
-// step is atomic across hosts, and every time comes from Redis's own clock
-// (TIME), so the hosts' clocks need not agree.  Every key expires by itself
-// when nobody renews it: a host that dies leaves nothing behind for longer
-// than a lease's time.
+// What cqmgr hosts share, as the queue manager sees it: dead marks,
+// concurrency leases and rate cells, each step answered asynchronously.
+// RedisSharedState keeps them in Redis (redis_shared_state.hpp); the
+// daemon's cluster limits (qmgr/src/cluster_limits.hpp) use only this
+// interface, so that their tests can put a deterministic fake in its place.
 #pragma once
 
 #include "cqmgr/cluster/rate_spec.hpp"
-#include "cqmgr/cluster/redis_client.hpp"
-#include "cqmgr/cluster/redis_script.hpp"
 
+#include <cstdint>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cqmgr::cluster {
@@ -39,6 +26,17 @@ struct LeaseAnswer {
     bool failed = false; // Redis did not answer: decide locally
     bool granted = false;
     int64_t live = 0; // leases held in the cluster after the step
+    // Refused while the store has just lost its state (see lease_acquire):
+    // no new lease for this long (ms); 0 when refused for being full.
+    double retry_after_ms = 0;
+};
+
+struct RenewAnswer {
+    bool failed = false; // Redis did not answer
+    int64_t live = 0;    // leases held in the cluster after the step
+    // For each id renewed, in order: whether it is held now (false: the
+    // store had lost it and the limit left no room to take it again).
+    std::vector<bool> kept;
 };
 
 struct RateAnswer {
@@ -50,64 +48,67 @@ struct RateAnswer {
 
 class SharedState {
   public:
-    SharedState(std::shared_ptr<RedisClient> client, std::string prefix);
+    // Told that the connection came up (true) or went away (false); never
+    // from inside a call of this interface.
+    using StateFn = std::function<void(bool up)>;
+    // (scope, lease id) pairs.
+    using Leases = std::vector<std::pair<std::string, std::string>>;
 
-    RedisClient& client() { return *client_; }
-    const std::string& prefix() const { return prefix_; }
+    virtual ~SharedState() = default;
+
+    // Connects, and keeps reconnecting until close(); `state` hears of
+    // each change.
+    virtual void start(StateFn state) = 0;
+    // Drops the connection for good.
+    virtual void close() = 0;
+    // The connection is up: steps are answered (else they fail at once).
+    virtual bool up() const = 0;
+    // Which connection this is (counted from 1, one more at each connect
+    // that comes up), so that a host can tell a reconnect it did not hear
+    // of from the connection it has synchronised with.
+    virtual uint64_t connection() const = 0;
 
     // Marks a destination dead for `ttl_ms`; `done(ok)`.
-    void dead_set(const std::string& transport, const std::string& queue, const DeadMark& mark,
-                  int64_t ttl_ms, std::function<void(bool ok)> done = {});
+    virtual void dead_set(const std::string& transport, const std::string& queue,
+                          const DeadMark& mark, int64_t ttl_ms,
+                          std::function<void(bool ok)> done = {}) = 0;
     // Reads a destination's dead mark; `done(failed, mark)`.
-    void dead_get(const std::string& transport, const std::string& queue,
-                  std::function<void(bool failed, std::optional<DeadMark>)> done);
+    virtual void dead_get(const std::string& transport, const std::string& queue,
+                          std::function<void(bool failed, std::optional<DeadMark>)> done) = 0;
     // Clears a dead mark (the destination answered again).
-    void dead_clear(const std::string& transport, const std::string& queue);
+    virtual void dead_clear(const std::string& transport, const std::string& queue) = 0;
 
     // Takes lease `id` in `scope` if fewer than `limit` live leases are
-    // held there (holding it already renews it); it lasts `ttl_ms`.
-    void lease_acquire(const std::string& scope, const std::string& id, int limit, int64_t ttl_ms,
-                       std::function<void(const LeaseAnswer&)> done);
-    // Renews the leases `ids` for another `ttl_ms`; leases Redis lost (a
-    // restart without persistence) are taken again, so that the cluster
-    // sees what is really in use.
-    void lease_renew(const std::string& scope, const std::vector<std::string>& ids, int64_t ttl_ms,
-                     std::function<void(bool ok)> done = {});
+    // held there (holding it already renews it); it lasts `ttl_ms`.  A
+    // store that has lost its state (restarted, or failed over to a replica
+    // that had not seen the last steps) grants no new lease for `ttl_ms`
+    // after its first step: every lease taken before then has either been
+    // taken again (lease_renew) by now or has expired on its host.
+    virtual void lease_acquire(const std::string& scope, const std::string& id, int limit,
+                               int64_t ttl_ms, std::function<void(const LeaseAnswer&)> done) = 0;
+    // Renews the leases `ids` for another `ttl_ms`, in order; a lease the
+    // store lost is taken again only while fewer than `limit` live leases
+    // are held in `scope` (all hosts' leases counted), so that the cluster
+    // sees what is in use and never more than the limit.
+    virtual void lease_renew(const std::string& scope, const std::vector<std::string>& ids,
+                             int limit, int64_t ttl_ms,
+                             std::function<void(const RenewAnswer&)> done) = 0;
     // Gives lease `id` back.
-    void lease_release(const std::string& scope, const std::string& id,
-                       std::function<void(bool ok)> done = {});
+    virtual void lease_release(const std::string& scope, const std::string& id,
+                               std::function<void(bool ok)> done = {}) = 0;
 
     // Takes one start from the GCRA cell of `scope` at `rate`, now or
     // booked up to `horizon_ms` ahead (see gcra_take()).  `own_tat_ms`: the
     // asking host's own theoretical arrival time, in ms from now (0 or
     // less: none); the cell is taken to be at least there, so that a cell
-    // Redis lost (a restart) does not let this host start again at once.
-    void rate_take(const std::string& scope, const RateSpec& rate, double horizon_ms,
-                   double own_tat_ms, std::function<void(const RateAnswer&)> done);
+    // the store lost (a restart) does not let this host start again at once.
+    virtual void rate_take(const std::string& scope, const RateSpec& rate, double horizon_ms,
+                           double own_tat_ms, std::function<void(const RateAnswer&)> done) = 0;
 
-    std::string dead_key(const std::string& transport, const std::string& queue) const {
-        return prefix_ + "dead:" + transport + ":" + queue;
-    }
-    std::string lease_key(const std::string& scope) const { return prefix_ + "lease:" + scope; }
-    std::string rate_key(const std::string& scope) const { return prefix_ + "rate:" + scope; }
-
-  private:
-    std::shared_ptr<RedisClient> client_;
-    std::string prefix_;
+    // Gives `leases` back before the process exits, blocking (there is no
+    // loop left to wait on), each step within the command deadline.  False
+    // when that could not be done (the leases then expire by themselves).
+    virtual bool release_blocking(const Leases& leases) = 0;
 };
-
-// Gives leases back over a connection of its own that blocks, each step
-// within `options.command_timeout`: for a process that is about to exit
-// and has no event loop left to wait on.  `leases` are (scope, id) pairs.
-// False when Redis could not be reached or did not answer in time (the
-// leases then expire by themselves).
-bool release_leases_blocking(const RedisOptions& options, const std::string& prefix,
-                             const std::vector<std::pair<std::string, std::string>>& leases);
-
-// The scripts, for tests that run them directly.
-const RedisScript& gcra_script();
-const RedisScript& lease_acquire_script();
-const RedisScript& lease_renew_script();
-const RedisScript& dead_get_script();
 
 } // namespace cqmgr::cluster

@@ -61,6 +61,10 @@ class Driver {
         (void)q;
         return std::nullopt;
     }
+    // Queue `q` is about to be freed (nothing left in it), by whatever
+    // path: a delivery's end, its revival or rate-delay timer, a flush.
+    // What the driver keeps for it (its gate) goes with it.
+    virtual void queue_freed(const Queue& q) { (void)q; }
 };
 
 // The result of one delivery request, as the agent (or its failure) gave
