@@ -80,11 +80,18 @@ awaitable<MessageEnd::Outcome> MessageEnd::finish(Message& m) {
         quarantine(id);
         co_return Outcome::over;
     }
-    // 3. More recipients in the file: they come first (a file that can no
-    // longer be read is corrupt).
+    // 3. More recipients in the file: they come first.  A file that can no
+    // longer be read is corrupt; one that cannot be opened for now (out of
+    // descriptors, an I/O error) stays in active/ and is read again after
+    // a backoff, where stock exits and leaves it to its successor.
     if (m.env.rcpt_offset != 0) {
-        sched_.set_time(clock_.now());
-        if (intake_.read_batch(m, sched_.first_batch_limit(m))) co_return Outcome::more;
+        for (int failures = 0;;) {
+            sched_.set_time(clock_.now());
+            Intake::BatchRead r = intake_.read_batch(m, sched_.first_batch_limit(m));
+            if (r == Intake::BatchRead::ok) co_return Outcome::more;
+            if (r == Intake::BatchRead::failed) break;
+            co_await retry_.backoff(++failures);
+        }
         quarantine(id);
         co_return Outcome::over;
     }

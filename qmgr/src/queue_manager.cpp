@@ -202,12 +202,13 @@ void QueueManager::refill(core::Message& cm, int limit) {
         return;
     }
     m.phase = Message::Phase::reading;
-    if (intake_.read_batch(m, limit)) {
+    if (intake_.read_batch(m, limit) == Intake::BatchRead::ok) {
         asio::co_spawn(io_, assign_batch(m), asio::detached);
         return;
     }
     // Unreadable now: the rest waits for the message's end, which tries
-    // once more and quarantines the file if it still fails, as stock does.
+    // again (and, for a file that is damaged or gone, quarantines it, as
+    // stock does).
     m.phase = Message::Phase::waiting;
     sched_.batch_done(m, false, 0);
     maybe_finish(m);

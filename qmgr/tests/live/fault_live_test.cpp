@@ -222,6 +222,38 @@ TEST(FaultLive, ControlFlushesHoldFewFlushConnections) {
     live.ok = !testing::Test::HasFailure();
 }
 
+// A later recipient batch whose file cannot be opened (EIO, then EMFILE):
+// the message stays in active/ and its batch is read again, and every
+// recipient is delivered.  Before, it went to corrupt/ with its recipients
+// undelivered.
+void later_batch_open_fails(int err) {
+    LiveCqmgr live(
+        {{"transport_maps", "inline:{ dest.example=discard: }"},
+         {"qmgr_message_active_limit", "10"},
+         {"qmgr_message_recipient_limit", "20"}},
+        {{"CQMGR_SHIM_FAIL_OPENS", "2"}, {"CQMGR_SHIM_FAIL_ERRNO", std::to_string(err)}});
+    live.send(recipients(60, "dest.example"));
+    ASSERT_TRUE(live.wait(60, [&] {
+        return live.count("to=<u\\d+@dest\\.example>.*status=sent") == 60 ||
+               live.inst->queue_counts()["corrupt"] > 0;
+    })) << live.inst->maillog_tail();
+    EXPECT_EQ(live.count("to=<u\\d+@dest\\.example>.*status=sent"), 60)
+        << live.inst->maillog_tail();
+    EXPECT_EQ(live.inst->queue_counts()["corrupt"], 0u);
+    EXPECT_TRUE(live.wait(30, [&] { return live.inst->queue_counts()["active"] == 0; }));
+    EXPECT_GE(live.count(std::string("warning: open active [0-9A-F]+: ") + std::strerror(err)), 1)
+        << live.inst->maillog_tail();
+    live.ok = !testing::Test::HasFailure();
+}
+
+TEST(FaultLive, ALaterBatchThatCannotBeOpenedIsReadAgain_EIO) {
+    later_batch_open_fails(EIO);
+}
+
+TEST(FaultLive, ALaterBatchThatCannotBeOpenedIsReadAgain_EMFILE) {
+    later_batch_open_fails(EMFILE);
+}
+
 int main(int argc, char** argv) {
     testing::InitGoogleTest(&argc, argv);
     if (GTEST_FLAG_GET(list_tests)) return RUN_ALL_TESTS();
