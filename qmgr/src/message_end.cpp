@@ -87,7 +87,7 @@ awaitable<MessageEnd::Outcome> MessageEnd::finish(Message& m) {
     if (m.env.rcpt_offset != 0) {
         for (int failures = 0;;) {
             sched_.set_time(clock_.now());
-            Intake::BatchRead r = intake_.read_batch(m, sched_.first_batch_limit(m));
+            Intake::BatchRead r = intake_.read_batch(m, sched_.reread_limit(m));
             if (r == Intake::BatchRead::ok) co_return Outcome::more;
             if (r == Intake::BatchRead::failed) break;
             co_await retry_.backoff(++failures);
