@@ -173,7 +173,7 @@ TEST(FaultLive, SelfDeferralsOfABigBatchHoldFewServiceConnections) {
 // connections wait for it, a bounded number of flushes queue behind them,
 // and the rest are refused at once.  Before, each opened its own connection.
 TEST(FaultLive, ControlFlushesHoldFewFlushConnections) {
-    LiveCqmgr live({{"fast_flush_domains", "example"}, {"qmgr_ipc_timeout", "20s"}}, {});
+    LiveCqmgr live({{"fast_flush_domains", "example"}}, {});
     std::filesystem::rename(live.queue("public/flush"), live.queue("public/flush.real"));
     int silent = silent_listener(live.queue("public/flush"));
     ASSERT_GE(silent, 0);
