@@ -14,49 +14,51 @@
 
 #include <deque>
 #include <memory>
-#include <utility>
 
 namespace cqmgr::qmgr {
 
 class ServiceSlots {
+    struct State;
+
   public:
     ServiceSlots(asio::any_io_executor ex, int limit);
 
-    // Waits for a free slot and takes it.
-    awaitable<void> acquire();
-    // Gives a slot back: to the longest waiter, if any.
-    void release();
-
-    // Slots taken now, and conversations waiting for one.
-    int used() const { return used_; }
-    int waiting() const { return static_cast<int>(waiters_.size()); }
-    int limit() const { return limit_; }
-
-    // A taken slot, given back when it goes out of scope.
+    // A taken slot, given back when it goes out of scope.  A conversation
+    // still waiting when the daemon exits is destroyed with the loop, after
+    // the slots: it then gives back nothing.
     class Held {
       public:
-        explicit Held(ServiceSlots& s) : slots_(&s) {}
-        Held(Held&& o) noexcept : slots_(std::exchange(o.slots_, nullptr)) {}
+        Held(Held&& o) noexcept = default;
         Held(const Held&) = delete;
         Held& operator=(const Held&) = delete;
         Held& operator=(Held&&) = delete;
-        ~Held() {
-            if (slots_) slots_->release();
-        }
+        ~Held();
 
       private:
-        ServiceSlots* slots_;
+        friend class ServiceSlots;
+        explicit Held(std::weak_ptr<State> s) : state_(std::move(s)) {}
+        std::weak_ptr<State> state_;
     };
-    // acquire(), with the slot held by the result.
+    // Waits for a free slot and takes it.
     awaitable<Held> hold();
 
+    // Slots taken now, and conversations waiting for one.
+    int used() const;
+    int waiting() const;
+
   private:
+    struct State {
+        int limit = 1;
+        int used = 0;
+        // One timer per waiter, never expiring by itself: a slot given back
+        // cancels the first, which hands it the slot.
+        std::deque<std::shared_ptr<asio::steady_timer>> waiters;
+        // Gives a slot back: to the longest waiter, if any.
+        void release();
+    };
+
     asio::any_io_executor ex_;
-    int limit_;
-    int used_ = 0;
-    // One timer per waiter, never expiring by itself: release() cancels the
-    // first, which hands it the slot.
-    std::deque<std::shared_ptr<asio::steady_timer>> waiters_;
+    std::shared_ptr<State> state_;
 };
 
 } // namespace cqmgr::qmgr

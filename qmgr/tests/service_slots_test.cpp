@@ -44,9 +44,10 @@ TEST(ServiceSlots, ANewcomerDoesNotTakeTheSlotPassedToAWaiter) {
     qmgr::ServiceSlots slots(io.get_executor(), 1);
     std::vector<int> order;
     std::function<awaitable<void>(int)> take = [&](int id) -> awaitable<void> {
-        co_await slots.acquire();
-        order.push_back(id);
-        slots.release();
+        {
+            qmgr::ServiceSlots::Held slot = co_await slots.hold();
+            order.push_back(id);
+        }
         // The slot is on its way to 1; 2 asks for one only now.
         if (id == 0) asio::co_spawn(io, take(2), asio::detached);
     };
@@ -55,4 +56,23 @@ TEST(ServiceSlots, ANewcomerDoesNotTakeTheSlotPassedToAWaiter) {
     io.run();
     EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
     EXPECT_EQ(slots.used(), 0);
+}
+
+// The daemon's exit: the loop, with conversations holding or waiting for a
+// slot, goes after the slots; what it destroys gives back nothing.
+TEST(ServiceSlots, ConversationsThatOutliveTheSlotsLeaveThemAlone) {
+    auto io = std::make_unique<asio::io_context>();
+    auto slots = std::make_unique<qmgr::ServiceSlots>(io->get_executor(), 1);
+    auto hold_forever = [&]() -> awaitable<void> {
+        qmgr::ServiceSlots::Held slot = co_await slots->hold();
+        asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::hours(1));
+        co_await t.async_wait(asio::use_awaitable);
+    };
+    asio::co_spawn(*io, hold_forever(), asio::detached);
+    asio::co_spawn(*io, hold_forever(), asio::detached);
+    io->run_for(std::chrono::milliseconds(10));
+    EXPECT_EQ(slots->used(), 1);
+    EXPECT_EQ(slots->waiting(), 1);
+    slots.reset();
+    io.reset(); // ASan: no use of the freed slots
 }

@@ -19,7 +19,6 @@
 #include <map>
 #include <memory>
 #include <poll.h>
-#include <regex>
 #include <sstream>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -42,8 +41,11 @@ struct LiveCqmgr {
         dir = std::make_unique<compat::TempDir>("/tmp/cqmgr-fault-live-");
         std::string wrapper = dir->path() + "/cqmgr-wrapper";
         std::ostringstream w;
+        // In a sanitizer build the daemon links ASan's runtime, which wants
+        // to come first in the list of libraries: here the shim does.
         w << "#!/bin/bash\n"
           << "export LD_PRELOAD=" << CQMGR_FAULT_SHIM << "\n"
+          << "export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0\n"
           << "export CQMGR_SHIM_REPORT=" << report_path() << "\n";
         for (const auto& [k, v] : shim_env)
             w << "export " << k << "=" << v << "\n";
@@ -83,15 +85,18 @@ struct LiveCqmgr {
         return out;
     }
 
-    // Maillog lines that match `re`.
-    int count(const std::string& re) const {
+    // Maillog lines that contain each of `parts`.
+    int count(std::initializer_list<std::string> parts) const {
         std::string text;
         if (!compat::read_file_if_exists(inst->maillog_path(), text)) return 0;
-        std::regex r(re);
         int n = 0;
         std::istringstream in(text);
-        for (std::string line; std::getline(in, line);)
-            n += std::regex_search(line, r);
+        for (std::string line; std::getline(in, line);) {
+            bool all = true;
+            for (const auto& p : parts)
+                all = all && line.find(p) != std::string::npos;
+            n += all;
+        }
         return n;
     }
     // Waits up to `secs` for `pred`.
@@ -153,11 +158,11 @@ TEST(FaultLive, SelfDeferralsOfABigBatchHoldFewServiceConnections) {
     std::filesystem::rename(live.queue("private/retry"), live.queue("private/retry.stopped"));
     live.send({"first@gone.example"});
     ASSERT_TRUE(live.wait(60, [&] {
-        return live.count("to=<first@gone\\.example>.*status=deferred") == 1;
+        return live.count({"to=<first@gone.example>", "status=deferred"}) == 1;
     })) << live.inst->maillog_tail();
     live.send(recipients(300, "gone.example"));
     ASSERT_TRUE(live.wait(120, [&] {
-        return live.count("to=<u\\d+@gone\\.example>.*status=deferred") == 300;
+        return live.count({"to=<u", "@gone.example>", "status=deferred"}) == 300;
     })) << live.inst->maillog_tail();
     auto peaks = live.peaks();
     EXPECT_GE(peaks["defer"], 1);
@@ -165,7 +170,7 @@ TEST(FaultLive, SelfDeferralsOfABigBatchHoldFewServiceConnections) {
     EXPECT_GE(peaks["flush"], 1);
     EXPECT_LE(peaks["flush"], 8);
     EXPECT_TRUE(live.wait(30, [&] { return live.inst->queue_counts()["deferred"] == 2; }));
-    EXPECT_EQ(live.count("service failure"), 0) << live.inst->maillog_tail();
+    EXPECT_EQ(live.count({"service failure"}), 0) << live.inst->maillog_tail();
     live.ok = !testing::Test::HasFailure();
 }
 
@@ -234,14 +239,14 @@ void later_batch_open_fails(int err) {
         {{"CQMGR_SHIM_FAIL_OPENS", "2"}, {"CQMGR_SHIM_FAIL_ERRNO", std::to_string(err)}});
     live.send(recipients(60, "dest.example"));
     ASSERT_TRUE(live.wait(60, [&] {
-        return live.count("to=<u\\d+@dest\\.example>.*status=sent") == 60 ||
+        return live.count({"to=<u", "@dest.example>", "status=sent"}) == 60 ||
                live.inst->queue_counts()["corrupt"] > 0;
     })) << live.inst->maillog_tail();
-    EXPECT_EQ(live.count("to=<u\\d+@dest\\.example>.*status=sent"), 60)
+    EXPECT_EQ(live.count({"to=<u", "@dest.example>", "status=sent"}), 60)
         << live.inst->maillog_tail();
     EXPECT_EQ(live.inst->queue_counts()["corrupt"], 0u);
     EXPECT_TRUE(live.wait(30, [&] { return live.inst->queue_counts()["active"] == 0; }));
-    EXPECT_GE(live.count(std::string("warning: open active [0-9A-F]+: ") + std::strerror(err)), 1)
+    EXPECT_GE(live.count({"warning: open active ", std::string(": ") + std::strerror(err)}), 1)
         << live.inst->maillog_tail();
     live.ok = !testing::Test::HasFailure();
 }
