@@ -74,6 +74,11 @@ int listener() {
         char dir[] = "/tmp/cqmgr-fuzz-conv-XXXXXX";
         if (!::mkdtemp(dir)) finding("scratch directory");
         socket_name = std::string(dir) + "/agent";
+        static std::string scratch = dir;
+        std::atexit([] {
+            ::unlink(socket_name.c_str());
+            ::rmdir(scratch.c_str());
+        });
         int l = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         sockaddr_un sa{};
         sa.sun_family = AF_UNIX;
