@@ -286,12 +286,8 @@ void AgentCall::Socket::open_non_blocking(error_code& ec) {
 void AgentCall::send(std::string_view request) {
     if (step_ != Step::idle || !socket_.is_open()) {
         // A call whose announcement ended in EOF has a closed socket: the
-        // request cannot go out.  Heard of from the loop, as every outcome.
-        close();
-        asio::post(ex_, [self = Ptr(this)] {
-            self->on_replied(failed(DeliveryOutcome::Kind::unavailable,
-                                    "write to process (" + self->transport() + "): Broken pipe"));
-        });
+        // request cannot go out.
+        send_failed("write to process (" + transport() + "): Broken pipe");
         return;
     }
     // Stock's stream has one buffer for both directions: turning to write
@@ -308,11 +304,7 @@ void AgentCall::send(std::string_view request) {
         done = static_cast<size_t>(n);
     } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         error_ = errno_text(errno);
-        std::string warning = "write to process (" + transport() + "): " + error_;
-        close();
-        asio::post(ex_, [self = Ptr(this), warning = std::move(warning)]() mutable {
-            self->on_replied(failed(DeliveryOutcome::Kind::unavailable, std::move(warning)));
-        });
+        send_failed("write to process (" + transport() + "): " + error_);
         return;
     }
     if (done == request.size()) {
@@ -336,6 +328,19 @@ void AgentCall::send(std::string_view request) {
                           }
                           self->sent();
                       });
+}
+
+void AgentCall::send_failed(std::string warning) {
+    AgentDeadlines::of(ex_).disarm(*this);
+    error_code ignored;
+    socket_.close(ignored);
+    // Heard of from the loop, as every outcome; an owner that abandons the
+    // call before then hears nothing (close() ends the step).
+    step_ = Step::sending;
+    asio::post(ex_, [self = Ptr(this), warning = std::move(warning)]() mutable {
+        if (self->step_ != Step::sending) return;
+        self->reply(failed(DeliveryOutcome::Kind::unavailable, std::move(warning)));
+    });
 }
 
 void AgentCall::sent() {

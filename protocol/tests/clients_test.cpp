@@ -13,8 +13,8 @@
 
 using namespace cqmgr::protocol;
 using namespace std::string_literals;
-using fake::Socket;
 using cqmgr::awaitable;
+using fake::Socket;
 namespace asio = boost::asio;
 using Kind = DeliveryOutcome::Kind;
 
@@ -63,7 +63,8 @@ fake::Server::Script agent_replying(std::string reply, int* recipients_seen = nu
 }
 
 const std::string ok_reply =
-    "status\0\0diag_type\0\0diag_text\0\0mta_type\0\0mta_mname\0\0action\0\0reason\0\0status\0" "0\0\0"s;
+    "status\0\0diag_type\0\0diag_text\0\0mta_type\0\0mta_mname\0\0action\0\0reason\0\0status\0"
+    "0\0\0"s;
 
 } // namespace
 
@@ -83,7 +84,8 @@ TEST(DeliveryClient, DeferralReplyKeepsHopStatus) {
     asio::io_context io;
     fake::SocketDir dir;
     fake::Server agent(io, dir / "smtp",
-                       agent_replying("status\0" "4.4.1\0diag_type\0\0diag_text\0\0mta_type\0\0"
+                       agent_replying("status\0"
+                                      "4.4.1\0diag_type\0\0diag_text\0\0mta_type\0\0"
                                       "mta_mname\0\0action\0\0reason\0refused\0status\0"
                                       "4294967295\0\0"s));
     auto o = fake::run(io, deliver_once(dir / "smtp", sample_request(), quick()));
@@ -101,7 +103,8 @@ TEST(DeliveryClient, MissingSocketIsUnavailable) {
     EXPECT_EQ(o.kind, Kind::unavailable);
     EXPECT_EQ(o.reply.hop.status, "4.3.0");
     EXPECT_EQ(o.reply.hop.reason, "mail transport unavailable");
-    EXPECT_EQ(o.warning, "connect to transport " + (dir / "nosuch") + ": No such file or directory");
+    EXPECT_EQ(o.warning,
+              "connect to transport " + (dir / "nosuch") + ": No such file or directory");
 }
 
 TEST(DeliveryClient, ImmediateEofSurfacesAtTheWrite) {
@@ -118,6 +121,34 @@ TEST(DeliveryClient, ImmediateEofSurfacesAtTheWrite) {
     auto o = fake::run(io, session.deliver(sample_request()));
     EXPECT_EQ(o.kind, Kind::unavailable);
     EXPECT_EQ(o.warning, "write to process (smtp): Broken pipe");
+}
+
+// A call whose request cannot go out hears of it from the loop; an owner
+// that abandons the call before then hears nothing (found by the
+// conversation fuzzer: the failure came all the same).
+TEST(DeliveryClient, AbandonedAfterAFailedWriteHearsNothing) {
+    asio::io_context io;
+    fake::SocketDir dir;
+    fake::Server agent(io, dir / "smtp", [](Socket& s, int) -> awaitable<void> {
+        s.close();
+        co_return;
+    });
+    struct Owner : AgentCall {
+        using AgentCall::AgentCall;
+        int announced = 0, replied = 0;
+        void on_announced(bool) override { ++announced; }
+        void on_replied(DeliveryOutcome&&) override { ++replied; }
+    };
+    boost::intrusive_ptr<Owner> call(new Owner(io.get_executor()));
+    ASSERT_TRUE(call->start(dir / "smtp", quick()));
+    while (call->announced == 0 && io.run_one() > 0) {
+    }
+    ASSERT_EQ(call->announced, 1);
+    call->send("request"); // the agent is gone: the failure is posted
+    call->close();
+    io.restart();
+    io.poll();
+    EXPECT_EQ(call->replied, 0);
 }
 
 TEST(DeliveryClient, EofBeforeReplyIsCrash) {
@@ -194,7 +225,9 @@ fake::Server::Script rewrite_server(int per_connection, int server_flags = 0) {
             if (!co_await r.read(s, req)) co_return;
             if (req.get("request") == "rewrite") {
                 AttrWriter w;
-                w.num("flags", server_flags).str("address", std::string(req.get("address").value_or("")) + "@rewritten").end();
+                w.num("flags", server_flags)
+                    .str("address", std::string(req.get("address").value_or("")) + "@rewritten")
+                    .end();
                 co_await fake::send(s, w.take());
                 continue;
             }
@@ -267,7 +300,9 @@ TEST(RewriteClient, GarbageThenRecovery) {
             fake::ListReader r;
             AttrList req;
             co_await r.read(s, req);
-            co_await fake::send(s, "flags\0" "0\0transport\0\0nexthop\0x\0recipient\0a@y\0flags\0" "0\0\0"s);
+            co_await fake::send(s, "flags\0"
+                                   "0\0transport\0\0nexthop\0x\0recipient\0a@y\0flags\0"
+                                   "0\0\0"s);
             co_await r.read(s, req);
             co_return;
         }
@@ -292,12 +327,15 @@ TEST(RewriteClient, ConcurrentCallersAreSerialised) {
         int done = 0;
         auto ex = co_await asio::this_coro::executor;
         for (int i = 0; i < 5; ++i)
-            asio::co_spawn(ex, [&c, &done, i]() -> awaitable<void> {
-                auto r = co_await c.resolve("resolve", "", "x" + std::to_string(i) + "@y");
-                EXPECT_TRUE(r.ok) << r.error;
-                EXPECT_EQ(r.reply.recipient, "x" + std::to_string(i) + "@y");
-                ++done;
-            }, asio::detached);
+            asio::co_spawn(
+                ex,
+                [&c, &done, i]() -> awaitable<void> {
+                    auto r = co_await c.resolve("resolve", "", "x" + std::to_string(i) + "@y");
+                    EXPECT_TRUE(r.ok) << r.error;
+                    EXPECT_EQ(r.reply.recipient, "x" + std::to_string(i) + "@y");
+                    ++done;
+                },
+                asio::detached);
         while (done < 5) {
             asio::steady_timer t(ex, std::chrono::milliseconds(5));
             co_await t.async_wait(asio::use_awaitable);
@@ -336,17 +374,23 @@ TEST(StatusClient, AppendAndNotice) {
     asio::io_context io;
     fake::SocketDir dir;
     AttrList seen;
-    fake::Server defer(io, dir / "defer", status_server(status_hello, "status\0" "0\0\0"s, &seen));
+    fake::Server defer(io, dir / "defer",
+                       status_server(status_hello,
+                                     "status\0"
+                                     "0\0\0"s,
+                                     &seen));
     auto a = defer_append_request(0, "ID", {"", "r@x", 5, "", 0},
                                   {"4.4.1", "", "", "", "", "", "refused"});
-    auto r = fake::run(io, status_append(dir / "defer", a, CommandTimeouts::ipc(std::chrono::seconds(1))));
+    auto r = fake::run(
+        io, status_append(dir / "defer", a, CommandTimeouts::ipc(std::chrono::seconds(1))));
     EXPECT_TRUE(r.ok()) << r.error;
     EXPECT_EQ(seen.get("nrequest"), "0");
     EXPECT_EQ(seen.get("action"), "delayed");
     NoticeRequest n;
     n.nrequest = bounce_cmd::warn;
     n.queue_id = "ID";
-    r = fake::run(io, status_notify(dir / "defer", n, CommandTimeouts::notice(std::chrono::seconds(1))));
+    r = fake::run(
+        io, status_notify(dir / "defer", n, CommandTimeouts::notice(std::chrono::seconds(1))));
     EXPECT_TRUE(r.ok());
     EXPECT_EQ(seen.get("nrequest"), "2");
 }
@@ -356,9 +400,17 @@ TEST(StatusClient, FailuresAreIncompleteResults) {
         std::string hello, reply, error_tail;
     };
     const Case cases[] = {
-        {status_hello, "status\0" "4294967295\0\0"s, ""},
-        {rewrite_hello, "", ": expected protocol=delivery_status_protocol, got protocol=trivial_rewrite_protocol"},
-        {status_hello, "status\0" "0\0extra\0" "1\0\0"s, ": expected status=<number> alone, got status, extra"},
+        {status_hello,
+         "status\0"
+         "4294967295\0\0"s,
+         ""},
+        {rewrite_hello, "",
+         ": expected protocol=delivery_status_protocol, got protocol=trivial_rewrite_protocol"},
+        {status_hello,
+         "status\0"
+         "0\0extra\0"
+         "1\0\0"s,
+         ": expected status=<number> alone, got status, extra"},
         {status_hello, "status\0-1\0\0"s, ": expected status=<number> alone, got status=-1"},
         {status_hello, "", ": premature disconnect"},
     };
@@ -368,7 +420,8 @@ TEST(StatusClient, FailuresAreIncompleteResults) {
         fake::Server svc(io, dir / "bounce", status_server(c.hello, c.reply, nullptr));
         NoticeRequest n;
         n.queue_id = "ID";
-        auto r = fake::run(io, status_notify(dir / "bounce", n, CommandTimeouts::ipc(std::chrono::seconds(1))));
+        auto r = fake::run(
+            io, status_notify(dir / "bounce", n, CommandTimeouts::ipc(std::chrono::seconds(1))));
         EXPECT_FALSE(r.ok());
         EXPECT_EQ(r.status, -1);
         if (c.error_tail.empty()) {
@@ -386,7 +439,10 @@ TEST(VerifyAndFlush, Exchanges) {
     AttrList seen;
     fake::Server verify(io, dir / "verify",
                         status_server("protocol\0address_verification_prrotocol\0\0"s,
-                                      "status\0" "0\0recipient_status\0" "2\0reason\0gone\0\0"s, &seen));
+                                      "status\0"
+                                      "0\0recipient_status\0"
+                                      "2\0reason\0gone\0\0"s,
+                                      &seen));
     auto t = CommandTimeouts::ipc(std::chrono::seconds(1));
     auto u = fake::run(io, verify_update(dir / "verify", "u@x", verify_rcpt::bounce, "gone", t));
     EXPECT_TRUE(u.ok()) << u.error; // extra attributes after status are tolerated
@@ -397,7 +453,10 @@ TEST(VerifyAndFlush, Exchanges) {
     EXPECT_EQ(q.reason, "gone");
 
     fake::Server flush(io, dir / "flush",
-                       status_server("protocol\0queue_flush_protocol\0\0"s, "status\0" "4\0\0"s, &seen));
+                       status_server("protocol\0queue_flush_protocol\0\0"s,
+                                     "status\0"
+                                     "4\0\0"s,
+                                     &seen));
     auto f = fake::run(io, flush_add(dir / "flush", "dest.example", "ID", t));
     EXPECT_TRUE(f.completed);
     EXPECT_EQ(f.status, flush_stat::deny);

@@ -58,6 +58,8 @@ std::string deferred_text(ControlCommands::FlushDeferred d, const std::string& s
     case D::service_asked:
         return "asked the flush service to deliver the deferred mail for " + site +
                ", as postqueue -s does, if fast_flush_domains (a lookup table) lists it";
+    case D::busy:
+        return "not asked: too many flushes are waiting for the flush service; try again later";
     }
     return "not eligible for fast flush (fast_flush_domains); deferred mail waits for its "
            "retry time, see postqueue -f";

@@ -51,9 +51,10 @@ class ControlCommands {
     using LogLine = std::function<void(const std::string&)>;
     // What a flush does about the deferred mail of its site.
     enum class FlushDeferred {
-        not_eligible, // fast_flush_domains rules the site out: nothing asked
-        asked,        // flush(8) was asked to deliver it
-        service_asked // asked; fast_flush_domains has a table, flush(8) decides
+        not_eligible,  // fast_flush_domains rules the site out: nothing asked
+        asked,         // flush(8) was asked to deliver it
+        service_asked, // asked; fast_flush_domains has a table, flush(8) decides
+        busy           // not asked: too many flushes wait for flush(8) already
     };
     // Asks the flush(8) service to deliver the deferred mail of a site,
     // when fast_flush_domains covers it (asynchronous; the daemon logs a

@@ -81,13 +81,14 @@ FlushDomains::Verdict FlushDomains::match(std::string_view domain) const {
     return Verdict::no;
 }
 
-awaitable<void> flush_add_deferred(const FlushDomains& domains, std::string service,
-                                   std::string queue_id, std::string address,
+awaitable<void> flush_add_deferred(const FlushDomains& domains, ServiceSlots& slots,
+                                   std::string service, std::string queue_id, std::string address,
                                    std::chrono::seconds ipc_timeout) {
     auto at = address.rfind('@');
     if (at == std::string::npos || at + 1 == address.size()) co_return;
     std::string domain = address.substr(at + 1);
     if (domains.match(domain) == FlushDomains::Verdict::no) co_return;
+    ServiceSlots::Held slot = co_await slots.hold();
     auto r = co_await protocol::flush_add("public/" + service, domain, queue_id,
                                           protocol::CommandTimeouts::ipc(ipc_timeout));
     if (!r.completed ||
@@ -95,9 +96,11 @@ awaitable<void> flush_add_deferred(const FlushDomains& domains, std::string serv
         log::warn(queue_id + ": " + service + " service failure");
 }
 
-awaitable<int> flush_send_site(const FlushDomains& domains, std::string service, std::string site,
+awaitable<int> flush_send_site(const FlushDomains& domains, ServiceSlots& slots,
+                               std::string service, std::string site,
                                std::chrono::seconds ipc_timeout) {
     if (domains.match(site) == FlushDomains::Verdict::no) co_return protocol::flush_stat::deny;
+    ServiceSlots::Held slot = co_await slots.hold();
     auto r = co_await protocol::flush_send_site("public/" + service, site,
                                                 protocol::CommandTimeouts::ipc(ipc_timeout));
     co_return r.completed ? r.status : protocol::flush_stat::fail;

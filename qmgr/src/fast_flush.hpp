@@ -13,6 +13,7 @@
 #pragma once
 
 #include "cqmgr/protocol/asio.hpp"
+#include "service_slots.hpp"
 
 #include <optional>
 #include <string>
@@ -53,16 +54,19 @@ class FlushDomains {
 // Registers `queue_id` with `service` (public/<service>) under the domain of
 // `address` unless `domains` rules it out; a failure other than "not
 // eligible" is logged as stock logs it ("ID: flush service failure").
-// `ipc_timeout` is qmgr_ipc_timeout.
-awaitable<void> flush_add_deferred(const FlushDomains& domains, std::string service,
-                                   std::string queue_id, std::string address,
+// `ipc_timeout` is qmgr_ipc_timeout.  The connection, if any, takes one of
+// `slots` (service_slots.hpp).
+awaitable<void> flush_add_deferred(const FlushDomains& domains, ServiceSlots& slots,
+                                   std::string service, std::string queue_id, std::string address,
                                    std::chrono::seconds ipc_timeout);
 
 // Asks `service` to deliver the mail deferred for `site`, as postqueue -s
 // does, unless `domains` rules the site out.  Returns the flush status
 // (protocol::flush_stat): `deny` without asking when the site is not
-// eligible, `fail` when the service could not be reached.
-awaitable<int> flush_send_site(const FlushDomains& domains, std::string service, std::string site,
+// eligible, `fail` when the service could not be reached.  The connection
+// takes one of `slots`.
+awaitable<int> flush_send_site(const FlushDomains& domains, ServiceSlots& slots,
+                               std::string service, std::string site,
                                std::chrono::seconds ipc_timeout);
 
 } // namespace cqmgr::qmgr

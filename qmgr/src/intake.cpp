@@ -188,21 +188,29 @@ core::Lane Intake::classify(const Message& m, int fd) const {
     return out;
 }
 
-bool Intake::read_batch(Message& m, int limit) {
+Intake::BatchRead Intake::read_batch(Message& m, int limit) {
     if (log::verbose())
         log::debug("qmgr_message_realloc: active " + m.id + " offset " +
                    std::to_string(m.env.rcpt_offset) + " limit " + std::to_string(limit));
     auto r = store_.read(m.id, m.env, limit);
     for (const auto& w : r.warnings)
         log::warn(m.id + ": " + w);
-    if (!r.ok) {
-        if (!r.error.empty() && r.error.starts_with("open active "))
-            log::warn(r.error);
-        else
-            log_read_error(m.id, r);
-        return false;
+    if (r.ok) return BatchRead::ok;
+    if (r.open_errno == ENOENT) {
+        // Gone (postsuper): stock's warning, and the end that follows
+        // finds nothing to quarantine.
+        log::warn(r.error);
+        return BatchRead::failed;
     }
-    return true;
+    if (r.open_errno != 0) {
+        // Out of descriptors or memory, an I/O error: nothing is wrong with
+        // the file.  Stock exits here and leaves it to its successor; the
+        // batch is read again later (warnings rate-limited).
+        retry_.report("qmgr_message_realloc", {r.open_errno, r.error});
+        return BatchRead::again;
+    }
+    log_read_error(m.id, r);
+    return BatchRead::failed;
 }
 
 bool Intake::assign_now(Message& m, Batch& b) {

@@ -73,9 +73,14 @@ class Intake {
     bool assign_now(Message& m, Batch& b);
     // Finishes what assign_now(m, b) began, asking trivial-rewrite.
     awaitable<void> assign_rest(Message& m, Batch b);
-    // Reads the next batch of at most `limit` recipients; false when it
-    // could not be read (the message then ends in corrupt/).
-    bool read_batch(Message& m, int limit);
+    // What became of reading a later batch.
+    enum class BatchRead {
+        ok,     // read: assign it
+        failed, // damaged, or the file is gone: the message ends in corrupt/
+        again,  // the file could not be opened for now (EMFILE, EIO...)
+    };
+    // Reads the next batch of at most `limit` recipients.
+    BatchRead read_batch(Message& m, int limit);
 
     // The message leaves memory.
     void forget(const Message& m);

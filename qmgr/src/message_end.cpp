@@ -38,9 +38,10 @@ protocol::NoticeRequest maybe_verp(const Message& m, protocol::NoticeRequest n, 
 
 MessageEnd::MessageEnd(const conf::QmgrParams& params, const WallClock& clock,
                        const queuefile::ActiveQueue& store, StoreRetry& retry, Intake& intake,
-                       core::Scheduler& sched, Counters& counters, RecoveryRamp& ramp)
+                       core::Scheduler& sched, Counters& counters, RecoveryRamp& ramp,
+                       ServiceSlots& slots)
     : params_(params), clock_(clock), store_(store), retry_(retry), intake_(intake), sched_(sched),
-      counters_(counters), ramp_(ramp) {}
+      counters_(counters), ramp_(ramp), slots_(slots) {}
 
 bool MessageEnd::finish_now(const Message& m) {
     // The agent closes its descriptor right after it replies; an unlink
@@ -69,7 +70,7 @@ awaitable<MessageEnd::Outcome> MessageEnd::finish(Message& m) {
         log::debug("qmgr_active_done: bounce " + id);
         counters_.messages_bounced++;
         m.flags |= co_await send_notice(
-            params_.bounce_service_name,
+            slots_, params_.bounce_service_name,
             maybe_verp(m, notice(m, protocol::bounce_cmd::flush, 0), params_.disable_verp_bounces),
             ipc_timeout());
         break;
@@ -79,17 +80,24 @@ awaitable<MessageEnd::Outcome> MessageEnd::finish(Message& m) {
         quarantine(id);
         co_return Outcome::over;
     }
-    // 3. More recipients in the file: they come first (a file that can no
-    // longer be read is corrupt).
+    // 3. More recipients in the file: they come first.  A file that can no
+    // longer be read is corrupt; one that cannot be opened for now (out of
+    // descriptors, an I/O error) stays in active/ and is read again after
+    // a backoff, where stock exits and leaves it to its successor.
     if (m.env.rcpt_offset != 0) {
-        sched_.set_time(clock_.now());
-        if (intake_.read_batch(m, sched_.first_batch_limit(m))) co_return Outcome::more;
+        for (int failures = 0;;) {
+            sched_.set_time(clock_.now());
+            Intake::BatchRead r = intake_.read_batch(m, sched_.reread_limit(m));
+            if (r == Intake::BatchRead::ok) co_return Outcome::more;
+            if (r == Intake::BatchRead::failed) break;
+            co_await retry_.backoff(++failures);
+        }
         quarantine(id);
         co_return Outcome::over;
     }
     // 4. Trace reports: sendmail -v / -bv, and DSN SUCCESS notices.
     if (wants_trace(m.env)) {
-        int status = co_await send_notice(params_.trace_service_name,
+        int status = co_await send_notice(slots_, params_.trace_service_name,
                                           notice(m, protocol::bounce_cmd::trace, m.env.tflags),
                                           ipc_timeout());
         if (status == 0 && m.env.tflags_offset > 0)
@@ -106,7 +114,7 @@ awaitable<MessageEnd::Outcome> MessageEnd::finish(Message& m) {
                       ">, status=" + expiry_word(fate) + ", returned to sender");
             counters_.messages_expired++;
             m.flags = co_await send_notice(
-                params_.defer_service_name,
+                slots_, params_.defer_service_name,
                 maybe_verp(m,
                            notice(m, protocol::bounce_cmd::flush, protocol::bounce_flag::delrcpt),
                            params_.disable_verp_bounces),
@@ -114,7 +122,7 @@ awaitable<MessageEnd::Outcome> MessageEnd::finish(Message& m) {
         } else if (fate == Undelivered::warn) {
             log::debug("qmgr_active_done_25_generic: sending defer warning for " + id);
             int status =
-                co_await send_notice(params_.defer_service_name,
+                co_await send_notice(slots_, params_.defer_service_name,
                                      notice(m, protocol::bounce_cmd::warn, 0), ipc_timeout());
             if (status == 0 && m.env.warn_offset > 0) {
                 if (auto e = store_.rewrite_warn_time(id, m.env.warn_offset))

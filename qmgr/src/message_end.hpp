@@ -16,6 +16,7 @@
 #include "intake.hpp"
 #include "message.hpp"
 #include "recovery_ramp.hpp"
+#include "service_slots.hpp"
 #include "store_retry.hpp"
 
 #include <random>
@@ -31,7 +32,7 @@ class MessageEnd {
 
     MessageEnd(const conf::QmgrParams& params, const WallClock& clock,
                const queuefile::ActiveQueue& store, StoreRetry& retry, Intake& intake,
-               core::Scheduler& sched, Counters& counters, RecoveryRamp& ramp);
+               core::Scheduler& sched, Counters& counters, RecoveryRamp& ramp, ServiceSlots& slots);
 
     // The common end, every recipient done with nothing to report: removes
     // the file at once and returns true; false when finish() is needed.
@@ -59,6 +60,7 @@ class MessageEnd {
     // which works in a chroot without /dev/urandom too).
     std::mt19937_64 jitter_random_{random_seed()};
     RecoveryRamp& ramp_;
+    ServiceSlots& slots_;
 };
 
 } // namespace cqmgr::qmgr

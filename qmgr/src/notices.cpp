@@ -5,11 +5,12 @@
 
 namespace cqmgr::qmgr {
 
-awaitable<int> send_notice(std::string service, protocol::NoticeRequest req,
+awaitable<int> send_notice(ServiceSlots& slots, std::string service, protocol::NoticeRequest req,
                            std::chrono::seconds ipc_timeout) {
     std::string id = req.queue_id;
     int nrequest = req.nrequest;
     bool quiet = req.flags & protocol::bounce_flag::clean;
+    ServiceSlots::Held slot = co_await slots.hold();
     auto r = co_await protocol::status_notify("private/" + service, std::move(req),
                                               protocol::CommandTimeouts::notice(ipc_timeout));
     if (!r.completed) log::warn(r.error);
@@ -20,9 +21,9 @@ awaitable<int> send_notice(std::string service, protocol::NoticeRequest req,
     co_return status;
 }
 
-awaitable<int> send_deferral(std::string service, std::string queue_id, int tflags,
-                             queuefile::Recipient rcpt, std::string status, std::string reason,
-                             std::chrono::seconds ipc_timeout) {
+awaitable<int> send_deferral(ServiceSlots& slots, std::string service, std::string queue_id,
+                             int tflags, queuefile::Recipient rcpt, std::string status,
+                             std::string reason, std::chrono::seconds ipc_timeout) {
     protocol::HopStatus dsn;
     dsn.status = std::move(status);
     dsn.reason = std::move(reason);
@@ -32,6 +33,7 @@ awaitable<int> send_deferral(std::string service, std::string queue_id, int tfla
                                    rcpt.offset(), std::string(rcpt.dsn_orcpt()),
                                    rcpt.notify_flags()},
         dsn);
+    ServiceSlots::Held slot = co_await slots.hold();
     auto r = co_await protocol::status_append("private/" + service, std::move(req),
                                               protocol::CommandTimeouts::ipc(ipc_timeout));
     if (!r.completed) log::warn(r.error);

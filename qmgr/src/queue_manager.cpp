@@ -9,6 +9,16 @@
 
 namespace cqmgr::qmgr {
 
+namespace {
+// Connections qmgr holds open to the bounce, defer, trace and flush services
+// for its own requests at most (service_slots.hpp).  Stock has one at a
+// time; a few in parallel keep several messages' deferrals moving, and stay
+// far below the descriptors that queue files and agents need.
+constexpr int service_slot_limit = 8;
+// Control flushes waiting for the flush service at most (distinct sites).
+constexpr std::size_t max_control_flushes = 64;
+} // namespace
+
 QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                            const conf::QmgrParams& params, const WallClock& clock,
                            const FlushDomains& flush_domains, MasterLink& master, int data_dir_fd,
@@ -40,13 +50,15 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
       isolation_(params.destination_shares ? std::make_unique<Isolation>(params, sched_) : nullptr),
       limits_(io, params, std::move(limit_tables), sched_),
       delivery_(io, params, clock, sched_, counters_),
-      self_defer_(io, params, clock, flush_domains, [this](Message& m) { maybe_finish(m); }),
+      service_slots_(io.get_executor(), service_slot_limit),
+      self_defer_(io, params, clock, flush_domains, service_slots_,
+                  [this](Message& m) { maybe_finish(m); }),
       ramp_(io, params, clock, [this] { feeder_.scan_deferred(); }),
       backlog_(params, clock, store_, sched_, ramp_.index()),
       intake_(params, clock, store_, retry_, resolver_, sched_,
               [this](Message& m, const std::vector<queuefile::Recipient>& rcpts,
                      const core::Dsn& dsn) { self_defer_.defer(m, rcpts, dsn); }),
-      end_(params, clock, store_, retry_, intake_, sched_, counters_, ramp_),
+      end_(params, clock, store_, retry_, intake_, sched_, counters_, ramp_, service_slots_),
       feeder_(io, params, clock, store_, retry_, master,
               {.active_count = [this] { return static_cast<int>(messages_.size()); },
                .in_memory = [this](const std::string& id) { return messages_.contains(id); },
@@ -65,7 +77,13 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
               using D = ControlCommands::FlushDeferred;
               FlushDomains::Verdict v = flush_domains_.match(site);
               if (v == FlushDomains::Verdict::no) return D::not_eligible;
-              asio::co_spawn(io_, control_flush(site), asio::detached);
+              // A site already asked for and not answered yet is asked once;
+              // beyond a bound, a flush is refused rather than queued.
+              if (control_flushes_.size() >= max_control_flushes &&
+                  !control_flushes_.contains(site))
+                  return D::busy;
+              if (control_flushes_.insert(site).second)
+                  asio::co_spawn(io_, control_flush(site), asio::detached);
               return v == FlushDomains::Verdict::yes ? D::asked : D::service_asked;
           },
           [](const std::string& line) { log::info(line); }),
@@ -184,12 +202,13 @@ void QueueManager::refill(core::Message& cm, int limit) {
         return;
     }
     m.phase = Message::Phase::reading;
-    if (intake_.read_batch(m, limit)) {
+    if (intake_.read_batch(m, limit) == Intake::BatchRead::ok) {
         asio::co_spawn(io_, assign_batch(m), asio::detached);
         return;
     }
     // Unreadable now: the rest waits for the message's end, which tries
-    // once more and quarantines the file if it still fails, as stock does.
+    // again (and, for a file that is damaged or gone, quarantines it, as
+    // stock does).
     m.phase = Message::Phase::waiting;
     sched_.batch_done(m, false, 0);
     maybe_finish(m);
@@ -271,8 +290,10 @@ void QueueManager::admin_expired(core::AdminKind kind, const core::AdminTarget& 
 }
 
 awaitable<void> QueueManager::control_flush(std::string site) {
-    int status = co_await flush_send_site(flush_domains_, params_.flush_service_name, site,
-                                          std::chrono::seconds(params_.qmgr_ipc_timeout));
+    int status =
+        co_await flush_send_site(flush_domains_, service_slots_, params_.flush_service_name, site,
+                                 std::chrono::seconds(params_.qmgr_ipc_timeout));
+    control_flushes_.erase(site);
     if (status != protocol::flush_stat::ok && status != protocol::flush_stat::deny)
         log::warn("control: flush " + site + ": " + params_.flush_service_name +
                   " service failure");

@@ -29,6 +29,7 @@
 #include "resolver.hpp"
 #include "scheduler_config.hpp"
 #include "self_defer.hpp"
+#include "service_slots.hpp"
 #include "store_retry.hpp"
 #include "transport_settings.hpp"
 #include "warning_limiter.hpp"
@@ -139,6 +140,8 @@ class QueueManager : public core::Driver {
     std::unique_ptr<Isolation> isolation_;
     ClusterLimits limits_;
     Delivery delivery_;
+    // The connections to Postfix's services that qmgr opens for itself.
+    ServiceSlots service_slots_;
     SelfDefer self_defer_;
     RecoveryRamp ramp_;
     DeadBacklog backlog_;
@@ -154,6 +157,8 @@ class QueueManager : public core::Driver {
     // Dead destinations, to tell a revival from a success in queue_window()
     // (compared, never dereferenced).
     std::unordered_set<const core::Queue*> dead_queues_;
+    // The sites of control flushes not answered by flush(8) yet.
+    std::unordered_set<std::string> control_flushes_;
 };
 
 } // namespace cqmgr::qmgr

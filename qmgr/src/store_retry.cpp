@@ -50,6 +50,14 @@ void StoreRetry::schedule(std::shared_ptr<Attempt> a) {
     });
 }
 
+awaitable<void> StoreRetry::backoff(int failures) {
+    int delay = first_delay;
+    for (int i = 1; i < failures && delay < max_delay; ++i)
+        delay = std::min(delay * 2, max_delay);
+    asio::steady_timer t(io_, std::chrono::seconds(delay));
+    co_await t.async_wait(asio::use_awaitable);
+}
+
 void StoreRetry::report(std::string_view kind, const queuefile::StoreError& e) {
     if (auto text = limiter_.filter(std::string(kind) + "/" + std::to_string(e.sys_errno), e.text,
                                     clock_.now()))

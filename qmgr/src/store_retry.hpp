@@ -42,6 +42,9 @@ class StoreRetry {
     template <class OpF> void run(std::string_view kind, OpF&& op) {
         run(kind, std::forward<OpF>(op), warn_if_failed);
     }
+    // For a retry that a coroutine makes itself: waits as long as run()
+    // waits after the `failures`th failure in a row.
+    awaitable<void> backoff(int failures);
     // Operations waiting for their next try.
     int pending() const { return pending_; }
     // Logs a failure of kind `kind` through the rate limiter.

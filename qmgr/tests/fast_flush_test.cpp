@@ -83,10 +83,11 @@ TEST(FlushDomains, FilesContributeTheirPatterns) {
 TEST(FlushSendSite, AsksOnlyForCoveredSites) {
     cqmgr::asio::io_context io;
     FlushDomains d("example.com", true);
+    cqmgr::qmgr::ServiceSlots slots(io.get_executor(), 1);
     int not_covered = 99, unreachable = 99;
     auto run = [&](const std::string& site, int& status) {
         cqmgr::asio::co_spawn(
-            io, flush_send_site(d, "no-such-flush-service", site, std::chrono::seconds(1)),
+            io, flush_send_site(d, slots, "no-such-flush-service", site, std::chrono::seconds(1)),
             [&status](std::exception_ptr, int s) { status = s; });
     };
     run("other.example", not_covered);

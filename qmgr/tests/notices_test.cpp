@@ -60,7 +60,8 @@ TEST(Notices, DeferralAppendGivesUpAfterQmgrIpcTimeout) {
     int status = 0;
     queuefile::Recipient r(0, "u@example.com", "", "", 0);
     auto took = run([&]() -> awaitable<void> {
-        status = co_await qmgr::send_deferral("defer", "ABC", 0, r, "4.0.0", "why", 1s);
+        qmgr::ServiceSlots slots(co_await asio::this_coro::executor, 1);
+        status = co_await qmgr::send_deferral(slots, "defer", "ABC", 0, r, "4.0.0", "why", 1s);
     });
     EXPECT_EQ(status, -1);
     EXPECT_LT(took, 30s); // with a fixed 60 s, a minute
@@ -70,7 +71,8 @@ TEST(Notices, FlushAddGivesUpAfterQmgrIpcTimeout) {
     SilentServices s({"public/flush"});
     qmgr::FlushDomains all("example.com", false);
     auto took = run([&]() -> awaitable<void> {
-        co_await qmgr::flush_add_deferred(all, "flush", "ABC", "u@example.com", 1s);
+        qmgr::ServiceSlots slots(co_await asio::this_coro::executor, 1);
+        co_await qmgr::flush_add_deferred(all, slots, "flush", "ABC", "u@example.com", 1s);
     });
     EXPECT_LT(took, 30s);
 }

@@ -92,6 +92,7 @@ ReadResult ActiveQueue::read(std::string_view id, Envelope& env, int limit, int 
     bool own = fd < 0;
     if (own && (fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC)) < 0) {
         ReadResult r;
+        r.open_errno = errno;
         r.error = "open active " + std::string(id) + ": " + std::strerror(errno);
         return r;
     }

@@ -91,6 +91,20 @@ TEST_F(Store, ClaimOfALockedFileSaysSo) {
     ::close(holder);
 }
 
+// A later batch of a file that cannot be opened says why, with the errno:
+// the caller tells a file that is gone from one that cannot be opened now.
+TEST_F(Store, ReadOfAFileThatCannotBeOpenedGivesTheErrno) {
+    Envelope env;
+    auto gone = store.read("NOPE", env, 10);
+    EXPECT_FALSE(gone.ok);
+    EXPECT_EQ(gone.open_errno, ENOENT);
+    EXPECT_EQ(gone.error, "open active NOPE: No such file or directory");
+    fs::create_directory("active/DIR1");
+    auto dir = store.read("DIR1", env, 10); // a directory opens; reading it fails
+    EXPECT_FALSE(dir.ok);
+    EXPECT_EQ(dir.open_errno, 0);
+}
+
 TEST_F(Store, DeferSetsTheNotBeforeTimeThenMoves) {
     file("active", "A1");
     EXPECT_FALSE(store.defer_until("A1", 2000000000));

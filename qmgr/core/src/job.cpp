@@ -325,13 +325,13 @@ void Scheduler::job_refill(Job& j, bool any_room) {
                               (room > 0 && now_ - m.refill_time >= t.cfg.refill_delay);
     if (!due) return;
     trace([&] {
-        return "qmgr_job_refill: " + m.id + " " + t.name + ": " +
-               std::to_string(std::min(room, 5000)) + " recipients (" +
-               std::to_string(m.rcpt_count) + " of " + std::to_string(m.rcpt_limit) + " in core)";
+        return "qmgr_job_refill: " + m.id + " " + t.name + ": " + std::to_string(reread_limit(m)) +
+               " recipients (" + std::to_string(m.rcpt_count) + " of " +
+               std::to_string(m.rcpt_limit) + " in core)";
     });
     m.refill_pending = true;
     message_hold_update(m);
-    driver_.refill(m, std::min(room, 5000));
+    driver_.refill(m, reread_limit(m));
 }
 
 // The peer of job `j` whose entry goes next, reading more recipients first

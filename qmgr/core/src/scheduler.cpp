@@ -135,6 +135,14 @@ int Scheduler::first_batch_limit(const Message& m) const {
     return std::clamp(limit, 1, max_batch);
 }
 
+int Scheduler::reread_limit(const Message& m) const {
+    // Only the recipient slots the message holds and does not use: its
+    // jobs' places in the job lists decide how many it may have in core.
+    int limit = m.rcpt_limit - m.rcpt_count;
+    if (limit <= 0) panic(m.id + ": no recipient slots available");
+    return std::min(limit, max_batch);
+}
+
 Transport& Scheduler::transport(const std::string& name) {
     auto& slot = transports_[name];
     if (!slot) {

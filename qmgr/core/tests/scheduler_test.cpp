@@ -253,6 +253,28 @@ TEST_F(Fixture, RefillsFromRecipientPool) {
     msgs.push_back(std::move(m));
 }
 
+// A later batch is sized by the message's unused recipient slots alone,
+// as stock sizes every reread; the first batch by how full the active
+// queue is.  A message whose first batch went nowhere (deferred by qmgr
+// itself) holds only the per-message minimum.
+TEST_F(Fixture, RereadsUseTheMessagesUnusedSlots) {
+    cfg.message_recipient_limit = 50;
+    cfg.message_recipient_minimum = 10;
+    make();
+    auto m = std::make_unique<Message>();
+    m->id = "M";
+    s->message_add(*m);
+    EXPECT_EQ(s->first_batch_limit(*m), 50);
+    EXPECT_EQ(s->reread_limit(*m), 10);
+    m->rcpt_limit = 12;
+    m->rcpt_count = 4;
+    EXPECT_EQ(s->reread_limit(*m), 8);
+    m->rcpt_limit = 9000;
+    m->rcpt_count = 0;
+    EXPECT_EQ(s->reread_limit(*m), 5000); // at most 5000, as the first batch
+    msgs.push_back(std::move(m));
+}
+
 TEST_F(Fixture, TransportRateDelayLocksTheTransport) {
     tc.dest_recipient_limit = 1;
     tc.transport_rate_delay = 2;

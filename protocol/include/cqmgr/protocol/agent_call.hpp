@@ -94,6 +94,9 @@ class AgentCall : public boost::intrusive_ref_counter<AgentCall, boost::thread_u
     void scanned(bool ended, bool timed_out);
     void announce_done(bool ended, bool timed_out);
     void reply_done(bool ended, bool timed_out);
+    // The request could not go out: the outcome `warning` follows from
+    // the loop.
+    void send_failed(std::string warning);
     // The request went out: the reply's scan begins.
     void sent();
     // Ends the call with `o` (the socket is closed first).

@@ -125,8 +125,8 @@ class Sim : public Driver {
         if (sm.reading) return; // the batch on its way brings us back here
         if (!sm.unread.empty()) {
             // Everything in core is done but the file has more: read on.
-            if (cfg_.refill_latency > 0) return take(sm, sched_.first_batch_limit(sm));
-            read(sm, sched_.first_batch_limit(sm));
+            if (cfg_.refill_latency > 0) return take(sm, sched_.reread_limit(sm));
+            read(sm, sched_.reread_limit(sm));
             if (sm.refcount > 0) return;
         }
         sched_.message_free(m);

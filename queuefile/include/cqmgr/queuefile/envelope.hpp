@@ -109,6 +109,9 @@ struct ReadResult {
     // and the pointer errors ("malformed pointer record value: ...", "too many
     // reverse jump records") are prefixed with the file path (active/ID).
     std::string error;
+    // When the file could not be opened at all: the errno of open(2) (the
+    // file itself may be fine), else 0.
+    int open_errno = 0;
     // Complaints that do not make the file corrupt, worded as stock qmgr logs
     // them (without the "ID: " prefix); the caller logs them as warnings.
     std::vector<std::string> warnings;

@@ -108,6 +108,11 @@ class Scheduler {
     void message_add(Message& m);
     // How many recipients to read in the first batch of a new message.
     int first_batch_limit(const Message& m) const;
+    // How many recipients to read in any later batch of `m` (a refill, or
+    // the next batch at the message's end): the recipient slots it holds
+    // and does not use, as stock sizes every reread.  Panics when it holds
+    // none (the caller reads only when it has room).
+    int reread_limit(const Message& m) const;
     // Finds or creates a transport.
     Transport& transport(const std::string& name);
     // The queue for a recipient: `name` on `t`, or, when `t` or that queue is
