@@ -123,22 +123,43 @@ std::optional<PosixTranslation> posix_to_pcre2(std::string_view p, bool caseless
     enum class Before { nothing, atom, quantified };
     // Per open group (and the whole pattern): where it starts in `out`, the
     // groups complete before its alternation, and those of its alternatives
-    // so far; regcomp accepts `\N` only after group N is complete in the
-    // same alternative.
+    // so far (regcomp accepts `\N` only after group N is complete in the
+    // same alternative); whether its current alternative, or any, matched
+    // a character so far, and whether it holds an anchor.
     struct Level {
         size_t start;
         int group;
         uint32_t initial;
         uint32_t accumulated = 0;
+        bool consumed = false;
+        bool ever_consumed = false;
+        bool anchored = false;
     };
+    // regexec lets an anchor see a newline that the same match consumed
+    // ("a$." matches "a\nx", ".^x" matches "a\nx", without REG_NEWLINE):
+    // only a '^' that nothing matched before can precede, and a '$' that
+    // nothing can follow (but another alternative), are rewritten.
+    // `dollar_level`: the level that holds the last '$' (0: none);
+    // `shelter`: the level of an alternative begun after it, where
+    // characters may match (0: none).
+    size_t dollar_level = 0, shelter = 0;
+    bool group_anchored = false; // the group just closed holds an anchor
     std::string out;
     std::vector<Level> levels{{0, 0, 0}};
     uint32_t completed = 0; // bit N: group N is complete
     int groups = 0;
     Before before = Before::nothing;
+    bool atom_is_group = false;
     size_t atom = 0;
+    // An atom that matches characters; false if it may not stand here.
+    auto consume = [&] {
+        if (dollar_level > 0 && shelter == 0) return false;
+        levels.back().consumed = levels.back().ever_consumed = true;
+        return true;
+    };
     auto quantify = [&](const std::string& q) {
         if (before == Before::nothing) return false;
+        if (atom_is_group && group_anchored) return false; // "(^a|b)*"
         // regcomp stacks quantifiers ("a+?" is "(a+)?"); PCRE2 reads a
         // second one as lazy or possessive, so the first is grouped.
         if (before == Before::quantified) out.insert(atom, "(?:").append(")");
@@ -156,10 +177,11 @@ std::optional<PosixTranslation> posix_to_pcre2(std::string_view p, bool caseless
             unsigned char n = static_cast<unsigned char>(p[i + 1]);
             i += 2;
             if (n >= '1' && n <= '9') {
-                if (!(completed & (1u << (n - '0')))) return std::nullopt;
+                if (!(completed & (1u << (n - '0'))) || !consume()) return std::nullopt;
                 out += std::string("\\g{") + static_cast<char>(n) + "}";
                 before = Before::atom;
             } else if (n == 'w' || n == 'W' || n == 's' || n == 'S') {
+                if (!consume()) return std::nullopt;
                 out += std::string{'\\', static_cast<char>(n)};
                 before = Before::atom;
             } else if (n == 'b' || n == 'B' || n == '<' || n == '>' || n == '`' || n == '\'') {
@@ -175,19 +197,21 @@ std::optional<PosixTranslation> posix_to_pcre2(std::string_view p, bool caseless
                 // letter (GNU C library 2.36): regexec keeps that pattern.
                 return std::nullopt;
             } else {
+                if (!consume()) return std::nullopt;
                 out += literal(n);
                 before = Before::atom;
             }
             break;
         }
         case '.':
+            if (!consume()) return std::nullopt;
             out += '.';
             before = Before::atom;
             ++i;
             break;
         case '[':
             ++i;
-            if (!bracket(p, i, caseless, newline, out)) return std::nullopt;
+            if (!consume() || !bracket(p, i, caseless, newline, out)) return std::nullopt;
             before = Before::atom;
             break;
         case '(':
@@ -199,6 +223,7 @@ std::optional<PosixTranslation> posix_to_pcre2(std::string_view p, bool caseless
         case ')':
             ++i;
             if (levels.size() == 1) { // an unmatched ')' is a literal
+                if (!consume()) return std::nullopt;
                 out += "\\)";
                 before = Before::atom;
                 break;
@@ -207,18 +232,39 @@ std::optional<PosixTranslation> posix_to_pcre2(std::string_view p, bool caseless
             completed |= levels.back().accumulated;
             if (levels.back().group < 32) completed |= 1u << levels.back().group;
             here = levels.back().start;
+            group_anchored = levels.back().anchored;
+            if (shelter == levels.size()) shelter = 0;
+            if (dollar_level == levels.size()) --dollar_level;
+            if (levels.back().ever_consumed) {
+                Level& parent = levels[levels.size() - 2];
+                parent.consumed = parent.ever_consumed = true;
+            }
             levels.pop_back();
             before = Before::atom;
-            break;
+            atom = here;
+            atom_is_group = true;
+            continue;
         case '|':
             out += '|';
             levels.back().accumulated |= completed;
             completed = levels.back().initial;
+            levels.back().consumed = false;
+            if (dollar_level >= levels.size() && (shelter == 0 || levels.size() < shelter))
+                shelter = levels.size();
             before = Before::nothing;
             ++i;
             break;
         case '^':
         case '$':
+            if (c == '^') {
+                for (const Level& l : levels)
+                    if (l.consumed) return std::nullopt;
+            } else {
+                dollar_level = levels.size();
+                shelter = 0;
+            }
+            for (Level& l : levels)
+                l.anchored = true;
             out += static_cast<char>(c);
             before = Before::nothing;
             ++i;
@@ -236,12 +282,14 @@ std::optional<PosixTranslation> posix_to_pcre2(std::string_view p, bool caseless
             continue;
         }
         default:
+            if (!consume()) return std::nullopt;
             out += literal(c);
             before = Before::atom;
             ++i;
             break;
         }
         atom = here;
+        atom_is_group = false;
     }
     if (levels.size() != 1) return std::nullopt; // an unclosed '('
     // Without REG_NEWLINE, '.' matches a newline and '^' and '$' only the
