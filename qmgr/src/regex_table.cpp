@@ -13,16 +13,20 @@ namespace cqmgr::qmgr {
 
 namespace {
 
-// The match context every pattern runs with: PCRE2's limits (see
-// regex_table.hpp); made once, never freed.
-pcre2_match_context* bounded_context() {
-    static pcre2_match_context* ctx = [] {
+// The match context a pattern runs with: PCRE2's limits (see
+// regex_table.hpp), a tighter match limit for a pattern with
+// back-references (one step of theirs compares up to a subject's length);
+// made once, never freed.
+pcre2_match_context* bounded_context(bool backrefs) {
+    auto make = [](uint32_t match_limit) {
         pcre2_match_context* c = pcre2_match_context_create(nullptr);
-        pcre2_set_match_limit(c, regex_match_limit);
+        pcre2_set_match_limit(c, match_limit);
         pcre2_set_depth_limit(c, regex_depth_limit);
         return c;
-    }();
-    return ctx;
+    };
+    static pcre2_match_context* plain = make(regex_match_limit);
+    static pcre2_match_context* with_backrefs = make(regex_backref_match_limit);
+    return backrefs ? with_backrefs : plain;
 }
 
 } // namespace
@@ -35,6 +39,7 @@ struct RegexTable::Pattern {
     regex_t posix{};
     bool is_posix = false;
     bool c_string = false; // a regexp: pattern: the subject ends at a NUL, as regexec sees it
+    bool backrefs = false; // the PCRE2 pattern has back-references
 
     ~Pattern() {
         if (match) pcre2_match_data_free(match);
@@ -46,7 +51,7 @@ struct RegexTable::Pattern {
         if (c_string) key = key.substr(0, key.find('\0'));
         if (!is_posix) {
             int rc = pcre2_match(pcre, reinterpret_cast<PCRE2_SPTR>(key.data()), key.size(), 0, 0,
-                                 match, bounded_context());
+                                 match, bounded_context(backrefs));
             if (rc >= 0) return true;
             if (rc == PCRE2_ERROR_NOMATCH) return false;
             return std::nullopt; // the match, depth or heap limit, or JIT's stack
@@ -102,6 +107,9 @@ std::string compile_pcre2(RegexTable::Pattern& p, const std::string& pattern, ui
                std::to_string(offset);
     }
     pcre2_jit_compile(p.pcre, PCRE2_JIT_COMPLETE);
+    uint32_t backref_max = 0;
+    pcre2_pattern_info(p.pcre, PCRE2_INFO_BACKREFMAX, &backref_max);
+    p.backrefs = backref_max > 0;
     p.match = pcre2_match_data_create_from_pattern(p.pcre, nullptr);
     return {};
 }
@@ -195,7 +203,10 @@ RegexTable RegexTable::parse(const std::string& type, const std::string& name,
     RegexTable table;
     table.label_ = type + ":" + name;
     bool posix = type == "regexp";
-    for (const auto& [number, line] : logical_lines(text)) {
+    for (const auto& numbered : logical_lines(text)) {
+        // Not a structured binding: the lambda below captures the number.
+        const int number = numbered.first;
+        const std::string& line = numbered.second;
         auto bad = [&](const std::string& why) {
             warn(table.label_ + ", line " + std::to_string(number) + ": " + why +
                  ": skipping this rule");

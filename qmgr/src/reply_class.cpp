@@ -78,7 +78,9 @@ ReplyClassifier::ReplyClassifier(std::optional<RegexTable> admin_rules,
                                   [](const std::string&) {})),
       warn_(warn) {
     if (warn_) {
-        if (admin_) admin_->warn_on_limit(warn_);
+        if (admin_)
+            admin_->warn_on_limit(
+                [warn = warn_](const std::string& w) { warn("cqmgr_adaptive_reply_rules: " + w); });
         defaults_.warn_on_limit(warn_);
     }
 }

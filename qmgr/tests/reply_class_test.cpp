@@ -215,7 +215,8 @@ TEST(ReplyClass, AnAdminRuleThatHitsItsLimitIsNoMatch) {
     EXPECT_EQ(c.classify("4.2.0", text), ReplyClass::other);
     EXPECT_EQ(c.limit_hits(), 1u);
     ASSERT_EQ(w.seen.size(), 1u);
-    EXPECT_EQ(w.seen[0].rfind("pcre:/etc/postfix/reply_rules, line 1: matching stopped at its "
+    EXPECT_EQ(w.seen[0].rfind("cqmgr_adaptive_reply_rules: pcre:/etc/postfix/reply_rules, line 1: "
+                              "matching stopped at its "
                               "limit",
                               0),
               0u)
