@@ -11,12 +11,14 @@
 // quantifiers `* + ? {m} {m,} {m,n} {,n}` (stacked ones too: ERE's `a+?`
 // is `(a+)?`, not PCRE2's lazy `a+?`), bracket expressions with ranges and
 // the twelve `[:class:]` names, back-references `\1`-`\9` and the GNU
-// operators `\w \W \s \S \b \B \< \> \` \'`.  Anything else (collating
-// elements `[.x.]` and equivalence classes `[=x=]`, a quantifier where
-// regcomp would take it as a literal or refuse it, an unmatched `(`, a
-// range whose ends are not both digits, both lower-case or both upper-case
-// letters, a NUL byte) is not translated: the caller keeps regcomp(3) for
-// that pattern.
+// operators `\w \W \s \S \b \B \< \> \` \'`, with or without REG_ICASE and
+// REG_NEWLINE.  Anything else (collating elements `[.x.]` and equivalence
+// classes `[=x=]`, a quantifier where regcomp would take it as a literal or
+// refuse it, an unmatched `(`, a range whose ends are not both digits, both
+// lower-case or both upper-case letters, a `^` after or a `$` before
+// something the same match consumes, an escaped lower-case letter with
+// REG_ICASE, a NUL byte) is not translated: the caller keeps regcomp(3)
+// for that pattern.
 #pragma once
 
 #include <cstdint>
