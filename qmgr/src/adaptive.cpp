@@ -47,13 +47,16 @@ AdaptiveLimits::defer_log_class(const core::Entry& e, int64_t mark) const {
     constexpr size_t max_read = 256 * 1024;
     std::string text = read_from(defer_log_path_(e.message->id), mark, max_read);
     std::optional<std::pair<ReplyClass, core::Dsn>> best;
+    // One budget for the delivery: a receiver's texts made to hit the rules'
+    // limits cost a few limits' work, however many recipients it refused.
+    MatchBudget budget;
     for (const DeferRecord& rec : parse_defer_records(text)) {
         // Other deliveries of the message may have written in between.
         bool ours = std::any_of(e.rcpts.begin(), e.rcpts.end(),
                                 [&](const auto& r) { return r.offset() == rec.offset; });
         if (!ours) continue;
         // The enum lists the classes from the most limiting down.
-        ReplyClass c = classifier_.classify(rec.status, rec.reason);
+        ReplyClass c = classifier_.classify(rec.status, rec.reason, budget);
         if (!best || c < best->first) best = {{c, core::Dsn{rec.status, rec.reason}}};
     }
     return best;

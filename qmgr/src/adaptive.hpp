@@ -72,6 +72,8 @@ class AdaptiveLimits {
     const Cause* cause(const core::Queue& q) const;
     // Whether `q`'s learned limit is a slow start's cap (nothing learned yet).
     bool slow_start(const core::Queue& q) const;
+    // The rules the replies are matched against (for its counters).
+    const ReplyClassifier& classifier() const { return classifier_; }
 
   private:
     // The class and words of the records entry `e`'s delivery added to its

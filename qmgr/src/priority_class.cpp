@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <type_traits>
 
 namespace cqmgr::qmgr {
 
@@ -50,14 +51,30 @@ PriorityTables PriorityTables::open(const std::vector<std::string>& maps,
         out.maps_.push_back(open_one(spec, warn_as("cqmgr_priority_maps")));
     for (const auto& spec : header_maps)
         out.header_maps_.push_back(open_one(spec, warn_as("cqmgr_priority_header_maps")));
+    // A rule that hits its matching limit is warned about as it happens.
+    auto on_limit = [&](std::vector<Table>& tables, const char* param) {
+        for (Table& t : tables)
+            if (auto* r = std::get_if<RegexTable>(&t))
+                r->warn_on_limit([warn = out.warn_, param](const std::string& w) {
+                    if (warn) warn(std::string(param) + ": " + w);
+                });
+    };
+    on_limit(out.maps_, "cqmgr_priority_maps");
+    on_limit(out.header_maps_, "cqmgr_priority_header_maps");
     return out;
 }
 
 std::optional<core::Lane> PriorityTables::find(const std::vector<Table>& tables, const char* param,
-                                               std::string_view key) const {
+                                               std::string_view key, MatchBudget& budget) const {
     for (const Table& t : tables) {
-        std::optional<std::string> answer =
-            std::visit([&](const auto& table) { return table.find(key); }, t);
+        std::optional<std::string> answer = std::visit(
+            [&](const auto& table) {
+                if constexpr (std::is_same_v<std::decay_t<decltype(table)>, RegexTable>)
+                    return table.find(key, budget);
+                else
+                    return table.find(key);
+            },
+            t);
         if (!answer) continue;
         if (auto lane = parse(*answer)) return lane;
         if (warn_)
@@ -77,22 +94,36 @@ std::optional<core::Lane>
 PriorityTables::classify(std::string_view sender,
                          const std::vector<std::string>& rcpt_domains) const {
     if (maps_.empty()) return std::nullopt;
+    MatchBudget budget; // one for the message's keys
     // The null sender has no address to look up.
     if (!sender.empty()) {
-        if (auto lane = find(maps_, "cqmgr_priority_maps", sender)) return lane;
+        if (auto lane = find(maps_, "cqmgr_priority_maps", sender, budget)) return lane;
         if (auto domain = address_domain(sender); !domain.empty())
-            if (auto lane = find(maps_, "cqmgr_priority_maps", domain)) return lane;
+            if (auto lane = find(maps_, "cqmgr_priority_maps", domain, budget)) return lane;
     }
     for (const auto& domain : rcpt_domains)
         if (!domain.empty())
-            if (auto lane = find(maps_, "cqmgr_priority_maps", domain)) return lane;
+            if (auto lane = find(maps_, "cqmgr_priority_maps", domain, budget)) return lane;
     return std::nullopt;
+}
+
+uint64_t PriorityTables::limit_hits() const {
+    uint64_t n = 0;
+    for (const auto* tables : {&maps_, &header_maps_})
+        for (const Table& t : *tables)
+            if (const auto* r = std::get_if<RegexTable>(&t)) n += r->limit_hits();
+    return n;
 }
 
 std::optional<core::Lane>
 PriorityTables::classify_headers(const std::vector<std::string>& lines) const {
-    for (const auto& line : lines)
-        if (auto lane = find(header_maps_, "cqmgr_priority_header_maps", line)) return lane;
+    // One budget for the header block: up to 64 KiB of the sender's lines
+    // cost a few limits' work at most.
+    MatchBudget budget;
+    for (const auto& line : lines) {
+        if (budget.spent()) break;
+        if (auto lane = find(header_maps_, "cqmgr_priority_header_maps", line, budget)) return lane;
+    }
     return std::nullopt;
 }
 

@@ -10,7 +10,9 @@
 // answer wins.  cqmgr_priority_header_maps is matched, like header_checks,
 // against each logical line of the message's primary header block, only
 // when the envelope gave no answer.  An answer is "urgent", "normal" or
-// "bulk" (any case); another answer is warned about and skipped.
+// "bulk" (any case); another answer is warned about and skipped.  pcre:
+// and regexp: tables match boundedly (regex_table.hpp): the envelope's keys
+// share one MatchBudget, and so do the header lines.
 #pragma once
 
 #include "cqmgr/conf/lookup_table.hpp"
@@ -53,6 +55,10 @@ class PriorityTables {
     // The lane the first header line that matches gives, if any.
     std::optional<core::Lane> classify_headers(const std::vector<std::string>& lines) const;
 
+    // Rules of the pcre: and regexp: tables that hit their matching limit
+    // so far (regex_table.hpp).
+    uint64_t limit_hits() const;
+
     // "urgent", "normal" or "bulk" (any case, surrounding blanks ignored).
     static std::optional<core::Lane> parse(std::string_view answer);
 
@@ -60,9 +66,10 @@ class PriorityTables {
     // One table of either kind.
     using Table = std::variant<conf::LookupTables, RegexTable>;
     static Table open_one(const std::string& spec, const Warn& warn);
-    // The first valid answer of `tables` for `key`.
+    // The first valid answer of `tables` for `key`; the regular-expression
+    // tables' limit hits are charged to `budget` (regex_table.hpp).
     std::optional<core::Lane> find(const std::vector<Table>& tables, const char* param,
-                                   std::string_view key) const;
+                                   std::string_view key, MatchBudget& budget) const;
 
     std::vector<Table> maps_;
     std::vector<Table> header_maps_;

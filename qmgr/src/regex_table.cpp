@@ -1,6 +1,9 @@
 #include "regex_table.hpp"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
+#include "posix_regex.hpp"
+
+#include <ctime>
 #include <fstream>
 #include <pcre2.h>
 #include <regex.h>
@@ -8,24 +11,56 @@
 
 namespace cqmgr::qmgr {
 
-// A compiled pattern: PCRE2 code, or a POSIX regex_t.
+namespace {
+
+// The match context a pattern runs with: PCRE2's limits (see
+// regex_table.hpp), a tighter match limit for a pattern with
+// back-references (one step of theirs compares up to a subject's length);
+// made once, never freed.
+pcre2_match_context* bounded_context(bool backrefs) {
+    auto make = [](uint32_t match_limit) {
+        pcre2_match_context* c = pcre2_match_context_create(nullptr);
+        pcre2_set_match_limit(c, match_limit);
+        pcre2_set_depth_limit(c, regex_depth_limit);
+        return c;
+    };
+    static pcre2_match_context* plain = make(regex_match_limit);
+    static pcre2_match_context* with_backrefs = make(regex_backref_match_limit);
+    return backrefs ? with_backrefs : plain;
+}
+
+} // namespace
+
+// A compiled pattern: PCRE2 code (JIT-compiled where PCRE2 can), or a
+// POSIX regex_t for a regexp: pattern that posix_to_pcre2 does not take.
 struct RegexTable::Pattern {
     pcre2_code* pcre = nullptr;
     pcre2_match_data* match = nullptr;
     regex_t posix{};
     bool is_posix = false;
+    bool c_string = false; // a regexp: pattern: the subject ends at a NUL, as regexec sees it
+    bool backrefs = false; // the PCRE2 pattern has back-references
 
     ~Pattern() {
         if (match) pcre2_match_data_free(match);
         if (pcre) pcre2_code_free(pcre);
         if (is_posix) regfree(&posix);
     }
-    bool matches(std::string_view key) const {
-        if (!is_posix)
-            return pcre2_match(pcre, reinterpret_cast<PCRE2_SPTR>(key.data()), key.size(), 0, 0,
-                               match, nullptr) >= 0;
+    // Whether `key` matches; nothing when a limit stopped the matching.
+    std::optional<bool> matches(std::string_view key) const {
+        if (c_string) key = key.substr(0, key.find('\0'));
+        if (!is_posix) {
+            int rc = pcre2_match(pcre, reinterpret_cast<PCRE2_SPTR>(key.data()), key.size(), 0, 0,
+                                 match, bounded_context(backrefs));
+            if (rc >= 0) return true;
+            if (rc == PCRE2_ERROR_NOMATCH) return false;
+            return std::nullopt; // the match, depth or heap limit, or JIT's stack
+        }
         std::string z(key); // regexec wants a C string
-        return regexec(&posix, z.c_str(), 0, nullptr, 0) == 0;
+        int rc = regexec(&posix, z.c_str(), 0, nullptr, 0);
+        if (rc == 0) return true;
+        if (rc == REG_NOMATCH) return false;
+        return std::nullopt; // REG_ESPACE
     }
 };
 
@@ -52,11 +87,42 @@ std::vector<std::pair<int, std::string>> logical_lines(std::string_view text) {
     return out;
 }
 
-// Compiles `pattern` with Postfix's flags; an error text, or empty.
+// Compiles `translated` (PCRE2) into `p`, JIT-compiled where PCRE2 can
+// (else it is interpreted, under the same limits); an error text, or empty.
+std::string compile_pcre2(RegexTable::Pattern& p, const std::string& pattern, uint32_t options) {
+    int err = 0;
+    PCRE2_SIZE offset = 0;
+    // Newline is LF, whatever PCRE2 was built with (regcomp's REG_NEWLINE).
+    static pcre2_compile_context* lf = [] {
+        pcre2_compile_context* c = pcre2_compile_context_create(nullptr);
+        pcre2_set_newline(c, PCRE2_NEWLINE_LF);
+        return c;
+    }();
+    p.pcre = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options,
+                           &err, &offset, lf);
+    if (!p.pcre) {
+        PCRE2_UCHAR buf[256];
+        pcre2_get_error_message(err, buf, sizeof buf);
+        return reinterpret_cast<const char*>(buf) + std::string(" at offset ") +
+               std::to_string(offset);
+    }
+    pcre2_jit_compile(p.pcre, PCRE2_JIT_COMPLETE);
+    uint32_t backref_max = 0;
+    pcre2_pattern_info(p.pcre, PCRE2_INFO_BACKREFMAX, &backref_max);
+    p.backrefs = backref_max > 0;
+    p.match = pcre2_match_data_create_from_pattern(p.pcre, nullptr);
+    return {};
+}
+
+// Compiles `pattern` with Postfix's flags; an error text, or empty.  A
+// regexp: pattern is checked by regcomp(3), as Postfix compiles it, and
+// then matched with PCRE2 when posix_to_pcre2 rewrites it (and PCRE2
+// takes the rewrite), else with regexec(3).
 std::string compile(RegexTable::Pattern& p, bool posix, const std::string& pattern,
                     const std::string& flags) {
     bool caseless = true;
-    bool extended = true; // regexp: x toggles extended syntax
+    bool extended = true;   // regexp: x toggles extended syntax
+    bool multiline = false; // regexp: m toggles REG_NEWLINE
     uint32_t options = 0;
     for (char f : flags) {
         switch (f) {
@@ -64,7 +130,10 @@ std::string compile(RegexTable::Pattern& p, bool posix, const std::string& patte
             caseless = !caseless;
             break;
         case 'm':
-            if (!posix) options |= PCRE2_MULTILINE;
+            if (posix)
+                multiline = !multiline;
+            else
+                options |= PCRE2_MULTILINE;
             break;
         case 's':
             if (!posix) options |= PCRE2_DOTALL;
@@ -83,29 +152,26 @@ std::string compile(RegexTable::Pattern& p, bool posix, const std::string& patte
         }
     }
     if (posix) {
-        int cflags = REG_NOSUB | (caseless ? REG_ICASE : 0) | (extended ? REG_EXTENDED : 0);
+        int cflags = REG_NOSUB | (caseless ? REG_ICASE : 0) | (extended ? REG_EXTENDED : 0) |
+                     (multiline ? REG_NEWLINE : 0);
         int rc = regcomp(&p.posix, pattern.c_str(), cflags);
         if (rc != 0) {
             char buf[256];
             regerror(rc, &p.posix, buf, sizeof buf);
             return buf;
         }
+        p.c_string = true;
+        if (extended && pattern.find('\0') == std::string::npos)
+            if (auto t = posix_to_pcre2(pattern, caseless, multiline))
+                if (compile_pcre2(p, t->pattern, t->options).empty()) {
+                    regfree(&p.posix);
+                    return {};
+                }
         p.is_posix = true;
         return {};
     }
     if (caseless) options |= PCRE2_CASELESS;
-    int err = 0;
-    PCRE2_SIZE offset = 0;
-    p.pcre = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options,
-                           &err, &offset, nullptr);
-    if (!p.pcre) {
-        PCRE2_UCHAR buf[256];
-        pcre2_get_error_message(err, buf, sizeof buf);
-        return reinterpret_cast<const char*>(buf) + std::string(" at offset ") +
-               std::to_string(offset);
-    }
-    p.match = pcre2_match_data_create_from_pattern(p.pcre, nullptr);
-    return {};
+    return compile_pcre2(p, pattern, options);
 }
 
 } // namespace
@@ -135,10 +201,14 @@ std::optional<RegexTable> RegexTable::open(const std::string& spec, const Warn& 
 RegexTable RegexTable::parse(const std::string& type, const std::string& name,
                              std::string_view text, const Warn& warn) {
     RegexTable table;
+    table.label_ = type + ":" + name;
     bool posix = type == "regexp";
-    for (const auto& [number, line] : logical_lines(text)) {
+    for (const auto& numbered : logical_lines(text)) {
+        // Not a structured binding: the lambda below captures the number.
+        const int number = numbered.first;
+        const std::string& line = numbered.second;
         auto bad = [&](const std::string& why) {
-            warn(type + ":" + name + ", line " + std::to_string(number) + ": " + why +
+            warn(table.label_ + ", line " + std::to_string(number) + ": " + why +
                  ": skipping this rule");
         };
         size_t i = 0;
@@ -197,15 +267,54 @@ RegexTable RegexTable::parse(const std::string& type, const std::string& name,
             bad("pattern /" + pattern + "/: " + err);
             continue;
         }
-        table.rules_.push_back(Rule{std::move(p), negate, std::move(result)});
+        if (p->is_posix)
+            warn(table.label_ + ", line " + std::to_string(number) + ": pattern /" + pattern +
+                 "/ is matched by regexec(3), which has no limit on its work (only the subject "
+                 "is cut at " +
+                 std::to_string(max_subject) + " bytes)");
+        table.rules_.push_back(Rule{std::move(p), negate, std::move(result), number});
     }
     return table;
 }
 
-std::optional<std::string> RegexTable::find(std::string_view key) const {
-    for (const Rule& r : rules_)
-        if (r.pattern->matches(key) != r.negate) return r.result;
+std::optional<std::string> RegexTable::find(std::string_view key, MatchBudget& budget) const {
+    key = key.substr(0, max_subject);
+    for (const Rule& r : rules_) {
+        if (budget.spent()) return std::nullopt;
+        std::optional<bool> m = r.pattern->matches(key);
+        if (!m) {
+            // As Postfix treats its pcre: tables' backtracking limit: the
+            // rule counts as no match, whether or not it is negated.
+            --budget.hits_left;
+            limit_hit(r);
+            continue;
+        }
+        if (*m != r.negate) return r.result;
+    }
     return std::nullopt;
+}
+
+std::optional<std::string> RegexTable::find(std::string_view key) const {
+    MatchBudget budget;
+    return find(key, budget);
+}
+
+void RegexTable::limit_hit(const Rule& rule) const {
+    ++limit_hits_;
+    if (!limit_warn_) return;
+    std::string where = label_ + ", line " + std::to_string(rule.line);
+    if (auto text = limiter_.filter(where,
+                                    where + ": matching stopped at its limit (a subject made to "
+                                            "be slow?): the rule counts as no match",
+                                    std::time(nullptr)))
+        limit_warn_(*text);
+}
+
+size_t RegexTable::unbounded_rules() const {
+    size_t n = 0;
+    for (const Rule& r : rules_)
+        n += r.pattern->is_posix;
+    return n;
 }
 
 } // namespace cqmgr::qmgr

@@ -76,18 +76,51 @@ ReplyClassifier::ReplyClassifier(std::optional<RegexTable> admin_rules,
     : admin_(std::move(admin_rules)),
       defaults_(RegexTable::parse("pcre", "default reply rules", default_reply_rules,
                                   [](const std::string&) {})),
-      warn_(warn) {}
+      warn_(warn) {
+    if (warn_) {
+        if (admin_)
+            admin_->warn_on_limit(
+                [warn = warn_](const std::string& w) { warn("cqmgr_adaptive_reply_rules: " + w); });
+        defaults_.warn_on_limit(warn_);
+    }
+}
+
+ReplyClass ReplyClassifier::classify(std::string_view status, std::string_view text,
+                                     MatchBudget& budget) const {
+    // The rules see only the first max_subject bytes: no more is copied.
+    std::string key(status.substr(0, max_subject));
+    key += ' ';
+    key += text.substr(0, max_subject - std::min(max_subject, key.size()));
+    if (auto it = recent_.find(key); it != recent_.end()) return it->second;
+    ReplyClass unnamed = !status.empty() && status[0] == '5' ? ReplyClass::hard : ReplyClass::other;
+    if (budget.spent()) return unnamed;
+    // What a full budget decides is the text's own class, to keep.
+    bool full = budget.hits_left >= MatchBudget::default_hits;
+    ++matched_;
+    std::optional<ReplyClass> cls;
+    if (admin_)
+        if (auto result = admin_->find(key, budget)) {
+            cls = reply_class_from_name(*result);
+            if (!cls && warn_)
+                warn_("cqmgr_adaptive_reply_rules: unknown class \"" + *result + "\"");
+        }
+    if (!cls)
+        if (auto result = defaults_.find(key, budget)) cls = reply_class_from_name(*result);
+    if (!cls) cls = unnamed;
+    if (full || !budget.spent()) {
+        if (recent_.size() >= recent_limit) recent_.clear();
+        recent_.emplace(std::move(key), *cls);
+    }
+    return *cls;
+}
 
 ReplyClass ReplyClassifier::classify(std::string_view status, std::string_view text) const {
-    std::string key = std::string(status) + " " + std::string(text);
-    if (admin_)
-        if (auto result = admin_->find(key)) {
-            if (auto c = reply_class_from_name(*result)) return *c;
-            if (warn_) warn_("cqmgr_adaptive_reply_rules: unknown class \"" + *result + "\"");
-        }
-    if (auto result = defaults_.find(key))
-        if (auto c = reply_class_from_name(*result)) return *c;
-    return !status.empty() && status[0] == '5' ? ReplyClass::hard : ReplyClass::other;
+    MatchBudget budget;
+    return classify(status, text, budget);
+}
+
+uint64_t ReplyClassifier::limit_hits() const {
+    return defaults_.limit_hits() + (admin_ ? admin_->limit_hits() : 0);
 }
 
 } // namespace cqmgr::qmgr

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 namespace cqmgr::qmgr {
 
@@ -40,13 +41,30 @@ class ReplyClassifier {
                              const RegexTable::Warn& warn = {});
 
     // The class of a reply with DSN `status` ("4.7.0") and `text`: the
-    // rules see "STATUS TEXT".
+    // rules see "STATUS TEXT", its first max_subject bytes.  A text seen
+    // lately is not matched again (a receiver repeats itself: the same
+    // words for every recipient of a delivery, and of the next).  `budget`
+    // is charged for each rule that hits its limit; once it is spent, no
+    // rule is matched (the class is then that of a reply no rule names).
+    ReplyClass classify(std::string_view status, std::string_view text, MatchBudget& budget) const;
+    // The same with a budget of its own.
     ReplyClass classify(std::string_view status, std::string_view text) const;
 
+    // Rules that hit a limit so far, the admin's and the defaults.
+    uint64_t limit_hits() const;
+    // Replies matched against the rules so far (not found among the recent).
+    uint64_t matched() const { return matched_; }
+
   private:
+    // How many recent texts' classes are kept (each at most max_subject
+    // bytes long).
+    static constexpr size_t recent_limit = 256;
+
     std::optional<RegexTable> admin_;
     RegexTable defaults_;
     RegexTable::Warn warn_;
+    mutable std::unordered_map<std::string, ReplyClass> recent_;
+    mutable uint64_t matched_ = 0;
 };
 
 } // namespace cqmgr::qmgr

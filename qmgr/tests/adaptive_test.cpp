@@ -28,9 +28,12 @@ struct Adaptive : ::testing::Test {
     std::string log_path;
     std::unique_ptr<AdaptiveLimits> adaptive;
 
+    // Recipients per entry.
+    virtual int recipient_limit() const { return 1; }
+
     void SetUp() override {
         core::TransportConfig tc;
-        tc.dest_recipient_limit = 1;
+        tc.dest_recipient_limit = recipient_limit();
         sched = std::make_unique<core::Scheduler>(
             core::SchedulerConfig{}, [tc](const std::string&) { return tc; }, drv);
         drv.sched = sched.get();
@@ -72,6 +75,11 @@ struct Adaptive : ::testing::Test {
 };
 
 const core::AdminTarget smtp_d{"smtp", "d.example"};
+
+// Entries of up to 50 recipients.
+struct AdaptiveBatch : Adaptive {
+    int recipient_limit() const override { return 50; }
+};
 
 } // namespace
 
@@ -137,6 +145,28 @@ TEST_F(Adaptive, RecipientDeferralsTeachThroughTheDeferLog) {
     ASSERT_TRUE(c);
     EXPECT_EQ(c->cls, ReplyClass::rate_limit);
     EXPECT_EQ(c->status, "4.7.1");
+    sched->delivery_done(busy[0], r);
+    sched->check_invariants();
+}
+
+TEST_F(AdaptiveBatch, ARepeatedReplyIsMatchedOnce) {
+    // A receiver refuses each of 20 recipients with the same 2 KB text made
+    // to defeat a backtracking rule, and a 21st with a rate limit.
+    auto busy = select(21, 1);
+    ASSERT_EQ(busy[0]->rcpts.size(), 21u);
+    int64_t mark = adaptive->defer_log_mark("M");
+    std::string crafted = "host mx[192.0.2.1] said: 450 4.2.0 ";
+    while (crafted.size() < 2048)
+        crafted += "4.2.0 try ";
+    for (int i = 0; i < 20; ++i)
+        defer_record(100 * (i + 1), "4.2.0", crafted + " (in reply to RCPT TO command)");
+    defer_record(2100, "4.7.1", "host mx[192.0.2.1] said: 450 4.7.1 Error: too much mail from x");
+    core::DeliveryResult r{core::DeliveryResult::Kind::replied, -1, {}};
+    adaptive->delivered(*busy[0], 1, r, 2'000'000, mark);
+    EXPECT_EQ(adaptive->classifier().matched(), 2u);
+    const AdaptiveLimits::Cause* c = adaptive->cause(*busy[0]->queue);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->cls, ReplyClass::rate_limit);
     sched->delivery_done(busy[0], r);
     sched->check_invariants();
 }

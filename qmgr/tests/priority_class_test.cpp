@@ -147,6 +147,41 @@ TEST(PriorityTables, HeaderLinesAsHeaderChecksSeesThem) {
     EXPECT_EQ(p.classify_headers({"Subject: hello\n\tX-Priority: 1"}), std::nullopt);
 }
 
+TEST(PriorityTables, HeaderLinesMatchBoundedly) {
+    // A sender's header block made to defeat a backtracking rule: 64 KiB of
+    // lines that hit the match limit, then the line that would classify.
+    for (const char* type : {"pcre", "regexp"}) {
+        TableDir dir;
+        std::string t = dir.write("headers", "/^Subject: (\\w+\\s?)*$/ urgent\n"
+                                             "/^Precedence: *bulk/ bulk\n");
+        std::vector<std::string> warnings;
+        PriorityTables p =
+            PriorityTables::open({}, {std::string(type) + ":" + t},
+                                 [&](const std::string& w) { warnings.push_back(w); });
+        std::string slow = "Subject: " + std::string(400, 'a') + "!";
+        std::vector<std::string> lines(64 * 1024 / slow.size(), slow);
+        lines.push_back("Precedence: bulk");
+        // The block's budget is spent after a few lines: the rest are not
+        // matched, and the message stays in the normal lane.
+        EXPECT_EQ(p.classify_headers(lines), std::nullopt) << type;
+        EXPECT_EQ(p.limit_hits(), static_cast<uint64_t>(cqmgr::qmgr::MatchBudget::default_hits));
+        ASSERT_EQ(warnings.size(), 1u) << type;
+        EXPECT_EQ(warnings[0].rfind("cqmgr_priority_header_maps: " + std::string(type) + ":" + t +
+                                        ", line 1: matching stopped at its limit",
+                                    0),
+                  0u)
+            << warnings[0];
+        // A line is matched on its first bytes only.
+        EXPECT_EQ(p.classify_headers({"X-Filler: " + std::string(cqmgr::qmgr::max_subject, 'x') +
+                                          "\n\tPrecedence: bulk",
+                                      "Precedence: bulk"}),
+                  Lane::bulk);
+        EXPECT_EQ(p.classify_headers(
+                      {"Precedence:" + std::string(cqmgr::qmgr::max_subject, ' ') + "bulk"}),
+                  std::nullopt);
+    }
+}
+
 TEST(PriorityTables, Parse) {
     EXPECT_EQ(PriorityTables::parse(" Urgent "), Lane::urgent);
     EXPECT_EQ(PriorityTables::parse("NORMAL"), Lane::normal);

@@ -2,6 +2,7 @@
 // the admin's pcre: and regexp: tables (first match wins, before the
 // defaults), and what a bad table line costs (a warning, that line).
 #include "reply_class.hpp"
+#include "warnings.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -9,16 +10,9 @@
 #include <unistd.h>
 
 using namespace cqmgr::qmgr;
+using cqmgr::qmgr::testing::Warnings;
 
 namespace {
-
-// Collects the warnings of a table or classifier.
-struct Warnings {
-    std::vector<std::string> seen;
-    RegexTable::Warn fn() {
-        return [this](const std::string& w) { seen.push_back(w); };
-    }
-};
 
 ReplyClass classify(const std::string& status, const std::string& text) {
     static const ReplyClassifier c;
@@ -179,4 +173,80 @@ TEST(ReplyClass, OpenReadsAFileAndRefusesOtherTypes) {
     EXPECT_FALSE(RegexTable::open("pcre:/nonexistent/rules", w.fn()));
     EXPECT_EQ(w.seen.size(), 2u);
     std::remove(path);
+}
+
+// A receiver's text made to defeat the default greylist rule
+// (/\b4\.[27]\.[01]\b.*(try|...).* later/): "4.2.0 try" over and over,
+// never "later".
+std::string crafted_reply(size_t n) {
+    std::string text = "host mx[192.0.2.1] said: 450 4.2.0 ";
+    while (text.size() < n)
+        text += "4.2.0 try ";
+    return text;
+}
+
+TEST(ReplyClass, TheRulesSeeTheFirstBytesOnly) {
+    ReplyClassifier c;
+    // The words of a class past the cut are not seen.
+    std::string filler(max_subject, 'x');
+    EXPECT_EQ(c.classify("4.7.0", "421 4.7.0 too many connections " + filler),
+              ReplyClass::connection_limit);
+    EXPECT_EQ(c.classify("4.7.0", "421 4.7.0 " + filler + " too many connections"),
+              ReplyClass::other);
+    // A crafted text of 2 KB or 64 KB is decided on its first bytes, and
+    // the default rules hit no limit there.
+    EXPECT_EQ(c.classify("4.2.0", crafted_reply(2048)), ReplyClass::other);
+    EXPECT_EQ(c.classify("4.2.0", crafted_reply(64 * 1024)), ReplyClass::other);
+    EXPECT_EQ(c.limit_hits(), 0u);
+}
+
+TEST(ReplyClass, AnAdminRuleThatHitsItsLimitIsNoMatch) {
+    Warnings w;
+    auto table = RegexTable::parse("pcre", "/etc/postfix/reply_rules",
+                                   "/^4\\.2\\.0 host mx said: 450 4\\.2\\.0 (\\w+\\s?)*$/ "
+                                   "rate_limit\n"
+                                   "/4\\.2\\.0 try/ connection_limit\n",
+                                   w.fn());
+    ReplyClassifier c(std::move(table), w.fn());
+    // Words without a space between them, then one character that is not
+    // a word's: the first rule backtracks exponentially, stops at its
+    // limit and counts as no match; the next rule decides.
+    std::string text = "host mx said: 450 4.2.0 " + std::string(300, 'a') + "!";
+    EXPECT_EQ(c.classify("4.2.0", text), ReplyClass::other);
+    EXPECT_EQ(c.limit_hits(), 1u);
+    ASSERT_EQ(w.seen.size(), 1u);
+    EXPECT_EQ(w.seen[0].rfind("cqmgr_adaptive_reply_rules: pcre:/etc/postfix/reply_rules, line 1: "
+                              "matching stopped at its "
+                              "limit",
+                              0),
+              0u)
+        << w.seen[0];
+    EXPECT_EQ(c.classify("4.2.0", "host mx said: 450 4.2.0 try " + std::string(300, 'a') + "!"),
+              ReplyClass::connection_limit);
+    EXPECT_EQ(c.limit_hits(), 2u);
+    EXPECT_EQ(c.classify("4.2.0", "host mx said: 450 4.2.0 aaa aaa"), ReplyClass::rate_limit);
+}
+
+TEST(ReplyClass, ATextSeenLatelyIsNotMatchedAgain) {
+    ReplyClassifier c;
+    for (int i = 0; i < 5; ++i)
+        EXPECT_EQ(c.classify("4.2.0", crafted_reply(2048)), ReplyClass::other);
+    EXPECT_EQ(c.matched(), 1u);
+    // Texts that differ only past the cut are the same text to the rules.
+    EXPECT_EQ(c.classify("4.2.0", crafted_reply(2048) + "later"), ReplyClass::other);
+    EXPECT_EQ(c.matched(), 1u);
+    EXPECT_EQ(c.classify("4.7.1", "451 4.7.1 Please try again later"), ReplyClass::greylist);
+    EXPECT_EQ(c.classify("4.7.1", "451 4.7.1 Please try again later"), ReplyClass::greylist);
+    EXPECT_EQ(c.matched(), 2u);
+}
+
+TEST(ReplyClass, ASpentBudgetMatchesNoRule) {
+    ReplyClassifier c;
+    MatchBudget spent;
+    spent.hits_left = 0;
+    EXPECT_EQ(c.classify("4.7.0", "421 4.7.0 too many connections", spent), ReplyClass::other);
+    EXPECT_EQ(c.classify("5.7.0", "550 5.7.0 too many connections", spent), ReplyClass::hard);
+    EXPECT_EQ(c.matched(), 0u);
+    // Nothing was kept: with a budget the rules decide.
+    EXPECT_EQ(c.classify("4.7.0", "421 4.7.0 too many connections"), ReplyClass::connection_limit);
 }

@@ -9,6 +9,7 @@
 #include "netns.hpp"
 #include "options.hpp"
 #include "process.hpp"
+#include "regex_cost.hpp"
 #include "run.hpp"
 #include "signals.hpp"
 #include "summary.hpp"
@@ -45,6 +46,7 @@ std::string absolute(const std::string& path) {
 
 // The whole session; returns the exit status.
 int run_session(const Options& o) {
+    if (o.regex_cost) return run_regex_cost();
     Session session;
     session.scale = o.scale;
     session.recovery_rate = o.recovery_rate;

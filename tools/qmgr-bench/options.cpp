@@ -49,6 +49,7 @@ Options parse_options(int argc, char** argv) {
     app.add_option("--attach-dir", o.attach_dir);
     app.add_flag("--poll", o.poll);
     app.add_flag("--control-cost", o.control_cost);
+    app.add_flag("--regex-cost", o.regex_cost);
     app.add_flag("--dead-restart", o.dead_restart);
     app.add_flag("--cluster", o.cluster);
     app.add_option("--cluster-rate", cluster_rate);
@@ -84,7 +85,8 @@ void print_usage(std::ostream& out) {
            "                   [--cqmgr PATH] [--keep] [--keep-failed] [--shared-network] "
            "[--verbose]\n"
            "                   [--attach 'CMD {pid} {out}'] [--attach-dir DIR]\n"
-           "                   [--poll] [--control-cost] [--dead-restart] [--cluster]\n"
+           "                   [--poll] [--control-cost] [--regex-cost] [--dead-restart] "
+           "[--cluster]\n"
            "                   [--cluster-rate N] [--side stock|cqmgr] [--cqmgrctl PATH]\n"
            "                   [--recovery-rate N] [--cqmgr-set NAME=VALUE]...\n"
            "Runs each workload with stock qmgr and with cqmgr alternately (stock, cqmgr, stock,\n"
@@ -126,6 +128,9 @@ void print_usage(std::ostream& out) {
            "                    over 1,000 destinations held by a suspension, and the\n"
            "                    daemon's CPU time per summary, queues and jobs reply and\n"
            "                    per metrics scrape\n"
+           "  --regex-cost      instead of workloads: what one lookup of the reply rules,\n"
+           "                    the priority header maps and regexp: tables costs on text\n"
+           "                    made to defeat a backtracking pattern (in this process)\n"
            "  --dead-restart    instead of workloads: connection attempts to a dead\n"
            "                    destination after postfix reload and after kill -9 of the\n"
            "                    queue manager, stock against cqmgr, --pairs times\n"

@@ -21,6 +21,7 @@ struct Options {
     std::string attach_dir = "/tmp/qmgr-bench-attach"; // where {out} files go
     bool poll = false;         // cqmgr unpolled against cqmgr polled, instead of stock
     bool control_cost = false; // the control-cost measurement instead of workloads
+    bool regex_cost = false;   // the regex-cost measurement instead of workloads
     bool dead_restart = false; // the dead-restart measurement instead of workloads
     bool cluster = false;      // the cluster measurement instead of workloads
     int cluster_rate = 50;     // --cluster: cqmgr's shared rate, messages per second

@@ -33,6 +33,8 @@ const std::vector<Known>& registry() {
         {"memory", make_memory, false},
         {"restart-active", make_restart_active, false},
         {"deferred-scale", make_deferred_scale, false},
+        {"hostile-reply", make_hostile_reply, false},
+        {"hostile-reply-off", make_hostile_reply_off, false},
     };
     return r;
 }

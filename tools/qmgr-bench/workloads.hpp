@@ -43,5 +43,10 @@ std::unique_ptr<Workload> make_restart_active(const Session& session);
 // Issue #17: a periodic deferred pass over 200,000 deferred messages, 1 %
 // of them due.
 std::unique_ptr<Workload> make_deferred_scale(const Session& session);
+// Issue #26: a healthy destination's mail while another destination's
+// receiver answers with text made to defeat a backtracking pattern, with
+// adaptive limits on the cqmgr side, and the same with them off.
+std::unique_ptr<Workload> make_hostile_reply(const Session& session);
+std::unique_ptr<Workload> make_hostile_reply_off(const Session& session);
 
 } // namespace bench
