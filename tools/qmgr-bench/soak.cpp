@@ -524,14 +524,14 @@ SoakResult Soak::finish() {
 }
 
 int Soak::run() {
-    std::cout << "soak: " << fixed(soak_.duration / 60, 1) << " min of mail at "
-              << fixed(soak_.rate, 1)
-              << " messages/s into stock and cqmgr at once (the same messages), to fast, slow, "
-                 "tarpitting, flapping, 4xx-at-random, connection-limited, bouncing and dead "
-                 "destinations; cqmgr with every cqmgr_ feature on; kills, reloads, postsuper "
-                 "-r, Redis restarts and cqmgrctl commands on the way; then a drain of at most "
-              << static_cast<int>(drain_limit / 60) << " min; figures in " << soak_.out << "\n"
-              << std::flush;
+    std::cout
+        << "soak: " << fixed(soak_.duration / 60, 1) << " min of mail at " << fixed(soak_.rate, 1)
+        << " messages/s into stock and cqmgr at once (the same messages), to fast, slow, "
+           "tarpitting, flapping, 4xx-at-random, connection-limited, bouncing, dead and "
+           "ever-new destinations; cqmgr with every cqmgr_ feature on; kills, reloads, postsuper "
+           "-r, Redis restarts and cqmgrctl commands on the way; then a drain of at most "
+        << static_cast<int>(drain_limit / 60) << " min; figures in " << soak_.out << "\n"
+        << std::flush;
     int status = 2;
     try {
         set_up();

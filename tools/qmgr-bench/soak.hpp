@@ -1,7 +1,8 @@
 // `tools/bench --workload soak`: stock qmgr and cqmgr side by side, at the
 // same time, for --duration (30 minutes by default), on the same mixed
 // traffic to fast, slow, tarpitting, flapping, 4xx-at-random,
-// connection-limited, bouncing and dead destinations, with every cqmgr_
+// connection-limited, bouncing, dead and ever-new destinations (a new
+// domain for nearly every recipient of one kind), with every cqmgr_
 // feature on; the queue managers are killed, reloaded and poked
 // (soak_schedule.hpp) while mail flows. Then injection stops, suspensions
 // are lifted, the receivers come back, the queues drain, and the report

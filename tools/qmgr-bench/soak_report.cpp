@@ -91,7 +91,9 @@ std::vector<Verdict> verdicts(const SoakResult& r, const SoakSideResult& c) {
                  "mean " + mb(c.early.rss_mean_kb) + " MB in minutes " +
                      minutes(r.early_from, r.early_to) + ", " + mb(c.late.rss_mean_kb) +
                      " MB in minutes " + minutes(r.late_from, r.late_to) + " (" +
-                     fixed((ratio - 1) * 100, 1) + " %)"});
+                     fixed((ratio - 1) * 100, 1) +
+                     " %; files in active/: " + fixed(c.early.active_mean, 0) + " and " +
+                     fixed(c.late.active_mean, 0) + " on average)"});
     return v;
 }
 
@@ -136,6 +138,11 @@ std::string figures(const SoakResult& r) {
                    ? fixed((s.late.rss_mean_kb / s.early.rss_mean_kb - 1) * 100, 1) + " %"
                    : std::string("-");
     });
+    row(o, "files in active/ / deferred/, mean, " + early, r, [](S s) {
+        return fixed(s.early.active_mean, 0) + " / " + fixed(s.early.deferred_mean, 0);
+    });
+    row(o, "files in active/ / deferred/, mean, " + late, r,
+        [](S s) { return fixed(s.late.active_mean, 0) + " / " + fixed(s.late.deferred_mean, 0); });
     row(o, "descriptors min–max (median), " + early, r, [](S s) {
         return std::to_string(s.early.fds_min) + "–" + std::to_string(s.early.fds_max) + " (" +
                fixed(s.early.fds_median, 0) + ")";

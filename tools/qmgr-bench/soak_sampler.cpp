@@ -77,9 +77,13 @@ void SoakSampler::sample(double t, std::uint64_t sent) {
 SoakWindow SoakSampler::window(double from, double to) const {
     SoakWindow w;
     std::vector<double> fds;
-    double rss_sum = 0;
+    double rss_sum = 0, active_sum = 0, deferred_sum = 0;
+    std::size_t all = 0;
     for (const auto& s : samples_) {
         if (s.t < from || s.t >= to) continue;
+        ++all;
+        active_sum += static_cast<double>(s.active);
+        deferred_sum += static_cast<double>(s.deferred);
         if (s.store.present) {
             w.store_bytes_last = s.store.bytes;
             if (s.store.records >= 0) w.store_records_last = s.store.records;
@@ -93,6 +97,10 @@ SoakWindow SoakSampler::window(double from, double to) const {
         fds.push_back(s.fds);
     }
     if (w.samples > 0) w.rss_mean_kb = rss_sum / static_cast<double>(w.samples);
+    if (all > 0) {
+        w.active_mean = active_sum / static_cast<double>(all);
+        w.deferred_mean = deferred_sum / static_cast<double>(all);
+    }
     w.fds_median = median(fds);
     return w;
 }

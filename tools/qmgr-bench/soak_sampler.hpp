@@ -31,6 +31,7 @@ struct SoakWindow {
     long rss_max_kb = 0;
     int fds_min = 0, fds_max = 0;
     double fds_median = 0;
+    double active_mean = 0, deferred_mean = 0; // files, over every sample of the window
     std::int64_t store_records_last = -1;
     std::uint64_t store_bytes_last = 0;
 };
