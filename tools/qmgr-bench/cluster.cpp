@@ -9,6 +9,7 @@
 #include "net.hpp"
 #include "process.hpp"
 #include "qmgr_probe.hpp"
+#include "redis_server.hpp"
 #include "side_by_side.hpp"
 #include "signals.hpp"
 
@@ -51,32 +52,6 @@ struct ClusterRun {
     double drain = 0;
     std::uint64_t deferred = 0;
     std::uint64_t sent = 0;
-};
-
-// redis-server on a unix socket in `dir`, no persistence; stopped with the object.
-// The socket is open to every user: cqmgr connects as the mail owner.
-class Redis {
-  public:
-    explicit Redis(const std::string& dir) : socket_(dir + "/redis.sock") {
-        compat::SpawnOptions o;
-        o.argv = {"/usr/bin/redis-server", "--port", "0", "--save", "", "--appendonly", "no"};
-        o.argv.insert(o.argv.end(), {"--unixsocket", socket_, "--unixsocketperm", "777"});
-        o.output_path = dir + "/redis.log";
-        proc_ = compat::Process::spawn(o);
-        double deadline = boot_seconds() + 10;
-        while (::access(socket_.c_str(), F_OK) != 0) {
-            if (boot_seconds() > deadline || !proc_.running())
-                throw compat::Error("expected redis-server to listen on " + socket_ +
-                                    " within 10 s, found nothing (log " + o.output_path + ")");
-            pause(0.02);
-        }
-    }
-    ~Redis() { proc_.terminate(std::chrono::seconds(2)); }
-    const std::string& socket() const { return socket_; }
-
-  private:
-    std::string socket_;
-    compat::Process proc_;
 };
 
 // The receiver's figures, from the maillog of the instance it runs in
@@ -150,8 +125,8 @@ ClusterRun measure(compat::QmgrKind kind, const RunOptions& opts, const std::str
                    std::uint64_t per_sender, int rate) {
     auto ports = compat::allocate_ports(3); // smtpd A, smtpd B, receiver
     const std::uint16_t rx = ports[2];
-    std::unique_ptr<Redis> redis;
-    if (kind == compat::QmgrKind::Cqmgr) redis = std::make_unique<Redis>(dir);
+    std::unique_ptr<RedisServer> redis;
+    if (kind == compat::QmgrKind::Cqmgr) redis = std::make_unique<RedisServer>(dir);
     std::vector<std::unique_ptr<compat::Instance>> senders;
     for (int i = 0; i < 2; ++i) {
         std::string sub = dir + (i == 0 ? "/a" : "/b");

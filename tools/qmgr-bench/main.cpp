@@ -12,9 +12,11 @@
 #include "regex_cost.hpp"
 #include "run.hpp"
 #include "signals.hpp"
+#include "soak.hpp"
 #include "summary.hpp"
 #include "workload.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <filesystem>
 #include <iostream>
@@ -60,14 +62,20 @@ int run_session(const Options& o) {
     }
     RunOptions ro;
     ro.cqmgr_path = absolute(o.cqmgr_path.empty() ? in_build_tree("qmgr/cqmgr") : o.cqmgr_path);
-    if (o.poll || o.control_cost)
-        ro.cqmgrctl_path =
-            absolute(o.cqmgrctl_path.empty() ? in_build_tree("ctl/cqmgrctl") : o.cqmgrctl_path);
     ro.keep_failed = o.keep_failed;
     ro.keep = o.keep;
     ro.verbose = o.verbose;
     ro.side = o.side;
     ro.cqmgr_main_cf = o.cqmgr_main_cf;
+    bool soak = std::find(o.workloads.begin(), o.workloads.end(), "soak") != o.workloads.end();
+    if (soak && o.workloads.size() != 1)
+        throw compat::Error("--workload soak: expected it alone, found " +
+                            std::to_string(o.workloads.size()) + " workloads");
+    if (soak || o.poll || o.control_cost)
+        ro.cqmgrctl_path =
+            absolute(o.cqmgrctl_path.empty() ? in_build_tree("ctl/cqmgrctl") : o.cqmgrctl_path);
+    if (soak)
+        return run_soak(ro, {o.soak_duration, o.soak_rate, o.soak_out, session.private_network});
     if (o.control_cost) return run_control_cost(session, ro);
     if (o.dead_restart) return run_dead_restart(session, ro, o.pairs);
     if (o.cluster) return run_cluster(session, ro, o.pairs, o.cluster_rate);

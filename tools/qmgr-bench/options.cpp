@@ -29,6 +29,23 @@ int count(const std::string& opt, const std::string& v) {
     return static_cast<int>(d);
 }
 
+// Seconds from a Postfix-style time: a number with an optional unit s, m,
+// h or d (seconds without one); throws naming the option otherwise.
+double duration(const std::string& opt, const std::string& v) {
+    char* end = nullptr;
+    double d = std::strtod(v.c_str(), &end);
+    std::string unit = end ? end : "";
+    double mult = unit.empty() || unit == "s" ? 1
+                  : unit == "m"               ? 60
+                  : unit == "h"               ? 3600
+                  : unit == "d"               ? 86400
+                                              : -1;
+    if (v.empty() || end == v.c_str() || mult < 0 || !(d > 0))
+        throw compat::Error(opt + ": expected a time > 0 such as 90s, 30m or 1h, found '" + v +
+                            "'");
+    return d * mult;
+}
+
 } // namespace
 
 // Parses with CLI11, the option library of every tool here: "--opt VALUE"
@@ -38,7 +55,7 @@ Options parse_options(int argc, char** argv) {
     Options o;
     CLI::App app{"qmgr-bench"};
     app.set_help_flag(); // ours: print_usage()
-    std::string pairs, scale, recovery_rate, cluster_rate;
+    std::string pairs, scale, recovery_rate, cluster_rate, soak_duration, soak_rate;
     std::vector<std::string> workloads, cqmgr_set;
     app.add_option("--pairs", pairs);
     app.add_option("--workload", workloads)->delimiter(',');
@@ -56,6 +73,9 @@ Options parse_options(int argc, char** argv) {
     app.add_option("--side", o.side)->check(CLI::IsMember({"stock", "cqmgr"}));
     app.add_option("--cqmgrctl", o.cqmgrctl_path);
     app.add_option("--cqmgr-set", cqmgr_set)->allow_extra_args(false);
+    app.add_option("--duration", soak_duration);
+    app.add_option("--rate", soak_rate);
+    app.add_option("--out", o.soak_out);
     app.add_flag("--keep", o.keep);
     app.add_flag("--keep-failed", o.keep_failed);
     app.add_flag("--shared-network", o.shared_network);
@@ -72,6 +92,12 @@ Options parse_options(int argc, char** argv) {
     if (!pairs.empty()) o.pairs = count("--pairs", pairs);
     if (!recovery_rate.empty()) o.recovery_rate = count("--recovery-rate", recovery_rate);
     if (!cluster_rate.empty()) o.cluster_rate = count("--cluster-rate", cluster_rate);
+    if (!soak_duration.empty()) o.soak_duration = duration("--duration", soak_duration);
+    if (!soak_rate.empty()) {
+        o.soak_rate = number("--rate", soak_rate);
+        if (!(o.soak_rate > 0))
+            throw compat::Error("--rate: expected a number > 0, found " + soak_rate);
+    }
     if (!scale.empty()) {
         o.scale = number("--scale", scale);
         if (!(o.scale > 0)) throw compat::Error("--scale: expected a number > 0, found " + scale);
@@ -89,6 +115,7 @@ void print_usage(std::ostream& out) {
            "[--cluster]\n"
            "                   [--cluster-rate N] [--side stock|cqmgr] [--cqmgrctl PATH]\n"
            "                   [--recovery-rate N] [--cqmgr-set NAME=VALUE]...\n"
+           "                   [--duration TIME] [--rate N] [--out DIR]\n"
            "Runs each workload with stock qmgr and with cqmgr alternately (stock, cqmgr, stock,\n"
            "cqmgr, ...) in private Postfix instances and prints the medians and ratios.\n"
            "  --pairs N         stock/cqmgr pairs per workload (default 3)\n"
@@ -108,7 +135,7 @@ void print_usage(std::ostream& out) {
             out << sep << n;
             sep = ", ";
         }
-    out << ", only when named)\n"
+    out << ", soak, only when named)\n"
            "  --scale F         multiply the workload sizes by F (default 1 = the issue's sizes;\n"
            "                    0.1 for a quick run)\n"
            "  --cqmgr PATH      the cqmgr binary (default: build/qmgr/cqmgr)\n"
@@ -145,7 +172,19 @@ void print_usage(std::ostream& out) {
            "  --cqmgrctl PATH   the cqmgrctl binary (default: build/ctl/cqmgrctl)\n"
            "  --recovery-rate N outage-recovery: cqmgr's cqmgr_recovery_rate (default 120)\n"
            "  --cqmgr-set NAME=VALUE  a main.cf setting for every cqmgr run, after the\n"
-           "                    workload's (repeatable), e.g. cqmgr_deferred_due_index=yes\n";
+           "                    workload's (repeatable), e.g. cqmgr_deferred_due_index=yes\n"
+           "  --workload soak   alone: stock and cqmgr (every cqmgr_ feature on) at once on\n"
+           "                    the same mixed traffic to fast, slow, tarpitting, flapping,\n"
+           "                    4xx-at-random, connection-limited, bouncing, dead and\n"
+           "                    ever-new destinations, with kills, reloads, postsuper -r, Redis\n"
+           "                    restarts and cqmgrctl commands; then a drain and a verdict\n"
+           "                    (lost, left, duplicates, fatal lines, RSS, descriptors,\n"
+           "                    state store)\n"
+           "  --duration TIME   soak: how long mail is injected (default 30m; 3m for a\n"
+           "                    quick run; units s, m, h)\n"
+           "  --rate N          soak: messages per second into each side (default 5)\n"
+           "  --out DIR         soak: where samples, plots and the verdict go (default\n"
+           "                    /tmp/qmgr-bench-soak)\n";
 }
 
 } // namespace bench

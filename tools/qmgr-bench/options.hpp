@@ -28,6 +28,9 @@ struct Options {
     std::string side;          // --dead-restart, --cluster: "stock" or "cqmgr" alone; empty: both
     std::string cqmgrctl_path; // empty: ../../ctl/cqmgrctl next to this program
     std::vector<std::pair<std::string, std::string>> cqmgr_main_cf; // --cqmgr-set
+    double soak_duration = 1800;                   // --workload soak: injection, seconds
+    double soak_rate = 5;                          // its messages per second
+    std::string soak_out = "/tmp/qmgr-bench-soak"; // its figures, plots and verdict
     bool verbose = false;
     bool help = false;
 };

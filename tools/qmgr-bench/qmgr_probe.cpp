@@ -59,9 +59,11 @@ bool queue_manager_name(std::string_view name) {
     return name == "qmgr" || name == "cqmgr" || name.starts_with("callgrind-");
 }
 
-// The pid of master's child running qmgr or cqmgr, or 0. Reads the kernel's
-// list of master's children (cheap enough to poll every millisecond, so that
-// an attached tool misses next to nothing), else scans /proc.
+} // namespace
+
+// Reads the kernel's list of master's children (cheap enough to poll every
+// millisecond, so that an attached tool misses next to nothing), else
+// scans /proc.
 pid_t find_qmgr(pid_t master) {
     std::string list;
     std::string path =
@@ -88,8 +90,6 @@ pid_t find_qmgr(pid_t master) {
     }
     return 0;
 }
-
-} // namespace
 
 // Polls for the child every millisecond; the start time is field 22 (clock ticks since boot).
 void QmgrProbe::await_start(std::chrono::milliseconds limit) {

@@ -18,6 +18,10 @@ struct QmgrUsage {
     long rss_kb = 0;         // VmRSS
 };
 
+// The pid of master's child running qmgr or cqmgr, or 0 (none right now,
+// e.g. between a kill and master's restart of it).
+pid_t find_qmgr(pid_t master);
+
 class QmgrProbe {
   public:
     explicit QmgrProbe(const compat::Instance& inst) : inst_(inst) {}
