@@ -81,7 +81,6 @@ void StateWriter::run() {
         const uint64_t rebuilds = store_->rebuilds();
         const bool usable = store_->usable();
         lock.lock();
-        busy_ = false;
         for (std::string& n : notes)
             warnings_.push_back(std::move(n));
         if (ok) {
@@ -111,6 +110,7 @@ void StateWriter::run() {
                 lock.lock();
             }
         }
+        busy_ = false; // only now: drain() returns after on_rebuilt_
         if (pending_.empty() || failures_ > 0) idle_.notify_all();
     }
     exited_ = true;
