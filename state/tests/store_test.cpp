@@ -371,6 +371,31 @@ TEST_F(OwnedStoreTest, OtherRootFilesAreNotTakenOver) {
     EXPECT_NE(warnings_[0].find("belongs to uid 0"), std::string::npos) << warnings_[0];
 }
 
+TEST_F(OwnedStoreTest, TheProbeReadsTheStoreAsTheOwner) {
+    {
+        auto s = open_owned();
+        ASSERT_TRUE(s);
+        fill_open(*s, 5);
+    }
+    // The probe opens the lock file by name; a link there leads it
+    // nowhere the owner could not write.
+    std::string victim = dir_ + "-victim";
+    std::ofstream(victim) << "root only\n";
+    ::chmod(victim.c_str(), 0644);
+    fs::remove(path_ + "-lock");
+    {
+        AsOwner as(owner_);
+        ASSERT_TRUE(as.ok());
+        fs::create_symlink(victim, path_ + "-lock");
+    }
+    std::string why;
+    EXPECT_EQ(probe_store(path_, size_t{1} << 24, std::chrono::seconds(20), why, owner_),
+              Health::unreachable)
+        << why;
+    EXPECT_EQ(fs::file_size(victim), 10u);
+    fs::remove(victim);
+}
+
 TEST_F(OwnedStoreTest, ALinkToARootFileIsNeverWrittenThrough) {
     // Planted by the owner between the check and LMDB's open, the link is
     // still opened as the owner: not writable.
