@@ -5,63 +5,55 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <nlohmann/json.hpp>
-#include <stdexcept>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace cqmgr::qmgr {
 
 namespace {
 
-using json = nlohmann::json;
+using Setting = state::ControlSetting;
 
-constexpr int format_version = 1;
-// A file larger than this is not ours.
-constexpr size_t max_file_size = 4 << 20;
-constexpr std::string_view temp_suffix = ".tmp";
-
-// The target's fields: a bare destination has no "transport", a whole
-// transport no "destination".
-json target_json(const core::AdminTarget& t) {
-    json j = json::object();
-    if (!t.transport.empty()) j["transport"] = t.transport;
-    if (!t.queue.empty()) j["destination"] = t.queue;
-    return j;
+Setting setting_of(const AdminRecord& r) {
+    Setting s;
+    s.transport = r.target.transport;
+    s.destination = r.target.queue;
+    if (r.kind == core::AdminKind::hold) {
+        s.kind = Setting::Kind::suspend;
+        s.until = r.hold.until;
+        s.reason = r.hold.reason;
+        s.uid = r.hold.uid;
+    } else {
+        s.kind = Setting::Kind::throttle;
+        s.until = r.cap.until;
+        s.concurrency = r.cap.concurrency;
+        s.uid = r.cap.uid;
+    }
+    return s;
 }
 
-json until_json(int64_t until) {
-    return until == 0 ? json(nullptr) : json(until);
+AdminRecord record_of(const Setting& s) {
+    AdminRecord r;
+    r.target = core::AdminTarget{s.transport, s.destination};
+    if (s.kind == Setting::Kind::suspend) {
+        r.kind = core::AdminKind::hold;
+        r.hold = core::AdminHold{s.until, s.reason, s.uid};
+    } else {
+        r.kind = core::AdminKind::cap;
+        r.cap = core::AdminCap{s.concurrency, s.until, s.uid};
+    }
+    return r;
 }
 
-// Reads one record's target; throws when it names nothing.
-core::AdminTarget target_of(const json& j) {
-    core::AdminTarget t;
-    if (j.contains("transport")) t.transport = j.at("transport").get<std::string>();
-    if (j.contains("destination")) t.queue = j.at("destination").get<std::string>();
-    if (t.transport.empty() && t.queue.empty())
-        throw std::invalid_argument("record without target");
-    return t;
-}
-
-int64_t until_of(const json& j) {
-    const json& u = j.at("until");
-    if (u.is_null()) return 0;
-    int64_t v = u.get<int64_t>();
-    if (v <= 0) throw std::invalid_argument("bad until");
-    return v;
-}
-
-std::string errno_text() {
-    return std::strerror(errno);
-}
-
-// Writes all of `data` to `fd`.
-bool write_all(int fd, std::string_view data) {
-    while (!data.empty()) {
-        ssize_t n = ::write(fd, data.data(), data.size());
+// Reads all of `fd`, up to one byte more than `limit`.
+bool read_up_to(int fd, size_t limit, std::string& out) {
+    char buf[8192];
+    while (out.size() <= limit) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        data.remove_prefix(static_cast<size_t>(n));
+        if (n < 0) return false;
+        if (n == 0) break;
+        out.append(buf, static_cast<size_t>(n));
     }
     return true;
 }
@@ -79,126 +71,120 @@ std::vector<AdminRecord> admin_records(const std::map<core::AdminTarget, core::A
 }
 
 std::string encode_admin_records(const std::vector<AdminRecord>& records) {
-    json suspend = json::array(), throttle = json::array();
-    for (const AdminRecord& r : records) {
-        json j = target_json(r.target);
-        if (r.kind == core::AdminKind::hold) {
-            j["until"] = until_json(r.hold.until);
-            j["reason"] = r.hold.reason;
-            j["uid"] = r.hold.uid;
-            suspend.push_back(std::move(j));
-        } else {
-            j["concurrency"] = r.cap.concurrency;
-            j["until"] = until_json(r.cap.until);
-            j["uid"] = r.cap.uid;
-            throttle.push_back(std::move(j));
-        }
-    }
-    json doc{{"version", format_version}, {"suspend", suspend}, {"throttle", throttle}};
-    return doc.dump() + "\n";
+    std::vector<Setting> settings;
+    settings.reserve(records.size());
+    for (const AdminRecord& r : records)
+        settings.push_back(setting_of(r));
+    return state::encode_control_settings(settings);
 }
 
 std::optional<std::vector<AdminRecord>> decode_admin_records(std::string_view text,
                                                              std::string& error) {
+    auto settings = state::decode_control_settings(text, error);
+    if (!settings) return std::nullopt;
     std::vector<AdminRecord> out;
-    try {
-        json doc = json::parse(text);
-        if (doc.at("version").get<int>() != format_version)
-            throw std::invalid_argument("unknown version");
-        for (const json& j : doc.at("suspend")) {
-            AdminRecord r{core::AdminKind::hold, target_of(j), {}, {}};
-            r.hold.until = until_of(j);
-            r.hold.reason = j.at("reason").get<std::string>();
-            r.hold.uid = j.at("uid").get<int64_t>();
-            out.push_back(std::move(r));
-        }
-        for (const json& j : doc.at("throttle")) {
-            AdminRecord r{core::AdminKind::cap, target_of(j), {}, {}};
-            if (r.target.queue.empty()) throw std::invalid_argument("throttle without destination");
-            r.cap.concurrency = j.at("concurrency").get<int>();
-            if (r.cap.concurrency < 1) throw std::invalid_argument("concurrency below 1");
-            r.cap.until = until_of(j);
-            r.cap.uid = j.at("uid").get<int64_t>();
-            out.push_back(std::move(r));
-        }
-    } catch (const std::exception& e) {
-        // nlohmann's exceptions and ours alike.
-        error = e.what();
-        return std::nullopt;
-    }
+    out.reserve(settings->size());
+    for (const Setting& s : *settings)
+        out.push_back(record_of(s));
     return out;
 }
 
-AdminState::AdminState(int dir_fd, std::string dir_name)
-    : fd_(dir_fd), dir_name_(std::move(dir_name)) {}
+AdminState::AdminState(std::shared_ptr<state::Store> store) : store_(std::move(store)) {}
 
-AdminState::~AdminState() {
-    if (fd_ >= 0) ::close(fd_);
-}
-
-int AdminState::open_directory(const std::string& path) {
-    return ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-}
-
-std::string AdminState::path() const {
-    return dir_name_ + "/" + std::string(file_name);
+void AdminState::log_store_warnings() const {
+    for (const std::string& w : store_->take_warnings())
+        log::warn(w);
 }
 
 std::vector<AdminRecord> AdminState::load() const {
-    if (fd_ < 0) return {};
-    int fd = ::openat(fd_, std::string(file_name).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) {
-        if (errno != ENOENT) log::warn("control: open " + path() + ": " + errno_text());
-        return {};
-    }
-    std::string text;
-    char buf[8192];
-    ssize_t n;
-    while ((n = ::read(fd, buf, sizeof buf)) > 0 && text.size() <= max_file_size)
-        text.append(buf, static_cast<size_t>(n));
-    int read_errno = errno;
-    ::close(fd);
-    if (n < 0) {
-        log::warn("control: read " + path() + ": " + std::strerror(read_errno));
-        return {};
-    }
-    std::string error = text.size() > max_file_size ? "file too large" : "";
-    std::optional<std::vector<AdminRecord>> records;
-    if (error.empty()) records = decode_admin_records(text, error);
+    if (!store_) return {};
+    std::string doc, error;
+    state::Store::Found found = store_->get_control(doc, error);
+    log_store_warnings();
+    if (found == state::Store::Found::failed)
+        log::warn("control: cannot read the kept settings from " + store_->path() + ": " + error);
+    if (found != state::Store::Found::yes) return {};
+    auto records = decode_admin_records(doc, error);
     if (!records) {
-        log::warn("control: ignoring corrupt " + path() + ": " + error);
+        log::warn("control: ignoring the corrupt settings kept in " + store_->path() + ": " +
+                  error);
         return {};
     }
     return *records;
 }
 
 bool AdminState::save(const std::vector<AdminRecord>& records) const {
-    if (fd_ < 0) {
-        log::warn("control: cannot keep settings: data_directory " + dir_name_ +
-                  " could not be opened");
+    if (!store_) {
+        log::warn("control: the settings are not kept across restarts: there is no state store "
+                  "(cqmgr_state_database)");
         return false;
     }
-    const std::string name(file_name);
-    const std::string temp = name + std::string(temp_suffix);
-    auto fail = [&](const std::string& what) {
-        log::warn("control: " + what + " " + dir_name_ + "/" + temp + ": " + errno_text());
-        ::unlinkat(fd_, temp.c_str(), 0);
-        return false;
+    std::string doc = encode_admin_records(records);
+    std::string error;
+    if (doc.size() > state::max_control_bytes)
+        error = "longer than " + std::to_string(state::max_control_bytes) + " bytes";
+    else if (store_->put_control(doc, error))
+        error.clear();
+    else if (error.empty())
+        error = "write failed";
+    log_store_warnings();
+    if (error.empty()) return true;
+    log::warn("control: cannot keep the settings in " + store_->path() + ": " + error);
+    return false;
+}
+
+bool AdminState::fits(const std::vector<AdminRecord>& records) {
+    return encode_admin_records(records).size() <= state::max_control_bytes;
+}
+
+void AdminState::import_file(state::Store& store, const std::string& data_directory,
+                             const std::optional<state::Owner>& owner) {
+    const std::string path = data_directory + "/" + std::string(file_name);
+    struct stat st;
+    if (::lstat(path.c_str(), &st) < 0) return; // nothing to import: the usual case
+    std::string doc, error;
+    if (store.get_control(doc, error) != state::Store::Found::no) return; // imported already
+    auto refuse = [&](const std::string& why) {
+        log::warn("control: cannot import " + path + ": " + why);
     };
-    int fd =
-        ::openat(fd_, temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0) return fail("create");
-    bool written = write_all(fd, encode_admin_records(records)) && ::fsync(fd) == 0;
-    int write_errno = errno;
-    if (::close(fd) < 0 && written) return fail("close");
-    if (!written) {
-        errno = write_errno;
-        return fail("write");
+    // Earlier versions wrote it as root, mode 0600: root reads it, but only
+    // the file itself, in a directory that mail_owner resolves.
+    int fd = state::open_no_link(path, owner, O_RDONLY);
+    if (fd < 0) {
+        if (errno == ELOOP) return refuse("it is a symbolic link");
+        if (errno == EPERM) return refuse(data_directory + " does not belong to mail_owner");
+        return refuse(std::strerror(errno));
     }
-    if (::renameat(fd_, temp.c_str(), fd_, name.c_str()) < 0) return fail("rename");
-    // The rename itself reaches the disk with the directory.
-    ::fsync(fd_);
-    return true;
+    std::string text;
+    std::string why;
+    const uid_t own = state::file_owner(owner);
+    if (::fstat(fd, &st) < 0)
+        why = std::strerror(errno);
+    else if (!S_ISREG(st.st_mode))
+        why = "it is not a regular file";
+    else if (st.st_nlink != 1)
+        why = "it has " + std::to_string(st.st_nlink) + " hard links";
+    else if (st.st_uid != 0 && st.st_uid != own)
+        why = "it belongs to uid " + std::to_string(st.st_uid);
+    else if (!read_up_to(fd, state::max_control_bytes, text))
+        why = std::strerror(errno);
+    ::close(fd);
+    if (!why.empty()) return refuse(why);
+    auto records = decode_admin_records(text, error);
+    if (!records) return refuse("not a valid settings file: " + error);
+    if (!store.put_control(encode_admin_records(*records), error))
+        return refuse("the state store: " + error);
+    const std::string imported = path + ".imported";
+    int rename_errno = 0;
+    {
+        state::AsOwner as(owner);
+        if (!as.ok() || ::rename(path.c_str(), imported.c_str()) < 0) rename_errno = errno;
+    }
+    log::info("control: " + std::to_string(records->size()) + " settings imported from " + path +
+              " into the state store " + store.path() +
+              (rename_errno == 0
+                   ? "; the file is now " + imported
+                   : "; renaming the file failed: " + std::string(std::strerror(rename_errno))));
 }
 
 } // namespace cqmgr::qmgr

@@ -1,19 +1,25 @@
 // The control socket's suspensions and throttles, kept across restarts and
-// `postfix reload` in data_directory/cqmgr-control.json.
+// `postfix reload` in the state store (cqmgr_state_database), next to the
+// destination records: one document (state/control_record.hpp) under its
+// own key, replaced in one LMDB transaction.
 //
-// cqmgr may run chrooted to the queue directory, where data_directory is out
-// of reach: the directory is opened before the jail (open_directory()) and
-// the file is read and written relative to that descriptor.  A write goes
-// to a temporary file that is synced and renamed over the old one, so the
-// file is always either the old or the new list.  The file is written only
-// when a command changes something (or, at start-up, to drop settings that
-// ended while cqmgr was not running): without commands, cqmgr neither
-// reads nor writes anything there that stock qmgr does not.
+// Nothing of it lives in data_directory by name, and no descriptor of that
+// directory is kept: the store's files are open already when cqmgr enters
+// its chroot jail.  The document is written only when a command changes
+// something (or, at start-up, to drop settings that ended while cqmgr was
+// not running).  One limit, state::max_control_bytes, holds for what is
+// written and what is read back; a command that would go past it is
+// refused (ControlCommands).  Earlier versions kept the settings in
+// data_directory/cqmgr-control.json: import_file() takes them over once,
+// before the jail.
 #pragma once
 
 #include "cqmgr/core/admin.hpp"
+#include "cqmgr/state/control_record.hpp"
+#include "cqmgr/state/store.hpp"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,7 +43,7 @@ struct AdminRecord {
 std::vector<AdminRecord> admin_records(const std::map<core::AdminTarget, core::AdminHold>& holds,
                                        const std::map<core::AdminTarget, core::AdminCap>& caps);
 
-// The file's text for `records` (JSON, one document).
+// The document for `records` (state/control_record.hpp).
 std::string encode_admin_records(const std::vector<AdminRecord>& records);
 // The records in `text`, ended ones included (the reader logs those);
 // nullopt and `error` set when the text is not a valid list.
@@ -46,34 +52,39 @@ std::optional<std::vector<AdminRecord>> decode_admin_records(std::string_view te
 
 class AdminState {
   public:
+    // The file earlier versions kept the settings in, in data_directory.
     static constexpr std::string_view file_name = "cqmgr-control.json";
 
     // Keeps nothing: every save() fails with a warning.
     AdminState() = default;
-    // `dir_fd` is data_directory opened by open_directory() (or -1); it is
-    // owned from now on.  `dir_name` is its path, for log lines.
-    AdminState(int dir_fd, std::string dir_name);
-    ~AdminState();
-    AdminState(const AdminState&) = delete;
-    AdminState& operator=(const AdminState&) = delete;
-
-    // Opens `path` as a directory (before the jail); -1 when it cannot be
-    // opened, which matters only once something must be saved.
-    static int open_directory(const std::string& path);
+    // Keeps the settings in `store` (nullptr: nothing).
+    explicit AdminState(std::shared_ptr<state::Store> store);
 
     // The kept settings, also those whose end has passed since they were
-    // saved.  A missing file is an empty list; an unreadable or corrupt one
-    // is logged as a warning and taken as empty.
+    // saved.  None kept is an empty list; an unreadable or corrupt
+    // document is logged as a warning and taken as empty.
     std::vector<AdminRecord> load() const;
     // Replaces the kept settings with `records`, atomically; false (with a
     // warning logged) when that failed.
     bool save(const std::vector<AdminRecord>& records) const;
+    // Whether `records` can be kept: their document is no longer than
+    // state::max_control_bytes.
+    static bool fits(const std::vector<AdminRecord>& records);
+
+    // Before the jail: when the store holds no settings yet and
+    // `data_directory` has an earlier version's cqmgr-control.json, reads
+    // it (the file itself, never a link; owner.hpp), keeps its settings in
+    // `store` and renames it to cqmgr-control.json.imported.  A file that
+    // is not a plain file of root's or `owner`'s, or not a valid document,
+    // is left alone with a warning.
+    static void import_file(state::Store& store, const std::string& data_directory,
+                            const std::optional<state::Owner>& owner);
 
   private:
-    std::string path() const;
+    // Logs what the store had to report.
+    void log_store_warnings() const;
 
-    int fd_ = -1;
-    std::string dir_name_;
+    std::shared_ptr<state::Store> store_;
 };
 
 } // namespace cqmgr::qmgr

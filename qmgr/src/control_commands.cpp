@@ -1,6 +1,8 @@
 #include "control_commands.hpp"
 
+#include <algorithm>
 #include <ctime>
+#include <optional>
 
 namespace cqmgr::qmgr {
 
@@ -104,12 +106,35 @@ std::string ControlCommands::until_text(int64_t until, const std::string& span) 
     return " until " + iso_utc(until) + " (" + span + ")";
 }
 
+bool ControlCommands::fits(const AdminRecord& setting) const {
+    std::vector<AdminRecord> records = admin_records(sched_.admin_holds(), sched_.admin_caps());
+    auto same = std::find_if(records.begin(), records.end(), [&](const AdminRecord& r) {
+        return r.kind == setting.kind && r.target == setting.target;
+    });
+    if (same != records.end())
+        *same = setting;
+    else
+        records.push_back(setting);
+    return AdminState::fits(records);
+}
+
 json ControlCommands::execute(const ControlCommand& cmd) {
     if (std::string why = check(cmd); !why.empty()) return error_reply(why);
     int64_t now = clock_.now();
     sched_.set_time(now);
     const core::AdminTarget target{cmd.transport, cmd.destination};
     const int64_t until = cmd.duration > 0 ? now + cmd.duration : 0;
+    // What is kept has one limit, on saving and on loading: a setting that
+    // would take the list past it is refused before it takes effect.
+    std::optional<AdminRecord> setting;
+    if (cmd.kind == Kind::suspend)
+        setting = AdminRecord{core::AdminKind::hold, target, {until, cmd.reason, cmd.uid}, {}};
+    else if (cmd.kind == Kind::throttle)
+        setting = AdminRecord{core::AdminKind::cap, target, {}, {cmd.concurrency, until, cmd.uid}};
+    if (setting && !fits(*setting))
+        return error_reply("the suspensions and throttles kept would take more than " +
+                           std::to_string(state::max_control_bytes) +
+                           " bytes; resume or unthrottle some first");
     const std::string by = " by uid " + std::to_string(cmd.uid);
     json changed = json::array();
     bool settings_changed = false;

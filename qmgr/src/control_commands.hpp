@@ -66,7 +66,9 @@ class ControlCommands {
 
     // Executes `cmd` and returns the reply: {"ok":true,"changed":[...]} with
     // one object per setting or destination changed (empty when nothing
-    // changed), or {"ok":false,"error":TEXT} for a malformed command.
+    // changed), or {"ok":false,"error":TEXT} for a malformed command or a
+    // suspend or throttle that would take the kept settings past their
+    // limit (state::max_control_bytes; nothing changes then).
     // Objects in "changed":
     //   suspend     {"target","suspended":true,"until":T|null,"reason":TEXT}
     //   resume      {"target","suspended":false}
@@ -98,6 +100,9 @@ class ControlCommands {
     std::string until_text(int64_t until, const std::string& span) const;
     // Saves the settings; false when they could not be saved.
     bool save();
+    // Whether the kept settings stay within their limit with `setting`
+    // (replacing one of its kind for its target).
+    bool fits(const AdminRecord& setting) const;
 
     core::Scheduler& sched_;
     AdminState& state_;

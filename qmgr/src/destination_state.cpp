@@ -17,12 +17,6 @@ constexpr int64_t forget_interval = 60;
 constexpr int64_t routine_interval = 60;
 } // namespace
 
-std::unique_ptr<state::Store> open_state_store(const conf::QmgrParams& params) {
-    if (params.cqmgr_state_database.empty()) return nullptr;
-    return state::Store::open(params.cqmgr_state_database,
-                              [](const std::string& w) { log::warn(w); });
-}
-
 int64_t state_horizon(const conf::QmgrParams& params) {
     return std::max(params.maximal_backoff_time, min_horizon);
 }
@@ -31,10 +25,10 @@ DestinationState::DestinationState(asio::io_context& io, const WallClock& clock)
     : clock_(clock), timer_(io) {}
 
 DestinationState::DestinationState(asio::io_context& io, const WallClock& clock,
-                                   std::unique_ptr<state::Store> store, int64_t horizon,
+                                   std::shared_ptr<state::Store> store, int64_t horizon,
                                    std::string retry_transport)
     : clock_(clock), horizon_(horizon), retry_transport_(std::move(retry_transport)), timer_(io),
-      store_(std::move(store)) {}
+      store_(std::move(store)), self_(std::make_shared<DestinationState*>(this)) {}
 
 DestinationState::~DestinationState() {
     finish();
@@ -50,7 +44,15 @@ std::vector<const core::Queue*> DestinationState::restore(core::Scheduler& sched
     size_t n_learned = 0;
     std::vector<state::DestinationRecord> loaded =
         store_->load(now - horizon_, [](const std::string& w) { log::warn(w); }).records;
-    writer_ = std::make_unique<StateWriter>(std::move(store_));
+    // The writer's thread asks the loop to hand everything over again
+    // after the store replaced a damaged file.
+    writer_ = std::make_unique<StateWriter>(
+        store_, horizon_,
+        [ex = timer_.get_executor(), self = std::weak_ptr<DestinationState*>(self_)] {
+            asio::post(ex, [self] {
+                if (auto alive = self.lock()) (*alive)->resync();
+            });
+        });
     for (state::DestinationRecord& r : loaded) {
         if (r.transport == retry_transport_) continue;
         if (r.dead_until > now) {
@@ -243,7 +245,17 @@ void DestinationState::flush() {
         kv->second.changed = false;
     }
     changed_.clear();
-    writer_->submit(std::move(batch));
+    writer_->submit(std::move(batch), clock_.now());
+}
+
+void DestinationState::resync() {
+    if (!writer_) return;
+    for (auto& kv : records_)
+        if (!kv.second.changed) {
+            kv.second.changed = true;
+            changed_.push_back(&kv);
+        }
+    flush();
 }
 
 bool DestinationState::has_queue(const state::DestinationRecord& r) const {

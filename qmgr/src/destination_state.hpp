@@ -20,7 +20,8 @@
 // manager killed soon after the death still leaves it in the store.  At a clean shutdown
 // whatever is left is committed before the process exits.  The retry
 // transport's queues are not kept: they are named after reasons, not
-// destinations.
+// destinations.  When the store replaced a damaged file while running,
+// every record in memory is handed over again.
 #pragma once
 
 #include "clock.hpp"
@@ -38,11 +39,6 @@
 
 namespace cqmgr::qmgr {
 
-// Opens the store that cqmgr_state_database names (before the jail: it may
-// be out of reach afterwards), rebuilding a damaged one with a warning;
-// nullptr when the parameter is empty or no store can be used.
-std::unique_ptr<state::Store> open_state_store(const conf::QmgrParams& params);
-
 // How long a record is kept without a change: the longest backoff, and
 // at least a day.
 int64_t state_horizon(const conf::QmgrParams& params);
@@ -51,16 +47,17 @@ class DestinationState {
   public:
     // Keeps nothing: every call does nothing.
     DestinationState(asio::io_context& io, const WallClock& clock);
-    // Keeps the state in `store` (nullptr: nothing).  Records not changed
-    // for `horizon` seconds are dropped at start-up.
+    // Keeps the state in `store` (state_open.hpp; nullptr: nothing).
+    // Records not changed for `horizon` seconds are dropped at start-up
+    // and, while running, once an hour (state_writer.hpp).
     DestinationState(asio::io_context& io, const WallClock& clock,
-                     std::unique_ptr<state::Store> store, int64_t horizon,
+                     std::shared_ptr<state::Store> store, int64_t horizon,
                      std::string retry_transport);
     ~DestinationState();
     DestinationState(const DestinationState&) = delete;
     DestinationState& operator=(const DestinationState&) = delete;
 
-    bool enabled() const { return store_ || writer_; }
+    bool enabled() const { return store_ != nullptr; }
 
     // The receiver's reply that taught a learned limit: its class's name,
     // its enhanced status and text (all empty: not known).
@@ -111,6 +108,9 @@ class DestinationState {
     void drain() {
         if (writer_) writer_->drain();
     }
+    // Marks every record in memory changed and hands them over: the store
+    // replaced a damaged file and holds none of them.
+    void resync();
 
   private:
     // The record of `q` (made when new), not marked; nullptr for queues
@@ -141,8 +141,11 @@ class DestinationState {
     bool armed_ = false;
     const core::Scheduler* sched_ = nullptr; // set by restore()
     int64_t next_forget_ = 0;
-    std::unique_ptr<state::Store> store_; // until restore() hands it to the writer
+    std::shared_ptr<state::Store> store_;
     std::unique_ptr<StateWriter> writer_;
+    // Handed to the writer's thread, which posts resync() to the loop:
+    // expired once this object is gone.
+    std::shared_ptr<DestinationState*> self_;
 };
 
 } // namespace cqmgr::qmgr

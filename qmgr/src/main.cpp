@@ -25,6 +25,7 @@
 #include "process_limits.hpp"
 #include "queue_manager.hpp"
 #include "self_check.hpp"
+#include "state_open.hpp"
 #include "table_watch.hpp"
 
 #include <algorithm>
@@ -193,11 +194,10 @@ int main(int argc, char** argv) {
     // transport's agents.
     if (params.lanes() || params.destination_shares || params.finch_policy_used)
         params.transport_process_limits = qmgr::transport_process_limits(params);
-    // The control settings' directory, out of reach once chrooted.
-    int data_dir_fd = qmgr::AdminState::open_directory(params.data_directory);
-    // The destination state store, likewise; checked (in a child process)
-    // while this process has one thread.
-    std::unique_ptr<state::Store> state_store;
+    // The state store (destination state and control settings), out of
+    // reach once chrooted: opened with mail_owner's ids, and checked (in a
+    // child process) while this process has one thread.
+    std::shared_ptr<state::Store> state_store;
     if (!cl->stdin_mode) state_store = qmgr::open_state_store(params);
     // The adaptive limits' reply rules, in the configuration directory.
     std::optional<qmgr::RegexTable> reply_rules;
@@ -265,8 +265,8 @@ int main(int argc, char** argv) {
     qmgr::MasterLink master(io, cl->transport, pre_accept, on_trigger, stop);
     qmgr::SystemClock clock;
     qm = std::make_unique<qmgr::QueueManager>(io, cf, params, clock, flush_domains, master,
-                                              data_dir_fd, std::move(state_store),
-                                              std::move(reply_rules), std::move(limit_tables));
+                                              std::move(state_store), std::move(reply_rules),
+                                              std::move(limit_tables));
     qm->use_priorities(std::move(priorities));
 
     if (cl->stdin_mode) {

@@ -21,8 +21,8 @@ constexpr std::size_t max_control_flushes = 64;
 
 QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                            const conf::QmgrParams& params, const WallClock& clock,
-                           const FlushDomains& flush_domains, MasterLink& master, int data_dir_fd,
-                           std::unique_ptr<state::Store> state_store,
+                           const FlushDomains& flush_domains, MasterLink& master,
+                           std::shared_ptr<state::Store> state_store,
                            std::optional<RegexTable> reply_rules,
                            ClusterLimits::Tables limit_tables)
     : io_(io), params_(params), clock_(clock), flush_domains_(flush_domains),
@@ -40,7 +40,7 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
       sched_(
           scheduler_config(params, log::verbose() > 0),
           [this](const std::string& t) { return transport_settings_(t); }, *this),
-      dest_state_(io, clock, std::move(state_store), state_horizon(params),
+      dest_state_(io, clock, state_store, state_horizon(params),
                   core::SchedulerConfig{}.retry_transport),
       adaptive_(params.cqmgr_adaptive_limit_transports.empty()
                     ? nullptr
@@ -70,7 +70,7 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                        sched_.flush_dead();
                    }},
               counters_, ramp_, backlog_),
-      admin_state_(data_dir_fd, params.data_directory),
+      admin_state_(std::move(state_store)),
       control_(
           sched_, admin_state_, clock_,
           [this](const std::string& site) {

@@ -42,14 +42,13 @@ namespace cqmgr::qmgr {
 
 class QueueManager : public core::Driver {
   public:
-    // `data_dir_fd`: data_directory opened before the jail
-    // (AdminState::open_directory()), or -1.  `state_store`: the
-    // destination state store (open_state_store()), or nullptr.
+    // `state_store`: the state store (open_state_store()), for the
+    // destination state and the control settings, or nullptr.
     // `reply_rules`: the table of cqmgr_adaptive_reply_rules, read before
     // the jail (or none).
     QueueManager(asio::io_context& io, const conf::MainCf& cf, const conf::QmgrParams& params,
                  const WallClock& clock, const FlushDomains& flush_domains, MasterLink& master,
-                 int data_dir_fd = -1, std::unique_ptr<state::Store> state_store = nullptr,
+                 std::shared_ptr<state::Store> state_store = nullptr,
                  std::optional<RegexTable> reply_rules = std::nullopt,
                  ClusterLimits::Tables limit_tables = {});
 

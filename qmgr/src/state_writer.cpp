@@ -4,16 +4,19 @@
 
 namespace cqmgr::qmgr {
 
-StateWriter::StateWriter(std::unique_ptr<state::Store> store)
-    : store_(std::move(store)), thread_([this] { run(); }) {}
+StateWriter::StateWriter(std::shared_ptr<state::Store> store, int64_t horizon,
+                         std::function<void()> on_rebuilt)
+    : store_(std::move(store)), horizon_(horizon), on_rebuilt_(std::move(on_rebuilt)),
+      rebuilds_seen_(store_->rebuilds()), thread_([this] { run(); }) {}
 
 StateWriter::~StateWriter() {
     finish();
 }
 
-void StateWriter::submit(std::vector<state::DestinationRecord> records) {
+void StateWriter::submit(std::vector<state::DestinationRecord> records, int64_t now) {
     {
         std::lock_guard lock(mu_);
+        now_ = now;
         for (auto& r : records) {
             std::string key = state::record_key(r.transport, r.destination);
             pending_.insert_or_assign(std::move(key), std::move(r));
@@ -24,7 +27,7 @@ void StateWriter::submit(std::vector<state::DestinationRecord> records) {
 
 void StateWriter::drain() {
     std::unique_lock lock(mu_);
-    idle_.wait(lock, [this] { return (pending_.empty() && !busy_) || exited_; });
+    idle_.wait(lock, [this] { return ((pending_.empty() || failures_ > 0) && !busy_) || exited_; });
 }
 
 void StateWriter::finish() {
@@ -55,6 +58,9 @@ size_t StateWriter::written() const {
 void StateWriter::run() {
     std::unique_lock lock(mu_);
     for (;;) {
+        // After a failure, a pause before the same records are tried again
+        // (cut short by the end).
+        if (failures_ > 0) wake_.wait_until(lock, retry_at_, [this] { return stop_; });
         wake_.wait(lock, [this] { return stop_ || !pending_.empty(); });
         if (pending_.empty()) break; // stopping, and nothing left
         state::Store::Batch batch;
@@ -62,12 +68,21 @@ void StateWriter::run() {
         for (auto& [key, r] : pending_)
             batch.puts.push_back(std::move(r));
         pending_.clear();
+        batch.now = now_;
+        batch.oldest = now_ - horizon_;
+        bool expire = next_expiry_ != 0 && now_ >= next_expiry_;
+        if (next_expiry_ == 0 || expire) next_expiry_ = now_ + expiry_interval;
         busy_ = true;
         lock.unlock();
+        if (expire) store_->expire(batch.oldest, batch.now);
         std::string error;
         bool ok = store_->apply(batch, error);
+        std::vector<std::string> notes = store_->take_warnings();
+        const uint64_t rebuilds = store_->rebuilds();
+        const bool usable = store_->usable();
         lock.lock();
-        busy_ = false;
+        for (std::string& n : notes)
+            warnings_.push_back(std::move(n));
         if (ok) {
             commits_++;
             written_ += batch.puts.size();
@@ -75,14 +90,28 @@ void StateWriter::run() {
                 warnings_.push_back("state: " + store_->path() + ": written again after " +
                                     std::to_string(failures_) + " failed commits");
             failures_ = 0;
-        } else if (failures_++ == 0) {
-            // The records of a failed commit are dropped: the state is
-            // advice, and the next change of each destination writes it
-            // again.
-            warnings_.push_back("state: " + store_->path() + ": " + error +
-                                "; changes are not kept until writes succeed again");
+        } else if (usable && !stop_) {
+            // Kept for the next try; what was handed over since is newer.
+            for (auto& r : batch.puts) {
+                std::string key = state::record_key(r.transport, r.destination);
+                pending_.try_emplace(std::move(key), std::move(r));
+            }
+            if (failures_++ == 0)
+                warnings_.push_back("state: " + store_->path() + ": " + error +
+                                    "; changes wait in memory until writes succeed again");
+            retry_at_ = std::chrono::steady_clock::now() + retry_delay;
         }
-        if (pending_.empty()) idle_.notify_all();
+        // Not usable (the store said why), or stopping: dropped.
+        if (rebuilds != rebuilds_seen_) {
+            rebuilds_seen_ = rebuilds;
+            if (on_rebuilt_) {
+                lock.unlock();
+                on_rebuilt_();
+                lock.lock();
+            }
+        }
+        busy_ = false; // only now: drain() returns after on_rebuilt_
+        if (pending_.empty() || failures_ > 0) idle_.notify_all();
     }
     exited_ = true;
     idle_.notify_all();

@@ -1,11 +1,13 @@
-// The kept control settings: the file's round trip, ended settings read
-// too (the reader logs them), a corrupt file ignored, and the atomic replacement
-// through a directory descriptor, in a temporary directory.
+// The kept control settings: the document's round trip, ended settings
+// read too (the reader logs them), a corrupt document ignored, one limit
+// on saving and loading, and the import of an earlier version's
+// cqmgr-control.json, with a state store in a temporary directory.
 #include "admin_state.hpp"
 #include "temp_dir.hpp"
 
 #include <filesystem>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace cqmgr;
@@ -21,6 +23,35 @@ std::vector<AdminRecord> sample() {
         {core::AdminKind::cap, {"", "slow.example"}, {}, {2, 0, 0}},
         {core::AdminKind::cap, {"smtp", "x.example"}, {}, {1, 1500, 0}},
     };
+}
+
+// A store in a temporary directory, opened again on demand.
+struct StoreDir {
+    TempDir dir{"cqmgr-admin-state"};
+    std::string path = dir.file("cqmgr-state.lmdb");
+    std::shared_ptr<state::Store> open(std::optional<state::Owner> owner = std::nullopt) {
+        state::Store::Options o;
+        o.no_sync = true;
+        o.owner = owner;
+        return state::Store::open(
+            path, [](const std::string&) {}, o);
+    }
+};
+
+// Records whose document is `bytes` long, give or take a record.
+std::vector<AdminRecord> records_of_size(size_t bytes) {
+    auto record = [](size_t i) {
+        return AdminRecord{core::AdminKind::hold,
+                           {"smtp", "d" + std::to_string(100000 + i) + ".example"},
+                           {0, std::string(4000, 'r'), 0},
+                           {}};
+    };
+    const size_t one = encode_admin_records({record(0)}).size();
+    const size_t per = encode_admin_records({record(0), record(1)}).size() - one;
+    std::vector<AdminRecord> out;
+    for (size_t i = 0; one + i * per <= bytes; ++i)
+        out.push_back(record(i));
+    return out;
 }
 
 } // namespace
@@ -51,43 +82,108 @@ TEST(AdminState, MalformedDocumentsAreRefused) {
     }
 }
 
-TEST(AdminState, SavesAtomicallyAndLoadsBack) {
-    TempDir dir("cqmgr-admin-state");
-    AdminState state(AdminState::open_directory(dir.path()), dir.path());
-    EXPECT_TRUE(state.load().empty()); // no file yet
+TEST(AdminState, SavesAndLoadsBackAcrossReopening) {
+    StoreDir d;
+    auto store = d.open();
+    ASSERT_TRUE(store);
+    AdminState state(store);
+    EXPECT_TRUE(state.load().empty()); // nothing kept yet
     ASSERT_TRUE(state.save(sample()));
-    EXPECT_FALSE(fs::exists(dir.path() / "cqmgr-control.json.tmp"));
-    EXPECT_EQ(fs::status(dir.path() / "cqmgr-control.json").permissions() & fs::perms::all,
-              fs::perms::owner_read | fs::perms::owner_write);
+    EXPECT_EQ(state.load(), sample());
+    store.reset();
+    state = AdminState(d.open());
     EXPECT_EQ(state.load(), sample());
     ASSERT_TRUE(state.save({}));
     EXPECT_TRUE(state.load().empty());
+    // Nothing in the directory but the store.
+    EXPECT_FALSE(fs::exists(d.dir.path() / "cqmgr-control.json"));
 }
 
-TEST(AdminState, WorksThroughTheDescriptorOnceTheDirectoryIsRenamed) {
-    // As in a chroot, where the directory's path no longer leads to it.
-    TempDir dir("cqmgr-admin-state");
-    fs::path inner = dir.path() / "data";
-    fs::create_directory(inner);
-    AdminState state(AdminState::open_directory(inner), inner);
-    fs::rename(inner, dir.path() / "moved");
-    ASSERT_TRUE(state.save(sample()));
-    EXPECT_TRUE(fs::exists(dir.path() / "moved" / "cqmgr-control.json"));
-    EXPECT_EQ(state.load(), sample());
-}
-
-TEST(AdminState, CorruptFileIsIgnored) {
-    TempDir dir("cqmgr-admin-state");
-    dir.write("cqmgr-control.json", "{\"version\":1,\"suspend\":[");
-    AdminState state(AdminState::open_directory(dir.path()), dir.path());
+TEST(AdminState, CorruptDocumentIsIgnoredAndReplaced) {
+    StoreDir d;
+    auto store = d.open();
+    std::string error;
+    ASSERT_TRUE(store->put_control("{\"version\":1,\"suspend\":[", error));
+    AdminState state(store);
     EXPECT_TRUE(state.load().empty());
-    // Saving replaces it.
     ASSERT_TRUE(state.save(sample()));
     EXPECT_EQ(state.load(), sample());
 }
 
-TEST(AdminState, WithoutDirectoryNothingIsKept) {
-    AdminState state(AdminState::open_directory("/nonexistent/cqmgr"), "/nonexistent/cqmgr");
+TEST(AdminState, WithoutStoreNothingIsKept) {
+    AdminState state;
     EXPECT_TRUE(state.load().empty());
     EXPECT_FALSE(state.save(sample()));
+}
+
+TEST(AdminState, OneLimitOnSavingAndLoading) {
+    // What save() accepts, load() reads back; what load() would refuse,
+    // save() does not write (the settings kept before stay).
+    StoreDir d;
+    AdminState state(d.open());
+    auto near = records_of_size(state::max_control_bytes - 8000);
+    ASSERT_TRUE(AdminState::fits(near));
+    ASSERT_TRUE(state.save(near));
+    EXPECT_EQ(AdminState(d.open()).load(), near);
+    auto over = records_of_size(state::max_control_bytes + 8000);
+    EXPECT_FALSE(AdminState::fits(over));
+    EXPECT_FALSE(state.save(over));
+    EXPECT_EQ(state.load(), near);
+    std::string error;
+    EXPECT_FALSE(decode_admin_records(encode_admin_records(over), error));
+    EXPECT_NE(error.find("longer than"), std::string::npos) << error;
+}
+
+TEST(AdminState, ImportsTheFileOfAnEarlierVersionOnce) {
+    StoreDir d;
+    d.dir.write("cqmgr-control.json", encode_admin_records(sample()));
+    auto store = d.open();
+    AdminState::import_file(*store, d.dir.str(), std::nullopt);
+    EXPECT_EQ(AdminState(store).load(), sample());
+    EXPECT_FALSE(fs::exists(d.dir.path() / "cqmgr-control.json"));
+    EXPECT_TRUE(fs::exists(d.dir.path() / "cqmgr-control.json.imported"));
+    // Once: a file found later is not read over what the store keeps.
+    d.dir.write("cqmgr-control.json", encode_admin_records({}));
+    AdminState::import_file(*store, d.dir.str(), std::nullopt);
+    EXPECT_EQ(AdminState(store).load(), sample());
+    EXPECT_TRUE(fs::exists(d.dir.path() / "cqmgr-control.json"));
+}
+
+TEST(AdminState, ImportLeavesALinkAndABadFileAlone) {
+    StoreDir d;
+    std::string target = d.dir.write("elsewhere.json", encode_admin_records(sample()));
+    fs::create_symlink(target, d.dir.path() / "cqmgr-control.json");
+    auto store = d.open();
+    AdminState::import_file(*store, d.dir.str(), std::nullopt);
+    EXPECT_TRUE(AdminState(store).load().empty());
+    EXPECT_TRUE(fs::is_symlink(d.dir.path() / "cqmgr-control.json"));
+    fs::remove(d.dir.path() / "cqmgr-control.json");
+    d.dir.write("cqmgr-control.json", "{\"version\":1,\"suspend\":[");
+    AdminState::import_file(*store, d.dir.str(), std::nullopt);
+    EXPECT_TRUE(AdminState(store).load().empty());
+    EXPECT_TRUE(fs::exists(d.dir.path() / "cqmgr-control.json"));
+    // A hard link is not taken either.
+    fs::remove(d.dir.path() / "cqmgr-control.json");
+    fs::create_hard_link(target, d.dir.path() / "cqmgr-control.json");
+    AdminState::import_file(*store, d.dir.str(), std::nullopt);
+    EXPECT_TRUE(AdminState(store).load().empty());
+}
+
+TEST(AdminState, RootImportsTheRootFileOfAnEarlierVersionInMailOwnersDirectory) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    // mail_owner: nobody.  The earlier version wrote the file as root, 0600.
+    const state::Owner owner{65534, 65534};
+    StoreDir d;
+    ASSERT_EQ(::chown(d.dir.str().c_str(), owner.uid, owner.gid), 0);
+    std::string file = d.dir.write("cqmgr-control.json", encode_admin_records(sample()));
+    ASSERT_EQ(::chmod(file.c_str(), 0600), 0);
+    auto store = d.open(owner);
+    ASSERT_TRUE(store);
+    AdminState::import_file(*store, d.dir.str(), owner);
+    EXPECT_EQ(AdminState(store).load(), sample());
+    EXPECT_TRUE(fs::exists(d.dir.path() / "cqmgr-control.json.imported"));
+    // The store is mail_owner's.
+    struct stat st;
+    ASSERT_EQ(::stat(d.path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, owner.uid);
 }

@@ -1,6 +1,7 @@
 // The control commands against a real scheduler on a fixed clock: their
 // log lines as docs/control-protocol.md shows them, their replies, the kept
-// settings (in a temporary data directory), expiry and restore.
+// settings (in a state store in a temporary directory), expiry and
+// restore.
 #include "control_commands.hpp"
 #include "temp_dir.hpp"
 
@@ -46,6 +47,7 @@ struct Control : ::testing::Test {
     Driver driver;
     std::vector<std::unique_ptr<core::Message>> msgs; // outlive the scheduler
     std::unique_ptr<core::Scheduler> sched;
+    std::shared_ptr<state::Store> store;
     std::unique_ptr<AdminState> state;
     std::unique_ptr<ControlCommands> control;
     std::vector<std::string> lines;
@@ -58,10 +60,18 @@ struct Control : ::testing::Test {
         control.reset();
         sched.reset();
     }
-    // A fresh scheduler, state and commands on the same data directory.
+    // A fresh scheduler, state and commands on the same store, opened
+    // again.
     void restart() {
         control.reset();
         sched.reset();
+        state.reset();
+        store.reset();
+        state::Store::Options o;
+        o.no_sync = true;
+        store =
+            state::Store::open((dir / "cqmgr-state.lmdb").string(), [](const std::string&) {}, o);
+        ASSERT_TRUE(store);
         core::TransportConfig tc;
         tc.init_dest_concurrency = 1;
         tc.fail_cohort_limit = 1;
@@ -69,7 +79,7 @@ struct Control : ::testing::Test {
         sched = std::make_unique<core::Scheduler>(
             core::SchedulerConfig{}, [tc](const std::string&) { return tc; }, driver);
         sched->set_time(clock.t);
-        state = std::make_unique<AdminState>(AdminState::open_directory(dir), dir);
+        state = std::make_unique<AdminState>(store);
         control = std::make_unique<ControlCommands>(
             *sched, *state, clock,
             [this](const std::string& s) {
@@ -226,7 +236,41 @@ TEST_F(Control, MalformedCommandsGetAnErrorAndChangeNothing) {
     }
     EXPECT_TRUE(lines.empty());
     EXPECT_TRUE(sched->admin_holds().empty() && sched->admin_caps().empty());
-    EXPECT_FALSE(fs::exists(dir / "cqmgr-control.json"));
+    std::string doc, error;
+    EXPECT_EQ(store->get_control(doc, error), state::Store::Found::no);
+}
+
+TEST_F(Control, ASettingPastTheLimitOfWhatIsKeptIsRefused) {
+    // Reasons of 3,900 bytes (a request line holds 4,096): about 1,070 of
+    // them fill the kept document's 4 MiB.  The first thousand go to the
+    // scheduler directly (saving each would rewrite megabytes).
+    const std::string reason(3900, 'r');
+    int n = 0;
+    for (; n < 1000; ++n)
+        sched->admin_suspend({"smtp", "d" + std::to_string(n) + ".example"}, {0, reason, 0});
+    ASSERT_TRUE(AdminState::fits(admin_records(sched->admin_holds(), sched->admin_caps())));
+    json r;
+    for (; n < 1200; ++n) {
+        r = run({Kind::suspend, "smtp", "d" + std::to_string(n) + ".example", 0, reason, 0, 0});
+        if (!r["ok"].get<bool>()) break;
+        EXPECT_FALSE(r.contains("warning")) << r;
+    }
+    ASSERT_LT(n, 1200) << "never refused";
+    EXPECT_GT(n, 1050);
+    EXPECT_NE(r["error"].get<std::string>().find("resume or unthrottle some first"),
+              std::string::npos)
+        << r;
+    // Nothing changed: not in the scheduler, not logged.
+    EXPECT_EQ(sched->admin_holds().size(), static_cast<size_t>(n));
+    EXPECT_EQ(lines.size(), static_cast<size_t>(n - 1000));
+    // Replacing a setting by a shorter one is not refused.
+    r = run({Kind::suspend, "smtp", "d0.example", 0, "short", 0, 0});
+    EXPECT_TRUE(r["ok"].get<bool>()) << r;
+    EXPECT_FALSE(r.contains("warning")) << r;
+    // What was kept comes back after a restart, every one of them.
+    restart();
+    control->restore();
+    EXPECT_EQ(sched->admin_holds().size(), static_cast<size_t>(n));
 }
 
 TEST_F(Control, KeptSettingsAreRestoredAfterARestart) {

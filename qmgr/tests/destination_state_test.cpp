@@ -366,3 +366,50 @@ TEST_F(DestinationStateTest, IdleRecordsLeaveMemoryButNotTheStore) {
     EXPECT_TRUE(ds->records().contains(state::record_key("smtp", "busy.example")));
     EXPECT_TRUE(stored().contains("smtp gone.example"));
 }
+
+TEST_F(DestinationStateTest, StaleRecordsAreExpiredWhileRunningButNotDeadOnes) {
+    put({record("old.example", 990)});
+    start();
+    message("A", 1, "x.example");
+    deliver_all({"2.0.0", "ok"});
+    ds->flush();
+    ds->drain();
+    // More than a day and an hour later: the store loses what has not
+    // changed since, but a destination dead now stays.
+    clock.t = 1000 + 86400 + StateWriter::expiry_interval + 10;
+    sched->set_time(clock.t);
+    message("B", 2, "down.example");
+    deliver_all(refused, 1);
+    message("C", 1, "y.example");
+    deliver_all({"2.0.0", "ok"});
+    ds->flush();
+    auto s = stored();
+    EXPECT_FALSE(s.contains("smtp old.example"));
+    EXPECT_FALSE(s.contains("smtp x.example"));
+    EXPECT_TRUE(s.contains("smtp y.example"));
+    ASSERT_TRUE(s.contains("smtp down.example"));
+    EXPECT_GT(s.at("smtp down.example").dead_until, clock.t);
+}
+
+TEST_F(DestinationStateTest, AStoreReplacedWhileRunningGetsEveryRecordInMemoryAgain) {
+    start();
+    message("A", 1, "a.example");
+    message("B", 1, "b.example");
+    message("C", 2, "down.example");
+    deliver_all({"2.0.0", "ok"});
+    ds->flush();
+    ds->drain();
+    // The file is cut under the running writer; the next commit finds it
+    // damaged, the store replaces it, and the loop hands everything over.
+    fs::resize_file(path, 8192);
+    clock.t += 5;
+    message("D", 1, "d.example");
+    deliver_all(refused, 1);
+    ds->drain();
+    io.poll(); // the writer posted the hand-over
+    ds->drain();
+    EXPECT_TRUE(fs::exists(path + ".corrupt"));
+    auto s = stored();
+    for (const char* d : {"a.example", "b.example", "d.example"})
+        EXPECT_TRUE(s.contains(std::string("smtp ") + d)) << d;
+}

@@ -9,15 +9,30 @@
 
 namespace cqmgr::state {
 
+namespace {
+
+// verify_store() in this process, with the owner's ids.
+Health verify_as(const std::string& path, size_t map_size, std::string& why,
+                 const std::optional<Owner>& owner) {
+    AsOwner as(owner);
+    if (!as.ok()) {
+        why = std::string("cannot act as its owner: ") + std::strerror(errno);
+        return Health::unreachable;
+    }
+    return verify_store(path, map_size, why);
+}
+
+} // namespace
+
 Health probe_store(const std::string& path, size_t map_size, std::chrono::seconds timeout,
-                   std::string& why) {
+                   std::string& why, const std::optional<Owner>& owner) {
     int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) < 0) return verify_store(path, map_size, why);
+    if (::pipe2(fds, O_CLOEXEC) < 0) return verify_as(path, map_size, why, owner);
     pid_t pid = ::fork();
     if (pid < 0) {
         ::close(fds[0]);
         ::close(fds[1]);
-        return verify_store(path, map_size, why);
+        return verify_as(path, map_size, why, owner);
     }
     if (pid == 0) {
         // The child: its verdict (one digit) and the reason go up the pipe;
@@ -26,7 +41,11 @@ Health probe_store(const std::string& path, size_t map_size, std::chrono::second
         ::signal(SIGALRM, SIG_DFL);
         ::alarm(static_cast<unsigned>(timeout.count()));
         std::string text;
-        Health h = verify_store(path, map_size, text);
+        Health h = Health::unreachable;
+        if (drop_to(owner))
+            h = verify_store(path, map_size, text);
+        else
+            text = std::string("cannot act as its owner: ") + std::strerror(errno);
         text.insert(text.begin(), static_cast<char>('0' + static_cast<int>(h)));
         ssize_t n = ::write(fds[1], text.data(), text.size());
         ::_exit(n == static_cast<ssize_t>(text.size()) ? 0 : 1);

@@ -63,8 +63,9 @@ std::function<void(const compat::Instance&, std::uint16_t)> injector(std::uint64
     };
 }
 
-// The admin state file that suspends the smtp transport from the start, in
-// the format cqmgr keeps its suspensions in data_directory.
+// The admin state file that suspends the smtp transport from the start:
+// an earlier version's data_directory/cqmgr-control.json, which cqmgr's
+// first start imports into its state store.
 void write_suspension(const compat::Instance& inst) {
     nlohmann::json doc = {
         {"version", 1},

@@ -99,7 +99,7 @@ TEST(ControlLive, SummaryAndQueuesFromTheRunningDaemon) {
     EXPECT_TRUE(q["transports"].is_array());
     EXPECT_EQ(ask(fd, "message 0123ABC"),
               (nlohmann::json{{"ok", false}, {"error", "no such message in the active queue"}}));
-    // The commands reach the scheduler and are kept in data_directory.
+    // The commands reach the scheduler and are kept in the state store.
     auto sus = ask(fd, "suspend smtp for 1h reason live test");
     EXPECT_EQ(sus["ok"], true) << sus.dump();
     ASSERT_TRUE(sus["changed"].is_array()) << sus.dump();

@@ -7,9 +7,11 @@
 namespace cqmgr::state {
 
 // Runs verify_store() on `path` in a forked child that gets `timeout` to
-// finish.  A child killed by a signal, or timed out, means damaged.  Call it
-// while the process has a single thread.
+// finish.  A child killed by a signal, or timed out, means damaged.  The
+// child gives up root for `owner` first (owner.hpp): it opens the store and
+// its lock file by name, as mail_owner.  Call it while the process has a
+// single thread.
 Health probe_store(const std::string& path, size_t map_size, std::chrono::seconds timeout,
-                   std::string& why);
+                   std::string& why, const std::optional<Owner>& owner = std::nullopt);
 
 } // namespace cqmgr::state

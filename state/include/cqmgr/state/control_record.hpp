@@ -1,0 +1,49 @@
+// The control socket's suspensions and throttles as the state store keeps
+// them (and as cqmgr-control.json, which earlier versions wrote to
+// data_directory, held them): one JSON document,
+//
+//   {"version":1,
+//    "suspend":[{"transport":T,"destination":D,"until":U|null,"reason":R,"uid":N},...],
+//    "throttle":[{"transport":T,"destination":D,"concurrency":C,"until":U|null,"uid":N},...]}
+//
+// where a bare destination has no "transport" and a whole transport no
+// "destination".  One limit, max_control_bytes, holds for what is written
+// and what is read back: a list that would be longer is not written (the
+// command that would make it so is refused), and a longer document is not
+// read.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cqmgr::state {
+
+struct ControlSetting {
+    enum class Kind { suspend, throttle };
+    Kind kind = Kind::suspend;
+    std::string transport;   // "" = every transport (throttle only)
+    std::string destination; // "" = the whole transport (suspend only)
+    int64_t until = 0;       // when it ends by itself (Unix seconds); 0 = never
+    std::string reason;      // suspend only
+    int concurrency = 0;     // throttle only, >= 1
+    int64_t uid = 0;         // who set it
+
+    bool operator==(const ControlSetting&) const = default;
+};
+
+// The most bytes the document may have.
+inline constexpr size_t max_control_bytes = size_t{4} << 20;
+
+// The document for `settings` (one line and a newline).
+std::string encode_control_settings(const std::vector<ControlSetting>& settings);
+
+// The settings in `text`; nullopt and `error` set when it is not such a
+// document or longer than max_control_bytes.
+std::optional<std::vector<ControlSetting>> decode_control_settings(std::string_view text,
+                                                                   std::string& error);
+
+} // namespace cqmgr::state
