@@ -161,7 +161,7 @@ void Delivery::report(Call& c, protocol::DeliveryOutcome&& out) {
     record_.finished(c.flight, hop, clock_);
     if (ended_ && out.kind != Kind::unavailable) ended_(*e->queue, hop);
     if (adaptive_ && adaptive_->covers(*e->queue->transport))
-        adaptive_->delivered(*e, c.busy_at_start, result, now_ms(), c.defer_mark);
+        result.unseen = !adaptive_->delivered(*e, c.busy_at_start, result, now_ms(), c.defer_mark);
     if (isolation_)
         isolation_->delivered(*e, result,
                               std::chrono::duration_cast<std::chrono::milliseconds>(
