@@ -69,7 +69,8 @@ void AdaptiveLimits::started(const core::Entry& e, int busy, int64_t now_ms) {
 }
 
 bool AdaptiveLimits::delivered(const core::Entry& e, int busy_at_start,
-                               const core::DeliveryResult& r, int64_t now_ms, int64_t mark) {
+                               const core::DeliveryResult& r, int64_t now_ms, int64_t mark,
+                               int64_t started_ms) {
     if (r.kind != core::DeliveryResult::Kind::replied) return true; // no word, may have been seen
     const core::Queue& q = *e.queue;
     std::optional<ReplyClass> cls;
@@ -85,7 +86,7 @@ bool AdaptiveLimits::delivered(const core::Entry& e, int busy_at_start,
     }
     core::AdminTarget target{q.transport->name, q.name};
     std::string key = target.text();
-    auto change = policy_.delivery(key, cls, busy_at_start, now_ms);
+    auto change = policy_.delivery(key, cls, busy_at_start, now_ms, started_ms);
     if (!change) return true;
     targets_[key] = target;
     Cause cause;

@@ -139,8 +139,8 @@ TEST_F(Adaptive, RecipientDeferralsTeachThroughTheDeferLog) {
     core::DeliveryResult r{core::DeliveryResult::Kind::replied, -1, {}};
     ASSERT_EQ(busy[0]->rcpts[0].offset(), 100);
     EXPECT_TRUE(adaptive->delivered(*busy[0], 2, r, 2'000'000, mark)); // the receiver saw it
-    EXPECT_EQ(q.learned.rate_delay, 2); // one delivery in a second, less 10 %
-    EXPECT_EQ(q.learned.concurrency, 0);
+    // Two at once were too many: one at a time.
+    EXPECT_EQ(q.learned, (core::LearnedLimit{1, 0}));
     const AdaptiveLimits::Cause* c = adaptive->cause(q);
     ASSERT_TRUE(c);
     EXPECT_EQ(c->cls, ReplyClass::rate_limit);
