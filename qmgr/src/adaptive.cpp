@@ -68,9 +68,10 @@ void AdaptiveLimits::started(const core::Entry& e, int busy, int64_t now_ms) {
                     q.transport->cfg.dest_concurrency_limit, now_ms);
 }
 
-void AdaptiveLimits::delivered(const core::Entry& e, int busy_at_start,
-                               const core::DeliveryResult& r, int64_t now_ms, int64_t mark) {
-    if (r.kind != core::DeliveryResult::Kind::replied) return; // no word from the receiver
+bool AdaptiveLimits::delivered(const core::Entry& e, int busy_at_start,
+                               const core::DeliveryResult& r, int64_t now_ms, int64_t mark,
+                               int64_t started_ms) {
+    if (r.kind != core::DeliveryResult::Kind::replied) return true; // no word, may have been seen
     const core::Queue& q = *e.queue;
     std::optional<ReplyClass> cls;
     core::Dsn words = r.hop;
@@ -79,18 +80,19 @@ void AdaptiveLimits::delivered(const core::Entry& e, int busy_at_start,
     } else if (r.status != 0) {
         // Recipients deferred one by one: their words are in the defer log.
         auto found = defer_log_class(e, mark);
-        if (!found) return;
+        if (!found) return !r.hop.status.empty(); // without a word: nothing taken in hand
         cls = found->first;
         words = found->second;
     }
     core::AdminTarget target{q.transport->name, q.name};
     std::string key = target.text();
-    auto change = policy_.delivery(key, cls, busy_at_start, now_ms);
-    if (!change) return;
+    auto change = policy_.delivery(key, cls, busy_at_start, now_ms, started_ms);
+    if (!change) return true;
     targets_[key] = target;
     Cause cause;
     if (cls) cause = Cause{*cls, words.status, words.reason, now_ms / 1000};
     apply(*change, target, cls ? &cause : nullptr);
+    return true;
 }
 
 void AdaptiveLimits::sweep(int64_t now_ms) {

@@ -55,9 +55,13 @@ class AdaptiveLimits {
     void started(const core::Entry& e, int busy, int64_t now_ms);
     // Entry `e`'s delivery ended with `r` at `now_ms`; `busy_at_start`:
     // its queue's deliveries in flight when it was sent, itself included;
-    // `mark`: defer_log_mark() then.
-    void delivered(const core::Entry& e, int busy_at_start, const core::DeliveryResult& r,
-                   int64_t now_ms, int64_t mark);
+    // `mark`: defer_log_mark() then; `started_ms`: when it was sent (-1:
+    // not known).  False when no receiver saw it
+    // (core::DeliveryResult::unseen): its agent deferred it with no hop
+    // status and appended no record of its recipients to the defer log, so
+    // it took none of them in hand (its queue file was gone).
+    bool delivered(const core::Entry& e, int busy_at_start, const core::DeliveryResult& r,
+                   int64_t now_ms, int64_t mark, int64_t started_ms = -1);
     // Forgets what has been quiet long enough (at most once a second).
     void sweep(int64_t now_ms);
     // Sets who is told of changes (the destination state store).

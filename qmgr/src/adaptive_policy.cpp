@@ -11,16 +11,28 @@ constexpr size_t max_history = 4096;
 } // namespace
 
 int AdaptivePolicy::rate_delay(const Dest& d, int64_t now_ms) const {
-    // n deliveries ended within the window: n per span, the span at least
-    // a second so that a burst does not read as an infinite rate.
-    double n = static_cast<double>(d.done.size());
-    int64_t span_ms = d.done.empty() ? 0 : now_ms - d.done.front();
-    double span = std::max(static_cast<double>(span_ms) / 1000.0, 1.0);
-    double rate = n / span;
-    double target = rate * (100 - std::clamp(s_.rate_margin, 0, 99)) / 100.0;
-    if (target <= 0) return 1;
-    double delay = std::ceil(1.0 / target);
-    return static_cast<int>(std::clamp(delay, 1.0, 3600.0));
+    double keep = (100 - std::clamp(s_.rate_margin, 0, 99)) / 100.0;
+    double pause;
+    if (d.limit.rate_delay > 0) {
+        // The pace that was refused: one delivery every delivery time plus
+        // the pause.  The minute's rate would mostly be the slower pace
+        // before the last probe, which the receiver took: learning from it
+        // would lengthen the pause a little more at every probe.
+        double mean = d.mean_ms / 1000.0;
+        pause = std::max((mean + d.limit.rate_delay) / keep - mean, d.limit.rate_delay + 1.0);
+    } else {
+        // The first pause: under the rate of the window (n deliveries ended
+        // within it: n per span, the span at least a second so that a burst
+        // does not read as an infinite rate), less the time a delivery
+        // takes, which the pause comes on top of.
+        double n = static_cast<double>(d.done.size());
+        int64_t span_ms = d.done.empty() ? 0 : now_ms - d.done.front();
+        double span = std::max(static_cast<double>(span_ms) / 1000.0, 1.0);
+        double target = n / span * keep;
+        if (target <= 0) return 1;
+        pause = 1.0 / target - d.mean_ms / 1000.0;
+    }
+    return static_cast<int>(std::clamp(std::ceil(pause), 1.0, 3600.0));
 }
 
 AdaptivePolicy::Dest& AdaptivePolicy::dest_of(const std::string& dest) {
@@ -52,8 +64,19 @@ void AdaptivePolicy::ramp_success(Dest& d, int busy) {
 
 std::optional<AdaptivePolicy::Change> AdaptivePolicy::delivery(const std::string& dest,
                                                                std::optional<ReplyClass> cls,
-                                                               int busy_at_start, int64_t now_ms) {
+                                                               int busy_at_start, int64_t now_ms,
+                                                               int64_t started_ms) {
     Dest& d = dest_of(dest);
+    int64_t start = started_ms >= 0 ? std::min(started_ms, now_ms) : now_ms;
+    if (!cls) {
+        // What a delivery takes (the receiver's own time included), for the
+        // pace a pause gives; and the receiver took one since the last cut.
+        if (started_ms >= 0) {
+            auto took = static_cast<double>(now_ms - start);
+            d.mean_ms = d.mean_ms > 0 ? d.mean_ms * 0.8 + took * 0.2 : took;
+        }
+        if (start >= d.last_cut) d.proven = true;
+    }
     d.done.push_back(now_ms);
     while (!d.done.empty() &&
            (d.done.front() < now_ms - s_.rate_window_ms || d.done.size() > max_history))
@@ -73,15 +96,27 @@ std::optional<AdaptivePolicy::Change> AdaptivePolicy::delivery(const std::string
         d.last_strike = now_ms;
         d.successes = 0;
     } else if (cls == ReplyClass::rate_limit) {
-        // Above a delivery a second, fewer deliveries at once slow down by
-        // the margin (the core's pauses are whole seconds); from one at a
-        // time on, a pause after each.
-        int fewer = busy_at_start * (100 - std::clamp(s_.rate_margin, 0, 99)) / 100;
-        if (d.limit.rate_delay == 0 && busy_at_start > 1 && rate_delay(d, now_ms) <= 1) {
-            int at = std::max(fewer, 1);
-            d.limit.concurrency = d.limit.concurrency > 0 ? std::min(d.limit.concurrency, at) : at;
-        } else {
-            d.limit.rate_delay = std::max(d.limit.rate_delay, rate_delay(d, now_ms));
+        // One step down the pace, whatever the minute's rate: fewer
+        // deliveries at once by the margin (at least one fewer), down to
+        // one at a time; from there a pause after each, then a longer one.
+        // A refusal of a delivery sent before the last step down, or
+        // before the receiver took one at the new pace, is the count of
+        // the faster pace still at work in the receiver's window: it
+        // teaches nothing about the new one.
+        if (start >= d.last_cut && d.proven) {
+            Limit was = d.limit;
+            int fewer = busy_at_start * (100 - std::clamp(s_.rate_margin, 0, 99)) / 100;
+            if (d.limit.rate_delay == 0 && busy_at_start > 1) {
+                int at = std::max(fewer, 1);
+                d.limit.concurrency =
+                    d.limit.concurrency > 0 ? std::min(d.limit.concurrency, at) : at;
+            } else {
+                d.limit.rate_delay = std::max(d.limit.rate_delay, rate_delay(d, now_ms));
+            }
+            if (d.limit != was) {
+                d.last_cut = now_ms;
+                d.proven = false;
+            }
         }
         d.last_strike = now_ms;
         d.successes = 0;

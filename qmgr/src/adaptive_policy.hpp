@@ -4,12 +4,18 @@
 // - a connection-limit reply to a delivery that started while B deliveries
 //   (itself included) were in flight means the receiver allows fewer than
 //   B: the limit becomes B - 1 (at least 1), or stays lower if it was;
-// - a rate-limit reply means the receiver allows less than the rate of
-//   the last `rate_window`: above a delivery a second, and with more than
-//   one delivery in flight at the strike, the concurrency limit becomes
-//   that count less `rate_margin` percent (at least 1); otherwise the pause
-//   after each delivery becomes what keeps `rate_margin` percent under
-//   that rate, in whole seconds (the core's unit);
+// - a rate-limit reply means the receiver allows less than the pace the
+//   delivery was sent at, and the limit takes one step down: with more
+//   than one delivery in flight at the strike, the concurrency limit
+//   becomes that count less `rate_margin` percent (at least one fewer, at
+//   least 1); from one at a time on, a pause after each delivery, in whole
+//   seconds (the core's unit): the first one `rate_margin` percent under
+//   the rate of the last `rate_window`, less what a delivery takes (the
+//   pause comes on top of it), a later one `rate_margin` percent under
+//   the pace the current pause gives (at least a second longer).  A
+//   refusal of a delivery sent before the last step down, or before one
+//   sent after it succeeded, is the receiver's count of the faster pace
+//   still in its window: it changes nothing;
 // - after `probe_deliveries` successes at the limit, or `probe_time`
 //   without a strike, the limit goes up by one (the pause down by a
 //   second) to find out whether the receiver allows more;
@@ -67,9 +73,10 @@ class AdaptivePolicy {
     // A delivery to `dest` ended at `now_ms`: `cls` is its reply's class
     // (nullopt: it succeeded, all recipients done without trouble),
     // `busy_at_start` the destination's deliveries in flight when it
-    // started, itself included.  Returns the change it causes, if any.
+    // started, itself included, `started_ms` when it started (-1: not
+    // known, as if now).  Returns the change it causes, if any.
     std::optional<Change> delivery(const std::string& dest, std::optional<ReplyClass> cls,
-                                   int busy_at_start, int64_t now_ms);
+                                   int busy_at_start, int64_t now_ms, int64_t started_ms = -1);
     // Forgets the destinations that have been quiet for forget_time (and
     // the rate history of idle ones); the forgotten limits.
     std::vector<Change> sweep(int64_t now_ms);
@@ -97,14 +104,21 @@ class AdaptivePolicy {
         int ok = 0;             // the highest count a delivery succeeded at
         int ceiling = 0;        // the transport's limit; 0: none
         int64_t last_start = 0; // activity, for forgetting idle slow starts
+        // Rate limits: when a strike last lowered the limit, and whether a
+        // delivery sent since then has succeeded; what a successful
+        // delivery takes, on average (ms; 0: not known).
+        int64_t last_cut = -1;
+        bool proven = true;
+        double mean_ms = 0;
     };
     // `d`, created now if new (then in slow start, if that is on).
     Dest& dest_of(const std::string& dest);
     // A success at `busy` during `d`'s slow start: its new cap, or none
     // (past the ceiling: the slow start is over).
     void ramp_success(Dest& d, int busy);
-    // The pause (whole seconds, >= 1) that keeps under the margin of the
-    // rate measured over `d.done`.
+    // The pause (whole seconds, >= 1) after a rate-limit strike: under a
+    // pause, the margin under the pace it gave; else the margin under the
+    // rate measured over `d.done`, less a delivery's own time.
     int rate_delay(const Dest& d, int64_t now_ms) const;
 
     AdaptiveSettings s_;

@@ -24,6 +24,7 @@ class Delivery::Call : public protocol::AgentCall, public core::Pooled<Delivery:
     core::Entry* entry = nullptr;
     int busy_at_start = 0;
     int64_t defer_mark = 0;
+    int64_t started_ms = -1; // when the request went, on the adaptive limits' clock
     std::chrono::steady_clock::time_point started{};
     // The call in the record of deliveries in flight.
     DeliveryRecord::InFlight flight;
@@ -101,7 +102,8 @@ void Delivery::go(Call& c, bool ok) {
     c.busy_at_start = e->queue->busy_count();
     if (adaptive_ && adaptive_->covers(*t)) {
         c.defer_mark = adaptive_->defer_log_mark(e->message->id);
-        adaptive_->started(*e, c.busy_at_start, now_ms());
+        c.started_ms = now_ms();
+        adaptive_->started(*e, c.busy_at_start, c.started_ms);
     }
     trace_request(*e);
     record_.started(c.flight, *e, clock_);
@@ -161,7 +163,8 @@ void Delivery::report(Call& c, protocol::DeliveryOutcome&& out) {
     record_.finished(c.flight, hop, clock_);
     if (ended_ && out.kind != Kind::unavailable) ended_(*e->queue, hop);
     if (adaptive_ && adaptive_->covers(*e->queue->transport))
-        adaptive_->delivered(*e, c.busy_at_start, result, now_ms(), c.defer_mark);
+        result.unseen = !adaptive_->delivered(*e, c.busy_at_start, result, now_ms(), c.defer_mark,
+                                              c.started_ms);
     if (isolation_)
         isolation_->delivered(*e, result,
                               std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <gtest/gtest.h>
+#include <set>
 #include <vector>
 
 using namespace cqmgr::qmgr;
@@ -118,7 +119,7 @@ TEST(AdaptivePolicy, RateLimitGivesAPauseUnderTheStruckRate) {
     EXPECT_EQ(c->after, (Limit{0, 11}));
 }
 
-TEST(AdaptivePolicy, FastRateLimitLowersTheConcurrencyFirst) {
+TEST(AdaptivePolicy, RateLimitLowersTheConcurrencyFirst) {
     AdaptivePolicy p(no_slow_start());
     int64_t t = 0;
     // 10 deliveries a second with 10 in flight, then a rate-limit strike:
@@ -126,11 +127,56 @@ TEST(AdaptivePolicy, FastRateLimitLowersTheConcurrencyFirst) {
     for (int i = 0; i < 20; ++i)
         EXPECT_FALSE(p.delivery(d, std::nullopt, 10, t += 100));
     EXPECT_EQ(p.delivery(d, rate, 10, t += 100)->after, (Limit{9, 0}));
+    // Refusals of deliveries sent before that step, or before the receiver
+    // took one at the new pace, are its count of the old pace: nothing.
+    int64_t cut = t;
+    EXPECT_FALSE(p.delivery(d, rate, 10, cut + 100, cut - 500));
+    EXPECT_FALSE(p.delivery(d, rate, 9, cut + 200, cut + 150));
+    EXPECT_FALSE(p.delivery(d, std::nullopt, 9, cut + 300, cut - 10)); // sent before
+    EXPECT_FALSE(p.delivery(d, rate, 9, cut + 400, cut + 350));
+    EXPECT_FALSE(p.delivery(d, std::nullopt, 9, cut + 500, cut + 450)); // the new pace works
+    t = cut + 500;
     EXPECT_EQ(p.delivery(d, rate, 9, t += 100)->after, (Limit{8, 0}));
-    EXPECT_EQ(p.delivery(d, rate, 2, t += 100)->after, (Limit{1, 0}));
+    EXPECT_FALSE(p.delivery(d, std::nullopt, 8, t += 100));
+    // Whatever the minute's rate (here under one a second): two at once
+    // refused, one at a time.
+    t += 60'000;
+    EXPECT_EQ(p.delivery(d, rate, 2, t += 1000)->after, (Limit{1, 0}));
+    EXPECT_FALSE(p.delivery(d, std::nullopt, 1, t += 1000));
     auto c = p.delivery(d, rate, 1, t += 100);
     ASSERT_TRUE(c);
     EXPECT_EQ(c->after, (Limit{1, 1}));
+}
+
+TEST(AdaptivePolicy, APauseCountsTheDeliveryTime) {
+    // One at a time, each delivery taking 1 s, back to back: 1/s. A strike
+    // wants 10 % under that: a period of 1.11 s, of which the delivery
+    // takes 1 s: a pause of 1 s (not 2 s, as if the pause were the period).
+    AdaptivePolicy p(no_slow_start());
+    int64_t t = 0;
+    for (int i = 0; i < 30; ++i, t += 1000)
+        EXPECT_FALSE(p.delivery(d, std::nullopt, 1, t + 1000, t));
+    auto c = p.delivery(d, rate, 1, t + 50, t);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->after, (Limit{0, 1}));
+    // Refused at 1 s pauses (one every 2 s): 10 % under that pace.
+    t += 50;
+    for (int i = 0; i < 3; ++i, t += 2000)
+        EXPECT_FALSE(p.delivery(d, std::nullopt, 1, t + 1000, t));
+    c = p.delivery(d, rate, 1, t + 50, t);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->after, (Limit{0, 2}));
+    // At 10 s pauses, 10 % under one every 11 s: 12 s.
+    AdaptiveSettings no_probes = no_slow_start();
+    no_probes.probe_time_ms = 0;
+    AdaptivePolicy slow(no_probes);
+    slow.restore(d, Limit{0, 10}, 0);
+    t = 1'000'000;
+    for (int i = 0; i < 3; ++i, t += 11'000)
+        EXPECT_FALSE(slow.delivery(d, std::nullopt, 1, t + 1000, t));
+    c = slow.delivery(d, rate, 1, t + 50, t);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->after, (Limit{0, 12}));
 }
 
 TEST(AdaptivePolicy, ForgetsAfterAQuietHorizon) {
@@ -345,4 +391,110 @@ TEST(AdaptivePolicy, RestoredLimitProbesAndIsForgottenFromItsTime) {
     auto gone = p.sweep(1'300'000 + 3'600'000);
     ASSERT_EQ(gone.size(), 1u);
     EXPECT_EQ(gone[0].before, (Limit{5, 0}));
+}
+
+namespace {
+// What an hour of mail to a rate-limited receiver came to.
+struct RateHour {
+    int waiting = 0;   // mail not delivered at the end
+    int delivered = 0; // deliveries the receiver took
+    int refused = 0;   // deliveries it refused (each a deferral)
+    int max_pause = 0; // the longest pause learned after 10 minutes, seconds
+};
+
+// An hour of mail to a receiver that takes `per_window` messages per
+// 10 s from a client (anvil: the count starts over 10 s after the first
+// message of a window, refused ones count too) and refuses the rest with
+// a rate limit at MAIL FROM (50 ms); an accepted delivery takes 1 s (1 s
+// per DATA, as the soak's limited receiver). A message arrives every
+// `steady_ms`, and `burst` more at once every minute. Deliveries start as the learned limit allows:
+// at most 3 at once (the receiver's connection limit, here the transport's), or one at a time and
+// the pause after each under a rate delay, as the core runs them. Refused mail waits 60 s before it
+// is tried again.
+RateHour rate_limited_hour(AdaptiveSettings s, int per_window, int64_t steady_ms, int burst) {
+    AdaptivePolicy p(s);
+    struct Flight {
+        int64_t start, end;
+        int busy;
+        bool refused;
+    };
+    std::vector<Flight> flying;
+    std::multiset<int64_t> ready; // when each waiting message may go
+    int64_t window_start = -10'000, pause_until = 0;
+    int count = 0;
+    RateHour out;
+    for (int64_t t = 0; t < 3'600'000; t += 10) {
+        if (t % steady_ms == 0) ready.insert(t);
+        if (t % 60'000 == 0)
+            for (int i = 0; i < burst; ++i)
+                ready.insert(t);
+        for (auto it = flying.begin(); it != flying.end();) {
+            if (it->end > t) {
+                ++it;
+                continue;
+            }
+            Flight f = *it;
+            it = flying.erase(it);
+            if (f.refused) {
+                ++out.refused;
+                ready.insert(t + 60'000);
+            } else {
+                ++out.delivered;
+            }
+            auto cls = f.refused ? std::optional<ReplyClass>(rate) : std::nullopt;
+            p.delivery(d, cls, f.busy, t, f.start);
+            Limit l = p.limit(d);
+            if (t >= 600'000) out.max_pause = std::max(out.max_pause, l.rate_delay);
+            if (l.rate_delay > 0) pause_until = t + l.rate_delay * 1000;
+        }
+        for (;;) {
+            Limit l = p.limit(d);
+            int room = l.concurrency > 0 ? std::min(l.concurrency, 3) : 3;
+            if (l.rate_delay > 0) room = t >= pause_until ? 1 : 0;
+            int busy = static_cast<int>(flying.size());
+            if (busy >= room || ready.empty() || *ready.begin() > t) break;
+            ready.erase(ready.begin());
+            p.started(d, busy + 1, 3, t);
+            if (t - window_start >= 10'000) window_start = t, count = 0;
+            bool refused = ++count > per_window;
+            flying.push_back({t, t + (refused ? 50 : 1000), busy + 1, refused});
+        }
+    }
+    out.waiting = static_cast<int>(ready.size() + flying.size());
+    return out;
+}
+
+// The soak's settings: probe after 120 s.
+AdaptiveSettings soak_settings() {
+    AdaptiveSettings s;
+    s.probe_time_ms = 120'000;
+    return s;
+}
+} // namespace
+
+TEST(AdaptivePolicy, ARateLimitLeavesTheDestinationWhatItAllows) {
+    // The soak's limited receiver: 20 messages per 10 s (2/s), 1 s each,
+    // offered 0.73/s, a third of it in bursts of 20. One at a time without
+    // a pause (1/s) is under its limit and over what comes: the backlog
+    // stays within a burst or two, where a pause after each delivery (2 s:
+    // 0.33/s) would let it grow by 0.4 messages a second, for good.
+    for (const AdaptiveSettings& s : {soak_settings(), AdaptiveSettings{}}) {
+        RateHour h = rate_limited_hour(s, 20, 2'500, 20);
+        EXPECT_LE(h.waiting, 30) << "delivered " << h.delivered << " refused " << h.refused;
+        EXPECT_EQ(h.max_pause, 0);
+        // Finding the limit, and each probe above it, costs a few refusals.
+        EXPECT_LT(h.refused * 100.0 / h.delivered, 3.0) << "refused " << h.refused;
+    }
+}
+
+TEST(AdaptivePolicy, ProbingAPauseDoesNotLengthenIt) {
+    // 4 messages per 10 s (0.4/s), 1 s each, offered 0.3/s (a message
+    // every 5 s and 6 more every minute): one at a time with a pause of
+    // 2 s (0.33/s) is enough and 1 s (0.5/s) too much. Each probe down to
+    // 1 s is struck back to 2 s, not to a pause worked out from the minute
+    // before (mostly the slower pace that was fine), which comes out a
+    // second longer every time round.
+    RateHour h = rate_limited_hour(soak_settings(), 4, 5'000, 6);
+    EXPECT_EQ(h.max_pause, 2) << "delivered " << h.delivered << " refused " << h.refused;
+    EXPECT_LE(h.waiting, 30) << "delivered " << h.delivered << " refused " << h.refused;
 }

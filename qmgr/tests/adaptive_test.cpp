@@ -138,9 +138,9 @@ TEST_F(Adaptive, RecipientDeferralsTeachThroughTheDeferLog) {
                  "reply to MAIL FROM command)");
     core::DeliveryResult r{core::DeliveryResult::Kind::replied, -1, {}};
     ASSERT_EQ(busy[0]->rcpts[0].offset(), 100);
-    adaptive->delivered(*busy[0], 2, r, 2'000'000, mark);
-    EXPECT_EQ(q.learned.rate_delay, 2); // one delivery in a second, less 10 %
-    EXPECT_EQ(q.learned.concurrency, 0);
+    EXPECT_TRUE(adaptive->delivered(*busy[0], 2, r, 2'000'000, mark)); // the receiver saw it
+    // Two at once were too many: one at a time.
+    EXPECT_EQ(q.learned, (core::LearnedLimit{1, 0}));
     const AdaptiveLimits::Cause* c = adaptive->cause(q);
     ASSERT_TRUE(c);
     EXPECT_EQ(c->cls, ReplyClass::rate_limit);
@@ -171,12 +171,20 @@ TEST_F(AdaptiveBatch, ARepeatedReplyIsMatchedOnce) {
     sched->check_invariants();
 }
 
-TEST_F(Adaptive, DeferralsWithoutWordsTeachNothing) {
-    auto busy = select(2, 1);
+// A deferral without a hop status or a record of its own: the agent took
+// no recipient in hand (as when postsuper -r moved the queue file away),
+// so no receiver saw the delivery.  A crash or a success may have been.
+TEST_F(Adaptive, DeferralsWithoutWordsTeachNothingAndWereUnseen) {
+    auto busy = select(4, 4);
     core::DeliveryResult r{core::DeliveryResult::Kind::replied, -1, {}};
-    adaptive->delivered(*busy[0], 1, r, 1'000'000, adaptive->defer_log_mark("M"));
+    EXPECT_FALSE(adaptive->delivered(*busy[0], 1, r, 1'000'000, adaptive->defer_log_mark("M")));
     EXPECT_FALSE(busy[0]->queue->learned.any());
     EXPECT_TRUE(sched->learned_limits().empty());
+    core::DeliveryResult crashed{core::DeliveryResult::Kind::crashed, 0, {}};
+    EXPECT_TRUE(adaptive->delivered(*busy[1], 1, crashed, 1'000'100, 0));
+    EXPECT_TRUE(adaptive->delivered(*busy[2], 1, core::DeliveryResult{}, 1'000'200, 0));
+    core::DeliveryResult hop{core::DeliveryResult::Kind::replied, -1, {"4.4.1", ""}};
+    EXPECT_TRUE(adaptive->delivered(*busy[3], 1, hop, 1'000'300, adaptive->defer_log_mark("M")));
 }
 
 TEST_F(Adaptive, OnlyListedTransportsAreCovered) {

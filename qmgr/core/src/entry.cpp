@@ -87,7 +87,7 @@ void Scheduler::entry_select(Entry* e) {
     }
 }
 
-void Scheduler::entry_done(Entry* e, Which which) {
+void Scheduler::entry_done(Entry* e, Which which, bool unseen) {
     Queue& q = *e->queue;
     Message& m = *e->message;
     Peer& p = *e->peer;
@@ -120,15 +120,20 @@ void Scheduler::entry_done(Entry* e, Which which) {
     }
     if (!m.has_unread) job_move_limits(j);
 
-    // Destination rate delay: pause this queue after each delivery.
+    // Destination rate delay: pause this queue after each delivery.  A
+    // learned rate delay paces what the receiver sees, so it does not
+    // follow a delivery the receiver never saw: after a postsuper -r, every
+    // waiting entry of a requeued message is such a one, and pacing them
+    // would hold the queue's real mail back by the delay once per entry.
+    int learned_delay = unseen ? 0 : q.learned.rate_delay;
     if (which == Which::busy && t.cfg.dest_rate_delay > 0) {
         if (q.window > 1) panic("entry_done: window > 1 on rate-limited queue " + q.name);
         if (q.dead()) queue_unthrottle(q);
-        if (q.ready()) queue_suspend(q, std::max(t.cfg.dest_rate_delay, q.learned.rate_delay));
-    } else if (which == Which::busy && q.learned.rate_delay > 0 && q.ready()) {
+        if (q.ready()) queue_suspend(q, std::max(t.cfg.dest_rate_delay, learned_delay));
+    } else if (which == Which::busy && learned_delay > 0 && q.ready()) {
         // A learned rate delay pauses a live queue the same way (a dead one
         // stays dead: its death is the receiver's word too).
-        queue_suspend(q, q.learned.rate_delay);
+        queue_suspend(q, learned_delay);
     }
     if (!q.suspended && q.blocker_tag == t.blocker_tag) job_blocker_update(q);
 

@@ -385,7 +385,7 @@ void Scheduler::delivery_done(Entry* e, const DeliveryResult& r) {
     } else {
         t.rate_locked = false;
     }
-    entry_done(e, Which::busy);
+    entry_done(e, Which::busy, r.unseen);
     driver_.wakeup();
 }
 

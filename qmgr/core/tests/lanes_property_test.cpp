@@ -5,7 +5,7 @@
 // and lifted at random), a connection the scheduler asks for always
 // carries a request, the structures stay consistent (check_invariants
 // after every step, on a fake clock), and every recipient finishes.
-#include "fake_driver.hpp"
+#include "lanes_workload.hpp"
 
 #include <gtest/gtest.h>
 #include <random>
@@ -43,49 +43,19 @@ TEST(LanesProperty, UrgentFirstWithinTheShares) {
         auto share_pick = [&](int lo, int hi) {
             return std::uniform_int_distribution<>(lo, hi)(share_rng);
         };
-        TransportConfig tc;
-        tc.dest_recipient_limit = pick(1, 3);
-        tc.dest_concurrency_limit = pick(1, 6);
-        tc.init_dest_concurrency = pick(1, 6);
-        tc.slot_cost = pick(1, 6);
-        tc.recipient_limit = pick(20, 200);
-        tc.fail_cohort_limit = 0; // no dead destinations: every entry is delivered
-        tc.process_limit = pick(1, 12);
-        tc.urgent_share = pick(0, 2) ? pick(0, 60) : 0;
-        tc.bulk_share = pick(0, 2) ? pick(0, 100) : 0;
-        tc.dest_share = share_pick(0, 2) ? share_pick(0, 100) : 0;
+        TransportConfig tc = random_lanes_transport(pick, share_pick);
         SchedulerConfig cfg;
         cfg.message_recipient_limit = pick(20, 200);
         cfg.verify_candidates = true;
-        FakeDriver drv;
-        Scheduler s(
-            cfg, [&](const std::string&) { return tc; }, drv);
-        drv.sched = &s;
-        int64_t now = 1000;
-        s.set_time(now);
-        std::vector<std::unique_ptr<Message>> msgs;
-        std::vector<Entry*> busy;
-        int total = 0, finished = 0;
+        LanesRun run(cfg, tc);
+        Scheduler& s = *run.s;
+        auto& busy = run.busy;
         const int ndest = pick(1, 4);
         for (int step = 0; step < 600; ++step) {
             int action = pick(0, 9);
             if (step < 400 && action <= 2) {
                 // A message: 1 to 5 recipients over 1 or 2 destinations.
-                auto m = std::make_unique<Message>();
-                m->id = "m" + std::to_string(msgs.size());
-                int l = pick(0, 2);
-                m->lane = l == 0 ? Lane::urgent : l == 1 ? Lane::normal : Lane::bulk;
-                s.message_add(*m);
-                Transport& t = s.transport("smtp");
-                int n = pick(1, 5);
-                for (int i = 0; i < n; ++i) {
-                    std::string d = "d" + std::to_string(pick(0, ndest - 1)) + ".example";
-                    s.assign(*m, s.queue_for(t, d, d),
-                             rcpt(m->id + "-" + std::to_string(i) + "@" + d));
-                }
-                total += n;
-                s.batch_done(*m, false, 0);
-                msgs.push_back(std::move(m));
+                run.add_message(pick, "smtp", ndest);
             } else if (action <= 6) {
                 Transport* t = s.select_transport();
                 if (!t) continue;
@@ -114,37 +84,18 @@ TEST(LanesProperty, UrgentFirstWithinTheShares) {
                 urgent_past_other += urgent && other_ready;
                 busy.push_back(e);
             } else if (!busy.empty()) {
-                size_t i = static_cast<size_t>(pick(0, static_cast<int>(busy.size()) - 1));
-                Entry* e = busy[i];
-                busy.erase(busy.begin() + static_cast<long>(i));
-                finished += static_cast<int>(e->rcpts.size());
-                s.delivery_done(e, DeliveryResult{DeliveryResult::Kind::replied, 0, {}});
+                run.finish(static_cast<size_t>(pick(0, static_cast<int>(busy.size()) - 1)));
             }
-            if (pick(0, 3) == 0) s.set_time(++now);
+            if (pick(0, 3) == 0) s.set_time(++run.now);
             if (share_pick(0, 19) == 0)
                 s.share_set(AdminTarget{"smtp", "d" + std::to_string(share_pick(0, ndest - 1)) +
                                                     ".example"},
                             share_pick(0, 3));
             s.check_invariants();
         }
-        // Drain: deliver everything left.
-        for (int guard = 0; guard < 100000; ++guard) {
-            while (Transport* t = s.select_transport()) {
-                s.connection_ready(*t);
-                Entry* e = s.select_entry(*t);
-                ASSERT_NE(e, nullptr) << "seed " << seed << ": idle connection while draining";
-                busy.push_back(e);
-            }
-            if (busy.empty()) break;
-            Entry* e = busy.front();
-            busy.erase(busy.begin());
-            finished += static_cast<int>(e->rcpts.size());
-            s.delivery_done(e, DeliveryResult{DeliveryResult::Kind::replied, 0, {}});
-            s.set_time(++now);
-            s.check_invariants();
-        }
-        ASSERT_EQ(finished, total) << "seed " << seed;
-        ASSERT_EQ(drv.done.size(), msgs.size()) << "seed " << seed;
+        run.drain(seed);
+        ASSERT_EQ(run.finished, run.total) << "seed " << seed;
+        ASSERT_EQ(run.drv.done.size(), run.msgs.size()) << "seed " << seed;
     }
     EXPECT_GT(capped_urgent, 0);
     EXPECT_GT(owed_other, 0);

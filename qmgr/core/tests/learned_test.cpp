@@ -101,3 +101,72 @@ TEST_F(Fixture, LearnedLimitReachesAQueueCreatedLater) {
     EXPECT_EQ(t.queue_by_name.at("d.example")->learned, (LearnedLimit{2, 0}));
     s->check_invariants();
 }
+
+namespace {
+
+// One-recipient entries; smtp/d.example has learned a pause of 7 s and
+// message "A" has 4 recipients there; its first entry is in delivery.
+struct LearnedPause : Fixture {
+    Transport* t = nullptr;
+    Queue* q = nullptr;
+    Entry* first = nullptr;
+    // A deferral that no receiver saw (DeliveryResult::unseen).
+    DeliveryResult unseen{DeliveryResult::Kind::replied, -1, {}, true};
+
+    void start() {
+        tc.dest_recipient_limit = 1;
+        make();
+        ASSERT_TRUE(s->learned_set(smtp_d, LearnedLimit{0, 7}));
+        message("A", 4, "d.example");
+        t = &s->transport("smtp");
+        q = t->queue_by_name.at("d.example").get();
+        first = s->select_entry(*t);
+        ASSERT_TRUE(first);
+    }
+};
+
+} // namespace
+
+// A learned rate delay paces what the receiver sees: a delivery the driver
+// knows no receiver saw (its agent deferred it without a word, as one does
+// whose queue file postsuper -r had moved away) is not followed by a
+// pause; the next entry goes at once.  Any other outcome is, a crash
+// included (the receiver may have seen that one).
+TEST_F(LearnedPause, NoPauseAfterAnUnseenDelivery) {
+    start();
+    s->delivery_done(first, unseen);
+    EXPECT_FALSE(q->suspended);
+    Entry* e = s->select_entry(*t);
+    ASSERT_TRUE(e);
+    EXPECT_EQ(s->select_entry(*t), nullptr); // still one at a time
+    s->check_invariants();
+    // A deferral the receiver gave is paced.
+    s->delivery_done(e, DeliveryResult{DeliveryResult::Kind::replied, -1, {}});
+    EXPECT_TRUE(q->suspended);
+    EXPECT_EQ(q->timer_due, 1007);
+    s->set_time(1007);
+    e = s->select_entry(*t);
+    ASSERT_TRUE(e);
+    // So is a crash.
+    s->delivery_done(e, DeliveryResult{DeliveryResult::Kind::crashed, 0, {}});
+    EXPECT_TRUE(q->suspended);
+    EXPECT_EQ(q->timer_due, 1014);
+    s->check_invariants();
+}
+
+// A configured destination rate delay pauses after every delivery, as
+// stock's does; a learned one longer than it adds nothing after an unseen
+// delivery.
+TEST_F(LearnedPause, AConfiguredRateDelayStillPausesAfterAnUnseenDelivery) {
+    tc.dest_rate_delay = 5;
+    start();
+    s->delivery_done(first, unseen);
+    EXPECT_TRUE(q->suspended);
+    EXPECT_EQ(q->timer_due, 1005);
+    s->set_time(1005);
+    Entry* e = s->select_entry(*t);
+    ASSERT_TRUE(e);
+    s->delivery_done(e, DeliveryResult{});
+    EXPECT_EQ(q->timer_due, 1012);
+    s->check_invariants();
+}

@@ -78,6 +78,13 @@ struct DeliveryResult {
     Kind kind = Kind::replied;
     int status = 0; // agent status: 0 = all recipients finished
     Dsn hop;        // hop status; empty status = none
+    // The driver knows that no receiver saw this delivery: its agent
+    // deferred the entry without taking a recipient in hand (no hop status
+    // and no deferral record of its own), as an agent does when the queue
+    // file is gone (postsuper -r moved it away while its entries waited
+    // here).  Stock sees such a reply as any deferral; only a learned rate
+    // delay, which paces what the receiver sees, does not follow it.
+    bool unseen = false;
 
     bool crashed() const { return kind == Kind::crashed; }
 };
@@ -269,7 +276,10 @@ class Scheduler {
     Entry* entry_create(Peer& p, Message& m);
     void entry_select(Entry* e);
     enum class Which { todo, busy };
-    void entry_done(Entry* e, Which which);
+    // Frees entry `e`, waiting (todo) or in delivery (busy); `unseen`: a
+    // busy entry's delivery never reached the receiver
+    // (DeliveryResult::unseen).
+    void entry_done(Entry* e, Which which, bool unseen = false);
     void clog_check(Queue& q);
     // peer.cpp
     Peer& peer_obtain(Job& j, Queue& q);
