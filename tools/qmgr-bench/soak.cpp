@@ -319,11 +319,19 @@ void Soak::run_event(const SoakEvent& e) {
         case SoakAction::Requeue:
         case SoakAction::RequeueDeferred: {
             // What may be in delivery when the requeue takes it.
+            // The injector goes on meanwhile (a second back covers a
+            // message in its SMTP transaction at the listing).
+            const std::uint64_t first = s.injector->attempted();
             auto ids = queue_ids(*s.inst, {"incoming", "active"});
             std::vector<std::string> argv = {"/usr/sbin/postsuper", "-c", conf, "-r", "ALL"};
             if (e.action == SoakAction::RequeueDeferred) argv.push_back("deferred");
             err = run_tool(argv, log, 120);
-            if (e.action == SoakAction::Requeue) s.ledger->note_requeue(ids);
+            if (e.action == SoakAction::Requeue) {
+                s.ledger->note_requeue(ids);
+                const auto back = static_cast<std::uint64_t>(soak_.rate) + 1;
+                s.ledger->note_requeue_messages(first > back ? first - back : 0,
+                                                s.injector->attempted() + 1);
+            }
             // postsuper sends no trigger; pickup would wait for its wakeup.
             if (err.empty()) compat::send_trigger(s.inst->queue_dir() + "/public/pickup", "W");
             what += " (" + std::to_string(ids.size()) + " in incoming and active)";

@@ -53,6 +53,11 @@ void SoakLedger::note_requeue(const std::vector<std::string>& queue_ids) {
     requeued_ids_.insert(queue_ids.begin(), queue_ids.end());
 }
 
+void SoakLedger::note_requeue_messages(std::uint64_t first, std::uint64_t last) {
+    for (std::uint64_t n = first; n < last; ++n)
+        requeued_messages_.insert(n);
+}
+
 // Fatal and panic lines of any program; the rest only from lines with a
 // queue ID (message-id= and to=), and the queue manager's and master's
 // warnings.
@@ -116,7 +121,7 @@ SoakTally SoakLedger::tally(std::uint64_t attempted, const std::set<std::uint64_
         if (auto it = message_of_.find(id); it != message_of_.end())
             for (const auto& r : rcpts)
                 in_queue.insert({it->second, r});
-    std::set<std::uint64_t> requeued;
+    std::set<std::uint64_t> requeued = requeued_messages_;
     for (const auto& id : requeued_ids_)
         if (auto it = message_of_.find(id); it != message_of_.end()) requeued.insert(it->second);
 

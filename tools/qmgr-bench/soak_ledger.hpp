@@ -50,6 +50,10 @@ class SoakLedger {
     // The queue files postsuper -r is about to requeue that may be in
     // delivery (those in incoming and active).
     void note_requeue(const std::vector<std::string>& queue_ids);
+    // Messages first .. last - 1 were being injected while postsuper -r
+    // ran: a message queued after the listing above and requeued from
+    // incoming or active may be in delivery too.
+    void note_requeue_messages(std::uint64_t first, std::uint64_t last);
 
     // Sets messages 0 .. attempted - 1, less `failed`, against the log and
     // the queue left at the end.
@@ -77,6 +81,7 @@ class SoakLedger {
     std::unordered_map<std::string, std::uint64_t> message_of_; // queue ID -> soak message
     std::vector<Final> finals_;
     std::set<std::string> requeued_ids_;
+    std::set<std::uint64_t> requeued_messages_;
     std::uint64_t sent_lines_ = 0;
     std::uint64_t deferred_lines_ = 0;
     std::uint64_t fatal_count_ = 0;
