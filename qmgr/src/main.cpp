@@ -11,7 +11,6 @@
 #include "control_dispatch.hpp"
 #include "control_queries.hpp"
 #include "control_server.hpp"
-#include "control_wiring.hpp"
 #include "cqmgr/conf/command_line.hpp"
 #include "cqmgr/conf/config_error.hpp"
 #include "cqmgr/conf/main_cf.hpp"
@@ -293,10 +292,7 @@ int main(int argc, char** argv) {
     qmgr::ControlQueries queries(
         qm->control_sources(),
         {::getpid(), std::string("cqmgr ") + CQMGR_VERSION, clock.precise()});
-    qmgr::ControlDispatch dispatch(queries);
-    dispatch.set_commands([&qm](const control::Request& r, uid_t uid) {
-        return qm->control().execute(qmgr::control_command(r, uid));
-    });
+    qmgr::ControlDispatch dispatch(queries, qm->control());
     std::unique_ptr<qmgr::ControlServer> control;
     if (!params.cqmgr_control_socket.empty()) {
         qmgr::ControlServer::Options o;
