@@ -5,10 +5,12 @@
 //
 // A command arrives as the control::Request that control/ parsed from its
 // line; the grammar validated it, and nothing here checks it again.  The
-// words change here, once: what the protocol calls a suspension and a
-// throttle is, on the daemon's side and in the core, an administrator's
-// hold and cap (core/admin.hpp, AdminRecord), as the core's own "throttle"
-// is what Postfix's feedback does to a dead destination.
+// words change here, from the protocol's to the daemon's: what the
+// protocol calls a suspension and a throttle is, on the daemon's side and
+// in the core, an administrator's hold and cap (core/admin.hpp,
+// AdminRecord), as the core's own "throttle" is what Postfix's feedback
+// does to a dead destination.  (The store's document keeps the protocol's
+// words; AdminState translates.)
 #pragma once
 
 #include "admin_state.hpp"
