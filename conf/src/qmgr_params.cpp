@@ -366,7 +366,8 @@ QmgrParams QmgrParams::load(const MainCf& given, const MainCf::Warn& warn, Optio
     q.data_directory = r.s("data_directory");
 
     // cqmgr's own parameters: read by name, with their defaults here.
-    q.cqmgr_control_socket = cf.str("cqmgr_control_socket", "private/cqmgr", 0);
+    q.cqmgr_control_socket =
+        cf.str("cqmgr_control_socket", std::string(control::default_socket_path), 0);
 
     // cqmgr's own parameters.
     q.cqmgr_metrics_listen = cf.str("cqmgr_metrics_listen", "", 0);

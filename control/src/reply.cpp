@@ -9,11 +9,11 @@ namespace {
 // ~260 kB; growing it by doubling copied it ten times, and each large
 // reallocation made the allocator consolidate the small chunks the reply's
 // own tree had left behind.
-template <class J> std::string line_of(const J& reply, std::size_t reserve) {
+std::string line_of(const Json& reply, std::size_t reserve) {
     std::string s;
     s.reserve(reserve);
-    nlohmann::detail::serializer<J> out(nlohmann::detail::output_adapter<char>(s), ' ',
-                                        J::error_handler_t::replace);
+    nlohmann::detail::serializer<Json> out(nlohmann::detail::output_adapter<char>(s), ' ',
+                                           Json::error_handler_t::replace);
     out.dump(reply, false, false, 0);
     s += '\n';
     return s;
@@ -42,10 +42,6 @@ std::string reply_line(const Json& reply, std::size_t& size_hint) {
     std::string s = line_of(reply, size_hint + size_hint / 8);
     size_hint = s.size();
     return s;
-}
-
-std::string reply_line(const nlohmann::json& reply) {
-    return line_of(reply, 0);
 }
 
 } // namespace cqmgr::control

@@ -2,29 +2,26 @@
 
 #include <array>
 #include <charconv>
+#include <cstdint>
 
 namespace cqmgr::control {
 
 namespace {
 
-struct VerbInfo {
-    Verb verb;
-    std::string_view name;
-    std::string_view usage;
-};
-
-constexpr std::array<VerbInfo, 11> kVerbs{{
-    {Verb::help, "help", "help"},
-    {Verb::summary, "summary", "summary"},
-    {Verb::queues, "queues", "queues [TRANSPORT]"},
-    {Verb::jobs, "jobs", "jobs [TRANSPORT]"},
-    {Verb::message, "message", "message QUEUE_ID"},
-    {Verb::deliveries, "deliveries", "deliveries"},
-    {Verb::suspend, "suspend", "suspend TRANSPORT[:DESTINATION] [for DURATION] [reason TEXT...]"},
-    {Verb::resume, "resume", "resume TRANSPORT[:DESTINATION]"},
-    {Verb::flush, "flush", "flush [TRANSPORT:]DESTINATION"},
-    {Verb::throttle, "throttle", "throttle [TRANSPORT:]DESTINATION CONCURRENCY [for DURATION]"},
-    {Verb::unthrottle, "unthrottle", "unthrottle [TRANSPORT:]DESTINATION"},
+constexpr std::array<VerbSpec, 11> kVerbs{{
+    {Verb::help, "help", "help", 0, 0},
+    {Verb::summary, "summary", "summary", 0, 0},
+    {Verb::queues, "queues", "queues [TRANSPORT]", 0, 1},
+    {Verb::jobs, "jobs", "jobs [TRANSPORT]", 0, 1},
+    {Verb::message, "message", "message QUEUE_ID", 1, 1},
+    {Verb::deliveries, "deliveries", "deliveries", 0, 0},
+    {Verb::suspend, "suspend", "suspend TRANSPORT[:DESTINATION] [for DURATION] [reason TEXT...]", 1,
+     SIZE_MAX},
+    {Verb::resume, "resume", "resume TRANSPORT[:DESTINATION]", 1, 1},
+    {Verb::flush, "flush", "flush [TRANSPORT:]DESTINATION", 1, 1},
+    {Verb::throttle, "throttle", "throttle [TRANSPORT:]DESTINATION CONCURRENCY [for DURATION]", 2,
+     4},
+    {Verb::unthrottle, "unthrottle", "unthrottle [TRANSPORT:]DESTINATION", 1, 1},
 }};
 
 // The longest queue ID, transport name or echoed word we accept.
@@ -33,7 +30,7 @@ constexpr size_t max_name = 64;
 // an int everywhere.
 constexpr int max_concurrency = 1000000;
 
-const VerbInfo& info(Verb v) {
+const VerbSpec& info(Verb v) {
     return kVerbs[static_cast<size_t>(v)];
 }
 
@@ -178,6 +175,16 @@ Parsed options(Request r, std::string_view line, const std::vector<Word>& w, siz
 
 } // namespace
 
+std::span<const VerbSpec> verbs() {
+    return kVerbs;
+}
+
+const VerbSpec* find_verb(std::string_view name) {
+    for (const VerbSpec& v : kVerbs)
+        if (equals_nocase(name, v.name)) return &v;
+    return nullptr;
+}
+
 std::string_view verb_name(Verb v) {
     return info(v).name;
 }
@@ -185,7 +192,7 @@ std::string_view verb_name(Verb v) {
 const std::vector<std::string>& usage_lines() {
     static const std::vector<std::string> lines = [] {
         std::vector<std::string> v;
-        for (auto& i : kVerbs)
+        for (const VerbSpec& i : kVerbs)
             v.emplace_back(i.usage);
         return v;
     }();
@@ -238,46 +245,43 @@ Parsed parse_request(std::string_view line) {
     }
     std::vector<Word> w = split_words(line);
     if (w.empty()) return fail("empty request (try help)");
-    const VerbInfo* found = nullptr;
-    for (auto& i : kVerbs)
-        if (equals_nocase(w[0].text, i.name)) found = &i;
+    const VerbSpec* found = find_verb(w[0].text);
     if (!found) return fail("unknown request: " + echo(w[0].text) + " (try help)");
 
     Request r;
     r.verb = found->verb;
     size_t n = w.size() - 1; // arguments
+    // The word counts of the table.  Throttle's optional words come after
+    // its concurrency, which is checked first; options() refuses a word too
+    // many there.
+    if (n < found->min_args || (n > found->max_args && r.verb != Verb::throttle))
+        return usage(r.verb);
     switch (r.verb) {
     case Verb::help:
     case Verb::summary:
     case Verb::deliveries:
-        if (n != 0) return usage(r.verb);
         break;
     case Verb::queues:
     case Verb::jobs:
-        if (n > 1) return usage(r.verb);
         if (n == 1) {
             if (!valid_transport(w[1].text)) return fail("bad transport name: " + echo(w[1].text));
             r.transport = std::string(w[1].text);
         }
         break;
     case Verb::message:
-        if (n != 1) return usage(r.verb);
         if (!valid_queue_id(w[1].text)) return fail("bad queue ID: " + echo(w[1].text));
         r.queue_id = std::string(w[1].text);
         break;
     case Verb::suspend:
     case Verb::resume:
-        if (n < 1 || (r.verb == Verb::resume && n != 1)) return usage(r.verb);
         r.target = transport_target(w[1].text);
         if (!r.target) return fail("bad target: " + echo(w[1].text));
         return options(std::move(r), line, w, 2, true);
     case Verb::flush:
     case Verb::unthrottle:
-        if (n != 1) return usage(r.verb);
         r.target = destination_target(w[1].text);
         break;
     case Verb::throttle: {
-        if (n < 2) return usage(r.verb);
         r.target = destination_target(w[1].text);
         auto c = parse_concurrency(w[2].text);
         if (!c) return fail("bad concurrency: " + echo(w[2].text) + " (a number of at least 1)");

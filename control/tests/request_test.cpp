@@ -158,3 +158,33 @@ TEST(Request, UsageListsEveryRequest) {
     EXPECT_EQ(usage_lines()[0], "help");
     EXPECT_EQ(verb_name(Verb::unthrottle), "unthrottle");
 }
+
+// cqmgrctl checks its command line against the table's word counts: a
+// request with those counts and valid words parses, one word fewer or more
+// is refused with the usage line.
+TEST(Request, TheTableCountsEachRequestsWords) {
+    ASSERT_EQ(verbs().size(), 11u);
+    for (const VerbSpec& v : verbs()) {
+        EXPECT_EQ(find_verb(v.name), &v);
+        EXPECT_EQ(verb_name(v.verb), v.name);
+        std::string line(v.name);
+        const char* words[] = {"smtp:x", "2", "for", "60"};
+        for (size_t i = 0; i < std::min<size_t>(v.max_args, 4); ++i)
+            line +=
+                std::string(" ") + (v.verb == Verb::message                          ? "ABC123"
+                                    : v.verb == Verb::queues || v.verb == Verb::jobs ? "smtp"
+                                                                                     : words[i]);
+        if (v.max_args != SIZE_MAX) {
+            EXPECT_TRUE(parse_request(line).ok()) << line;
+            EXPECT_EQ(error(line + " x"), "usage: " + std::string(v.usage)) << line;
+        }
+        if (v.min_args > 0) {
+            std::string fewer(v.name);
+            for (size_t i = 0; i + 1 < v.min_args; ++i)
+                fewer += std::string(" ") + words[i];
+            EXPECT_EQ(error(fewer), "usage: " + std::string(v.usage)) << fewer;
+        }
+    }
+    EXPECT_EQ(find_verb("SUSPEND")->verb, Verb::suspend);
+    EXPECT_EQ(find_verb("frob"), nullptr);
+}

@@ -3,6 +3,7 @@
 #include "cqmgr/conf/config_error.hpp"
 #include "cqmgr/conf/main_cf.hpp"
 #include "cqmgr/conf/param_table.hpp"
+#include "cqmgr/control/socket.hpp"
 #include "process.hpp"
 
 #include <cstdlib>
@@ -93,9 +94,10 @@ SocketLocation find_socket(const std::optional<std::string>& config_dir,
     conf::MainCf cf;
     conf::register_defaults(cf);
     if (!cf.load_dir(config_directory)) throw DiscoveryError(cf.error());
-    if (!cf.is_set("cqmgr_control_socket"))
-        return {socket_path(queue_directory, default_control_socket),
-                std::string("the default cqmgr_control_socket = ") + default_control_socket};
+    if (!cf.is_set("cqmgr_control_socket")) {
+        const std::string value(control::default_socket_path);
+        return {socket_path(queue_directory, value), "the default cqmgr_control_socket = " + value};
+    }
     cf.set("queue_directory", queue_directory);
     std::string value;
     try {

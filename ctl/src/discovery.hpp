@@ -7,7 +7,7 @@
 // when main.cf sets it.  So its value is read from main.cf with the
 // daemon's own main.cf reader (same logical lines, same $name expansion,
 // queue_directory as postconf reported it) and, when main.cf does not set
-// it, is the daemon's default, private/cqmgr.  Should a postconf ever
+// it, is the daemon's default (control::default_socket_path).  Should a postconf ever
 // answer for it, that answer is taken.  Values set with -o in master.cf are
 // not seen: use --socket for those.
 #pragma once
@@ -23,8 +23,6 @@ namespace cqmgr::ctl {
 struct DiscoveryError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
-
-inline constexpr const char* default_control_socket = "private/cqmgr";
 
 struct SocketLocation {
     std::string path;   // absolute, or as given to --socket

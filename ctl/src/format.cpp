@@ -1,9 +1,9 @@
 #include "format.hpp"
 
+#include "cqmgr/control/request.hpp"
 #include "fields.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 namespace cqmgr::ctl {
 
@@ -65,27 +65,32 @@ std::string state_flags(const json& entry) {
     return out;
 }
 
-// The lower-case first word of a request line.
-std::string request_name(std::string_view request) {
-    std::string name(request.substr(0, request.find_first_of(" \t")));
-    for (auto& c : name)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return name;
-}
-
 } // namespace
 
 std::string format_reply(std::string_view request, const json& reply, int64_t now) {
-    const std::string name = request_name(request);
-    if (name == "summary") return format_summary(reply);
-    if (name == "queues") return format_queues(reply, now);
-    if (name == "jobs") return format_jobs(reply);
-    if (name == "message") return format_message(reply, now);
-    if (name == "deliveries") return format_deliveries(reply);
-    if (name == "help") return format_help(reply);
-    if (name == "suspend" || name == "resume" || name == "flush" || name == "throttle" ||
-        name == "unthrottle")
+    const control::VerbSpec* spec =
+        control::find_verb(request.substr(0, request.find_first_of(" \t")));
+    if (!spec) return format_generic(reply);
+    switch (spec->verb) {
+    case control::Verb::help:
+        return format_help(reply);
+    case control::Verb::summary:
+        return format_summary(reply);
+    case control::Verb::queues:
+        return format_queues(reply, now);
+    case control::Verb::jobs:
+        return format_jobs(reply);
+    case control::Verb::message:
+        return format_message(reply, now);
+    case control::Verb::deliveries:
+        return format_deliveries(reply);
+    case control::Verb::suspend:
+    case control::Verb::resume:
+    case control::Verb::flush:
+    case control::Verb::throttle:
+    case control::Verb::unthrottle:
         return format_changed(reply, now);
+    }
     return format_generic(reply);
 }
 

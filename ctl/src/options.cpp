@@ -1,6 +1,7 @@
 #include "options.hpp"
 
-#include "request.hpp"
+#include "cqmgr/control/request.hpp"
+#include "cqmgr/control/socket.hpp"
 #include "usage_error.hpp"
 
 #include <CLI/CLI.hpp>
@@ -78,12 +79,14 @@ std::string usage_text() {
         "[ARGS...]\n"
         "\n"
         "Shows and steers a running cqmgr through its control socket, found with\n"
-        "postconf: cqmgr_control_socket (default private/cqmgr) under queue_directory.\n"
+        "postconf: cqmgr_control_socket (default " +
+        std::string(control::default_socket_path) +
+        ") under queue_directory.\n"
         "\n"
         "commands:\n"
         "  top [--interval SECONDS] [--iterations N]\n"
         "      a live view (q or Ctrl-C quits)\n";
-    for (const auto& spec : request_specs())
+    for (const control::VerbSpec& spec : control::verbs())
         text += "  " + std::string(spec.usage) + '\n';
     text += "\n"
             "options:\n"

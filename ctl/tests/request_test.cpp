@@ -1,3 +1,4 @@
+#include "cqmgr/control/request.hpp"
 #include "request.hpp"
 #include "usage_error.hpp"
 
@@ -40,9 +41,9 @@ TEST(Request, ControlBytesAndOverlongLinesAreRefused) {
 }
 
 TEST(Request, UnknownRequestsPassForANewerDaemon) {
-    EXPECT_EQ(find_request("frobnicate"), nullptr);
+    EXPECT_EQ(cqmgr::control::find_verb("frobnicate"), nullptr);
     EXPECT_EQ(request_line("frobnicate", {"a", "b"}), "frobnicate a b");
-    ASSERT_NE(find_request("Summary"), nullptr);
-    EXPECT_EQ(find_request("Summary")->name, "summary");
-    EXPECT_EQ(request_specs().size(), 11u);
+    ASSERT_NE(cqmgr::control::find_verb("Summary"), nullptr);
+    EXPECT_EQ(cqmgr::control::find_verb("Summary")->name, "summary");
+    EXPECT_EQ(cqmgr::control::verbs().size(), 11u);
 }

@@ -1,5 +1,7 @@
 #include "control_commands.hpp"
 
+#include "log.hpp"
+
 #include <algorithm>
 #include <ctime>
 #include <optional>
@@ -8,27 +10,11 @@ namespace cqmgr::qmgr {
 
 namespace {
 
-using json = nlohmann::json;
-using Kind = ControlCommand::Kind;
+using Json = control::Json;
+using Verb = control::Verb;
 
-const char* kind_name(Kind k) {
-    switch (k) {
-    case Kind::suspend:
-        return "suspend";
-    case Kind::resume:
-        return "resume";
-    case Kind::flush:
-        return "flush";
-    case Kind::throttle:
-        return "throttle";
-    case Kind::unthrottle:
-        return "unthrottle";
-    }
-    return "?";
-}
-
-json until_json(int64_t until) {
-    return until == 0 ? json(nullptr) : json(until);
+Json until_json(int64_t until) {
+    return until == 0 ? Json(nullptr) : Json(until);
 }
 
 // Unix seconds as ISO 8601 in UTC, e.g. 2026-11-24T06:00:00Z.
@@ -67,10 +53,6 @@ std::string deferred_text(ControlCommands::FlushDeferred d, const std::string& s
            "retry time, see postqueue -f";
 }
 
-json error_reply(const std::string& text) {
-    return json{{"ok", false}, {"error", text}};
-}
-
 } // namespace
 
 ControlCommands::ControlCommands(core::Scheduler& sched, AdminState& state, const WallClock& clock,
@@ -78,22 +60,20 @@ ControlCommands::ControlCommands(core::Scheduler& sched, AdminState& state, cons
     : sched_(sched), state_(state), clock_(clock), flush_site_(std::move(flush_site)),
       log_line_(std::move(log_line)) {}
 
-std::string ControlCommands::check(const ControlCommand& cmd) {
-    std::string name = kind_name(cmd.kind);
-    bool by_transport = cmd.kind == Kind::suspend || cmd.kind == Kind::resume;
-    if (by_transport && cmd.transport.empty())
-        return name + " needs TRANSPORT or TRANSPORT:DESTINATION";
-    if (!by_transport && cmd.destination.empty()) return name + " needs a destination";
-    if (cmd.kind == Kind::throttle && cmd.concurrency < 1) return "concurrency must be at least 1";
-    if (cmd.duration < 0 || cmd.duration > max_control_duration)
-        return "duration must be more than 0 and at most 365 days";
-    return {};
+bool ControlCommands::apply(const AdminRecord& setting) {
+    if (setting.kind == core::AdminKind::hold)
+        return sched_.admin_suspend(setting.target, setting.hold);
+    return sched_.admin_throttle(setting.target, setting.cap);
 }
 
-json ControlCommands::change(const core::AdminTarget& target) const {
-    json j{{"target", target.text()}};
+std::vector<AdminRecord> ControlCommands::settings() const {
+    return admin_records(sched_.admin_holds(), sched_.admin_caps());
+}
+
+Json ControlCommands::change(const core::AdminTarget& target) const {
+    Json j{{"target", target.text()}};
     if (target.any_transport()) {
-        json queues = json::array();
+        Json queues = Json::array();
         for (const core::Queue* q : sched_.admin_queues(target))
             queues.push_back(q->transport->name + ":" + q->name);
         j["queues"] = std::move(queues);
@@ -107,7 +87,7 @@ std::string ControlCommands::until_text(int64_t until, const std::string& span) 
 }
 
 bool ControlCommands::fits(const AdminRecord& setting) const {
-    std::vector<AdminRecord> records = admin_records(sched_.admin_holds(), sched_.admin_caps());
+    std::vector<AdminRecord> records = settings();
     auto same = std::find_if(records.begin(), records.end(), [&](const AdminRecord& r) {
         return r.kind == setting.kind && r.target == setting.target;
     });
@@ -118,68 +98,73 @@ bool ControlCommands::fits(const AdminRecord& setting) const {
     return AdminState::fits(records);
 }
 
-json ControlCommands::execute(const ControlCommand& cmd) {
-    if (std::string why = check(cmd); !why.empty()) return error_reply(why);
+Json ControlCommands::execute(const control::Request& r, int64_t uid) {
+    if (r.is_query() || !r.target)
+        log::panic("control: not a command: " + control::format_request(r));
     int64_t now = clock_.now();
     sched_.set_time(now);
-    const core::AdminTarget target{cmd.transport, cmd.destination};
-    const int64_t until = cmd.duration > 0 ? now + cmd.duration : 0;
+    const core::AdminTarget target{r.target->transport, r.target->destination};
+    const int64_t until = r.duration ? now + *r.duration : 0;
+    const std::string span = r.duration ? std::to_string(*r.duration) + "s" : std::string();
     // What is kept has one limit, on saving and on loading: a setting that
     // would take the list past it is refused before it takes effect.
     std::optional<AdminRecord> setting;
-    if (cmd.kind == Kind::suspend)
-        setting = AdminRecord{core::AdminKind::hold, target, {until, cmd.reason, cmd.uid}, {}};
-    else if (cmd.kind == Kind::throttle)
-        setting = AdminRecord{core::AdminKind::cap, target, {}, {cmd.concurrency, until, cmd.uid}};
+    if (r.verb == Verb::suspend)
+        setting = AdminRecord{core::AdminKind::hold, target, {until, r.reason, uid}, {}};
+    else if (r.verb == Verb::throttle)
+        setting = AdminRecord{core::AdminKind::cap, target, {}, {r.concurrency, until, uid}};
     if (setting && !fits(*setting))
-        return error_reply("the suspensions and throttles kept would take more than " +
-                           std::to_string(state::max_control_bytes) +
-                           " bytes; resume or unthrottle some first");
-    const std::string by = " by uid " + std::to_string(cmd.uid);
-    json changed = json::array();
+        return control::error_reply("the suspensions and throttles kept would take more than " +
+                                    std::to_string(state::max_control_bytes) +
+                                    " bytes; resume or unthrottle some first");
+    const std::string by = " by uid " + std::to_string(uid);
+    Json changed = Json::array();
     bool settings_changed = false;
     FlushDeferred deferred = FlushDeferred::not_eligible;
-    std::string line = std::string("control: ") + kind_name(cmd.kind) + " " + target.text();
+    std::string line = "control: " + std::string(control::verb_name(r.verb)) + " " + target.text();
     // Each setting changed gives one object: its target and `fields`.
-    auto note = [&](bool did, json fields) {
+    auto note = [&](bool did, Json fields) {
         if (!did) return;
-        json j = change(target);
+        Json j = change(target);
         j.update(fields);
         changed.push_back(std::move(j));
         settings_changed = true;
     };
-    switch (cmd.kind) {
-    case Kind::suspend:
-        note(sched_.admin_suspend(target, core::AdminHold{until, cmd.reason, cmd.uid}),
-             {{"suspended", true}, {"until", until_json(until)}, {"reason", cmd.reason}});
-        line += until_text(until, std::to_string(cmd.duration) + "s") + by;
-        if (!cmd.reason.empty()) line += ": " + cmd.reason;
+    switch (r.verb) {
+    case Verb::suspend:
+        note(apply(*setting),
+             {{"suspended", true}, {"until", until_json(until)}, {"reason", r.reason}});
+        line += until_text(until, span) + by;
+        if (!r.reason.empty()) line += ": " + r.reason;
         break;
-    case Kind::resume:
+    case Verb::resume:
         note(sched_.admin_resume(target), {{"suspended", false}});
         line += by;
         break;
-    case Kind::throttle:
-        note(sched_.admin_throttle(target, core::AdminCap{cmd.concurrency, until, cmd.uid}),
-             {{"throttle", {{"concurrency", cmd.concurrency}, {"until", until_json(until)}}}});
-        line += " concurrency " + std::to_string(cmd.concurrency) +
-                until_text(until, std::to_string(cmd.duration) + "s") + by;
+    case Verb::throttle:
+        note(apply(*setting),
+             {{"throttle", {{"concurrency", r.concurrency}, {"until", until_json(until)}}}});
+        line += " concurrency " + std::to_string(r.concurrency) + until_text(until, span) + by;
         break;
-    case Kind::unthrottle:
+    case Verb::unthrottle:
         note(sched_.admin_unthrottle(target), {{"throttle", nullptr}});
         line += by;
         break;
-    case Kind::flush:
-        for (const core::AdminTarget& r : sched_.admin_flush(target))
-            changed.push_back(json{{"target", r.text()}, {"revived", true}});
+    case Verb::flush:
+        for (const core::AdminTarget& revived : sched_.admin_flush(target))
+            changed.push_back(Json{{"target", revived.text()}, {"revived", true}});
         // Its deferred mail, as postqueue -s asks for it.
-        deferred = flush_site_ ? flush_site_(cmd.destination) : FlushDeferred::not_eligible;
+        deferred = flush_site_ ? flush_site_(target.queue) : FlushDeferred::not_eligible;
         line += by;
         break;
+    default:
+        break; // a query: refused above
     }
     log_line_(line);
-    json reply{{"ok", true}, {"changed", std::move(changed)}};
-    if (cmd.kind == Kind::flush) reply["deferred"] = deferred_text(deferred, cmd.destination);
+    Json reply = control::object_with_room(4);
+    reply["ok"] = true;
+    reply["changed"] = std::move(changed);
+    if (r.verb == Verb::flush) reply["deferred"] = deferred_text(deferred, target.queue);
     if (settings_changed && !save())
         reply["warning"] = "the change is not kept across restarts (see the log)";
     return reply;
@@ -198,14 +183,13 @@ void ControlCommands::restore() {
             dropped = true;
             continue;
         }
+        apply(r);
         std::string line = "control: restored " + what;
         std::string left = std::to_string(r.until() - now) + "s left";
         if (r.kind == core::AdminKind::hold) {
-            sched_.admin_suspend(r.target, r.hold);
             line += until_text(r.hold.until, left) + " by uid " + std::to_string(r.hold.uid);
             if (!r.hold.reason.empty()) line += ": " + r.hold.reason;
         } else {
-            sched_.admin_throttle(r.target, r.cap);
             line += " concurrency " + std::to_string(r.cap.concurrency) +
                     until_text(r.cap.until, left) + " by uid " + std::to_string(r.cap.uid);
         }
@@ -220,7 +204,7 @@ void ControlCommands::expired(core::AdminKind kind, const core::AdminTarget& tar
 }
 
 bool ControlCommands::save() {
-    return state_.save(admin_records(sched_.admin_holds(), sched_.admin_caps()));
+    return state_.save(settings());
 }
 
 } // namespace cqmgr::qmgr

@@ -2,48 +2,28 @@
 // resume, flush, throttle and unthrottle, executed against the scheduler
 // and kept in AdminState, each logged as one qmgr line and answered with a
 // JSON reply that says what changed.
+//
+// A command arrives as the control::Request that control/ parsed from its
+// line; the grammar validated it, and nothing here checks it again.  The
+// words change here, from the protocol's to the daemon's: what the
+// protocol calls a suspension and a throttle is, on the daemon's side and
+// in the core, an administrator's hold and cap (core/admin.hpp,
+// AdminRecord), as the core's own "throttle" is what Postfix's feedback
+// does to a dead destination.  (The store's document keeps the protocol's
+// words; AdminState translates.)
 #pragma once
 
 #include "admin_state.hpp"
 #include "clock.hpp"
+#include "cqmgr/control/reply.hpp"
+#include "cqmgr/control/request.hpp"
 #include "cqmgr/core/scheduler.hpp"
 
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace cqmgr::qmgr {
-
-// One parsed command.  The protocol parser fills it from the request line:
-//
-//   request                                      kind        transport  destination
-//   suspend TRANSPORT [for D] [reason TEXT...]   suspend     TRANSPORT  ""
-//   suspend TRANSPORT:DEST [for D] [reason ...]  suspend     TRANSPORT  DEST
-//   resume TRANSPORT[:DEST]                      resume      TRANSPORT  DEST or ""
-//   flush [TRANSPORT:]DEST                       flush       TRANSPORT or ""  DEST
-//   throttle [TRANSPORT:]DEST N [for D]          throttle    TRANSPORT or ""  DEST
-//   unthrottle [TRANSPORT:]DEST                  unthrottle  TRANSPORT or ""  DEST
-//
-// An empty `transport` with a destination means that destination on every
-// transport that has it, now or later.  `duration` is D in seconds (the
-// parser converts Postfix time units), 0 when "for D" was not given: then
-// the setting lasts until it is undone.  `reason` is the words after
-// "reason" joined with single spaces ("" when none).  `concurrency` is N
-// (throttle only).  `uid` is the client's uid from SO_PEERCRED.  execute()
-// checks everything again and answers a malformed command with an error.
-struct ControlCommand {
-    enum class Kind { suspend, resume, flush, throttle, unthrottle };
-    Kind kind = Kind::suspend;
-    std::string transport;
-    std::string destination;
-    int64_t duration = 0;
-    std::string reason;
-    int concurrency = 0;
-    int64_t uid = 0;
-};
-
-// The longest duration a command may give (365 days).
-inline constexpr int64_t max_control_duration = 365 * 86400;
 
 class ControlCommands {
   public:
@@ -64,38 +44,43 @@ class ControlCommands {
     ControlCommands(core::Scheduler& sched, AdminState& state, const WallClock& clock,
                     FlushSite flush_site, LogLine log_line);
 
-    // Executes `cmd` and returns the reply: {"ok":true,"changed":[...]} with
-    // one object per setting or destination changed (empty when nothing
-    // changed), or {"ok":false,"error":TEXT} for a malformed command or a
-    // suspend or throttle that would take the kept settings past their
-    // limit (state::max_control_bytes; nothing changes then).
-    // Objects in "changed":
+    // Executes the command `r` (not a query) of the client with user ID
+    // `uid` and returns the reply: {"ok":true,"changed":[...]} with one
+    // object per setting or destination changed (empty when nothing
+    // changed), or {"ok":false,"error":TEXT} for a suspend or throttle that
+    // would take the kept settings past their limit
+    // (state::max_control_bytes; nothing changes then).
+    // Objects in "changed", with their keys in this order:
     //   suspend     {"target","suspended":true,"until":T|null,"reason":TEXT}
     //   resume      {"target","suspended":false}
     //   throttle    {"target","throttle":{"concurrency":N,"until":T|null}}
     //   unthrottle  {"target","throttle":null}
     //   flush       {"target","revived":true}, one per queue or transport revived
     // A target without a transport also lists the queues it covers now as
-    // "queues":["smtp:example.com",...].  When the settings could not be
-    // saved, the reply also has "warning":TEXT (the command took effect).
-    // A flush's reply also has "deferred":TEXT, what became of the
-    // destination's deferred mail (flush(8) asked, or not eligible).
-    nlohmann::json execute(const ControlCommand& cmd);
+    // "queues":["smtp:example.com",...], after "target".  When the settings
+    // could not be saved, the reply also has "warning":TEXT (the command
+    // took effect).  A flush's reply also has "deferred":TEXT, what became
+    // of the destination's deferred mail (flush(8) asked, or not eligible).
+    control::Json execute(const control::Request& r, int64_t uid);
 
     // Gives the scheduler the kept settings (at start, before any mail),
     // logging each ("control: restored suspension of ..."); those that
     // ended while cqmgr was not running are logged as expired and dropped
-    // from the file.
+    // from the store.
     void restore();
     // The scheduler ended a setting by itself (Driver::admin_expired):
     // logged, and no longer kept.
     void expired(core::AdminKind kind, const core::AdminTarget& target);
 
   private:
-    // The command's validity problem, if any.
-    static std::string check(const ControlCommand& cmd);
+    // Places the hold or cap of `setting` in the scheduler: the one way a
+    // setting gets there, from a command or from the store.  True when
+    // anything changed.
+    bool apply(const AdminRecord& setting);
+    // The settings the scheduler holds now.
+    std::vector<AdminRecord> settings() const;
     // The changed-object for `target` (with "queues" for bare names).
-    nlohmann::json change(const core::AdminTarget& target) const;
+    control::Json change(const core::AdminTarget& target) const;
     // " until ISO (SPAN)" for a setting that ends, "" without an end.
     std::string until_text(int64_t until, const std::string& span) const;
     // Saves the settings; false when they could not be saved.

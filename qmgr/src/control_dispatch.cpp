@@ -15,8 +15,7 @@ std::string ControlDispatch::answer(std::string_view line, uid_t uid) const {
         if (r.is_query())
             return control::reply_line(queries_.answer(r),
                                        size_hints_[static_cast<std::size_t>(r.verb)]);
-        if (!commands_) return control::reply_line(control::error_reply("not available"));
-        return control::reply_line(commands_(r, uid));
+        return control::reply_line(commands_.execute(r, uid));
     } catch (const std::exception& e) {
         return control::reply_line(
             control::error_reply(std::string("internal error: ") + e.what()));

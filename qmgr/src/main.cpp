@@ -8,10 +8,7 @@
 // what must be opened outside the jail, enter the jail (-c chroot, -u
 // mail_owner), then serve triggers.  With -S the one trigger on standard
 // input is served and the process exits, as stock does.
-#include "control_dispatch.hpp"
-#include "control_queries.hpp"
-#include "control_server.hpp"
-#include "control_wiring.hpp"
+#include "control_surface.hpp"
 #include "cqmgr/conf/command_line.hpp"
 #include "cqmgr/conf/config_error.hpp"
 #include "cqmgr/conf/main_cf.hpp"
@@ -33,7 +30,6 @@
 #include <cstring>
 #include <ctime>
 #include <optional>
-#include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
 #include <utility>
@@ -210,10 +206,7 @@ int main(int argc, char** argv) {
     // The control socket serves root and mail_owner and belongs to
     // mail_owner: the account is looked up now, as the jail has no
     // password file.
-    std::optional<std::pair<uid_t, gid_t>> owner;
-    if (!params.cqmgr_control_socket.empty())
-        if (passwd* pw = ::getpwnam(params.mail_owner.c_str()))
-            owner = std::make_pair(pw->pw_uid, pw->pw_gid);
+    const auto control_owner = qmgr::ControlSurface::socket_owner(params);
     // The metrics endpoint's sockets, when configured, so that a privileged
     // port works too (metrics_endpoint.hpp): a busy one is waited for a
     // little while root can still open it; another is retried later.
@@ -265,7 +258,7 @@ int main(int argc, char** argv) {
     qmgr::MasterLink master(io, cl->transport, pre_accept, on_trigger, stop);
     qmgr::SystemClock clock;
     qm = std::make_unique<qmgr::QueueManager>(io, cf, params, clock, flush_domains, master,
-                                              std::move(state_store), std::move(reply_rules),
+                                              state_store, std::move(reply_rules),
                                               std::move(limit_tables));
     qm->use_priorities(std::move(priorities));
 
@@ -288,35 +281,10 @@ int main(int argc, char** argv) {
     asio::steady_timer watchdog(io);
     watchdog_pet(watchdog, params.qmgr_daemon_timeout);
 
-    // The control socket, in the queue directory (our working directory,
-    // also inside the chroot), once the process has its final identity.
-    qmgr::ControlQueries queries(
-        qm->control_sources(),
-        {::getpid(), std::string("cqmgr ") + CQMGR_VERSION, clock.precise()});
-    qmgr::ControlDispatch dispatch(queries);
-    dispatch.set_commands([&qm](const control::Request& r, uid_t uid) {
-        return qm->control().execute(qmgr::control_command(r, uid));
-    });
-    std::unique_ptr<qmgr::ControlServer> control;
-    if (!params.cqmgr_control_socket.empty()) {
-        qmgr::ControlServer::Options o;
-        o.path = params.cqmgr_control_socket;
-        o.allowed = {0};
-        if (owner) {
-            o.allowed.push_back(owner->first);
-            o.owner_uid = owner->first;
-            o.owner_gid = owner->second;
-        }
-        o.write_timeout = std::chrono::seconds(params.qmgr_ipc_timeout);
-        o.idle_timeout = std::chrono::seconds(params.configured_max_idle);
-        o.debug = [](const std::string& line) { log::debug(line); };
-        control = std::make_unique<qmgr::ControlServer>(
-            io, o,
-            [&dispatch](std::string_view line, uid_t uid) { return dispatch.answer(line, uid); },
-            [](const std::string& w) { log::warn(w); });
-        std::string why;
-        if (!control->start(why)) log::warn("control: " + why);
-    }
+    // The control socket, once the process has its final identity.
+    qmgr::ControlSurface control(io, params, *qm, flush_domains, std::move(state_store), clock,
+                                 control_owner, std::string("cqmgr ") + CQMGR_VERSION);
+    control.start();
 
     if (metrics)
         metrics->attach(io, [&qm] {

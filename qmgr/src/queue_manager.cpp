@@ -1,6 +1,6 @@
 #include "queue_manager.hpp"
 
-#include "cqmgr/protocol/flush_client.hpp"
+#include "control_commands.hpp"
 #include "feedback_debug.hpp"
 #include "log.hpp"
 #include "probes.hpp"
@@ -15,8 +15,6 @@ namespace {
 // time; a few in parallel keep several messages' deferrals moving, and stay
 // far below the descriptors that queue files and agents need.
 constexpr int service_slot_limit = 8;
-// Control flushes waiting for the flush service at most (distinct sites).
-constexpr std::size_t max_control_flushes = 64;
 } // namespace
 
 QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
@@ -25,7 +23,7 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                            std::shared_ptr<state::Store> state_store,
                            std::optional<RegexTable> reply_rules,
                            ClusterLimits::Tables limit_tables)
-    : io_(io), params_(params), clock_(clock), flush_domains_(flush_domains),
+    : io_(io), params_(params), clock_(clock),
       store_(queuefile::QueueLayout(params.hash_queue_names,
                                     static_cast<int>(params.hash_queue_depth)),
              params.dont_remove != 0),
@@ -70,23 +68,6 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                        sched_.flush_dead();
                    }},
               counters_, ramp_, backlog_),
-      admin_state_(std::move(state_store)),
-      control_(
-          sched_, admin_state_, clock_,
-          [this](const std::string& site) {
-              using D = ControlCommands::FlushDeferred;
-              FlushDomains::Verdict v = flush_domains_.match(site);
-              if (v == FlushDomains::Verdict::no) return D::not_eligible;
-              // A site already asked for and not answered yet is asked once;
-              // beyond a bound, a flush is refused rather than queued.
-              if (control_flushes_.size() >= max_control_flushes &&
-                  !control_flushes_.contains(site))
-                  return D::busy;
-              if (control_flushes_.insert(site).second)
-                  asio::co_spawn(io_, control_flush(site), asio::detached);
-              return v == FlushDomains::Verdict::yes ? D::asked : D::service_asked;
-          },
-          [](const std::string& line) { log::info(line); }),
       sched_timer_(io) {
     sched_.set_time(clock_.now());
     delivery_.set_adaptive(adaptive_.get());
@@ -107,7 +88,7 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
 
 void QueueManager::start() {
     limits_.start();
-    control_.restore();
+    if (control_) control_->restore();
     sched_.set_time(clock_.now());
     DestinationState::LearnedRestore learned;
     if (adaptive_)
@@ -286,17 +267,7 @@ void QueueManager::trace(const std::string& line) {
 }
 
 void QueueManager::admin_expired(core::AdminKind kind, const core::AdminTarget& target) {
-    control_.expired(kind, target);
-}
-
-awaitable<void> QueueManager::control_flush(std::string site) {
-    int status =
-        co_await flush_send_site(flush_domains_, service_slots_, params_.flush_service_name, site,
-                                 std::chrono::seconds(params_.qmgr_ipc_timeout));
-    control_flushes_.erase(site);
-    if (status != protocol::flush_stat::ok && status != protocol::flush_stat::deny)
-        log::warn("control: flush " + site + ": " + params_.flush_service_name +
-                  " service failure");
+    if (control_) control_->expired(kind, target);
 }
 
 void QueueManager::wakeup() {

@@ -6,10 +6,8 @@
 // once nothing is in flight.
 #pragma once
 
-#include "admin_state.hpp"
 #include "clock.hpp"
 #include "cluster_limits.hpp"
-#include "control_commands.hpp"
 #include "control_queries.hpp"
 #include "counters.hpp"
 #include "cqmgr/conf/main_cf.hpp"
@@ -40,10 +38,12 @@
 
 namespace cqmgr::qmgr {
 
+class ControlCommands;
+
 class QueueManager : public core::Driver {
   public:
     // `state_store`: the state store (open_state_store()), for the
-    // destination state and the control settings, or nullptr.
+    // destination state, or nullptr.
     // `reply_rules`: the table of cqmgr_adaptive_reply_rules, read before
     // the jail (or none).
     QueueManager(asio::io_context& io, const conf::MainCf& cf, const conf::QmgrParams& params,
@@ -52,8 +52,8 @@ class QueueManager : public core::Driver {
                  std::optional<RegexTable> reply_rules = std::nullopt,
                  ClusterLimits::Tables limit_tables = {});
 
-    // Restores the kept control settings and destination state, recovers
-    // active/ and starts the scans.
+    // Restores the kept control settings (use_control()) and destination
+    // state, recovers active/ and starts the scans.
     void start();
     // Before a clean exit: commits the destination state's last changes.
     void save_state() { dest_state_.finish(); }
@@ -63,8 +63,10 @@ class QueueManager : public core::Driver {
     void on_trigger(std::string_view bytes) { feeder_.on_trigger(bytes); }
     // The priority lanes' tables (priority_class.hpp), before start().
     void use_priorities(PriorityTables tables) { intake_.use_priorities(std::move(tables)); }
-    // The control socket's commands.
-    ControlCommands& control() { return control_; }
+    // The control socket's commands (ControlSurface), or nullptr: they
+    // restore their kept settings in start() and hear when the scheduler
+    // ends one.
+    void use_control(ControlCommands* commands) { control_ = commands; }
     // The adaptive limits, or nullptr when no transport learns them.
     const AdaptiveLimits* adaptive() const { return adaptive_.get(); }
     // The destination shares' isolation, or nullptr when no share is set.
@@ -72,6 +74,10 @@ class QueueManager : public core::Driver {
     // The scheduler's state, for the control socket's queries and the
     // metrics (read only, on the loop thread).
     const core::Scheduler& scheduler() const { return sched_; }
+    // The scheduler, for the control socket's commands.
+    core::Scheduler& scheduler() { return sched_; }
+    // The connections qmgr opens for itself (the control flushes' too).
+    ServiceSlots& service_slots() { return service_slots_; }
     // What the control socket's queries read (references into this object).
     ControlSources control_sources() const;
 
@@ -100,8 +106,6 @@ class QueueManager : public core::Driver {
     // Forgets a message whose file has left active.
     void forget(Message& m);
     void arm_scheduler_timer();
-    // The flush(8) request of a control flush of `site`.
-    awaitable<void> control_flush(std::string site);
 
     // core::Driver
     void refill(core::Message& m, int limit) override;
@@ -123,7 +127,6 @@ class QueueManager : public core::Driver {
     asio::io_context& io_;
     const conf::QmgrParams& params_;
     const WallClock& clock_;
-    const FlushDomains& flush_domains_;
     // Before the parts that count into it.
     Counters counters_;
     queuefile::ActiveQueue store_;
@@ -147,8 +150,7 @@ class QueueManager : public core::Driver {
     Intake intake_;
     MessageEnd end_;
     Feeder feeder_;
-    AdminState admin_state_;
-    ControlCommands control_;
+    ControlCommands* control_ = nullptr;
     asio::steady_timer sched_timer_;
     int64_t sched_timer_due_ = 0;
     MessageTable messages_;
@@ -156,8 +158,6 @@ class QueueManager : public core::Driver {
     // Dead destinations, to tell a revival from a success in queue_window()
     // (compared, never dereferenced).
     std::unordered_set<const core::Queue*> dead_queues_;
-    // The sites of control flushes not answered by flush(8) yet.
-    std::unordered_set<std::string> control_flushes_;
 };
 
 } // namespace cqmgr::qmgr

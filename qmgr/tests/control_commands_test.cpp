@@ -1,8 +1,10 @@
-// The control commands against a real scheduler on a fixed clock: their
-// log lines as docs/control-protocol.md shows them, their replies, the kept
-// settings (in a state store in a temporary directory), expiry and
-// restore.
+// The control commands against a real scheduler on a fixed clock, each
+// given as the request line the grammar parses: their log lines as
+// docs/control-protocol.md shows them, their replies (keys in the
+// protocol's order), the kept settings (in a state store in a temporary
+// directory), expiry and restore.
 #include "control_commands.hpp"
+#include "control_dispatch.hpp"
 #include "temp_dir.hpp"
 
 #include <filesystem>
@@ -13,7 +15,6 @@ using namespace cqmgr;
 using namespace cqmgr::qmgr;
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-using Kind = ControlCommand::Kind;
 
 namespace {
 
@@ -90,7 +91,16 @@ struct Control : ::testing::Test {
         driver.sched = sched.get();
         driver.control = control.get();
     }
-    json run(ControlCommand c) { return control->execute(c); }
+    // The reply to the command `line` from user `uid`, as an object
+    // compared field by field.
+    json run(std::string_view line, int64_t uid = 0) { return json::parse(reply_line(line, uid)); }
+    // The reply line itself, keys in the order they are sent.
+    std::string reply_line(std::string_view line, int64_t uid = 0) {
+        control::Parsed p = control::parse_request(line);
+        EXPECT_TRUE(p.ok()) << line << ": " << p.error;
+        if (!p.ok()) return control::reply_line(control::error_reply(p.error));
+        return control::reply_line(control->execute(*p.request, uid));
+    }
     // A message with `n` recipients for `queue` on `transport`.
     core::Message& message(const std::string& queue, int n, const std::string& transport = "smtp") {
         auto m = std::make_unique<core::Message>();
@@ -110,7 +120,7 @@ struct Control : ::testing::Test {
 } // namespace
 
 TEST_F(Control, SuspendAndResumeAreLoggedAnsweredAndKept) {
-    json r = run({Kind::suspend, "smtp", "example.com", 600, "maintenance", 0, 0});
+    json r = run("suspend smtp:example.com for 600 reason maintenance");
     ASSERT_TRUE(r["ok"].get<bool>()) << r;
     ASSERT_EQ(lines.size(), 1u);
     EXPECT_EQ(lines[0], "control: suspend smtp:example.com until 2026-11-24T06:00:00Z (600s) by "
@@ -127,18 +137,36 @@ TEST_F(Control, SuspendAndResumeAreLoggedAnsweredAndKept) {
     EXPECT_EQ(kept[0].target.text(), "smtp:example.com");
     EXPECT_EQ(kept[0].hold.reason, "maintenance");
 
-    r = run({Kind::resume, "smtp", "example.com", 0, "", 0, 0});
+    r = run("resume smtp:example.com");
     EXPECT_EQ(lines.back(), "control: resume smtp:example.com by uid 0");
     EXPECT_EQ(r["changed"], json::parse(R"([{"target":"smtp:example.com","suspended":false}])"));
     EXPECT_TRUE(state->load().empty());
     // Nothing left to resume: not an error, nothing changed.
-    r = run({Kind::resume, "smtp", "example.com", 0, "", 0, 0});
+    r = run("resume smtp:example.com");
     EXPECT_TRUE(r["ok"].get<bool>());
     EXPECT_EQ(r["changed"], json::array());
 }
 
+// The replies go out with their keys in the protocol's order: "ok" first,
+// then what changed, each changed object's "target" first.
+TEST_F(Control, RepliesKeepTheProtocolsOrderOfKeys) {
+    EXPECT_EQ(reply_line("suspend smtp:example.com for 600 reason maintenance"),
+              R"({"ok":true,"changed":[{"target":"smtp:example.com","suspended":true,)"
+              R"("until":1795500000,"reason":"maintenance"}]})"
+              "\n");
+    EXPECT_EQ(reply_line("throttle example.com 2"),
+              R"({"ok":true,"changed":[{"target":"example.com","queues":[],)"
+              R"("throttle":{"concurrency":2,"until":null}}]})"
+              "\n");
+    flush_answer = ControlCommands::FlushDeferred::busy;
+    EXPECT_EQ(reply_line("flush example.org"),
+              R"({"ok":true,"changed":[],"deferred":"not asked: too many flushes are waiting )"
+              R"(for the flush service; try again later"})"
+              "\n");
+}
+
 TEST_F(Control, SuspendWithoutDurationOrReasonAndOfAWholeTransport) {
-    json r = run({Kind::suspend, "relay", "", 0, "", 0, 107});
+    json r = run("suspend relay", 107);
     ASSERT_TRUE(r["ok"].get<bool>()) << r;
     EXPECT_EQ(lines.back(), "control: suspend relay by uid 107");
     EXPECT_EQ(r["changed"][0]["until"], nullptr);
@@ -148,7 +176,7 @@ TEST_F(Control, SuspendWithoutDurationOrReasonAndOfAWholeTransport) {
 TEST_F(Control, ThrottleOfABareDestinationListsItsQueues) {
     message("example.com", 3, "smtp");
     message("example.com", 1, "relay");
-    json r = run({Kind::throttle, "", "example.com", 600, "", 2, 0});
+    json r = run("throttle example.com 2 for 600");
     ASSERT_TRUE(r["ok"].get<bool>()) << r;
     EXPECT_EQ(lines.back(),
               "control: throttle example.com concurrency 2 until 2026-11-24T06:00:00Z (600s) by "
@@ -158,7 +186,7 @@ TEST_F(Control, ThrottleOfABareDestinationListsItsQueues) {
     EXPECT_EQ(sched->transport("smtp").queue_by_name.at("example.com")->select_window(), 1);
     EXPECT_EQ(sched->transport("smtp").queue_by_name.at("example.com")->cap->concurrency, 2);
 
-    r = run({Kind::unthrottle, "", "example.com", 0, "", 0, 0});
+    r = run("unthrottle example.com");
     EXPECT_EQ(lines.back(), "control: unthrottle example.com by uid 0");
     EXPECT_EQ(r["changed"][0]["throttle"], nullptr);
     EXPECT_FALSE(sched->transport("smtp").queue_by_name.at("example.com")->cap);
@@ -166,8 +194,8 @@ TEST_F(Control, ThrottleOfABareDestinationListsItsQueues) {
 }
 
 TEST_F(Control, SettingsEndByThemselvesAndAreForgotten) {
-    run({Kind::suspend, "smtp", "example.com", 60, "", 0, 0});
-    run({Kind::throttle, "", "slow.example", 120, "", 1, 0});
+    run("suspend smtp:example.com for 60");
+    run("throttle slow.example 1 for 120");
     EXPECT_EQ(state->load().size(), 2u);
     clock.t += 60;
     sched->set_time(clock.t);
@@ -189,7 +217,7 @@ TEST_F(Control, FlushRevivesADeadDestinationAndAsksTheFlushService) {
         e,
         core::DeliveryResult{core::DeliveryResult::Kind::replied, 1, {"4.4.1", "connect refused"}});
     ASSERT_TRUE(t.queue_by_name.at("example.com")->dead());
-    json r = run({Kind::flush, "smtp", "example.com", 0, "", 0, 0});
+    json r = run("flush smtp:example.com");
     ASSERT_TRUE(r["ok"].get<bool>()) << r;
     EXPECT_EQ(lines.back(), "control: flush smtp:example.com by uid 0");
     EXPECT_EQ(r["changed"], json::parse(R"([{"target":"smtp:example.com","revived":true}])"));
@@ -198,7 +226,7 @@ TEST_F(Control, FlushRevivesADeadDestinationAndAsksTheFlushService) {
     EXPECT_EQ(flushed, std::vector<std::string>{"example.com"});
     EXPECT_FALSE(t.queue_by_name.count("example.com") && t.queue_by_name.at("example.com")->dead());
     // Nothing dead any more: nothing revived, the flush service asked again.
-    r = run({Kind::flush, "", "example.com", 0, "", 0, 0});
+    r = run("flush example.com");
     EXPECT_EQ(r["changed"], json::array());
     EXPECT_EQ(flushed.size(), 2u);
     sched->check_invariants();
@@ -206,32 +234,45 @@ TEST_F(Control, FlushRevivesADeadDestinationAndAsksTheFlushService) {
 
 TEST_F(Control, FlushSaysWhenTheDeferredMailIsNotEligible) {
     flush_answer = ControlCommands::FlushDeferred::not_eligible;
-    json r = run({Kind::flush, "", "example.org", 0, "", 0, 0});
+    json r = run("flush example.org");
     EXPECT_EQ(r, (json{{"ok", true},
                        {"changed", json::array()},
                        {"deferred", "not eligible for fast flush (fast_flush_domains); deferred "
                                     "mail waits for its retry time, see postqueue -f"}}));
     flush_answer = ControlCommands::FlushDeferred::service_asked;
-    r = run({Kind::flush, "", "example.org", 0, "", 0, 0});
+    r = run("flush example.org");
     EXPECT_EQ(r["deferred"], "asked the flush service to deliver the deferred mail for "
                              "example.org, as postqueue -s does, if fast_flush_domains (a lookup "
                              "table) lists it");
     // The other commands have no such field.
-    EXPECT_FALSE(run({Kind::suspend, "smtp", "", 0, "", 0, 0}).contains("deferred"));
+    EXPECT_FALSE(run("suspend smtp").contains("deferred"));
 }
 
+// A line the grammar refuses never reaches the commands: the daemon's
+// dispatch answers it with an error, and nothing changes, is logged or is
+// kept.
 TEST_F(Control, MalformedCommandsGetAnErrorAndChangeNothing) {
-    for (const ControlCommand& c : {
-             ControlCommand{Kind::suspend, "", "example.com", 0, "", 0, 0},
-             ControlCommand{Kind::resume, "", "", 0, "", 0, 0},
-             ControlCommand{Kind::throttle, "smtp", "", 0, "", 2, 0},
-             ControlCommand{Kind::throttle, "smtp", "example.com", 0, "", 0, 0},
-             ControlCommand{Kind::flush, "smtp", "", 0, "", 0, 0},
-             ControlCommand{Kind::suspend, "smtp", "", max_control_duration + 1, "", 0, 0},
-             ControlCommand{Kind::suspend, "smtp", "", -1, "", 0, 0},
+    MessageTable messages;
+    ArrivalIndex arrivals;
+    DeliveryRecord record(*sched);
+    Counters counters;
+    ControlQueries queries(ControlSources{*sched, messages, arrivals, record, counters, clock,
+                                          [] { return FeedState{}; }},
+                           ControlIdentity{1, "cqmgr test", {start_time, 0}});
+    ControlDispatch dispatch(queries, *control);
+    for (const char* line : {
+             "suspend :example.com",        // no transport
+             "suspend example.com:",        // no destination after the colon
+             "resume",                      // no target
+             "throttle smtp:example.com",   // no concurrency
+             "throttle smtp:example.com 0", // a concurrency below 1
+             "flush",                       // no destination
+             "suspend smtp for 366d",       // longer than 365 days
+             "suspend smtp for -1",         // not a duration
+             "unthrottle a b",              // a word too many
          }) {
-        json r = run(c);
-        EXPECT_FALSE(r["ok"].get<bool>()) << r;
+        json r = json::parse(dispatch.answer(line, 0));
+        EXPECT_FALSE(r["ok"].get<bool>()) << line << ": " << r;
         EXPECT_TRUE(r["error"].is_string()) << r;
     }
     EXPECT_TRUE(lines.empty());
@@ -251,7 +292,7 @@ TEST_F(Control, ASettingPastTheLimitOfWhatIsKeptIsRefused) {
     ASSERT_TRUE(AdminState::fits(admin_records(sched->admin_holds(), sched->admin_caps())));
     json r;
     for (; n < 1200; ++n) {
-        r = run({Kind::suspend, "smtp", "d" + std::to_string(n) + ".example", 0, reason, 0, 0});
+        r = run("suspend smtp:d" + std::to_string(n) + ".example reason " + reason);
         if (!r["ok"].get<bool>()) break;
         EXPECT_FALSE(r.contains("warning")) << r;
     }
@@ -264,7 +305,7 @@ TEST_F(Control, ASettingPastTheLimitOfWhatIsKeptIsRefused) {
     EXPECT_EQ(sched->admin_holds().size(), static_cast<size_t>(n));
     EXPECT_EQ(lines.size(), static_cast<size_t>(n - 1000));
     // Replacing a setting by a shorter one is not refused.
-    r = run({Kind::suspend, "smtp", "d0.example", 0, "short", 0, 0});
+    r = run("suspend smtp:d0.example reason short");
     EXPECT_TRUE(r["ok"].get<bool>()) << r;
     EXPECT_FALSE(r.contains("warning")) << r;
     // What was kept comes back after a restart, every one of them.
@@ -274,9 +315,9 @@ TEST_F(Control, ASettingPastTheLimitOfWhatIsKeptIsRefused) {
 }
 
 TEST_F(Control, KeptSettingsAreRestoredAfterARestart) {
-    run({Kind::suspend, "smtp", "example.com", 0, "maintenance", 0, 0});
-    run({Kind::throttle, "", "slow.example", 60, "", 3, 0});
-    run({Kind::suspend, "relay", "", 30, "", 0, 0});
+    run("suspend smtp:example.com reason maintenance");
+    run("throttle slow.example 3 for 60");
+    run("suspend relay for 30");
     clock.t += 45; // the relay suspension ends while cqmgr is down
     restart();
     lines.clear();

@@ -3,6 +3,8 @@
 // lines.  Also a by-hand benchmark of the summary and queues replies with
 // 20,000 messages over 1,000 destinations (disabled by default: run with
 // --gtest_also_run_disabled_tests --gtest_filter='*Bench*').
+#include "admin_state.hpp"
+#include "control_commands.hpp"
 #include "control_dispatch.hpp"
 #include "control_queries.hpp"
 #include "fake_driver.hpp"
@@ -36,6 +38,11 @@ struct Queries : ::testing::Test {
     Counters counters;
     FeedState feed{false, {"incoming"}};
     std::unique_ptr<ControlQueries> queries;
+    // The commands, for the dispatch: nothing kept (every reply has a
+    // warning), log lines collected, a flush of "boom" throws.
+    AdminState kept;
+    std::vector<std::string> command_lines;
+    std::unique_ptr<ControlCommands> commands;
 
     void make() {
         sched = std::make_unique<core::Scheduler>(
@@ -48,7 +55,15 @@ struct Queries : ::testing::Test {
             ControlSources{*sched, messages, arrivals, *record, counters, clock,
                            [this] { return feed; }, 20000, 20000},
             ControlIdentity{123, "cqmgr test", {990, 500000}});
+        commands = std::make_unique<ControlCommands>(
+            *sched, kept, clock,
+            [](const std::string& site) {
+                if (site == "boom") throw std::runtime_error("boom");
+                return ControlCommands::FlushDeferred::not_eligible;
+            },
+            [this](const std::string& l) { command_lines.push_back(l); });
     }
+    ControlDispatch dispatch() const { return ControlDispatch(*queries, *commands); }
     void SetUp() override { make(); }
 
     // A message with `n` recipients for `queue` on `transport`, arrived at
@@ -320,7 +335,8 @@ TEST_F(Queries, DeliveriesInFlightWithTheirAge) {
 }
 
 TEST_F(Queries, DispatchAnswersQueriesAndHandsOnCommands) {
-    ControlDispatch d(*queries);
+    ControlDispatch d = dispatch();
+    const std::vector<std::string>& lines = command_lines;
     auto reply = [&](std::string_view line, uid_t uid = 0) {
         std::string s = d.answer(line, uid);
         EXPECT_EQ(s.back(), '\n');
@@ -331,15 +347,14 @@ TEST_F(Queries, DispatchAnswersQueriesAndHandsOnCommands) {
     EXPECT_EQ(reply("help")["requests"].size(), 11u);
     EXPECT_EQ(reply("frob"),
               (nlohmann::json{{"ok", false}, {"error", "unknown request: frob (try help)"}}));
-    EXPECT_EQ(reply("suspend smtp"), (nlohmann::json{{"ok", false}, {"error", "not available"}}));
+    EXPECT_TRUE(lines.empty());
 
-    d.set_commands([](const control::Request& r, uid_t uid) {
-        if (r.target->transport == "boom") throw std::runtime_error("boom");
-        return nlohmann::json{{"ok", true}, {"uid", uid}, {"target", r.target->text}};
-    });
-    EXPECT_EQ(reply("suspend smtp:x for 1h", 42),
-              (nlohmann::json{{"ok", true}, {"uid", 42}, {"target", "smtp:x"}}));
-    EXPECT_EQ(reply("resume boom"),
+    auto r = reply("suspend smtp:x for 1h", 42);
+    EXPECT_EQ(r["ok"], true);
+    EXPECT_EQ(r["changed"][0]["target"], "smtp:x");
+    EXPECT_EQ(lines, std::vector<std::string>{"control: suspend smtp:x until 1970-01-01T01:16:40Z "
+                                              "(3600s) by uid 42"});
+    EXPECT_EQ(reply("flush smtp:boom"),
               (nlohmann::json{{"ok", false}, {"error", "internal error: boom"}}));
 }
 
@@ -348,7 +363,7 @@ TEST_F(Queries, RepliesSurviveBytesThatAreNotUtf8) {
     make();
     add("A", 2, "a.example");
     reply(send(), 4, {"4.7.0", "421 \xff\xfe greeting"});
-    ControlDispatch d(*queries);
+    ControlDispatch d = dispatch();
     auto j = nlohmann::json::parse(d.answer("queues smtp", 0));
     EXPECT_EQ(j["transports"][0]["queues"][0]["last_dsn"]["reason"],
               "421 \xef\xbf\xbd\xef\xbf\xbd greeting");
@@ -368,7 +383,7 @@ TEST_F(Queries, DISABLED_BenchSummaryAndQueues) {
     }
     for (int i = 0; i < 2000; ++i)
         if (!send(i % 2 ? "smtp" : "relay")) break;
-    ControlDispatch d(*queries);
+    ControlDispatch d = dispatch();
     for (const char* line : {"summary", "queues", "jobs", "deliveries"}) {
         using C = std::chrono::steady_clock;
         size_t bytes = 0;

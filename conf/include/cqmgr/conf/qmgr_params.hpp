@@ -7,6 +7,7 @@
 #pragma once
 
 #include "cqmgr/conf/main_cf.hpp"
+#include "cqmgr/control/socket.hpp"
 
 #include <cstdint>
 #include <map>
@@ -119,7 +120,7 @@ struct QmgrParams {
     // not in param_table.hpp).
     // The control socket (docs/control-protocol.md): relative to
     // queue_directory unless absolute; empty turns it off.
-    std::string cqmgr_control_socket = "private/cqmgr";
+    std::string cqmgr_control_socket{control::default_socket_path};
 
     // cqmgr's own parameters (not Postfix's; every one is off or neutral by
     // default).

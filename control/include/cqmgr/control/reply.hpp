@@ -28,6 +28,5 @@ std::string reply_line(const Json& reply);
 // `size_hint` set to this line's size: a poller asks the same question
 // again and again, and its answers are about as long as the last one.
 std::string reply_line(const Json& reply, std::size_t& size_hint);
-std::string reply_line(const nlohmann::json& reply);
 
 } // namespace cqmgr::control

@@ -1,13 +1,15 @@
 // One request of the control socket (docs/control-protocol.md), parsed from
 // its line into a typed Request, or refused with a text for the error reply.
-// Pure code: no I/O, no daemon state.  The daemon answers queries from its
-// state and hands commands to whoever executes them; cqmgrctl may use
-// format_request() to write lines the daemon accepts.
+// This is the protocol's one grammar: the daemon parses every line with it
+// (and checks nothing again), cqmgrctl checks its command line against the
+// same table of requests before it sends anything.  Pure code: no I/O, no
+// daemon state.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +34,21 @@ enum class Verb {
     throttle,
     unthrottle,
 };
+
+// What the grammar says of one request: its name on the wire, its usage
+// line, and how many words may follow the name.
+struct VerbSpec {
+    Verb verb;
+    std::string_view name;
+    std::string_view usage;
+    size_t min_args;
+    size_t max_args; // SIZE_MAX: the rest of the line is free text
+};
+
+// Every request, in the order of docs/control-protocol.md.
+std::span<const VerbSpec> verbs();
+// The request named `name` (any case), or nullptr.
+const VerbSpec* find_verb(std::string_view name);
 
 // What a command acts on: `TRANSPORT`, `TRANSPORT:DESTINATION`, or (for
 // flush, throttle and unthrottle) a bare `DESTINATION` on every transport.
