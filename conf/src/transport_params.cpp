@@ -1,40 +1,56 @@
 #include "cqmgr/conf/transport_params.hpp"
 
-#include "cqmgr/conf/scheduler_policy.hpp"
+#include "cqmgr/conf/param_table.hpp"
 
 namespace cqmgr::conf {
 
 namespace {
 
-// Reads <transport><suffix> as an int, or returns the typed global.
-int64_t int2(const MainCf& cf, const std::string& t, const char* suffix, int64_t fallback,
-             int64_t min, int64_t max) {
-    std::string name = t + suffix;
-    if (!cf.is_known(name)) return fallback; // Postfix checks the fallback too; it already passed
-    return cf.integer(name, fallback, min, max);
-}
-
-// Reads <transport><suffix> as a time (bare numbers in seconds), or returns
-// the typed global.
-int64_t time2(const MainCf& cf, const std::string& t, const char* suffix, int64_t fallback,
-              int64_t min) {
-    std::string name = t + suffix;
-    if (!cf.is_known(name)) return fallback;
-    return cf.time(name, "0s", 's', min, 0);
-}
-
-// Reads a feedback value: <transport><suffix>, else the global's text.  A
-// malformed value warns and gives the neutral feedback 1.  `param` gets the
-// name of the parameter the value is attributed to.
-Feedback feedback(const MainCf& cf, const std::string& t, const char* suffix,
-                  const char* global_name, const std::string& global_value,
+// Reads a feedback value: `name`, else the global's text.  A malformed
+// value warns and gives the neutral feedback 1.  `param` gets the name of
+// the parameter the value is attributed to.
+Feedback feedback(const MainCf& cf, const std::string& name, const TransportSuffix& s,
+                  std::string_view global_name, const std::string& global_value,
                   const MainCf::Warn& warn, std::string& param) {
-    std::string name = t + suffix;
-    std::string value = cf.is_known(name) ? cf.str(name, global_value, 1) : global_value;
+    std::string value = cf.is_known(name) ? cf.str(name, global_value, s.min, s.max) : global_value;
     param = value != global_value ? name : std::string(global_name);
     if (auto fb = parse_feedback(value)) return *fb;
     if (warn) warn(param + ": ignoring malformed or unreasonable feedback: " + value);
     return Feedback{};
+}
+
+// Reads <transport><suffix> with its type and bounds into its member of
+// `p`, or copies the typed global when it is unset (Postfix checks the
+// global too; it already passed).
+void read_suffix(const MainCf& cf, const QmgrParams& g, const std::string& t,
+                 const TransportSuffix& s, const MainCf::Warn& warn, TransportParams& p) {
+    std::string name = t + std::string(s.suffix);
+    // `local` has registered defaults of its own for two of them (2 and 1).
+    const ParamSpec& global = t == "local" && s.local ? *s.local : *s.global;
+    bool own = cf.is_known(name);
+    switch (s.type) {
+    case ParamType::Int:
+        p.*s.field.number = own ? cf.integer(name, 0, s.min, s.max) : g.*global.field.number;
+        return;
+    case ParamType::Time:
+        p.*s.field.number = own ? cf.time(name, "0s", 's', s.min, s.max) : g.*global.field.number;
+        return;
+    case ParamType::Percent:
+        p.*s.field.number = own ? cf.percent(name, 0) : g.*global.field.number;
+        return;
+    case ParamType::String:
+        if (s.field.feedback) {
+            p.*s.field.feedback =
+                feedback(cf, name, s, global.name, g.*global.field.text, warn, p.*s.field.text);
+            return;
+        }
+        p.*s.field.text = own ? cf.str(name, "", s.min, s.max) : g.*global.field.text;
+        if (own && global.check) global.check(cf, name, p.*s.field.text);
+        return;
+    case ParamType::Long:
+    case ParamType::Bool:
+        return; // not per transport (the suffix tables refuse it when they compile)
+    }
 }
 
 } // namespace
@@ -43,56 +59,14 @@ TransportParams read_transport_params(const MainCf& cf, const QmgrParams& g, con
                                       const MainCf::Warn& warn) {
     TransportParams p;
     p.name = t;
-    // `local` has registered defaults of its own for these two (2 and 1).
-    p.destination_concurrency_limit = int2(cf, t, "_destination_concurrency_limit",
-                                           t == "local" ? g.local_destination_concurrency_limit
-                                                        : g.default_destination_concurrency_limit,
-                                           0, 0);
-    p.destination_recipient_limit = int2(cf, t, "_destination_recipient_limit",
-                                         t == "local" ? g.local_destination_recipient_limit
-                                                      : g.default_destination_recipient_limit,
-                                         0, 0);
-    p.initial_destination_concurrency =
-        int2(cf, t, "_initial_destination_concurrency", g.initial_destination_concurrency, 1, 0);
-    p.transport_rate_delay =
-        time2(cf, t, "_transport_rate_delay", g.default_transport_rate_delay, 0);
-    p.destination_rate_delay =
-        time2(cf, t, "_destination_rate_delay", g.default_destination_rate_delay, 0);
+    for (const TransportSuffix& s : transport_suffixes())
+        read_suffix(cf, g, t, s, warn, p);
     if (p.destination_rate_delay > 0) p.destination_concurrency_limit = 1;
     if (p.destination_concurrency_limit != 0 &&
         p.destination_concurrency_limit < p.initial_destination_concurrency)
         p.initial_destination_concurrency = p.destination_concurrency_limit;
-    p.delivery_slot_cost = int2(cf, t, "_delivery_slot_cost", g.default_delivery_slot_cost, 0, 0);
-    p.delivery_slot_loan = int2(cf, t, "_delivery_slot_loan", g.default_delivery_slot_loan, 0, 0);
-    p.delivery_slot_discount =
-        int2(cf, t, "_delivery_slot_discount", g.default_delivery_slot_discount, 0, 100);
-    p.minimum_delivery_slots =
-        int2(cf, t, "_minimum_delivery_slots", g.default_minimum_delivery_slots, 0, 0);
-    p.recipient_limit = int2(cf, t, "_recipient_limit", g.default_recipient_limit, 0, 0);
-    p.extra_recipient_limit =
-        int2(cf, t, "_extra_recipient_limit", g.default_extra_recipient_limit, 0, 0);
-    p.recipient_refill_limit =
-        int2(cf, t, "_recipient_refill_limit", g.default_recipient_refill_limit, 1, 0);
-    p.recipient_refill_delay =
-        time2(cf, t, "_recipient_refill_delay", g.default_recipient_refill_delay, 1);
-    p.positive_feedback = feedback(cf, t, "_destination_concurrency_positive_feedback",
-                                   "default_destination_concurrency_positive_feedback",
-                                   g.default_destination_concurrency_positive_feedback, warn,
-                                   p.positive_feedback_param);
-    p.negative_feedback = feedback(cf, t, "_destination_concurrency_negative_feedback",
-                                   "default_destination_concurrency_negative_feedback",
-                                   g.default_destination_concurrency_negative_feedback, warn,
-                                   p.negative_feedback_param);
-    p.destination_concurrency_failed_cohort_limit =
-        int2(cf, t, "_destination_concurrency_failed_cohort_limit",
-             g.default_destination_concurrency_failed_cohort_limit, 0, 0);
-    p.cqmgr_urgent_agent_share =
-        int2(cf, t, "_cqmgr_urgent_agent_share", g.cqmgr_urgent_agent_share, 0, 100);
-    std::string share = t + "_cqmgr_destination_agent_share";
-    p.cqmgr_destination_agent_share =
-        cf.is_known(share) ? cf.percent(share, 0) : g.cqmgr_destination_agent_share;
-    p.cqmgr_scheduler_policy =
-        read_scheduler_policy(cf, t + "_cqmgr_scheduler_policy", g.cqmgr_scheduler_policy);
+    for (const TransportSuffix& s : cqmgr_transport_suffixes())
+        read_suffix(cf, g, t, s, warn, p);
     return p;
 }
 

@@ -9,13 +9,13 @@ using namespace cqmgr::conf;
 
 TEST(ParamTable, NamesAreUnique) {
     std::set<std::string_view> names;
-    for (auto table : {global_params(), qmgr_params()})
+    for (auto table : {global_params(), qmgr_params(), cqmgr_params()})
         for (auto& p : table)
             EXPECT_TRUE(names.insert(p.name).second) << p.name;
 }
 
 TEST(ParamTable, LiteralDefaultsSatisfyTheirOwnTypeAndBounds) {
-    for (auto table : {global_params(), qmgr_params()})
+    for (auto table : {global_params(), qmgr_params(), cqmgr_params()})
         for (auto& p : table) {
             if (p.computed || p.def.find('$') != std::string_view::npos) continue;
             switch (p.type) {
@@ -37,6 +37,12 @@ TEST(ParamTable, LiteralDefaultsSatisfyTheirOwnTypeAndBounds) {
             case ParamType::Bool:
                 EXPECT_TRUE(parse_bool(p.def)) << p.name;
                 break;
+            case ParamType::Percent: {
+                auto n = parse_int(p.def);
+                ASSERT_TRUE(n) << p.name;
+                EXPECT_TRUE(*n >= 0 && *n <= 100) << p.name;
+                break;
+            }
             case ParamType::String:
                 EXPECT_TRUE(!p.min || static_cast<int64_t>(p.def.size()) >= p.min) << p.name;
                 break;
@@ -49,9 +55,42 @@ TEST(ParamTable, SixteenSuffixesWithQmgrFallbacks) {
     for (auto& s : transport_suffixes()) {
         auto* p = find_param(s.fallback);
         ASSERT_NE(p, nullptr) << s.fallback;
+        EXPECT_EQ(p, s.global) << s.fallback;
         EXPECT_EQ(p->reader, ParamReader::Qmgr) << s.fallback;
         EXPECT_EQ(p->type, s.type) << s.fallback;
     }
+}
+
+TEST(ParamTable, CqmgrParametersAreCqmgrsOwn) {
+    for (auto& p : cqmgr_params()) {
+        EXPECT_TRUE(p.name.starts_with("cqmgr_")) << p.name;
+        EXPECT_EQ(p.reader, ParamReader::Cqmgr) << p.name;
+        EXPECT_NE(p.field.kind, ParamField::Kind::None) << p.name;
+        EXPECT_EQ(find_param(p.name), nullptr) << p.name; // Postfix's lookup does not see them
+    }
+    for (auto table : {global_params(), qmgr_params()})
+        for (auto& p : table) {
+            EXPECT_FALSE(p.name.starts_with("cqmgr_")) << p.name;
+            EXPECT_NE(p.reader, ParamReader::Cqmgr) << p.name;
+        }
+}
+
+TEST(ParamTable, CqmgrSuffixesFallBackToCqmgrRows) {
+    ASSERT_EQ(cqmgr_transport_suffixes().size(), 3u);
+    for (auto& s : cqmgr_transport_suffixes()) {
+        ASSERT_NE(s.global, nullptr) << s.suffix;
+        EXPECT_EQ(s.global->reader, ParamReader::Cqmgr) << s.suffix;
+        EXPECT_EQ("_" + std::string(s.fallback), s.suffix);
+        EXPECT_EQ(s.type, s.global->type) << s.suffix;
+    }
+}
+
+TEST(ParamTable, CqmgrDefaultsAreNotRegistered) {
+    // Postfix does not know them: $cqmgr_... expands to "" unless set.
+    MainCf cf;
+    register_defaults(cf, "vm");
+    for (auto& p : cqmgr_params())
+        EXPECT_FALSE(cf.is_known(std::string(p.name))) << p.name;
 }
 
 TEST(ParamTable, TransportDefaultsPointAtTheGlobals) {

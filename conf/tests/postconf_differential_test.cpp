@@ -227,6 +227,9 @@ Typed typed(const std::string& name, ParamType type, std::string_view def, int64
             range(*n, true);
         break;
     }
+    case ParamType::Percent: // cqmgr's own: postconf does not know it
+        t.error = "not a Postfix type: " + name;
+        break;
     }
     return t;
 }

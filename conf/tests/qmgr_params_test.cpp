@@ -55,6 +55,13 @@ TEST(QmgrParams, Defaults) {
     EXPECT_EQ(q.data_directory, "/var/lib/postfix"); // postconf -d data_directory
 }
 
+TEST(QmgrParams, EveryRowOfTheTableIsRead) {
+    auto q = load("");
+    for (auto table : {global_params(), qmgr_params(), cqmgr_params()})
+        for (auto& p : table)
+            EXPECT_EQ(q.values.count(p.name), p.reader == ParamReader::Master ? 0u : 1u) << p.name;
+}
+
 TEST(QmgrParams, ValuesAndUnits) {
     auto q = load("maximal_queue_lifetime = 2\n"
                   "bounce_queue_lifetime = 1h\n"

@@ -3,11 +3,15 @@
 // read in Postfix's order with Postfix's syntax, bounds and start-up checks,
 // so that a configuration stock qmgr refuses is refused here with the same
 // fatal text (ConfigError::postfix_text()), and one it accepts gives the
-// same values.  Per-transport values are read later: transport_params.hpp.
+// same values; then cqmgr's own parameters.  Per-transport values are read
+// later: transport_params.hpp.
+//
+// The parameter table (param_table.hpp) declares each parameter once: its
+// type, default, bounds and the member below that it fills.  The members
+// hold no defaults of their own; load() fills every one.
 #pragma once
 
 #include "cqmgr/conf/main_cf.hpp"
-#include "cqmgr/control/socket.hpp"
 
 #include <cstdint>
 #include <map>
@@ -20,48 +24,48 @@ namespace cqmgr::conf {
 struct QmgrParams {
     using Value = std::variant<std::string, int64_t, bool>;
 
-    // Every parameter read, by name, as Postfix typed it (times in seconds),
-    // before the adjustments below.
+    // Every parameter read, by name, as typed by its row (times in seconds,
+    // lists as text), before the adjustments below.
     std::map<std::string, Value, std::less<>> values;
 
     // qmgr's own parameters (docs/compatibility.md, "Parameters").  Times are
     // in seconds.
-    int64_t qmgr_message_active_limit = 20000;
-    int64_t qmgr_message_recipient_limit = 20000; // raised to the active limit if smaller
-    int64_t qmgr_message_recipient_minimum = 10;
-    int64_t default_recipient_limit = 20000;
-    int64_t default_extra_recipient_limit = 1000;
-    int64_t default_recipient_refill_limit = 100;
-    int64_t default_recipient_refill_delay = 5;
-    int64_t default_delivery_slot_cost = 5;
-    int64_t default_delivery_slot_loan = 3;
-    int64_t default_delivery_slot_discount = 50;
-    int64_t default_minimum_delivery_slots = 3;
-    int64_t initial_destination_concurrency = 5;
-    int64_t default_destination_concurrency_limit = 20;
-    int64_t default_destination_recipient_limit = 50;
-    int64_t local_destination_concurrency_limit = 2;
-    int64_t local_destination_recipient_limit = 1;
-    int64_t default_destination_concurrency_failed_cohort_limit = 1;
-    std::string default_destination_concurrency_positive_feedback = "1"; // parsed per transport
-    std::string default_destination_concurrency_negative_feedback = "1";
-    bool destination_concurrency_feedback_debug = false;
-    int64_t default_destination_rate_delay = 0;
-    int64_t default_transport_rate_delay = 0;
-    int64_t queue_run_delay = 300;
-    int64_t minimal_backoff_time = 300;
-    int64_t maximal_backoff_time = 4000;
-    int64_t maximal_queue_lifetime = 5 * 86400;
-    int64_t bounce_queue_lifetime = 5 * 86400; // lowered to maximal_queue_lifetime if larger
-    int64_t transport_retry_time = 60;
-    int64_t qmgr_clog_warn_time = 300;
-    int64_t qmgr_daemon_timeout = 1000;
-    int64_t qmgr_ipc_timeout = 60;
+    int64_t qmgr_message_active_limit{};
+    int64_t qmgr_message_recipient_limit{}; // raised to the active limit if smaller
+    int64_t qmgr_message_recipient_minimum{};
+    int64_t default_recipient_limit{};
+    int64_t default_extra_recipient_limit{};
+    int64_t default_recipient_refill_limit{};
+    int64_t default_recipient_refill_delay{};
+    int64_t default_delivery_slot_cost{};
+    int64_t default_delivery_slot_loan{};
+    int64_t default_delivery_slot_discount{};
+    int64_t default_minimum_delivery_slots{};
+    int64_t initial_destination_concurrency{};
+    int64_t default_destination_concurrency_limit{};
+    int64_t default_destination_recipient_limit{};
+    int64_t local_destination_concurrency_limit{};
+    int64_t local_destination_recipient_limit{};
+    int64_t default_destination_concurrency_failed_cohort_limit{};
+    std::string default_destination_concurrency_positive_feedback; // parsed per transport
+    std::string default_destination_concurrency_negative_feedback;
+    bool destination_concurrency_feedback_debug{};
+    int64_t default_destination_rate_delay{};
+    int64_t default_transport_rate_delay{};
+    int64_t queue_run_delay{};
+    int64_t minimal_backoff_time{};
+    int64_t maximal_backoff_time{};
+    int64_t maximal_queue_lifetime{};
+    int64_t bounce_queue_lifetime{}; // lowered to maximal_queue_lifetime if larger
+    int64_t transport_retry_time{};
+    int64_t qmgr_clog_warn_time{};
+    int64_t qmgr_daemon_timeout{};
+    int64_t qmgr_ipc_timeout{};
     std::vector<std::string> defer_transports;
     std::string default_filter_nexthop;
-    int64_t address_verify_pending_request_limit = 5000;
-    bool disable_verp_bounces = false;
-    bool confirm_delay_cleared = false;
+    int64_t address_verify_pending_request_limit{};
+    bool disable_verp_bounces{};
+    bool confirm_delay_cleared{};
 
     // Global parameters that change what qmgr does (docs/postfix-facts.md §9.2).
     std::string config_directory;
@@ -71,25 +75,25 @@ struct QmgrParams {
     std::string mail_owner;
     std::string myorigin; // after reading it from a file (see Options)
     std::vector<std::string> hash_queue_names;
-    int64_t hash_queue_depth = 1;
-    bool enable_long_queue_ids = false;
-    int64_t dont_remove = 0;
+    int64_t hash_queue_depth{};
+    bool enable_long_queue_ids{};
+    int64_t dont_remove{};
     std::string myhostname;
     std::string double_bounce_sender;
     std::string recipient_delimiter;
-    bool owner_request_special = true;
-    bool smtputf8_enable = false;
-    bool helpful_warnings = true;
-    int64_t in_flow_delay = 1;
-    int64_t default_process_limit = 100;
-    int64_t daemon_timeout = 18000;
-    int64_t ipc_timeout = 60; // qmgr replaces ipc_timeout with qmgr_ipc_timeout
-    int64_t ipc_idle = 5;
-    int64_t ipc_ttl = 1000;
+    bool owner_request_special{};
+    bool smtputf8_enable{};
+    bool helpful_warnings{};
+    int64_t in_flow_delay{};
+    int64_t default_process_limit{};
+    int64_t daemon_timeout{};
+    int64_t ipc_timeout{}; // qmgr replaces ipc_timeout with qmgr_ipc_timeout
+    int64_t ipc_idle{};
+    int64_t ipc_ttl{};
     int64_t max_idle = 0; // qmgr forces 0 (after checking the configured value)
     // max_idle as configured (main.cf, -o, -i; 100 s by default): the
     // control socket's limit on a client's wait between requests.
-    int64_t configured_max_idle = 100;
+    int64_t configured_max_idle{};
     int64_t max_use = 0; // qmgr forces 0 (after checking the configured value)
     std::string rewrite_service_name;
     std::string bounce_service_name;
@@ -101,36 +105,34 @@ struct QmgrParams {
     std::string relay_domains;
     std::string fast_flush_domains;
     std::vector<std::string> parent_domain_matches_subdomains;
-    bool soft_bounce = false;
-    bool address_verify_negative_cache = true;
-    int64_t delay_logging_resolution_limit = 2;
+    bool soft_bounce{};
+    bool address_verify_negative_cache{};
+    int64_t delay_logging_resolution_limit{};
     std::string info_log_address_format;
     std::string syslog_name;
     std::string syslog_facility;
     std::string maillog_file;
     std::string maillog_file_prefixes;
     std::string postlog_service_name;
-    int64_t trigger_timeout = 10;
-    bool backwards_bounce_logfile_compatibility = true;
+    int64_t trigger_timeout{};
+    bool backwards_bounce_logfile_compatibility{};
     // Not used by stock qmgr: cqmgr keeps the control socket's suspensions
     // and throttles there (docs/control-protocol.md).
     std::string data_directory;
 
-    // cqmgr's own parameters (unknown to Postfix and postconf, so they are
-    // not in param_table.hpp).
+    // cqmgr's own parameters (unknown to Postfix and postconf; every one is
+    // off or neutral by default).
     // The control socket (docs/control-protocol.md): relative to
     // queue_directory unless absolute; empty turns it off.
-    std::string cqmgr_control_socket{control::default_socket_path};
+    std::string cqmgr_control_socket;
 
-    // cqmgr's own parameters (not Postfix's; every one is off or neutral by
-    // default).
     // The /metrics endpoint: PORT, IPv4:PORT or [IPv6]:PORT; empty = off.
     std::string cqmgr_metrics_listen;
     // Destinations with metric series of their own; the rest are summed.
-    int64_t cqmgr_metrics_destination_limit = 50;
+    int64_t cqmgr_metrics_destination_limit{};
     // The destination state store (docs/admin-guide.md): an LMDB file,
     // relative to queue_directory unless absolute; empty turns it off.
-    // Its default, $data_directory/cqmgr-state.lmdb, is the issue's.
+    // By default $data_directory/cqmgr-state.lmdb.
     std::string cqmgr_state_database;
     // Adaptive limits from the receivers' replies (docs/admin-guide.md):
     // the transports that learn them (a list like defer_transports; empty =
@@ -138,21 +140,21 @@ struct QmgrParams {
     // default rules only), and the policy's knobs.
     std::vector<std::string> cqmgr_adaptive_limit_transports;
     std::string cqmgr_adaptive_reply_rules;
-    int64_t cqmgr_adaptive_probe_deliveries = 500;
-    int64_t cqmgr_adaptive_probe_time = 300;
-    int64_t cqmgr_adaptive_forget_time = 3600;
-    int64_t cqmgr_adaptive_rate_margin = 10; // percent
+    int64_t cqmgr_adaptive_probe_deliveries{};
+    int64_t cqmgr_adaptive_probe_time{};
+    int64_t cqmgr_adaptive_forget_time{};
+    int64_t cqmgr_adaptive_rate_margin{}; // percent
     // Retry jitter: each deferral's backoff moves by a random offset within
     // this percentage of it (0 = off, as stock).
-    int64_t cqmgr_backoff_jitter = 0;
+    int64_t cqmgr_backoff_jitter{};
     // Shared state across a cluster, on Redis (docs/admin-guide.md): the
     // server (host:port, [ipv6]:port or unix:/path; empty = off), the
     // prefix of every key, the deadline of each command (milliseconds),
     // and how long a concurrency lease lasts unless renewed (seconds).
     std::string cqmgr_redis_server;
-    std::string cqmgr_redis_key_prefix = "cqmgr:";
-    int64_t cqmgr_redis_timeout_ms = 100;
-    int64_t cqmgr_cluster_lease_time = 30;
+    std::string cqmgr_redis_key_prefix;
+    int64_t cqmgr_redis_timeout_ms{};
+    int64_t cqmgr_cluster_lease_time{};
     // Lookup tables ("type:name"), keyed by transport:destination,
     // destination or transport: rates N/period[,burst], and cluster-wide
     // concurrency limits (counts).
@@ -160,21 +162,21 @@ struct QmgrParams {
     std::vector<std::string> cqmgr_cluster_concurrency_limits;
     // The recovery ramp: deferred mail moves into the active queue at no
     // more than this many messages per second per destination; 0 = off.
-    int64_t cqmgr_recovery_rate = 0;
+    int64_t cqmgr_recovery_rate{};
     // The dead backlog (docs/admin-guide.md): a due deferred message that
     // cqmgr deferred itself and whose destinations are all still dead
     // waits another backoff in deferred instead of being taken.
-    bool cqmgr_dead_backlog = false;
+    bool cqmgr_dead_backlog{};
     // The due index (docs/admin-guide.md): the periodic deferred pass
     // takes the files that are due from an index ordered by time, and
     // lists only the directories that changed, instead of looking at every
     // file; a full pass at start-up, on a D trigger and once an hour.
-    bool cqmgr_deferred_due_index = false;
+    bool cqmgr_deferred_due_index{};
     // The resolve cache (docs/admin-guide.md): answers of trivial-rewrite
     // kept for 30 s, up to this many, and shared by the recipients of a
     // domain where the configuration allows; 0 keeps only the last answer,
     // as stock does.
-    int64_t cqmgr_resolve_cache_limit = 0;
+    int64_t cqmgr_resolve_cache_limit{};
     // Priority lanes (docs/admin-guide.md): the tables that give a message
     // its class (urgent, normal or bulk) from its sender and recipient
     // domains, and from its header lines; the percentage of each
@@ -184,18 +186,18 @@ struct QmgrParams {
     // every message is normal and nothing changes.
     std::vector<std::string> cqmgr_priority_maps;
     std::vector<std::string> cqmgr_priority_header_maps;
-    int64_t cqmgr_urgent_agent_share = 0;
-    int64_t cqmgr_bulk_agent_share = 10;
+    int64_t cqmgr_urgent_agent_share{};
+    int64_t cqmgr_bulk_agent_share{};
     // Slow-destination isolation (docs/admin-guide.md): the percentage of
     // a transport's process limit that one destination may have in flight
     // (per transport: <transport>_cqmgr_destination_agent_share); 0 = off.
     // `destination_shares` is true when it or any transport's is above 0.
-    int64_t cqmgr_destination_agent_share = 0;
+    int64_t cqmgr_destination_agent_share{};
     bool destination_shares = false;
     // The job selection policy (rak or finch) of every transport without a
     // <transport>_cqmgr_scheduler_policy of its own, and whether any
     // transport's policy is finch.
-    std::string cqmgr_scheduler_policy = "rak";
+    std::string cqmgr_scheduler_policy;
     bool finch_policy_used = false;
     // Each transport's process limit (master.cf maxproc, "-" resolved),
     // for the lanes' and the destinations' shares and the finch policy's:

@@ -14,9 +14,8 @@ namespace cqmgr::conf {
 // True when `value` names a policy: rak or finch.
 bool scheduler_policy_known(std::string_view value);
 
-// Reads parameter `name` as a policy, or returns `fallback` when it is not
-// set.  Throws ConfigError (with the file and line) for any other value.
-std::string read_scheduler_policy(const MainCf& cf, const std::string& name,
-                                  const std::string& fallback);
+// Throws ConfigError (with the file and line of parameter `name`) unless
+// `value` names a policy.
+void check_scheduler_policy(const MainCf& cf, const std::string& name, const std::string& value);
 
 } // namespace cqmgr::conf

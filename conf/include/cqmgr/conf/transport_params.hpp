@@ -3,8 +3,9 @@
 // qmgr_transport_create(): <transport>_destination_concurrency_limit and the
 // other 15 suffixes of param_table.hpp, each falling back to its default_*
 // global when unset (`local` has its own concurrency 2 and recipient limit
-// 1).  Bad values throw ConfigError at that first use, as stock qmgr stops
-// then; a malformed feedback value only warns (without a file and line, as
+// 1), then cqmgr's own suffixes.  The suffix tables name the member each
+// fills; the members hold no defaults of their own.  Bad values throw ConfigError at that first
+// use, as stock qmgr stops then; a malformed feedback value only warns (without a file and line, as
 // stock words it) and uses 1.
 #pragma once
 
@@ -23,19 +24,19 @@ struct TransportParams {
     // Values as qmgr uses them: a destination rate delay forces the
     // concurrency limit to 1, and the initial concurrency is capped at a
     // non-zero concurrency limit.
-    int64_t destination_concurrency_limit = 20;
-    int64_t destination_recipient_limit = 50;
-    int64_t initial_destination_concurrency = 5;
-    int64_t transport_rate_delay = 0;   // seconds
-    int64_t destination_rate_delay = 0; // seconds
-    int64_t delivery_slot_cost = 5;
-    int64_t delivery_slot_loan = 3;
-    int64_t delivery_slot_discount = 50; // percent
-    int64_t minimum_delivery_slots = 3;
-    int64_t recipient_limit = 20000;
-    int64_t extra_recipient_limit = 1000;
-    int64_t recipient_refill_limit = 100;
-    int64_t recipient_refill_delay = 5; // seconds
+    int64_t destination_concurrency_limit{};
+    int64_t destination_recipient_limit{};
+    int64_t initial_destination_concurrency{};
+    int64_t transport_rate_delay{};   // seconds
+    int64_t destination_rate_delay{}; // seconds
+    int64_t delivery_slot_cost{};
+    int64_t delivery_slot_loan{};
+    int64_t delivery_slot_discount{}; // percent
+    int64_t minimum_delivery_slots{};
+    int64_t recipient_limit{};
+    int64_t extra_recipient_limit{};
+    int64_t recipient_refill_limit{};
+    int64_t recipient_refill_delay{}; // seconds
     Feedback positive_feedback;
     Feedback negative_feedback;
     // The parameter each feedback value came from, as stock names it in
@@ -43,14 +44,14 @@ struct TransportParams {
     // value differs from the global's, else the global.
     std::string positive_feedback_param;
     std::string negative_feedback_param;
-    int64_t destination_concurrency_failed_cohort_limit = 1;
+    int64_t destination_concurrency_failed_cohort_limit{};
     // Priority lanes: <transport>_cqmgr_urgent_agent_share, else the global.
-    int64_t cqmgr_urgent_agent_share = 0;
+    int64_t cqmgr_urgent_agent_share{};
     // Slow-destination isolation: <transport>_cqmgr_destination_agent_share
     // ("N" or "N%"), else the global.
-    int64_t cqmgr_destination_agent_share = 0;
+    int64_t cqmgr_destination_agent_share{};
     // <transport>_cqmgr_scheduler_policy, else the global: rak or finch.
-    std::string cqmgr_scheduler_policy = "rak";
+    std::string cqmgr_scheduler_policy;
 };
 
 // Reads the parameters of one transport (no caching).  `globals` supplies
