@@ -152,7 +152,10 @@ void AdaptiveLimits::apply(const AdaptivePolicy::Change& change, const core::Adm
         std::string verb = change.why == Why::probe ? "probing" : "learned";
         // The same numbers: a strike that ended a slow start at its cap.
         bool same = after == before;
-        if (after.concurrency != before.concurrency || (same && after.concurrency > 0))
+        // A pause means one at a time: its concurrency of 0 is no limit
+        // of its own to report ("concurrency limit 0" read as a stop).
+        bool paused = after.rate_delay > 0 && after.concurrency == 0;
+        if (!paused && (after.concurrency != before.concurrency || (same && after.concurrency > 0)))
             add(verb + " concurrency limit " + std::to_string(after.concurrency));
         if (after.rate_delay != before.rate_delay || (same && after.rate_delay > 0))
             add(after.rate_delay > 0
