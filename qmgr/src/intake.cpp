@@ -163,7 +163,7 @@ Intake::Claimed Intake::claim(const std::string& id, const std::string& queue, i
     m.active_arrival = clock_.precise();
     if (out.keep_defer_log) {
         admit(m);
-        m.flags = 1;
+        m.flags = message_flag::defer;
         m.env.rcpt_offset = 0;
         m.env.recipients.clear();
     }
@@ -217,7 +217,7 @@ bool Intake::assign_now(Message& m, Batch& b) {
     const auto& env = m.env;
     b.rcpts = std::move(m.env.recipients);
     m.env.recipients.clear();
-    b.trace_only = env.tflags & 0x300;
+    b.trace_only = env.tflags & (protocol::del_flag::mta_vrfy | protocol::del_flag::usr_vrfy);
     b.request_class = (env.tflags & protocol::del_flag::mta_vrfy) ? "verify" : "resolve";
     b.context.force_expire = m.force_expire;
     b.context.ignore_defer_transports = (m.scan_flags & scan_flag::flush) || m.unthrottle;
@@ -329,7 +329,7 @@ void Intake::discard_double_bounce(Message& m, const queuefile::Recipient& r) co
     // Mark the recipient done in the queue file, as stock does.
     if (auto e = store_.mark_done(m.id, r.offset())) {
         log::warn(m.id + ": " + e->text);
-        m.flags |= 1; // keep the message rather than lose track
+        m.flags |= message_flag::defer; // keep the message rather than lose track
     }
 }
 

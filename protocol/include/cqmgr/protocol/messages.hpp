@@ -176,6 +176,9 @@ inline constexpr int class_alias = 0x0200;
 inline constexpr int class_virtual = 0x0400;
 inline constexpr int class_relay = 0x0800;
 inline constexpr int class_default = 0x1000;
+// All the class bits.
+inline constexpr int class_mask =
+    class_local | class_alias | class_virtual | class_relay | class_default;
 } // namespace resolve_flag
 
 // The resolver's answer.  The reply carries two attributes named `flags`:
@@ -195,7 +198,7 @@ struct ResolveReply {
     // Table lookup failure: qmgr delivers with retry:4.3.0.
     bool is_fail() const { return flags & resolve_flag::fail; }
     // The address class bits (exactly one is set on success).
-    int address_class() const { return flags & 0x1f00; }
+    int address_class() const { return flags & resolve_flag::class_mask; }
     bool operator==(const ResolveReply&) const = default;
 };
 
