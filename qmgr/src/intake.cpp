@@ -1,6 +1,7 @@
 #include "intake.hpp"
 
 #include "address.hpp"
+#include "cqmgr/mail/address.hpp"
 #include "cqmgr/queuefile/header_block.hpp"
 #include "log.hpp"
 #include "probes.hpp"
@@ -20,9 +21,11 @@ constexpr size_t max_header_bytes = 64 * 1024;
 using queuefile::qmode::expire;
 using queuefile::qmode::unthrottle;
 
-// The domain of an address (after its last '@').
-std::string_view domain_of(std::string_view address) {
-    return address.substr(address.rfind('@') + 1);
+// The key recipients are sorted by: the domain of an address, or all of an
+// address that has no '@'.
+std::string_view sort_domain(std::string_view address) {
+    auto parts = mail::split_address(address);
+    return parts.has_at ? parts.domain : address;
 }
 
 // Orders recipients by lower-cased domain, then by address, keeping the file
@@ -35,7 +38,7 @@ void sort_by_domain(std::vector<queuefile::Recipient>& rcpts) {
     std::vector<std::string_view> domain(n);
     bool capitals = false;
     for (size_t i = 0; i < n; ++i) {
-        domain[i] = domain_of(rcpts[i].address());
+        domain[i] = sort_domain(rcpts[i].address());
         for (char c : domain[i])
             capitals |= c >= 'A' && c <= 'Z';
     }
@@ -175,7 +178,7 @@ core::Lane Intake::classify(const Message& m, int fd) const {
     // The first batch's recipient domains, each once.
     std::vector<std::string> domains;
     for (const auto& r : m.env.recipients) {
-        std::string d = lower(address_domain(r.address()));
+        std::string d = lower(mail::split_address(r.address()).domain);
         if (std::find(domains.begin(), domains.end(), d) == domains.end())
             domains.push_back(std::move(d));
     }

@@ -115,6 +115,10 @@ TEST(ResolveCache, DomainAnswerServesPlainLocalParts) {
     EXPECT_FALSE(c.find("resolve", "s@x", "u2@D1.example", t, 1));
     EXPECT_FALSE(c.find("resolve", "s@x", "u2@d2.example", t, 1));
     EXPECT_FALSE(c.find("verify", "s@x", "u2@d1.example", t, 1));
+    // Nor for an address with more than one '@', quoted or not, or none.
+    for (const char* a : {"a@b@d1.example", "u2@d1.example@", "\"a@b\"@d1.example", "d1.example",
+                          "u2@", "@d1.example"})
+        EXPECT_FALSE(c.find("resolve", "s@x", a, t, 1)) << a;
 }
 
 TEST(ResolveCache, ChangedAddressIsKeptPerAddress) {
