@@ -27,9 +27,9 @@
 //     gives the same outcome.
 #include "cqmgr/protocol/agent_call.hpp"
 #include "cqmgr/protocol/command_client.hpp"
-#include "cqmgr/protocol/delivery_client.hpp"
 #include "cqmgr/protocol/messages.hpp"
 #include "cqmgr/protocol/rewrite_client.hpp"
+#include "cqmgr/test/delivery_client.hpp"
 
 #include <cerrno>
 #include <cstdint>

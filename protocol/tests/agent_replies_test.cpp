@@ -3,7 +3,7 @@
 // logs (the attribute scanner's line in `detail`, then qmgr's own line in
 // `warning`).  The expected texts were taken from stock qmgr's log for the
 // same bytes (compat scenario malformed-agent-replies).
-#include "cqmgr/protocol/delivery_client.hpp"
+#include "cqmgr/test/delivery_client.hpp"
 #include "fake_server.hpp"
 
 #include <gtest/gtest.h>

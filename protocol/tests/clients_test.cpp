@@ -2,11 +2,11 @@
 // connect, EOF, timeout) must become the typed outcome stock qmgr would act
 // on, and the clients must stay usable afterwards.  Malformed announcements
 // and replies from delivery agents: agent_replies_test.cpp.
-#include "cqmgr/protocol/delivery_client.hpp"
 #include "cqmgr/protocol/flush_client.hpp"
 #include "cqmgr/protocol/rewrite_client.hpp"
 #include "cqmgr/protocol/status_client.hpp"
-#include "cqmgr/protocol/verify_client.hpp"
+#include "cqmgr/test/delivery_client.hpp"
+#include "cqmgr/test/verify_client.hpp"
 #include "fake_server.hpp"
 
 #include <gtest/gtest.h>

@@ -6,7 +6,7 @@
 #include "cqmgr/protocol/flush_client.hpp"
 #include "cqmgr/protocol/messages.hpp"
 #include "cqmgr/protocol/status_client.hpp"
-#include "cqmgr/protocol/verify_client.hpp"
+#include "cqmgr/test/verify_client.hpp"
 
 #include <cstring>
 #include <gtest/gtest.h>

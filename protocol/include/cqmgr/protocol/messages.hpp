@@ -1,7 +1,7 @@
 // The requests and replies qmgr exchanges with Postfix's daemons, as plain
 // structs with encode/decode functions.  No I/O here: the clients
-// (delivery_client.hpp, rewrite_client.hpp, status_client.hpp,
-// verify_client.hpp, flush_client.hpp) send and receive them.
+// (agent_call.hpp, rewrite_client.hpp, status_client.hpp, flush_client.hpp,
+// and the tests' delivery and verify clients) send and receive them.
 #pragma once
 
 #include "cqmgr/protocol/attr.hpp"
