@@ -1,5 +1,6 @@
 #include "cqmgr/state/probe.hpp"
 #include "cqmgr/state/store.hpp"
+#include "cqmgr/test/temp_dir.hpp"
 
 #include <cstdlib>
 #include <fcntl.h>
@@ -24,14 +25,6 @@ namespace fs = std::filesystem;
 
 class StoreTest : public ::testing::Test {
   protected:
-    void SetUp() override {
-        char tmpl[] = "/tmp/cqmgr-state-test-XXXXXX";
-        ASSERT_NE(::mkdtemp(tmpl), nullptr);
-        dir_ = tmpl;
-        path_ = dir_ + "/cqmgr-state.lmdb";
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-
     std::unique_ptr<Store> open(Store::Options o = {}) {
         o.probe_timeout = std::chrono::seconds(20);
         return Store::open(
@@ -123,7 +116,9 @@ class StoreTest : public ::testing::Test {
         EXPECT_EQ(s->load(0, [](const std::string&) {}).records.size(), 1u);
     }
 
-    std::string dir_, path_;
+    cqmgr::test::TempDir tmp_{"cqmgr-state-test"};
+    std::string dir_ = tmp_.str();
+    std::string path_ = dir_ + "/cqmgr-state.lmdb";
     std::vector<std::string> warnings_;
 };
 
