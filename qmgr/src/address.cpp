@@ -1,6 +1,6 @@
 #include "address.hpp"
 
-#include "cqmgr/mail/address.hpp"
+#include "cqmgr/common/address.hpp"
 
 namespace cqmgr::qmgr {
 
@@ -27,7 +27,7 @@ std::string quote_local(std::string_view addr) {
         auto colon = addr.find(':');
         if (colon != std::string_view::npos) start = colon + 1;
     }
-    auto parts = mail::split_address(addr);
+    auto parts = split_address(addr);
     size_t end = parts.has_at && parts.local.size() >= start ? parts.local.size() : addr.size();
     std::string_view lp = addr.substr(start, end - start);
     if (dot_string(lp)) return std::string(addr);
@@ -43,7 +43,7 @@ std::string quote_local(std::string_view addr) {
 }
 
 std::string unquote_local(std::string_view addr) {
-    auto parts = mail::split_address(addr);
+    auto parts = split_address(addr);
     std::string_view lp = parts.local;
     std::string out;
     bool quoted = false;
@@ -62,8 +62,8 @@ std::string unquote_local(std::string_view addr) {
 
 std::string verp_sender(std::string_view sender, std::string_view delims,
                         std::string_view orig_rcpt, std::string_view rcpt) {
-    auto s = mail::split_address(sender);
-    auto r = mail::split_address(orig_rcpt.empty() ? rcpt : orig_rcpt);
+    auto s = split_address(sender);
+    auto r = split_address(orig_rcpt.empty() ? rcpt : orig_rcpt);
     std::string out(s.local);
     out += delims.size() > 0 ? delims[0] : '+';
     out.append(r.local);

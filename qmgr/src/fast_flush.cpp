@@ -1,8 +1,8 @@
 #include "fast_flush.hpp"
 
 #include "address.hpp"
+#include "cqmgr/common/address.hpp"
 #include "cqmgr/conf/values.hpp"
-#include "cqmgr/mail/address.hpp"
 #include "cqmgr/protocol/flush_client.hpp"
 #include "log.hpp"
 
@@ -85,7 +85,7 @@ FlushDomains::Verdict FlushDomains::match(std::string_view domain) const {
 awaitable<void> flush_add_deferred(const FlushDomains& domains, ServiceSlots& slots,
                                    std::string service, std::string queue_id, std::string address,
                                    std::chrono::seconds ipc_timeout) {
-    std::string domain(mail::split_address(address).domain);
+    std::string domain(split_address(address).domain);
     if (domain.empty()) co_return;
     if (domains.match(domain) == FlushDomains::Verdict::no) co_return;
     ServiceSlots::Held slot = co_await slots.hold();

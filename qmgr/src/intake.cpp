@@ -1,7 +1,7 @@
 #include "intake.hpp"
 
 #include "address.hpp"
-#include "cqmgr/mail/address.hpp"
+#include "cqmgr/common/address.hpp"
 #include "cqmgr/queuefile/header_block.hpp"
 #include "log.hpp"
 #include "probes.hpp"
@@ -24,7 +24,7 @@ using queuefile::qmode::unthrottle;
 // The key recipients are sorted by: the domain of an address, or all of an
 // address that has no '@'.
 std::string_view sort_domain(std::string_view address) {
-    auto parts = mail::split_address(address);
+    auto parts = split_address(address);
     return parts.has_at ? parts.domain : address;
 }
 
@@ -178,7 +178,7 @@ core::Lane Intake::classify(const Message& m, int fd) const {
     // The first batch's recipient domains, each once.
     std::vector<std::string> domains;
     for (const auto& r : m.env.recipients) {
-        std::string d = lower(mail::split_address(r.address()).domain);
+        std::string d = lower(split_address(r.address()).domain);
         if (std::find(domains.begin(), domains.end(), d) == domains.end())
             domains.push_back(std::move(d));
     }

@@ -2,8 +2,8 @@
 // priority_class.hpp).
 #include "priority_class.hpp"
 
+#include "cqmgr/common/address.hpp"
 #include "cqmgr/conf/config_error.hpp"
-#include "cqmgr/mail/address.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -94,7 +94,7 @@ PriorityTables::classify(std::string_view sender,
     // The null sender has no address to look up.
     if (!sender.empty()) {
         if (auto lane = find(maps_, "cqmgr_priority_maps", sender, budget)) return lane;
-        if (auto domain = mail::split_address(sender).domain; !domain.empty())
+        if (auto domain = split_address(sender).domain; !domain.empty())
             if (auto lane = find(maps_, "cqmgr_priority_maps", domain, budget)) return lane;
     }
     for (const auto& domain : rcpt_domains)

@@ -1,7 +1,7 @@
 // Kept answers of the resolve service (see resolve_cache.hpp).
 #include "resolve_cache.hpp"
 
-#include "cqmgr/mail/address.hpp"
+#include "cqmgr/common/address.hpp"
 
 namespace cqmgr::qmgr {
 
@@ -67,7 +67,7 @@ bool ResolveCache::make_key(std::string_view request_class, std::string_view sen
         request_class == protocol::resolve_class::regular) {
         // Neither a plain local part nor a plain domain holds an '@': this
         // is an address with exactly one.
-        auto parts = mail::split_address(address);
+        auto parts = split_address(address);
         if (parts.has_at && plain_local_part(parts.local) && plain_domain(parts.domain)) {
             by_domain = true;
             rest = parts.domain;

@@ -5,7 +5,7 @@
 
 #include <string_view>
 
-namespace cqmgr::mail {
+namespace cqmgr {
 
 // The two sides of an address; views into the address it was made from.
 struct AddressParts {
@@ -24,4 +24,4 @@ inline AddressParts split_address(std::string_view address) {
     return {address.substr(0, at), address.substr(at + 1), true};
 }
 
-} // namespace cqmgr::mail
+} // namespace cqmgr

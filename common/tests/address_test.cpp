@@ -1,9 +1,9 @@
 // The address splitter over the cases each of its callers depends on.
-#include "cqmgr/mail/address.hpp"
+#include "cqmgr/common/address.hpp"
 
 #include <gtest/gtest.h>
 
-using cqmgr::mail::split_address;
+using cqmgr::split_address;
 
 namespace {
 // "local|domain|@" or "local|domain|-": the parts in one string.
