@@ -252,13 +252,13 @@ TEST(RewriteClient, SharesOneConnection) {
     RewriteClient c(io.get_executor(), dir.file("rewrite"));
     for (int i = 0; i < 3; ++i) {
         auto r = fake::run(io, c.resolve("resolve", "s@x", "a" + std::to_string(i) + "@y"));
-        ASSERT_TRUE(r.ok) << r.error;
-        EXPECT_EQ(r.reply.recipient, "a" + std::to_string(i) + "@y");
-        EXPECT_EQ(r.reply.flags, resolve_flag::class_default);
+        ASSERT_TRUE(r) << r.error().message();
+        EXPECT_EQ(r->recipient, "a" + std::to_string(i) + "@y");
+        EXPECT_EQ(r->flags, resolve_flag::class_default);
     }
     auto w = fake::run(io, c.rewrite("local", "u"));
-    ASSERT_TRUE(w.ok) << w.error;
-    EXPECT_EQ(w.address, "u@rewritten");
+    ASSERT_TRUE(w) << w.error().message();
+    EXPECT_EQ(*w, "u@rewritten");
     EXPECT_EQ(c.connects(), 1);
     EXPECT_EQ(server.accepted(), 1);
 }
@@ -269,7 +269,7 @@ TEST(RewriteClient, ReconnectsWhenTheServerClosed) {
     cqmgr::test::TempDir dir{"cqmgr-proto"};
     fake::Server server(io, dir.file("rewrite"), rewrite_server(1));
     RewriteClient c(io.get_executor(), dir.file("rewrite"));
-    ASSERT_TRUE(fake::run(io, c.resolve("resolve", "", "a@y")).ok);
+    ASSERT_TRUE(fake::run(io, c.resolve("resolve", "", "a@y")));
     // Let the server's close arrive, so the client sees a readable socket.
     fake::run(io, [&]() -> awaitable<int> {
         asio::steady_timer t(io, 50ms);
@@ -277,7 +277,7 @@ TEST(RewriteClient, ReconnectsWhenTheServerClosed) {
         co_return 0;
     }());
     auto r = fake::run(io, c.resolve("resolve", "", "b@y"));
-    EXPECT_TRUE(r.ok) << r.error;
+    EXPECT_TRUE(r) << r.error().message();
     EXPECT_EQ(c.connects(), 2);
 }
 
@@ -286,8 +286,8 @@ TEST(RewriteClient, ServerFlagsForceDisconnect) {
     cqmgr::test::TempDir dir{"cqmgr-proto"};
     fake::Server server(io, dir.file("rewrite"), rewrite_server(100, 1));
     RewriteClient c(io.get_executor(), dir.file("rewrite"));
-    ASSERT_TRUE(fake::run(io, c.resolve("resolve", "", "a@y")).ok);
-    ASSERT_TRUE(fake::run(io, c.resolve("resolve", "", "b@y")).ok);
+    ASSERT_TRUE(fake::run(io, c.resolve("resolve", "", "a@y")));
+    ASSERT_TRUE(fake::run(io, c.resolve("resolve", "", "b@y")));
     EXPECT_EQ(c.connects(), 2);
 }
 
@@ -311,11 +311,12 @@ TEST(RewriteClient, GarbageThenRecovery) {
     });
     RewriteClient c(io.get_executor(), dir.file("rewrite"));
     auto bad = fake::run(io, c.resolve("resolve", "", "a@y"));
-    EXPECT_FALSE(bad.ok);
-    EXPECT_EQ(bad.error, "expected a transport in the reply from " + (dir.file("rewrite")) +
-                             " for <a@y>, got an empty one");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().kind, RewriteError::Kind::no_transport);
+    EXPECT_EQ(bad.error().message(), "expected a transport in the reply from " +
+                                         (dir.file("rewrite")) + " for <a@y>, got an empty one");
     auto good_r = fake::run(io, c.resolve("resolve", "", "a@y"));
-    EXPECT_TRUE(good_r.ok) << good_r.error;
+    EXPECT_TRUE(good_r) << good_r.error().message();
     EXPECT_EQ(c.connects(), 2);
 }
 
@@ -332,8 +333,8 @@ TEST(RewriteClient, ConcurrentCallersAreSerialised) {
                 ex,
                 [&c, &done, i]() -> awaitable<void> {
                     auto r = co_await c.resolve("resolve", "", "x" + std::to_string(i) + "@y");
-                    EXPECT_TRUE(r.ok) << r.error;
-                    EXPECT_EQ(r.reply.recipient, "x" + std::to_string(i) + "@y");
+                    EXPECT_TRUE(r) << r.error().message();
+                    EXPECT_EQ(r->recipient, "x" + std::to_string(i) + "@y");
                     ++done;
                 },
                 asio::detached);
@@ -352,8 +353,11 @@ TEST(RewriteClient, RefusedConnectIsAnError) {
     cqmgr::test::TempDir dir{"cqmgr-proto"};
     RewriteClient c(io.get_executor(), dir.file("rewrite"));
     auto r = fake::run(io, c.resolve("resolve", "", "a@y"));
-    EXPECT_FALSE(r.ok);
-    EXPECT_EQ(r.error, "connect to " + (dir.file("rewrite")) + ": No such file or directory");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().kind, RewriteError::Kind::connect);
+    EXPECT_EQ(r.error().detail, "No such file or directory");
+    EXPECT_EQ(r.error().message(),
+              "connect to " + (dir.file("rewrite")) + ": No such file or directory");
 }
 
 namespace {

@@ -4,7 +4,9 @@
 // and the tests' delivery and verify clients) send and receive them.
 #pragma once
 
+#include "cqmgr/common/result.hpp"
 #include "cqmgr/protocol/attr.hpp"
+#include "cqmgr/protocol/protocol_error.hpp"
 
 #include <array>
 #include <cstdint>
@@ -160,7 +162,7 @@ struct DeliveryReply {
 };
 
 // Decodes a delivery reply list strictly: the seven DSN fields then `status`.
-std::optional<DeliveryReply> decode_delivery_reply(const AttrList& list, std::string* error);
+Result<DeliveryReply, ProtocolError> decode_delivery_reply(const AttrList& list);
 
 // trivial-rewrite resolve request (`request=resolve|verify`).
 std::string encode_resolve_request(std::string_view request_class, std::string_view sender,
@@ -203,7 +205,7 @@ struct ResolveReply {
 };
 
 // Decodes a resolve reply strictly: flags, transport, nexthop, recipient, flags.
-std::optional<ResolveReply> decode_resolve_reply(const AttrList& list, std::string* error);
+Result<ResolveReply, ProtocolError> decode_resolve_reply(const AttrList& list);
 
 // trivial-rewrite rewrite request: `request=rewrite`, `rule` (`local` or
 // `remote`), `address` (external, quoted form).
@@ -215,7 +217,7 @@ struct RewriteReply {
 };
 
 // Decodes a rewrite reply strictly: flags, address.
-std::optional<RewriteReply> decode_rewrite_reply(const AttrList& list, std::string* error);
+Result<RewriteReply, ProtocolError> decode_rewrite_reply(const AttrList& list);
 
 // bounce/defer/trace requests (nrequest values).
 namespace bounce_cmd {
@@ -250,7 +252,7 @@ struct NoticeRequest {
 };
 
 // Decodes the bounce server's one-attribute reply (`status`).
-std::optional<int> decode_status_reply(const AttrList& list, std::string* error);
+Result<int, ProtocolError> decode_status_reply(const AttrList& list);
 
 // master(8) status channel: 12 bytes, {int pid; unsigned gen; int avail}.
 inline constexpr int master_stat_taken = 0;
