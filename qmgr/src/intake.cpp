@@ -352,13 +352,17 @@ void Intake::log_read_error(const std::string& id, const queuefile::ReadResult& 
     // qmgr says what it made of it; the wordings carry different prefixes.
     std::string path = store_.path("active", id);
     if (!r.record_warning.empty()) log::warn(path + ": " + r.record_warning);
-    if (r.error.rfind("Unexpected record type", 0) == 0)
+    switch (r.error_prefix) {
+    case queuefile::ErrorPrefix::none:
         log::warn(r.error);
-    else if (r.error.rfind("malformed pointer record", 0) == 0 ||
-             r.error.rfind("too many reverse jump", 0) == 0)
+        break;
+    case queuefile::ErrorPrefix::file_path:
         log::warn(path + ": " + r.error);
-    else
+        break;
+    case queuefile::ErrorPrefix::queue_id:
         log::warn(id + ": " + r.error);
+        break;
+    }
 }
 
 } // namespace cqmgr::qmgr
