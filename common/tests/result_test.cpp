@@ -32,6 +32,8 @@ TEST(Result, HoldsTheValue) {
     EXPECT_TRUE(r.ok());
     EXPECT_EQ(*r, "xxx");
     EXPECT_EQ(r->size(), 3u);
+    EXPECT_EQ(r.value_or("none"), "xxx");
+    EXPECT_EQ(make(-1).value_or("none"), "none");
 }
 
 TEST(Result, HoldsTheTypedError) {

@@ -109,8 +109,8 @@ struct DestinationStateTest : ::testing::Test {
         auto s = open_store();
         state::Store::Batch b;
         b.puts = std::move(records);
-        std::string error;
-        ASSERT_TRUE(s->apply(b, error)) << error;
+        auto written = s->apply(b);
+        ASSERT_TRUE(written) << written.error().message();
     }
 };
 

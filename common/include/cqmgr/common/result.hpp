@@ -37,6 +37,8 @@ template <typename T, typename E> class [[nodiscard]] Result {
     T&& operator*() && { return std::get<0>(std::move(v_)); }
     T* operator->() { return &std::get<0>(v_); }
     const T* operator->() const { return &std::get<0>(v_); }
+    // The value, or `fallback` when there is none.
+    T value_or(T fallback) const& { return ok() ? std::get<0>(v_) : std::move(fallback); }
 
     // The error; only when !ok().
     const E& error() const { return std::get<1>(v_); }
