@@ -33,6 +33,8 @@ TEST(Result, HoldsTheValue) {
     EXPECT_EQ(*r, "xxx");
     EXPECT_EQ(r->size(), 3u);
     EXPECT_EQ(r.value_or("none"), "xxx");
+    EXPECT_EQ(r, std::string("xxx"));
+    EXPECT_FALSE(make(-1) == std::string(""));
     EXPECT_EQ(make(-1).value_or("none"), "none");
 }
 

@@ -43,6 +43,9 @@ template <typename T, typename E> class [[nodiscard]] Result {
     // The error; only when !ok().
     const E& error() const { return std::get<1>(v_); }
 
+    // Holds a value equal to `value`.
+    friend bool operator==(const Result& r, const T& value) { return r.ok() && *r == value; }
+
   private:
     std::variant<T, E> v_;
 };
