@@ -68,11 +68,12 @@ TEST_P(Golden, UpdatesReadBackLikePostcat) {
     apply_updates(copy, plan);
 
     // Our own reading of the updated file.
-    std::string err;
-    auto want = expected_after(render_like_postcat(k + ".qf", true, err), plan);
-    auto have = render_like_postcat(copy, true, err);
-    EXPECT_EQ(err, "");
-    for (auto& d : diff_lines(want, have))
+    auto original = render_like_postcat(k + ".qf", true);
+    auto have = render_like_postcat(copy, true);
+    EXPECT_FALSE(original.failure) << original.failure->message();
+    EXPECT_FALSE(have.failure) << have.failure->message();
+    auto want = expected_after(original.lines, plan);
+    for (auto& d : diff_lines(want, have.lines))
         ADD_FAILURE() << "ours after update: " << d;
 
     // postcat's reading of it.
