@@ -37,7 +37,7 @@ TEST(MsgStats, MatchesCapturedLayout) {
 
 TEST(DeliveryRequest, EncodesLikeStockQmgr) {
     DeliveryRequest r;
-    r.flags = 3;
+    r.flags = del_flag::deflt; // 3, as the capture has it
     r.queue_id = "9C6E8A76820";
     r.data_offset = 346;
     r.data_size = 261;
@@ -133,7 +133,7 @@ TEST(Append, EncodesRcptAndDsnFieldsInOrder) {
     // docs/postfix-facts.md §6.2: nrequest=0, flags, queue_id, the
     // recipient's five, the hop status's seven.
     AppendRequest a;
-    a.flags = 0x400;
+    a.flags = del_flag::record; // 0x400
     a.queue_id = "9D5D6A768A3";
     a.recipient = {"o@x", "r@x", 634, "rfc822;o@x", 2};
     a.dsn = {"4.4.1", "", "", "", "", "delayed", "connect refused"};
