@@ -50,9 +50,9 @@ std::optional<int64_t> unit_ms(std::string_view unit) {
     return std::nullopt;
 }
 
-bool fail(std::string* error, std::string text) {
-    if (error) *error = std::move(text);
-    return false;
+// The failure of kind `kind` for `text`.
+Failure<LimitError> fail(LimitError::Kind kind, std::string_view text) {
+    return Failure{LimitError{kind, std::string(text)}};
 }
 
 } // namespace
@@ -61,19 +61,32 @@ std::string RateSpec::text() const {
     return std::to_string(count) + "/" + std::to_string(period_ms) + "ms," + std::to_string(burst);
 }
 
-std::optional<RateSpec> parse_rate(std::string_view text, std::string* error) {
+std::string LimitError::message() const {
+    switch (kind) {
+    case Kind::rate_form:
+        return "rate \"" + value + "\": expected N/period[,burst]";
+    case Kind::rate_count:
+        return "rate \"" + value + "\": bad count";
+    case Kind::rate_period:
+        return "rate \"" + value + "\": bad period";
+    case Kind::rate_unit:
+        return "rate \"" + value + "\": unknown period unit";
+    case Kind::rate_burst:
+        return "rate \"" + value + "\": bad burst";
+    case Kind::concurrency:
+        return "concurrency \"" + value + "\": expected a count of 1 or more";
+    }
+    return value;
+}
+
+Result<RateSpec, LimitError> parse_rate(std::string_view text) {
+    using Kind = LimitError::Kind;
     std::string_view s = trim(text);
     RateSpec r;
     auto slash = s.find('/');
-    if (slash == std::string_view::npos) {
-        fail(error, "rate \"" + std::string(text) + "\": expected N/period[,burst]");
-        return std::nullopt;
-    }
+    if (slash == std::string_view::npos) return fail(Kind::rate_form, text);
     auto n = positive(trim(s.substr(0, slash)));
-    if (!n) {
-        fail(error, "rate \"" + std::string(text) + "\": bad count");
-        return std::nullopt;
-    }
+    if (!n) return fail(Kind::rate_count, text);
     r.count = *n;
     std::string_view rest = s.substr(slash + 1);
     std::string_view burst;
@@ -89,36 +102,24 @@ std::optional<RateSpec> parse_rate(std::string_view text, std::string* error) {
     int64_t multiple = 1;
     if (digits > 0) {
         auto m = positive(rest.substr(0, digits));
-        if (!m) {
-            fail(error, "rate \"" + std::string(text) + "\": bad period");
-            return std::nullopt;
-        }
+        if (!m) return fail(Kind::rate_period, text);
         multiple = *m;
     }
     auto unit = unit_ms(trim(rest.substr(digits)));
-    if (!unit) {
-        fail(error, "rate \"" + std::string(text) + "\": unknown period unit");
-        return std::nullopt;
-    }
+    if (!unit) return fail(Kind::rate_unit, text);
     r.period_ms = multiple * *unit;
     r.burst = r.count;
     if (!burst.empty() || s.find(',') != std::string_view::npos) {
         auto b = positive(burst);
-        if (!b) {
-            fail(error, "rate \"" + std::string(text) + "\": bad burst");
-            return std::nullopt;
-        }
+        if (!b) return fail(Kind::rate_burst, text);
         r.burst = *b;
     }
     return r;
 }
 
-std::optional<int> parse_concurrency(std::string_view text, std::string* error) {
+Result<int, LimitError> parse_concurrency(std::string_view text) {
     auto n = positive(trim(text));
-    if (!n || *n > 1'000'000) {
-        fail(error, "concurrency \"" + std::string(text) + "\": expected a count of 1 or more");
-        return std::nullopt;
-    }
+    if (!n || *n > 1'000'000) return fail(LimitError::Kind::concurrency, text);
     return static_cast<int>(*n);
 }
 

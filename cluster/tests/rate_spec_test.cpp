@@ -31,17 +31,25 @@ TEST(RateSpec, KumoSpellingsAndMultiples) {
 }
 
 TEST(RateSpec, RejectsWhatIsNotARate) {
-    std::string err;
     for (const char* bad : {"", "50", "0/s", "-1/s", "50/", "50/fortnight", "50/s,", "50/s,0",
                             "50/s,x", "x/s", "50/0s", "99999999999999999999/s"}) {
-        EXPECT_FALSE(parse_rate(bad, &err)) << bad;
-        EXPECT_FALSE(err.empty()) << bad;
+        auto r = parse_rate(bad);
+        ASSERT_FALSE(r) << bad;
+        EXPECT_EQ(r.error().value, bad);
+        EXPECT_FALSE(r.error().message().empty()) << bad;
     }
+    EXPECT_EQ(parse_rate("50/fortnight").error().kind, LimitError::Kind::rate_unit);
+    EXPECT_EQ(parse_rate("50/fortnight").error().message(),
+              "rate \"50/fortnight\": unknown period unit");
+    EXPECT_EQ(parse_rate("50").error().message(), "rate \"50\": expected N/period[,burst]");
+    EXPECT_EQ(parse_rate("x/s").error().kind, LimitError::Kind::rate_count);
+    EXPECT_EQ(parse_rate("50/0s").error().kind, LimitError::Kind::rate_period);
+    EXPECT_EQ(parse_rate("50/s,0").error().kind, LimitError::Kind::rate_burst);
 }
 
 TEST(RateSpec, TextRoundTrips) {
     auto r = parse_rate("3000/min,100");
-    EXPECT_EQ(parse_rate(r->text()), r);
+    EXPECT_EQ(parse_rate(r->text()), *r);
 }
 
 TEST(Concurrency, Counts) {
@@ -49,4 +57,6 @@ TEST(Concurrency, Counts) {
     EXPECT_EQ(parse_concurrency(" 20 "), 20);
     for (const char* bad : {"", "0", "-3", "5/s", "x", "2000000"})
         EXPECT_FALSE(parse_concurrency(bad)) << bad;
+    EXPECT_EQ(parse_concurrency("0").error().message(),
+              "concurrency \"0\": expected a count of 1 or more");
 }

@@ -46,9 +46,6 @@ bool RedisServer::available() {
 }
 
 RedisServer::RedisServer(Listen how) : how_(how) {
-    char tmpl[] = "/tmp/cqmgr-redis-XXXXXX";
-    if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
-    dir_ = tmpl;
     if (how_ == Listen::loopback) port_ = free_port();
 }
 
@@ -57,8 +54,6 @@ RedisServer::~RedisServer() {
         ::kill(pid_, SIGCONT);
         kill();
     }
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
 }
 
 std::string RedisServer::address() const {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cqmgr/cluster/redis_reply.hpp"
+#include "cqmgr/test/temp_dir.hpp"
 
 #include <string>
 #include <sys/types.h>
@@ -45,7 +46,8 @@ class RedisServer {
     bool accepting() const;
     void spawn(std::vector<std::string> args);
     Listen how_;
-    std::string dir_;
+    cqmgr::test::TempDir tmp_{"cqmgr-redis"};
+    std::string dir_ = tmp_.str();
     int port_ = 0;
     pid_t pid_ = -1;
 };

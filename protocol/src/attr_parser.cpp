@@ -211,21 +211,19 @@ AttrParser::Status AttrParser::on_record(bool has_value, AttrList& out) {
     return Status::need_more;
 }
 
-std::optional<AttrList> decode_one(std::string_view bytes, std::string* error, AttrFormat format,
-                                   AttrLimits limits) {
+Result<AttrList, ProtocolError> decode_one(std::string_view bytes, AttrFormat format,
+                                           AttrLimits limits) {
+    using Kind = ProtocolError::Kind;
     AttrParser p(format, limits);
     AttrList out;
     auto st = p.parse(bytes, out);
     if (st == AttrParser::Status::list && bytes.empty()) return out;
-    if (error) {
-        if (st == AttrParser::Status::error)
-            *error = p.error();
-        else if (st == AttrParser::Status::need_more)
-            *error = "expected a complete attribute list, got a truncated one";
-        else
-            *error = "expected one attribute list, got trailing bytes after it";
-    }
-    return std::nullopt;
+    if (st == AttrParser::Status::error) return Failure{ProtocolError{Kind::malformed, p.error()}};
+    if (st == AttrParser::Status::need_more)
+        return Failure{ProtocolError{Kind::truncated,
+                                     "expected a complete attribute list, got a truncated one"}};
+    return Failure{
+        ProtocolError{Kind::trailing, "expected one attribute list, got trailing bytes after it"}};
 }
 
 } // namespace cqmgr::protocol

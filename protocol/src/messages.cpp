@@ -6,6 +6,19 @@
 
 namespace cqmgr::protocol {
 
+namespace {
+// The failure of a reply whose attribute names are not the `expected` ones.
+Failure<ProtocolError> unexpected_names(std::string_view expected, const AttrList& list) {
+    return Failure{ProtocolError{ProtocolError::Kind::names, "expected " + std::string(expected) +
+                                                                 "; got " + list.describe_names()}};
+}
+// The failure of a reply with a number field that holds none: "expected "
+// and `what`.
+Failure<ProtocolError> not_a_number(const std::string& what) {
+    return Failure{ProtocolError{ProtocolError::Kind::number, "expected " + what}};
+}
+} // namespace
+
 bool is_announcement(const AttrList& list, std::string_view name) {
     return list.names_are({"protocol"}) && list.attrs[0].value == name;
 }
@@ -104,24 +117,17 @@ std::string DeliveryRequest::encode() const {
     return w.take();
 }
 
-std::optional<DeliveryReply> decode_delivery_reply(const AttrList& list, std::string* error) {
+Result<DeliveryReply, ProtocolError> decode_delivery_reply(const AttrList& list) {
     if (!list.names_are({"status", "diag_type", "diag_text", "mta_type", "mta_mname", "action",
-                         "reason", "status"})) {
-        if (error)
-            *error = "expected status, diag_type, diag_text, mta_type, mta_mname, action, reason, "
-                     "status; got " +
-                     list.describe_names();
-        return std::nullopt;
-    }
+                         "reason", "status"}))
+        return unexpected_names(
+            "status, diag_type, diag_text, mta_type, mta_mname, action, reason, status", list);
     DeliveryReply r;
     const auto& a = list.attrs;
     r.hop = HopStatus{a[0].value, a[1].value, a[2].value, a[3].value,
                       a[4].value, a[5].value, a[6].value};
     auto st = parse_int(a[7].value);
-    if (!st) {
-        if (error) *error = "expected a number for the second status, got \"" + a[7].value + "\"";
-        return std::nullopt;
-    }
+    if (!st) return not_a_number("a number for the second status, got \"" + a[7].value + "\"");
     r.status = *st;
     return r;
 }
@@ -152,22 +158,15 @@ std::string encode_resolve_request(std::string_view request_class, std::string_v
     return w.take();
 }
 
-std::optional<ResolveReply> decode_resolve_reply(const AttrList& list, std::string* error) {
-    if (!list.names_are({"flags", "transport", "nexthop", "recipient", "flags"})) {
-        if (error)
-            *error = "expected flags, transport, nexthop, recipient, flags; got " +
-                     list.describe_names();
-        return std::nullopt;
-    }
+Result<ResolveReply, ProtocolError> decode_resolve_reply(const AttrList& list) {
+    if (!list.names_are({"flags", "transport", "nexthop", "recipient", "flags"}))
+        return unexpected_names("flags, transport, nexthop, recipient, flags", list);
     const auto& a = list.attrs;
     auto f1 = parse_int(a[0].value);
     auto f2 = parse_int(a[4].value);
-    if (!f1 || !f2) {
-        if (error)
-            *error = "expected numbers for both flags, got \"" + a[0].value + "\" and \"" +
-                     a[4].value + "\"";
-        return std::nullopt;
-    }
+    if (!f1 || !f2)
+        return not_a_number("numbers for both flags, got \"" + a[0].value + "\" and \"" +
+                            a[4].value + "\"");
     return ResolveReply{*f1, a[1].value, a[2].value, a[3].value, *f2};
 }
 
@@ -177,16 +176,10 @@ std::string encode_rewrite_request(std::string_view rule, std::string_view addre
     return w.take();
 }
 
-std::optional<RewriteReply> decode_rewrite_reply(const AttrList& list, std::string* error) {
-    if (!list.names_are({"flags", "address"})) {
-        if (error) *error = "expected flags, address; got " + list.describe_names();
-        return std::nullopt;
-    }
+Result<RewriteReply, ProtocolError> decode_rewrite_reply(const AttrList& list) {
+    if (!list.names_are({"flags", "address"})) return unexpected_names("flags, address", list);
     auto f = parse_int(list.attrs[0].value);
-    if (!f) {
-        if (error) *error = "expected a number for flags, got \"" + list.attrs[0].value + "\"";
-        return std::nullopt;
-    }
+    if (!f) return not_a_number("a number for flags, got \"" + list.attrs[0].value + "\"");
     return RewriteReply{*f, list.attrs[1].value};
 }
 
@@ -206,16 +199,10 @@ std::string NoticeRequest::encode() const {
     return w.take();
 }
 
-std::optional<int> decode_status_reply(const AttrList& list, std::string* error) {
-    if (!list.names_are({"status"})) {
-        if (error) *error = "expected status; got " + list.describe_names();
-        return std::nullopt;
-    }
+Result<int, ProtocolError> decode_status_reply(const AttrList& list) {
+    if (!list.names_are({"status"})) return unexpected_names("status", list);
     auto st = parse_int(list.attrs[0].value);
-    if (!st) {
-        if (error) *error = "expected a number for status, got \"" + list.attrs[0].value + "\"";
-        return std::nullopt;
-    }
+    if (!st) return not_a_number("a number for status, got \"" + list.attrs[0].value + "\"");
     return *st;
 }
 

@@ -35,8 +35,42 @@ void RewriteClient::release_turn() {
     }
 }
 
-awaitable<bool> RewriteClient::exchange(const std::string& request, AttrList& reply,
-                                        std::string& error) {
+std::string RewriteError::message() const {
+    switch (kind) {
+    case Kind::connect:
+        return "connect to " + path + ": " + detail;
+    case Kind::read:
+        return "read " + path + ": " + detail;
+    case Kind::announcement:
+        return "read " + path + ": expected protocol=" + std::string(rewrite_protocol) + ", got " +
+               detail;
+    case Kind::write:
+        return "write " + path + ": " + detail;
+    case Kind::malformed:
+        return "malformed reply from " + path + ": " + detail;
+    case Kind::no_transport:
+        return "expected a transport in the reply from " + path + " for <" + detail +
+               ">, got an empty one";
+    case Kind::no_recipient:
+        return "expected a recipient in the reply from " + path + " for <" + detail +
+               ">, got an empty one";
+    }
+    return detail;
+}
+
+Failure<RewriteError> RewriteClient::failure(RewriteError::Kind kind, std::string detail) const {
+    return Failure{RewriteError{kind, path_, std::move(detail)}};
+}
+
+awaitable<Result<void, RewriteError>> RewriteClient::exchange(const std::string& request,
+                                                              AttrList& reply) {
+    using Kind = RewriteError::Kind;
+    // Drops the connection: the next request makes a new one.
+    auto fail = [this](Kind kind, std::string detail) {
+        Result<void, RewriteError> f = failure(kind, std::move(detail));
+        close();
+        return f;
+    };
     auto now = Clock::now();
     if (conv_ &&
         (now - used_ > timeouts_.idle || now - born_ > timeouts_.ttl || conv_->readable_now()))
@@ -44,82 +78,57 @@ awaitable<bool> RewriteClient::exchange(const std::string& request, AttrList& re
     if (!conv_) {
         conv_ = Conversation::create(ex_);
         ++connects_;
-        if (!co_await conv_->connect(path_, timeouts_.io)) {
-            error = "connect to " + path_ + ": " + conv_->error();
-            close();
-            co_return false;
-        }
+        if (!co_await conv_->connect(path_, timeouts_.io))
+            co_return fail(Kind::connect, conv_->error());
         AttrList ann;
-        if (!co_await conv_->read_list(ann, timeouts_.io)) {
-            error = "read " + path_ + ": " + conv_->error();
-            close();
-            co_return false;
-        }
-        if (!is_announcement(ann, rewrite_protocol)) {
-            error = "read " + path_ + ": expected protocol=" + std::string(rewrite_protocol) +
-                    ", got " + ann.describe_names();
-            close();
-            co_return false;
-        }
+        if (!co_await conv_->read_list(ann, timeouts_.io))
+            co_return fail(Kind::read, conv_->error());
+        if (!is_announcement(ann, rewrite_protocol))
+            co_return fail(Kind::announcement, ann.describe_names());
         born_ = Clock::now();
     }
-    if (!co_await conv_->write(request, timeouts_.io)) {
-        error = "write " + path_ + ": " + conv_->error();
-        close();
-        co_return false;
-    }
-    if (!co_await conv_->read_list(reply, timeouts_.io)) {
-        error = "read " + path_ + ": " + conv_->error();
-        close();
-        co_return false;
-    }
+    if (!co_await conv_->write(request, timeouts_.io)) co_return fail(Kind::write, conv_->error());
+    if (!co_await conv_->read_list(reply, timeouts_.io)) co_return fail(Kind::read, conv_->error());
     used_ = Clock::now();
-    co_return true;
+    co_return Result<void, RewriteError>{};
+}
+
+ResolveResult RewriteClient::resolve_answer(const AttrList& reply,
+                                            const std::string& address) const {
+    using Kind = RewriteError::Kind;
+    auto decoded = decode_resolve_reply(reply);
+    if (!decoded) return failure(Kind::malformed, decoded.error().message());
+    if (decoded->transport.empty()) return failure(Kind::no_transport, address);
+    if (decoded->recipient.empty() && !address.empty()) return failure(Kind::no_recipient, address);
+    return std::move(*decoded);
 }
 
 awaitable<ResolveResult> RewriteClient::resolve(std::string request_class, std::string sender,
                                                 std::string address) {
     co_await take_turn();
-    ResolveResult r;
     AttrList reply;
-    if (co_await exchange(encode_resolve_request(request_class, sender, address), reply, r.error)) {
-        std::string err;
-        auto decoded = decode_resolve_reply(reply, &err);
-        if (!decoded) {
-            r.error = "malformed reply from " + path_ + ": " + err;
-        } else if (decoded->transport.empty()) {
-            r.error = "expected a transport in the reply from " + path_ + " for <" + address +
-                      ">, got an empty one";
-        } else if (decoded->recipient.empty() && !address.empty()) {
-            r.error = "expected a recipient in the reply from " + path_ + " for <" + address +
-                      ">, got an empty one";
-        } else {
-            r.ok = true;
-            r.reply = std::move(*decoded);
-        }
-        if (!r.ok || r.reply.server_flags != 0) close();
-    }
+    auto sent = co_await exchange(encode_resolve_request(request_class, sender, address), reply);
+    ResolveResult r = sent ? resolve_answer(reply, address) : ResolveResult(Failure{sent.error()});
+    // A failed exchange has closed the connection already.
+    if (!r || r->server_flags != 0) close();
     release_turn();
     co_return r;
 }
 
 awaitable<RewriteResult> RewriteClient::rewrite(std::string rule, std::string address) {
     co_await take_turn();
-    RewriteResult r;
     AttrList reply;
-    if (co_await exchange(encode_rewrite_request(rule, address), reply, r.error)) {
-        std::string err;
-        auto decoded = decode_rewrite_reply(reply, &err);
-        if (!decoded) {
-            r.error = "malformed reply from " + path_ + ": " + err;
-        } else {
-            r.ok = true;
-            r.address = std::move(decoded->address);
-        }
-        if (!r.ok || decoded->server_flags != 0) close();
+    auto sent = co_await exchange(encode_rewrite_request(rule, address), reply);
+    if (!sent) {
+        release_turn();
+        co_return RewriteResult(Failure{sent.error()});
     }
+    auto decoded = decode_rewrite_reply(reply);
+    if (!decoded || decoded->server_flags != 0) close();
     release_turn();
-    co_return r;
+    if (!decoded)
+        co_return RewriteResult(failure(RewriteError::Kind::malformed, decoded.error().message()));
+    co_return RewriteResult(std::move(decoded->address));
 }
 
 } // namespace cqmgr::protocol

@@ -3,7 +3,8 @@
 // logs (the attribute scanner's line in `detail`, then qmgr's own line in
 // `warning`).  The expected texts were taken from stock qmgr's log for the
 // same bytes (compat scenario malformed-agent-replies).
-#include "cqmgr/protocol/delivery_client.hpp"
+#include "cqmgr/test/delivery_client.hpp"
+#include "cqmgr/test/temp_dir.hpp"
 #include "fake_server.hpp"
 
 #include <gtest/gtest.h>
@@ -90,8 +91,8 @@ struct FakeAgent {
     std::string expect(const std::string& text) const { return with_path(text, stream); }
 
     asio::io_context io;
-    fake::SocketDir dir;
-    std::string path = dir / "smtp";
+    cqmgr::test::TempDir dir{"cqmgr-proto"};
+    std::string path = dir.file("smtp");
     std::string stream = path + " socket";
     fake::Server srv;
 };

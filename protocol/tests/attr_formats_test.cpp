@@ -31,6 +31,11 @@ AttrParser::Status parse_bytewise(AttrFormat f, const std::string& wire, AttrLis
     }
     return AttrParser::Status::need_more;
 }
+
+// What decode_one() said was wrong ("(decoded)" when it was not).
+std::string error_of(const cqmgr::Result<AttrList, ProtocolError>& r) {
+    return r ? "(decoded)" : r.error().message();
+}
 } // namespace
 
 TEST(AttrFormats, NullHashMatchesFactsSheet) {
@@ -74,9 +79,8 @@ TEST(AttrFormats, EmptyListIsOneTerminator) {
 TEST(AttrFormats, EveryFormatDecodesToTheSameList) {
     for (auto f : {AttrFormat::null, AttrFormat::plain, AttrFormat::base64}) {
         SCOPED_TRACE(format_name(f));
-        std::string err;
-        auto l = decode_one(sample(f), &err, f);
-        ASSERT_TRUE(l) << err;
+        auto l = decode_one(sample(f), f);
+        ASSERT_TRUE(l) << l.error().message();
         EXPECT_EQ(l->describe_names(), "a, n, {k}");
         EXPECT_EQ(l->get("n"), "5");
         EXPECT_EQ(l->table()->table[0].value, "v");
@@ -89,13 +93,13 @@ TEST(AttrFormats, EveryFormatDecodesToTheSameList) {
 }
 
 TEST(AttrFormats, PlainValueMayContainEquals) {
-    auto l = decode_one("reason=a=b\n\n", nullptr, AttrFormat::plain);
+    auto l = decode_one("reason=a=b\n\n", AttrFormat::plain);
     ASSERT_TRUE(l);
     EXPECT_EQ(l->get("reason"), "a=b");
 }
 
 TEST(AttrFormats, PlainAcceptsDelimitersWithoutNul) {
-    auto l = decode_one("{\nk=v\n}\n\n", nullptr, AttrFormat::plain);
+    auto l = decode_one("{\nk=v\n}\n\n", AttrFormat::plain);
     ASSERT_TRUE(l);
     EXPECT_EQ(l->describe_names(), "{k}");
 }
@@ -103,7 +107,7 @@ TEST(AttrFormats, PlainAcceptsDelimitersWithoutNul) {
 TEST(AttrFormats, Base64KeepsNulInData) {
     AttrWriter w(AttrFormat::base64);
     w.data("d", "a\0b"s).end();
-    auto l = decode_one(w.bytes(), nullptr, AttrFormat::base64);
+    auto l = decode_one(w.bytes(), AttrFormat::base64);
     ASSERT_TRUE(l);
     EXPECT_EQ(l->get("d"), "a\0b"s);
     EXPECT_EQ(encode_list(*l, AttrFormat::base64), w.bytes());
@@ -131,9 +135,10 @@ TEST(AttrFormats, StrictErrorsSayWhatWasExpected) {
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(std::string(format_name(c.f)) + ": " + c.wire);
-        std::string err;
-        EXPECT_FALSE(decode_one(c.wire, &err, c.f));
-        EXPECT_EQ(err, c.error);
+        auto l = decode_one(c.wire, c.f);
+        ASSERT_FALSE(l);
+        EXPECT_EQ(l.error().kind, ProtocolError::Kind::malformed);
+        EXPECT_EQ(l.error().message(), c.error);
         AttrList out;
         std::string bytewise_err;
         EXPECT_EQ(parse_bytewise(c.f, c.wire, out, &bytewise_err), AttrParser::Status::error);
@@ -145,12 +150,11 @@ TEST(AttrFormats, LimitsApplyToDecodedLengths) {
     AttrLimits lim;
     lim.max_value = 3;
     // "abc" is 4 base64 characters, within the limit; "abcd" is 8, beyond it.
-    EXPECT_TRUE(decode_one("YQ==:YWJj\n\n", nullptr, AttrFormat::base64, lim));
-    std::string err;
-    EXPECT_FALSE(decode_one("YQ==:YWJjZA==\n\n", &err, AttrFormat::base64, lim));
-    EXPECT_EQ(err, "expected an attribute value of at most 4 bytes of base64, got a longer one");
-    EXPECT_FALSE(decode_one("a=abcd\n\n", &err, AttrFormat::plain, lim));
-    EXPECT_EQ(err, "expected an attribute value of at most 3 bytes, got a longer one");
+    EXPECT_TRUE(decode_one("YQ==:YWJj\n\n", AttrFormat::base64, lim));
+    EXPECT_EQ(error_of(decode_one("YQ==:YWJjZA==\n\n", AttrFormat::base64, lim)),
+              "expected an attribute value of at most 4 bytes of base64, got a longer one");
+    EXPECT_EQ(error_of(decode_one("a=abcd\n\n", AttrFormat::plain, lim)),
+              "expected an attribute value of at most 3 bytes, got a longer one");
 }
 
 // Found by the fuzzer: eight base64 characters fit the encoded bound for a
@@ -159,12 +163,11 @@ TEST(AttrFormats, DecodedBase64BeyondTheLimitIsRejected) {
     AttrLimits lim;
     lim.max_value = 4;
     lim.max_name = 4;
-    std::string err;
-    EXPECT_FALSE(decode_one("YQ==:YWJjZGVm\n\n", &err, AttrFormat::base64, lim));
-    EXPECT_EQ(err, "expected an attribute value of at most 4 bytes for \"a\", got 6 once decoded");
-    EXPECT_FALSE(decode_one("YWJjZGVm:YQ==\n\n", &err, AttrFormat::base64, lim));
-    EXPECT_EQ(err, "expected an attribute name of at most 4 bytes, got 6 once decoded");
-    EXPECT_TRUE(decode_one("YWJjZA==:YWJjZA==\n\n", &err, AttrFormat::base64, lim));
+    EXPECT_EQ(error_of(decode_one("YQ==:YWJjZGVm\n\n", AttrFormat::base64, lim)),
+              "expected an attribute value of at most 4 bytes for \"a\", got 6 once decoded");
+    EXPECT_EQ(error_of(decode_one("YWJjZGVm:YQ==\n\n", AttrFormat::base64, lim)),
+              "expected an attribute name of at most 4 bytes, got 6 once decoded");
+    EXPECT_TRUE(decode_one("YWJjZA==:YWJjZA==\n\n", AttrFormat::base64, lim));
 }
 
 TEST(AttrFormats, TableEntryLimitMatchesPostfix) {
@@ -173,9 +176,8 @@ TEST(AttrFormats, TableEntryLimitMatchesPostfix) {
     for (int i = 0; i < 1025; ++i)
         entries.emplace_back("k" + std::to_string(i), "v");
     w.table(entries).end();
-    std::string err;
-    EXPECT_FALSE(decode_one(w.bytes(), &err));
-    EXPECT_EQ(err, "expected at most 1024 entries in one table, got more");
+    EXPECT_EQ(error_of(decode_one(w.bytes())),
+              "expected at most 1024 entries in one table, got more");
     entries.pop_back();
     AttrWriter ok;
     ok.table(entries).end();

@@ -69,9 +69,10 @@ TEST(Attr, RejectsTooManyAttributes) {
 }
 
 TEST(Attr, TruncatedListIsReported) {
-    std::string err;
-    EXPECT_FALSE(decode_one("a\0b\0"s, &err));
-    EXPECT_EQ(err, "expected a complete attribute list, got a truncated one");
+    auto l = decode_one("a\0b\0"s);
+    ASSERT_FALSE(l);
+    EXPECT_EQ(l.error().kind, ProtocolError::Kind::truncated);
+    EXPECT_EQ(l.error().message(), "expected a complete attribute list, got a truncated one");
 }
 
 TEST(Attr, ParsesNumbersLikePostfix) {

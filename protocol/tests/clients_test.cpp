@@ -2,11 +2,12 @@
 // connect, EOF, timeout) must become the typed outcome stock qmgr would act
 // on, and the clients must stay usable afterwards.  Malformed announcements
 // and replies from delivery agents: agent_replies_test.cpp.
-#include "cqmgr/protocol/delivery_client.hpp"
 #include "cqmgr/protocol/flush_client.hpp"
 #include "cqmgr/protocol/rewrite_client.hpp"
 #include "cqmgr/protocol/status_client.hpp"
-#include "cqmgr/protocol/verify_client.hpp"
+#include "cqmgr/test/delivery_client.hpp"
+#include "cqmgr/test/temp_dir.hpp"
+#include "cqmgr/test/verify_client.hpp"
 #include "fake_server.hpp"
 
 #include <gtest/gtest.h>
@@ -70,10 +71,10 @@ const std::string ok_reply =
 
 TEST(DeliveryClient, RepliedOutcome) {
     asio::io_context io;
-    fake::SocketDir dir;
+    cqmgr::test::TempDir dir{"cqmgr-proto"};
     int seen = 0;
-    fake::Server agent(io, dir / "smtp", agent_replying(ok_reply, &seen));
-    auto o = fake::run(io, deliver_once(dir / "smtp", sample_request(3), quick()));
+    fake::Server agent(io, dir.file("smtp"), agent_replying(ok_reply, &seen));
+    auto o = fake::run(io, deliver_once(dir.file("smtp"), sample_request(3), quick()));
     EXPECT_EQ(o.kind, Kind::replied) << o.warning;
     EXPECT_EQ(o.reply.status, 0);
     EXPECT_FALSE(o.deferred());
@@ -82,13 +83,13 @@ TEST(DeliveryClient, RepliedOutcome) {
 
 TEST(DeliveryClient, DeferralReplyKeepsHopStatus) {
     asio::io_context io;
-    fake::SocketDir dir;
-    fake::Server agent(io, dir / "smtp",
+    cqmgr::test::TempDir dir{"cqmgr-proto"};
+    fake::Server agent(io, dir.file("smtp"),
                        agent_replying("status\0"
                                       "4.4.1\0diag_type\0\0diag_text\0\0mta_type\0\0"
                                       "mta_mname\0\0action\0\0reason\0refused\0status\0"
                                       "4294967295\0\0"s));
-    auto o = fake::run(io, deliver_once(dir / "smtp", sample_request(), quick()));
+    auto o = fake::run(io, deliver_once(dir.file("smtp"), sample_request(), quick()));
     EXPECT_EQ(o.kind, Kind::replied);
     EXPECT_EQ(o.reply.status, -1);
     EXPECT_EQ(o.reply.hop.status, "4.4.1");
@@ -98,25 +99,25 @@ TEST(DeliveryClient, DeferralReplyKeepsHopStatus) {
 
 TEST(DeliveryClient, MissingSocketIsUnavailable) {
     asio::io_context io;
-    fake::SocketDir dir;
-    auto o = fake::run(io, deliver_once(dir / "nosuch", sample_request(), quick()));
+    cqmgr::test::TempDir dir{"cqmgr-proto"};
+    auto o = fake::run(io, deliver_once(dir.file("nosuch"), sample_request(), quick()));
     EXPECT_EQ(o.kind, Kind::unavailable);
     EXPECT_EQ(o.reply.hop.status, "4.3.0");
     EXPECT_EQ(o.reply.hop.reason, "mail transport unavailable");
     EXPECT_EQ(o.warning,
-              "connect to transport " + (dir / "nosuch") + ": No such file or directory");
+              "connect to transport " + (dir.file("nosuch")) + ": No such file or directory");
 }
 
 TEST(DeliveryClient, ImmediateEofSurfacesAtTheWrite) {
     asio::io_context io;
-    fake::SocketDir dir;
-    fake::Server agent(io, dir / "smtp", [](Socket& s, int) -> awaitable<void> {
+    cqmgr::test::TempDir dir{"cqmgr-proto"};
+    fake::Server agent(io, dir.file("smtp"), [](Socket& s, int) -> awaitable<void> {
         s.close();
         co_return;
     });
     AgentSession session(io.get_executor());
     // Like stock qmgr, the session opens: the EOF is not yet an error...
-    EXPECT_TRUE(fake::run(io, session.open(dir / "smtp", quick())));
+    EXPECT_TRUE(fake::run(io, session.open(dir.file("smtp"), quick())));
     // ...the request write is where the dead agent shows.
     auto o = fake::run(io, session.deliver(sample_request()));
     EXPECT_EQ(o.kind, Kind::unavailable);
@@ -128,8 +129,8 @@ TEST(DeliveryClient, ImmediateEofSurfacesAtTheWrite) {
 // conversation fuzzer: the failure came all the same).
 TEST(DeliveryClient, AbandonedAfterAFailedWriteHearsNothing) {
     asio::io_context io;
-    fake::SocketDir dir;
-    fake::Server agent(io, dir / "smtp", [](Socket& s, int) -> awaitable<void> {
+    cqmgr::test::TempDir dir{"cqmgr-proto"};
+    fake::Server agent(io, dir.file("smtp"), [](Socket& s, int) -> awaitable<void> {
         s.close();
         co_return;
     });
@@ -140,7 +141,7 @@ TEST(DeliveryClient, AbandonedAfterAFailedWriteHearsNothing) {
         void on_replied(DeliveryOutcome&&) override { ++replied; }
     };
     boost::intrusive_ptr<Owner> call(new Owner(io.get_executor()));
-    ASSERT_TRUE(call->start(dir / "smtp", quick()));
+    ASSERT_TRUE(call->start(dir.file("smtp"), quick()));
     while (call->announced == 0 && io.run_one() > 0) {
     }
     ASSERT_EQ(call->announced, 1);
@@ -153,28 +154,28 @@ TEST(DeliveryClient, AbandonedAfterAFailedWriteHearsNothing) {
 
 TEST(DeliveryClient, EofBeforeReplyIsCrash) {
     asio::io_context io;
-    fake::SocketDir dir;
-    fake::Server agent(io, dir / "smtp", [](Socket& s, int) -> awaitable<void> {
+    cqmgr::test::TempDir dir{"cqmgr-proto"};
+    fake::Server agent(io, dir.file("smtp"), [](Socket& s, int) -> awaitable<void> {
         co_await fake::send(s, delivery_hello);
         fake::ListReader r;
         AttrList head;
         co_await r.read(s, head);
         s.close(); // dies mid-request
     });
-    auto o = fake::run(io, deliver_once(dir / "smtp", sample_request(), quick()));
+    auto o = fake::run(io, deliver_once(dir.file("smtp"), sample_request(), quick()));
     EXPECT_EQ(o.kind, Kind::crashed);
     EXPECT_EQ(o.reply.hop.status, "4.3.0");
     EXPECT_EQ(o.reply.hop.reason, "unknown mail transport error");
     EXPECT_EQ(o.reply.status, -1);
     // Stock's wording for an agent that dies after the request.
-    EXPECT_EQ(o.warning, dir / "smtp" + " socket: malformed response");
+    EXPECT_EQ(o.warning, dir.file("smtp") + " socket: malformed response");
 }
 
 TEST(DeliveryClient, SilentAgentTimesOut) {
     using namespace std::chrono_literals;
     asio::io_context io;
-    fake::SocketDir dir;
-    fake::Server agent(io, dir / "smtp", [](Socket& s, int) -> awaitable<void> {
+    cqmgr::test::TempDir dir{"cqmgr-proto"};
+    fake::Server agent(io, dir.file("smtp"), [](Socket& s, int) -> awaitable<void> {
         co_await fake::send(s, delivery_hello);
         fake::ListReader r;
         AttrList none;
@@ -184,18 +185,18 @@ TEST(DeliveryClient, SilentAgentTimesOut) {
     DeliveryTimeouts t = quick();
     t.reply = 200ms;
     auto start = std::chrono::steady_clock::now();
-    auto o = fake::run(io, deliver_once(dir / "smtp", sample_request(), t));
+    auto o = fake::run(io, deliver_once(dir.file("smtp"), sample_request(), t));
     EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
     EXPECT_EQ(o.kind, Kind::crashed);
-    EXPECT_EQ(o.warning, dir / "smtp" + " socket: timeout");
+    EXPECT_EQ(o.warning, dir.file("smtp") + " socket: timeout");
 }
 
 TEST(DeliveryClient, UsableAfterFailures) {
     // One agent socket whose first connection dies and second one answers.
     asio::io_context io;
-    fake::SocketDir dir;
+    cqmgr::test::TempDir dir{"cqmgr-proto"};
     auto good = agent_replying(ok_reply);
-    fake::Server agent(io, dir / "smtp", [good](Socket& s, int index) -> awaitable<void> {
+    fake::Server agent(io, dir.file("smtp"), [good](Socket& s, int index) -> awaitable<void> {
         if (index == 0) {
             co_await fake::send(s, delivery_hello);
             fake::ListReader r;
@@ -207,9 +208,9 @@ TEST(DeliveryClient, UsableAfterFailures) {
         }
         co_await good(s, index);
     });
-    auto first = fake::run(io, deliver_once(dir / "smtp", sample_request(), quick()));
+    auto first = fake::run(io, deliver_once(dir.file("smtp"), sample_request(), quick()));
     EXPECT_EQ(first.kind, Kind::crashed);
-    auto second = fake::run(io, deliver_once(dir / "smtp", sample_request(), quick()));
+    auto second = fake::run(io, deliver_once(dir.file("smtp"), sample_request(), quick()));
     EXPECT_EQ(second.kind, Kind::replied) << second.warning;
 }
 
@@ -246,18 +247,18 @@ fake::Server::Script rewrite_server(int per_connection, int server_flags = 0) {
 
 TEST(RewriteClient, SharesOneConnection) {
     asio::io_context io;
-    fake::SocketDir dir;
-    fake::Server server(io, dir / "rewrite", rewrite_server(100));
-    RewriteClient c(io.get_executor(), dir / "rewrite");
+    cqmgr::test::TempDir dir{"cqmgr-proto"};
+    fake::Server server(io, dir.file("rewrite"), rewrite_server(100));
+    RewriteClient c(io.get_executor(), dir.file("rewrite"));
     for (int i = 0; i < 3; ++i) {
         auto r = fake::run(io, c.resolve("resolve", "s@x", "a" + std::to_string(i) + "@y"));
-        ASSERT_TRUE(r.ok) << r.error;
-        EXPECT_EQ(r.reply.recipient, "a" + std::to_string(i) + "@y");
-        EXPECT_EQ(r.reply.flags, resolve_flag::class_default);
+        ASSERT_TRUE(r) << r.error().message();
+        EXPECT_EQ(r->recipient, "a" + std::to_string(i) + "@y");
+        EXPECT_EQ(r->flags, resolve_flag::class_default);
     }
     auto w = fake::run(io, c.rewrite("local", "u"));
-    ASSERT_TRUE(w.ok) << w.error;
-    EXPECT_EQ(w.address, "u@rewritten");
+    ASSERT_TRUE(w) << w.error().message();
+    EXPECT_EQ(*w, "u@rewritten");
     EXPECT_EQ(c.connects(), 1);
     EXPECT_EQ(server.accepted(), 1);
 }
@@ -265,10 +266,10 @@ TEST(RewriteClient, SharesOneConnection) {
 TEST(RewriteClient, ReconnectsWhenTheServerClosed) {
     using namespace std::chrono_literals;
     asio::io_context io;
-    fake::SocketDir dir;
-    fake::Server server(io, dir / "rewrite", rewrite_server(1));
-    RewriteClient c(io.get_executor(), dir / "rewrite");
-    ASSERT_TRUE(fake::run(io, c.resolve("resolve", "", "a@y")).ok);
+    cqmgr::test::TempDir dir{"cqmgr-proto"};
+    fake::Server server(io, dir.file("rewrite"), rewrite_server(1));
+    RewriteClient c(io.get_executor(), dir.file("rewrite"));
+    ASSERT_TRUE(fake::run(io, c.resolve("resolve", "", "a@y")));
     // Let the server's close arrive, so the client sees a readable socket.
     fake::run(io, [&]() -> awaitable<int> {
         asio::steady_timer t(io, 50ms);
@@ -276,25 +277,25 @@ TEST(RewriteClient, ReconnectsWhenTheServerClosed) {
         co_return 0;
     }());
     auto r = fake::run(io, c.resolve("resolve", "", "b@y"));
-    EXPECT_TRUE(r.ok) << r.error;
+    EXPECT_TRUE(r) << r.error().message();
     EXPECT_EQ(c.connects(), 2);
 }
 
 TEST(RewriteClient, ServerFlagsForceDisconnect) {
     asio::io_context io;
-    fake::SocketDir dir;
-    fake::Server server(io, dir / "rewrite", rewrite_server(100, 1));
-    RewriteClient c(io.get_executor(), dir / "rewrite");
-    ASSERT_TRUE(fake::run(io, c.resolve("resolve", "", "a@y")).ok);
-    ASSERT_TRUE(fake::run(io, c.resolve("resolve", "", "b@y")).ok);
+    cqmgr::test::TempDir dir{"cqmgr-proto"};
+    fake::Server server(io, dir.file("rewrite"), rewrite_server(100, 1));
+    RewriteClient c(io.get_executor(), dir.file("rewrite"));
+    ASSERT_TRUE(fake::run(io, c.resolve("resolve", "", "a@y")));
+    ASSERT_TRUE(fake::run(io, c.resolve("resolve", "", "b@y")));
     EXPECT_EQ(c.connects(), 2);
 }
 
 TEST(RewriteClient, GarbageThenRecovery) {
     asio::io_context io;
-    fake::SocketDir dir;
+    cqmgr::test::TempDir dir{"cqmgr-proto"};
     auto good = rewrite_server(100);
-    fake::Server server(io, dir / "rewrite", [good](Socket& s, int index) -> awaitable<void> {
+    fake::Server server(io, dir.file("rewrite"), [good](Socket& s, int index) -> awaitable<void> {
         if (index == 0) {
             co_await fake::send(s, rewrite_hello);
             fake::ListReader r;
@@ -308,21 +309,22 @@ TEST(RewriteClient, GarbageThenRecovery) {
         }
         co_await good(s, index);
     });
-    RewriteClient c(io.get_executor(), dir / "rewrite");
+    RewriteClient c(io.get_executor(), dir.file("rewrite"));
     auto bad = fake::run(io, c.resolve("resolve", "", "a@y"));
-    EXPECT_FALSE(bad.ok);
-    EXPECT_EQ(bad.error, "expected a transport in the reply from " + (dir / "rewrite") +
-                             " for <a@y>, got an empty one");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().kind, RewriteError::Kind::no_transport);
+    EXPECT_EQ(bad.error().message(), "expected a transport in the reply from " +
+                                         (dir.file("rewrite")) + " for <a@y>, got an empty one");
     auto good_r = fake::run(io, c.resolve("resolve", "", "a@y"));
-    EXPECT_TRUE(good_r.ok) << good_r.error;
+    EXPECT_TRUE(good_r) << good_r.error().message();
     EXPECT_EQ(c.connects(), 2);
 }
 
 TEST(RewriteClient, ConcurrentCallersAreSerialised) {
     asio::io_context io;
-    fake::SocketDir dir;
-    fake::Server server(io, dir / "rewrite", rewrite_server(100));
-    RewriteClient c(io.get_executor(), dir / "rewrite");
+    cqmgr::test::TempDir dir{"cqmgr-proto"};
+    fake::Server server(io, dir.file("rewrite"), rewrite_server(100));
+    RewriteClient c(io.get_executor(), dir.file("rewrite"));
     auto many = [&]() -> awaitable<int> {
         int done = 0;
         auto ex = co_await asio::this_coro::executor;
@@ -331,8 +333,8 @@ TEST(RewriteClient, ConcurrentCallersAreSerialised) {
                 ex,
                 [&c, &done, i]() -> awaitable<void> {
                     auto r = co_await c.resolve("resolve", "", "x" + std::to_string(i) + "@y");
-                    EXPECT_TRUE(r.ok) << r.error;
-                    EXPECT_EQ(r.reply.recipient, "x" + std::to_string(i) + "@y");
+                    EXPECT_TRUE(r) << r.error().message();
+                    EXPECT_EQ(r->recipient, "x" + std::to_string(i) + "@y");
                     ++done;
                 },
                 asio::detached);
@@ -348,11 +350,14 @@ TEST(RewriteClient, ConcurrentCallersAreSerialised) {
 
 TEST(RewriteClient, RefusedConnectIsAnError) {
     asio::io_context io;
-    fake::SocketDir dir;
-    RewriteClient c(io.get_executor(), dir / "rewrite");
+    cqmgr::test::TempDir dir{"cqmgr-proto"};
+    RewriteClient c(io.get_executor(), dir.file("rewrite"));
     auto r = fake::run(io, c.resolve("resolve", "", "a@y"));
-    EXPECT_FALSE(r.ok);
-    EXPECT_EQ(r.error, "connect to " + (dir / "rewrite") + ": No such file or directory");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().kind, RewriteError::Kind::connect);
+    EXPECT_EQ(r.error().detail, "No such file or directory");
+    EXPECT_EQ(r.error().message(),
+              "connect to " + (dir.file("rewrite")) + ": No such file or directory");
 }
 
 namespace {
@@ -372,9 +377,9 @@ fake::Server::Script status_server(std::string hello, std::string reply, AttrLis
 
 TEST(StatusClient, AppendAndNotice) {
     asio::io_context io;
-    fake::SocketDir dir;
+    cqmgr::test::TempDir dir{"cqmgr-proto"};
     AttrList seen;
-    fake::Server defer(io, dir / "defer",
+    fake::Server defer(io, dir.file("defer"),
                        status_server(status_hello,
                                      "status\0"
                                      "0\0\0"s,
@@ -382,7 +387,7 @@ TEST(StatusClient, AppendAndNotice) {
     auto a = defer_append_request(0, "ID", {"", "r@x", 5, "", 0},
                                   {"4.4.1", "", "", "", "", "", "refused"});
     auto r = fake::run(
-        io, status_append(dir / "defer", a, CommandTimeouts::ipc(std::chrono::seconds(1))));
+        io, status_append(dir.file("defer"), a, CommandTimeouts::ipc(std::chrono::seconds(1))));
     EXPECT_TRUE(r.ok()) << r.error;
     EXPECT_EQ(seen.get("nrequest"), "0");
     EXPECT_EQ(seen.get("action"), "delayed");
@@ -390,7 +395,7 @@ TEST(StatusClient, AppendAndNotice) {
     n.nrequest = bounce_cmd::warn;
     n.queue_id = "ID";
     r = fake::run(
-        io, status_notify(dir / "defer", n, CommandTimeouts::notice(std::chrono::seconds(1))));
+        io, status_notify(dir.file("defer"), n, CommandTimeouts::notice(std::chrono::seconds(1))));
     EXPECT_TRUE(r.ok());
     EXPECT_EQ(seen.get("nrequest"), "2");
 }
@@ -416,12 +421,12 @@ TEST(StatusClient, FailuresAreIncompleteResults) {
     };
     for (const auto& c : cases) {
         asio::io_context io;
-        fake::SocketDir dir;
-        fake::Server svc(io, dir / "bounce", status_server(c.hello, c.reply, nullptr));
+        cqmgr::test::TempDir dir{"cqmgr-proto"};
+        fake::Server svc(io, dir.file("bounce"), status_server(c.hello, c.reply, nullptr));
         NoticeRequest n;
         n.queue_id = "ID";
-        auto r = fake::run(
-            io, status_notify(dir / "bounce", n, CommandTimeouts::ipc(std::chrono::seconds(1))));
+        auto r = fake::run(io, status_notify(dir.file("bounce"), n,
+                                             CommandTimeouts::ipc(std::chrono::seconds(1))));
         EXPECT_FALSE(r.ok());
         EXPECT_EQ(r.status, -1);
         if (c.error_tail.empty()) {
@@ -435,34 +440,35 @@ TEST(StatusClient, FailuresAreIncompleteResults) {
 
 TEST(VerifyAndFlush, Exchanges) {
     asio::io_context io;
-    fake::SocketDir dir;
+    cqmgr::test::TempDir dir{"cqmgr-proto"};
     AttrList seen;
-    fake::Server verify(io, dir / "verify",
+    fake::Server verify(io, dir.file("verify"),
                         status_server("protocol\0address_verification_prrotocol\0\0"s,
                                       "status\0"
                                       "0\0recipient_status\0"
                                       "2\0reason\0gone\0\0"s,
                                       &seen));
     auto t = CommandTimeouts::ipc(std::chrono::seconds(1));
-    auto u = fake::run(io, verify_update(dir / "verify", "u@x", verify_rcpt::bounce, "gone", t));
+    auto u =
+        fake::run(io, verify_update(dir.file("verify"), "u@x", verify_rcpt::bounce, "gone", t));
     EXPECT_TRUE(u.ok()) << u.error; // extra attributes after status are tolerated
     EXPECT_EQ(seen.get("recipient_status"), "2");
-    auto q = fake::run(io, verify_query(dir / "verify", "u@x", t));
+    auto q = fake::run(io, verify_query(dir.file("verify"), "u@x", t));
     EXPECT_TRUE(q.result.ok()) << q.result.error;
     EXPECT_EQ(q.recipient_status, 2);
     EXPECT_EQ(q.reason, "gone");
 
-    fake::Server flush(io, dir / "flush",
+    fake::Server flush(io, dir.file("flush"),
                        status_server("protocol\0queue_flush_protocol\0\0"s,
                                      "status\0"
                                      "4\0\0"s,
                                      &seen));
-    auto f = fake::run(io, flush_add(dir / "flush", "dest.example", "ID", t));
+    auto f = fake::run(io, flush_add(dir.file("flush"), "dest.example", "ID", t));
     EXPECT_TRUE(f.completed);
     EXPECT_EQ(f.status, flush_stat::deny);
     EXPECT_EQ(seen.get("site"), "dest.example");
 
-    auto s = fake::run(io, flush_send_site(dir / "flush", "site.example", t));
+    auto s = fake::run(io, flush_send_site(dir.file("flush"), "site.example", t));
     EXPECT_TRUE(s.completed);
     EXPECT_EQ(seen.get("request"), "send_site");
     EXPECT_EQ(seen.get("site"), "site.example");

@@ -20,24 +20,6 @@ using cqmgr::awaitable;
 namespace asio = boost::asio;
 using Socket = asio::local::stream_protocol::socket;
 
-// A private directory for socket files, removed at the end of the test.
-class SocketDir {
-  public:
-    SocketDir() {
-        std::string tmpl = "/tmp/cqmgr-proto-XXXXXX";
-        if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-        path_ = tmpl;
-    }
-    ~SocketDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path_, ec);
-    }
-    std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
-  private:
-    std::string path_;
-};
-
 // Writes all of `bytes`; returns false when the peer is gone.
 inline awaitable<bool> send(Socket& s, std::string bytes) {
     boost::system::error_code ec;

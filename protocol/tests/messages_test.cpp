@@ -6,7 +6,7 @@
 #include "cqmgr/protocol/flush_client.hpp"
 #include "cqmgr/protocol/messages.hpp"
 #include "cqmgr/protocol/status_client.hpp"
-#include "cqmgr/protocol/verify_client.hpp"
+#include "cqmgr/test/verify_client.hpp"
 
 #include <cstring>
 #include <gtest/gtest.h>
@@ -37,7 +37,7 @@ TEST(MsgStats, MatchesCapturedLayout) {
 
 TEST(DeliveryRequest, EncodesLikeStockQmgr) {
     DeliveryRequest r;
-    r.flags = 3;
+    r.flags = del_flag::deflt; // 3, as the capture has it
     r.queue_id = "9C6E8A76820";
     r.data_offset = 346;
     r.data_size = 261;
@@ -72,9 +72,8 @@ TEST(DeliveryReply, DecodesDeferral) {
                         "action\0\0reason\0connect to 127.0.0.1[127.0.0.1]:2601: Connection "
                         "refused\0status\0" "4294967295\0\0"s);
     ASSERT_TRUE(l);
-    std::string err;
-    auto r = decode_delivery_reply(*l, &err);
-    ASSERT_TRUE(r) << err;
+    auto r = decode_delivery_reply(*l);
+    ASSERT_TRUE(r) << r.error().message();
     EXPECT_EQ(r->status, -1);
     EXPECT_EQ(r->hop.status, "4.4.1");
     EXPECT_EQ(r->hop.reason, "connect to 127.0.0.1[127.0.0.1]:2601: Connection refused");
@@ -83,9 +82,10 @@ TEST(DeliveryReply, DecodesDeferral) {
 TEST(DeliveryReply, RejectsMissingSecondStatus) {
     auto l = decode_one("status\0\0diag_type\0\0\0"s);
     ASSERT_TRUE(l);
-    std::string err;
-    EXPECT_FALSE(decode_delivery_reply(*l, &err));
-    EXPECT_NE(err.find("expected status"), std::string::npos);
+    auto r = decode_delivery_reply(*l);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().kind, ProtocolError::Kind::names);
+    EXPECT_NE(r.error().message().find("expected status"), std::string::npos);
 }
 
 TEST(Resolve, RequestAndReplyMatchCapture) {
@@ -94,7 +94,7 @@ TEST(Resolve, RequestAndReplyMatchCapture) {
     auto l = decode_one("flags\0" "0\0transport\0smtp\0nexthop\0[127.0.0.1]:2601\0recipient\0"
                         "bob@dest.example\0flags\0" "4096\0\0"s);
     ASSERT_TRUE(l);
-    auto r = decode_resolve_reply(*l, nullptr);
+    auto r = decode_resolve_reply(*l);
     ASSERT_TRUE(r);
     EXPECT_EQ(r->transport, "smtp");
     EXPECT_EQ(r->nexthop, "[127.0.0.1]:2601");
@@ -133,7 +133,7 @@ TEST(Append, EncodesRcptAndDsnFieldsInOrder) {
     // docs/postfix-facts.md §6.2: nrequest=0, flags, queue_id, the
     // recipient's five, the hop status's seven.
     AppendRequest a;
-    a.flags = 0x400;
+    a.flags = del_flag::record; // 0x400
     a.queue_id = "9D5D6A768A3";
     a.recipient = {"o@x", "r@x", 634, "rfc822;o@x", 2};
     a.dsn = {"4.4.1", "", "", "", "", "delayed", "connect refused"};
@@ -180,12 +180,12 @@ TEST(Rewrite, RequestAndReply) {
               "request\0rewrite\0rule\0local\0address\0u\0\0"s);
     auto l = decode_one("flags\0" "0\0address\0u@test.example\0\0"s);
     ASSERT_TRUE(l);
-    auto r = decode_rewrite_reply(*l, nullptr);
+    auto r = decode_rewrite_reply(*l);
     ASSERT_TRUE(r);
     EXPECT_EQ(r->address, "u@test.example");
-    std::string err;
-    EXPECT_FALSE(decode_rewrite_reply(*decode_one("address\0x\0\0"s), &err));
-    EXPECT_EQ(err, "expected flags, address; got address");
+    auto bad = decode_rewrite_reply(*decode_one("address\0x\0\0"s));
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().message(), "expected flags, address; got address");
 }
 
 TEST(Resolve, FlagHelpers) {

@@ -1,5 +1,7 @@
 #include "address.hpp"
 
+#include "cqmgr/common/address.hpp"
+
 namespace cqmgr::qmgr {
 
 namespace {
@@ -17,11 +19,6 @@ bool dot_string(std::string_view s) {
 }
 } // namespace
 
-std::string_view local_part(std::string_view addr) {
-    auto at = addr.rfind('@');
-    return at == std::string_view::npos ? addr : addr.substr(0, at);
-}
-
 std::string quote_local(std::string_view addr) {
     if (addr.empty()) return {};
     // A source route (@a,@b:user@c) keeps its route unquoted.
@@ -30,8 +27,8 @@ std::string quote_local(std::string_view addr) {
         auto colon = addr.find(':');
         if (colon != std::string_view::npos) start = colon + 1;
     }
-    auto at = addr.rfind('@');
-    size_t end = (at == std::string_view::npos || at < start) ? addr.size() : at;
+    auto parts = split_address(addr);
+    size_t end = parts.has_at && parts.local.size() >= start ? parts.local.size() : addr.size();
     std::string_view lp = addr.substr(start, end - start);
     if (dot_string(lp)) return std::string(addr);
     std::string out(addr.substr(0, start));
@@ -46,8 +43,8 @@ std::string quote_local(std::string_view addr) {
 }
 
 std::string unquote_local(std::string_view addr) {
-    auto at = addr.rfind('@');
-    std::string_view lp = at == std::string_view::npos ? addr : addr.substr(0, at);
+    auto parts = split_address(addr);
+    std::string_view lp = parts.local;
     std::string out;
     bool quoted = false;
     for (size_t i = 0; i < lp.size(); ++i) {
@@ -59,27 +56,24 @@ std::string unquote_local(std::string_view addr) {
         if (c == '\\' && quoted && i + 1 < lp.size()) c = lp[++i];
         out += c;
     }
-    if (at != std::string_view::npos) out.append(addr.substr(at));
+    if (parts.has_at) out.append("@").append(parts.domain);
     return out;
 }
 
 std::string verp_sender(std::string_view sender, std::string_view delims,
                         std::string_view orig_rcpt, std::string_view rcpt) {
-    std::string_view recipient = orig_rcpt.empty() ? rcpt : orig_rcpt;
-    auto s_at = sender.rfind('@');
-    size_t s_local = s_at == std::string_view::npos ? sender.size() : s_at;
-    auto r_at = recipient.rfind('@');
-    size_t r_local = r_at == std::string_view::npos ? recipient.size() : r_at;
-    std::string out(sender.substr(0, s_local));
+    auto s = split_address(sender);
+    auto r = split_address(orig_rcpt.empty() ? rcpt : orig_rcpt);
+    std::string out(s.local);
     out += delims.size() > 0 ? delims[0] : '+';
-    out.append(recipient.substr(0, r_local));
-    if (r_local + 1 < recipient.size()) {
+    out.append(r.local);
+    if (!r.domain.empty()) {
         out += delims.size() > 1 ? delims[1] : '=';
-        out.append(recipient.substr(r_local + 1));
+        out.append(r.domain);
     }
-    if (s_local + 1 < sender.size()) {
+    if (!s.domain.empty()) {
         out += '@';
-        out.append(sender.substr(s_local + 1));
+        out.append(s.domain);
     }
     return out;
 }

@@ -19,9 +19,6 @@ std::string unquote_local(std::string_view addr);
 std::string verp_sender(std::string_view sender, std::string_view delims,
                         std::string_view orig_rcpt, std::string_view rcpt);
 
-// The local part of an address (up to the last '@').
-std::string_view local_part(std::string_view addr);
-
 // `s` with ASCII capitals made small, as Postfix's lowercase() and the C
 // locale's tolower() make them (the daemon never sets another locale);
 // inline, as it runs for every recipient.

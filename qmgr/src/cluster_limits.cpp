@@ -154,14 +154,15 @@ std::optional<int> ClusterLimits::queue_gate(const core::Queue& q) {
     auto limit_of = [&](const char* param, const conf::LookupTables& table, auto parse,
                         std::string& scope) {
         auto found = lookup(table, transport, q.name);
-        decltype(parse(std::string_view{}, nullptr)) value;
+        std::optional<std::decay_t<decltype(*parse(std::string_view{}))>> value;
         if (!found) return value;
-        std::string error;
-        value = parse(found->second, &error);
-        if (value)
+        auto parsed = parse(found->second);
+        if (parsed) {
             scope = found->first;
-        else
-            log::warn(std::string(param) + ": " + found->first + ": " + error);
+            value = std::move(*parsed);
+        } else {
+            log::warn(std::string(param) + ": " + found->first + ": " + parsed.error().message());
+        }
         return value;
     };
     if (auto n = limit_of("cqmgr_cluster_concurrency_limits", tables_.concurrency,

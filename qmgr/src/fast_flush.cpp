@@ -1,6 +1,7 @@
 #include "fast_flush.hpp"
 
 #include "address.hpp"
+#include "cqmgr/common/address.hpp"
 #include "cqmgr/conf/values.hpp"
 #include "cqmgr/protocol/flush_client.hpp"
 #include "log.hpp"
@@ -84,9 +85,8 @@ FlushDomains::Verdict FlushDomains::match(std::string_view domain) const {
 awaitable<void> flush_add_deferred(const FlushDomains& domains, ServiceSlots& slots,
                                    std::string service, std::string queue_id, std::string address,
                                    std::chrono::seconds ipc_timeout) {
-    auto at = address.rfind('@');
-    if (at == std::string::npos || at + 1 == address.size()) co_return;
-    std::string domain = address.substr(at + 1);
+    std::string domain(split_address(address).domain);
+    if (domain.empty()) co_return;
     if (domains.match(domain) == FlushDomains::Verdict::no) co_return;
     ServiceSlots::Held slot = co_await slots.hold();
     auto r = co_await protocol::flush_add("public/" + service, domain, queue_id,

@@ -1,6 +1,7 @@
 #include "intake.hpp"
 
 #include "address.hpp"
+#include "cqmgr/common/address.hpp"
 #include "cqmgr/queuefile/header_block.hpp"
 #include "log.hpp"
 #include "probes.hpp"
@@ -20,9 +21,11 @@ constexpr size_t max_header_bytes = 64 * 1024;
 using queuefile::qmode::expire;
 using queuefile::qmode::unthrottle;
 
-// The domain of an address (after its last '@').
-std::string_view domain_of(std::string_view address) {
-    return address.substr(address.rfind('@') + 1);
+// The key recipients are sorted by: the domain of an address, or all of an
+// address that has no '@'.
+std::string_view sort_domain(std::string_view address) {
+    auto parts = split_address(address);
+    return parts.has_at ? parts.domain : address;
 }
 
 // Orders recipients by lower-cased domain, then by address, keeping the file
@@ -35,7 +38,7 @@ void sort_by_domain(std::vector<queuefile::Recipient>& rcpts) {
     std::vector<std::string_view> domain(n);
     bool capitals = false;
     for (size_t i = 0; i < n; ++i) {
-        domain[i] = domain_of(rcpts[i].address());
+        domain[i] = sort_domain(rcpts[i].address());
         for (char c : domain[i])
             capitals |= c >= 'A' && c <= 'Z';
     }
@@ -163,7 +166,7 @@ Intake::Claimed Intake::claim(const std::string& id, const std::string& queue, i
     m.active_arrival = clock_.precise();
     if (out.keep_defer_log) {
         admit(m);
-        m.flags = 1;
+        m.flags = message_flag::defer;
         m.env.rcpt_offset = 0;
         m.env.recipients.clear();
     }
@@ -175,7 +178,7 @@ core::Lane Intake::classify(const Message& m, int fd) const {
     // The first batch's recipient domains, each once.
     std::vector<std::string> domains;
     for (const auto& r : m.env.recipients) {
-        std::string d = lower(address_domain(r.address()));
+        std::string d = lower(split_address(r.address()).domain);
         if (std::find(domains.begin(), domains.end(), d) == domains.end())
             domains.push_back(std::move(d));
     }
@@ -217,7 +220,7 @@ bool Intake::assign_now(Message& m, Batch& b) {
     const auto& env = m.env;
     b.rcpts = std::move(m.env.recipients);
     m.env.recipients.clear();
-    b.trace_only = env.tflags & 0x300;
+    b.trace_only = env.tflags & (protocol::del_flag::mta_vrfy | protocol::del_flag::usr_vrfy);
     b.request_class = (env.tflags & protocol::del_flag::mta_vrfy) ? "verify" : "resolve";
     b.context.force_expire = m.force_expire;
     b.context.ignore_defer_transports = (m.scan_flags & scan_flag::flush) || m.unthrottle;
@@ -329,7 +332,7 @@ void Intake::discard_double_bounce(Message& m, const queuefile::Recipient& r) co
     // Mark the recipient done in the queue file, as stock does.
     if (auto e = store_.mark_done(m.id, r.offset())) {
         log::warn(m.id + ": " + e->text);
-        m.flags |= 1; // keep the message rather than lose track
+        m.flags |= message_flag::defer; // keep the message rather than lose track
     }
 }
 
@@ -349,13 +352,17 @@ void Intake::log_read_error(const std::string& id, const queuefile::ReadResult& 
     // qmgr says what it made of it; the wordings carry different prefixes.
     std::string path = store_.path("active", id);
     if (!r.record_warning.empty()) log::warn(path + ": " + r.record_warning);
-    if (r.error.rfind("Unexpected record type", 0) == 0)
+    switch (r.error_prefix) {
+    case queuefile::ErrorPrefix::none:
         log::warn(r.error);
-    else if (r.error.rfind("malformed pointer record", 0) == 0 ||
-             r.error.rfind("too many reverse jump", 0) == 0)
+        break;
+    case queuefile::ErrorPrefix::file_path:
         log::warn(path + ": " + r.error);
-    else
+        break;
+    case queuefile::ErrorPrefix::queue_id:
         log::warn(id + ": " + r.error);
+        break;
+    }
 }
 
 } // namespace cqmgr::qmgr

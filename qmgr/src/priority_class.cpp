@@ -2,6 +2,7 @@
 // priority_class.hpp).
 #include "priority_class.hpp"
 
+#include "cqmgr/common/address.hpp"
 #include "cqmgr/conf/config_error.hpp"
 
 #include <algorithm>
@@ -9,11 +10,6 @@
 #include <type_traits>
 
 namespace cqmgr::qmgr {
-
-std::string_view address_domain(std::string_view address) {
-    size_t at = address.rfind('@');
-    return at == std::string_view::npos ? std::string_view() : address.substr(at + 1);
-}
 
 std::optional<core::Lane> PriorityTables::parse(std::string_view answer) {
     while (!answer.empty() && std::isspace(static_cast<unsigned char>(answer.front())))
@@ -98,7 +94,7 @@ PriorityTables::classify(std::string_view sender,
     // The null sender has no address to look up.
     if (!sender.empty()) {
         if (auto lane = find(maps_, "cqmgr_priority_maps", sender, budget)) return lane;
-        if (auto domain = address_domain(sender); !domain.empty())
+        if (auto domain = split_address(sender).domain; !domain.empty())
             if (auto lane = find(maps_, "cqmgr_priority_maps", domain, budget)) return lane;
     }
     for (const auto& domain : rcpt_domains)

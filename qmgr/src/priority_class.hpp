@@ -76,7 +76,4 @@ class PriorityTables {
     Warn warn_;
 };
 
-// The domain of `address` (after its last '@'), or "" when it has none.
-std::string_view address_domain(std::string_view address);
-
 } // namespace cqmgr::qmgr

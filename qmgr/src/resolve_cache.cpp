@@ -1,6 +1,8 @@
 // Kept answers of the resolve service (see resolve_cache.hpp).
 #include "resolve_cache.hpp"
 
+#include "cqmgr/common/address.hpp"
+
 namespace cqmgr::qmgr {
 
 namespace {
@@ -63,11 +65,12 @@ bool ResolveCache::make_key(std::string_view request_class, std::string_view sen
     std::string_view rest = address;
     if (allow_domain && config_.domain_answers &&
         request_class == protocol::resolve_class::regular) {
-        size_t at = address.find('@');
-        if (at != std::string_view::npos && plain_local_part(address.substr(0, at)) &&
-            plain_domain(address.substr(at + 1))) {
+        // Neither a plain local part nor a plain domain holds an '@': this
+        // is an address with exactly one.
+        auto parts = split_address(address);
+        if (parts.has_at && plain_local_part(parts.local) && plain_domain(parts.domain)) {
             by_domain = true;
-            rest = address.substr(at + 1);
+            rest = parts.domain;
         }
     }
     key_.push_back(by_domain ? 'D' : 'A');

@@ -49,21 +49,20 @@ void Resolver::release_turn() {
     }
 }
 
-awaitable<void> Resolver::pause_after(const std::string& error) {
+awaitable<void> Resolver::pause_after(const protocol::RewriteError& error) {
     // Stock's client says "connect #N to subsystem private/rewrite: ..." and
     // waits 10 s between connection attempts; any other trouble is "problem
     // talking to service" and a 1 s pause.  (Stock gives up after 10 failed
     // connects and exits; we keep trying: the mail is waiting for us.)
-    std::string prefix = "connect to private/" + service_ + ": ";
     auto wait = std::chrono::seconds(1);
-    if (error.rfind(prefix, 0) == 0) {
+    if (error.kind == protocol::RewriteError::Kind::connect) {
         ++connect_failures_;
         log::warn("connect #" + std::to_string(connect_failures_) + " to subsystem private/" +
-                  service_ + ": " + error.substr(prefix.size()));
+                  service_ + ": " + error.detail);
         wait = std::chrono::seconds(10);
     } else {
         connect_failures_ = 0;
-        log::warn("problem talking to service " + service_ + ": " + error);
+        log::warn("problem talking to service " + service_ + ": " + error.message());
     }
     asio::steady_timer pause(ex_, wait);
     error_code ec;
@@ -88,14 +87,14 @@ awaitable<protocol::ResolveReply> Resolver::resolve(std::string request_class, s
     for (;;) {
         counters_.resolver_requests++;
         auto r = co_await client_.resolve(request_class, sender, address);
-        if (r.ok) {
+        if (r) {
             connect_failures_ = 0;
             release_turn();
-            cache_.store(request_class, sender, address, r.reply, std::chrono::steady_clock::now(),
+            cache_.store(request_class, sender, address, *r, std::chrono::steady_clock::now(),
                          static_cast<uint64_t>(client_.connects()));
-            co_return std::move(r.reply);
+            co_return std::move(*r);
         }
-        co_await pause_after(r.error);
+        co_await pause_after(r.error());
     }
 }
 
@@ -103,12 +102,12 @@ awaitable<std::string> Resolver::rewrite(std::string rule, std::string address) 
     co_await take_turn();
     for (;;) {
         auto r = co_await client_.rewrite(rule, address);
-        if (r.ok) {
+        if (r) {
             connect_failures_ = 0;
             release_turn();
-            co_return r.address;
+            co_return std::move(*r);
         }
-        co_await pause_after(r.error);
+        co_await pause_after(r.error());
     }
 }
 

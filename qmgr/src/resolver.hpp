@@ -48,7 +48,7 @@ class Resolver {
 
   private:
     // Logs a failed attempt and waits before the next one.
-    awaitable<void> pause_after(const std::string& error);
+    awaitable<void> pause_after(const protocol::RewriteError& error);
     // Serialises callers (the protocol client serialises single requests;
     // this serialises whole retry loops).
     awaitable<void> take_turn();

@@ -1,6 +1,7 @@
 #include "routing.hpp"
 
 #include "address.hpp"
+#include "cqmgr/common/address.hpp"
 
 #include <algorithm>
 #include <strings.h>
@@ -20,11 +21,6 @@ void redirect(Route& r, const char* transport, const char* reason) {
     r.nexthop = reason;
     r.flags = 0;
 }
-
-// The part of an address before its last '@' (all of it without one).
-std::string_view local_of(std::string_view addr) {
-    return addr.substr(0, addr.rfind('@'));
-}
 } // namespace
 
 Route filter_route(std::string_view filter, std::string_view rcpt, const conf::QmgrParams& p) {
@@ -34,10 +30,7 @@ Route filter_route(std::string_view filter, std::string_view rcpt, const conf::Q
     r.transport = std::string(filter.substr(0, colon));
     if (colon != std::string_view::npos) r.nexthop = std::string(filter.substr(colon + 1));
     if (r.nexthop.empty()) r.nexthop = p.default_filter_nexthop;
-    if (r.nexthop.empty()) {
-        auto at = rcpt.rfind('@');
-        if (at != std::string_view::npos) r.nexthop = std::string(rcpt.substr(at + 1));
-    }
+    if (r.nexthop.empty()) r.nexthop = std::string(split_address(rcpt).domain);
     if (r.nexthop.empty()) r.nexthop = p.myhostname;
     return r;
 }
@@ -56,7 +49,7 @@ void apply_overrides(Route& r, const RouteContext& c, const conf::QmgrParams& p)
     if (r.address.empty()) redirect(r, "error", "5.1.3 null recipient address");
     if (c.force_expire) redirect(r, "retry", "4.7.0 message is administratively expired");
     if ((r.flags & protocol::resolve_flag::class_local) &&
-        iequal(local_of(r.address), p.double_bounce_sender)) {
+        iequal(split_address(r.address).local, p.double_bounce_sender)) {
         r.discard = true;
         return;
     }
@@ -83,7 +76,7 @@ std::string strip_extension(std::string_view local, const conf::QmgrParams& p) {
 
 std::string queue_name(const Route& r, bool per_recipient, const conf::QmgrParams& p) {
     if (!per_recipient || r.transport == "error" || r.transport == "retry") return lower(r.nexthop);
-    return lower(strip_extension(local_of(r.address), p) + "@" + r.nexthop);
+    return lower(strip_extension(split_address(r.address).local, p) + "@" + r.nexthop);
 }
 
 } // namespace cqmgr::qmgr

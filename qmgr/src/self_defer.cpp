@@ -14,7 +14,7 @@ SelfDefer::SelfDefer(asio::io_context& io, const conf::QmgrParams& params, const
 
 void SelfDefer::defer(Message& m, const std::vector<queuefile::Recipient>& rcpts,
                       const core::Dsn& dsn) {
-    m.flags |= 1;
+    m.flags |= message_flag::defer;
     if (rcpts.empty()) return;
     // Every record is counted now, so the message cannot end before the
     // last one is written.

@@ -75,15 +75,14 @@ void StateWriter::run() {
         busy_ = true;
         lock.unlock();
         if (expire) store_->expire(batch.oldest, batch.now);
-        std::string error;
-        bool ok = store_->apply(batch, error);
+        auto written = store_->apply(batch);
         std::vector<std::string> notes = store_->take_warnings();
         const uint64_t rebuilds = store_->rebuilds();
         const bool usable = store_->usable();
         lock.lock();
         for (std::string& n : notes)
             warnings_.push_back(std::move(n));
-        if (ok) {
+        if (written) {
             commits_++;
             written_ += batch.puts.size();
             if (failures_ > 0)
@@ -97,7 +96,7 @@ void StateWriter::run() {
                 pending_.try_emplace(std::move(key), std::move(r));
             }
             if (failures_++ == 0)
-                warnings_.push_back("state: " + store_->path() + ": " + error +
+                warnings_.push_back("state: " + store_->path() + ": " + written.error().message() +
                                     "; changes wait in memory until writes succeed again");
             retry_at_ = std::chrono::steady_clock::now() + retry_delay;
         }

@@ -31,6 +31,30 @@ TEST(Address, VerpSender) {
     EXPECT_EQ(verp_sender("owner", "+=", "", "user"), "owner+user");
 }
 
+// Addresses with no '@', an empty one, a trailing or leading '@', several,
+// and an '@' inside a quoted local part: each split at the last '@'
+// (the splitter itself: mail/tests/address_test.cpp).
+TEST(Address, EdgeCasesSplitAtTheLastAt) {
+    EXPECT_EQ(quote_local("a@"), "a@");
+    EXPECT_EQ(quote_local("a b@"), "\"a b\"@");
+    EXPECT_EQ(quote_local("@d"), "\"\"@d");
+    EXPECT_EQ(quote_local("a@b@c"), "\"a@b\"@c");
+    EXPECT_EQ(quote_local("@r:x"), "@r:x");
+    EXPECT_EQ(quote_local("@r:a b"), "@r:\"a b\"");
+    EXPECT_EQ(unquote_local(""), "");
+    EXPECT_EQ(unquote_local("plain"), "plain");
+    EXPECT_EQ(unquote_local("a@"), "a@");
+    EXPECT_EQ(unquote_local("@d"), "@d");
+    EXPECT_EQ(unquote_local("\"a b\"@"), "a b@");
+    EXPECT_EQ(unquote_local("\"a@b\"@c"), "a@b@c");
+    EXPECT_EQ(verp_sender("o@s", "+=", "", "u@"), "o+u@s");
+    EXPECT_EQ(verp_sender("o@", "+=", "", "u@d"), "o+u=d");
+    EXPECT_EQ(verp_sender("", "+=", "", "u@d"), "+u=d");
+    EXPECT_EQ(verp_sender("o@s", "+=", "", "@d"), "o+=d@s");
+    EXPECT_EQ(verp_sender("o@s", "+=", "", "a@b@c"), "o+a@b=c@s");
+    EXPECT_EQ(verp_sender("o@s", "", "", "u@d"), "o+u=d@s");
+}
+
 TEST(Delays, FormatLikePostfix) {
     EXPECT_EQ(format_seconds(0), "0");
     EXPECT_EQ(format_seconds(0.004), "0");

@@ -1,9 +1,9 @@
 // The destination state store as the daemon uses it: changes reported by a
 // real scheduler core reach the store, and a store's records come back as
 // dead queues and remembered windows.  Stores live in temporary directories.
+#include "cqmgr/test/temp_dir.hpp"
 #include "destination_state.hpp"
 #include "fake_driver.hpp"
-#include "temp_dir.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -33,7 +33,7 @@ struct StateDriver : core::test::FakeDriver {
 const core::Dsn refused{"4.4.1", "connect to down.example: Connection refused"};
 
 struct DestinationStateTest : ::testing::Test {
-    TempDir tmp{"cqmgr-dstate-test"};
+    test::TempDir tmp{"cqmgr-dstate-test"};
     std::string dir = tmp.str(), path = tmp.file("cqmgr-state.lmdb");
     asio::io_context io;
     FakeClock clock;
@@ -109,8 +109,8 @@ struct DestinationStateTest : ::testing::Test {
         auto s = open_store();
         state::Store::Batch b;
         b.puts = std::move(records);
-        std::string error;
-        ASSERT_TRUE(s->apply(b, error)) << error;
+        auto written = s->apply(b);
+        ASSERT_TRUE(written) << written.error().message();
     }
 };
 

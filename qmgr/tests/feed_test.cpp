@@ -1,5 +1,6 @@
 // Scan requests, the in-flow token policy and the warning limiter: the
 // pure parts of scanning and feeding.
+#include "cqmgr/test/temp_dir.hpp"
 #include "master_link.hpp"
 #include "scan.hpp"
 #include "warning_limiter.hpp"
@@ -15,17 +16,12 @@ namespace fs = std::filesystem;
 namespace {
 // A scratch queue directory with a few files, as the working directory.
 struct ScratchQueue {
-    fs::path old = fs::current_path();
-    fs::path dir = fs::temp_directory_path() / ("cqmgr-scan-" + std::to_string(::getpid()));
+    cqmgr::test::TempDir dir{"cqmgr-scan"};
+    cqmgr::test::InDirectory in{dir.path()};
     ScratchQueue() {
-        fs::create_directories(dir / "incoming");
+        fs::create_directories("incoming");
         for (const char* id : {"A1", "B2"})
-            std::ofstream(dir / "incoming" / id) << "x";
-        fs::current_path(dir);
-    }
-    ~ScratchQueue() {
-        fs::current_path(old);
-        fs::remove_all(dir);
+            std::ofstream(fs::path("incoming") / id) << "x";
     }
 };
 

@@ -1,9 +1,9 @@
 // Log text made safe as stock's msg_* functions make it: the pure rule,
 // and a line through the postlogd channel, which must stay one datagram
 // holding one line whatever the text.
+#include "cqmgr/test/temp_dir.hpp"
 #include "log.hpp"
 #include "log_text.hpp"
-#include "temp_dir.hpp"
 
 #include <cstdio>
 #include <gtest/gtest.h>
@@ -54,7 +54,7 @@ TEST(LogText, OnlyFromTheBody) {
 // A header line with a newline, logged through the postlogd channel: one
 // datagram, one line, the newline and tab made '?' as stock would.
 TEST(LogText, OneLineThroughPostlog) {
-    qmgr::TempDir dir("log-text");
+    test::TempDir dir("log-text");
     const std::string path = dir.file("postlog");
     int sock = ::socket(AF_UNIX, SOCK_DGRAM, 0);
     ASSERT_GE(sock, 0);

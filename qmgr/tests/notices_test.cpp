@@ -1,6 +1,7 @@
 // qmgr's own requests to the defer and flush services give up after
 // qmgr_ipc_timeout, not after a fixed minute: a service that accepts the
 // connection and then says nothing.
+#include "cqmgr/test/temp_dir.hpp"
 #include "fast_flush.hpp"
 #include "notices.hpp"
 
@@ -19,14 +20,13 @@ namespace {
 // A queue directory as the working directory, with silent services: their
 // sockets listen, but nothing ever accepts or answers.
 struct SilentServices {
-    fs::path old = fs::current_path();
-    fs::path dir = fs::temp_directory_path() / ("cqmgr-notices-" + std::to_string(::getpid()));
+    test::TempDir dir{"cqmgr-notices"};
+    test::InDirectory in{dir.path()};
     std::vector<int> fds;
 
     explicit SilentServices(std::initializer_list<const char*> paths) {
-        fs::create_directories(dir / "private");
-        fs::create_directories(dir / "public");
-        fs::current_path(dir);
+        fs::create_directories("private");
+        fs::create_directories("public");
         for (const char* p : paths) {
             int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
             sockaddr_un sun{};
@@ -40,8 +40,6 @@ struct SilentServices {
     ~SilentServices() {
         for (int fd : fds)
             ::close(fd);
-        fs::current_path(old);
-        fs::remove_all(dir);
     }
 };
 

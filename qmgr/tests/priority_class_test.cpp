@@ -1,8 +1,8 @@
 // Priority lanes: a message's class from the administrator's tables
 // (priority_class.hpp).  Each table type's matches are compared with what
 // the installed postmap(1) answers for the same table and key.
+#include "cqmgr/test/temp_dir.hpp"
 #include "priority_class.hpp"
-#include "temp_dir.hpp"
 
 #include <array>
 #include <cstdio>
@@ -17,7 +17,7 @@ using cqmgr::qmgr::PriorityTables;
 namespace {
 
 // A temporary directory with an empty main.cf (postmap -c) and the tables.
-struct TableDir : cqmgr::qmgr::TempDir {
+struct TableDir : cqmgr::test::TempDir {
     TableDir() : TempDir("cqmgr-priority") { write("main.cf", ""); }
 };
 

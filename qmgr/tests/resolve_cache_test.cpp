@@ -13,7 +13,7 @@ using Clock = ResolveCache::Clock;
 using std::chrono::seconds;
 
 protocol::ResolveReply answer(std::string transport, std::string nexthop, std::string rcpt,
-                              int flags = 0x0100) {
+                              int flags = protocol::resolve_flag::class_local) {
     return cqmgr::qmgr::testing::resolve_reply(std::move(transport), std::move(nexthop),
                                                std::move(rcpt), flags);
 }
@@ -108,13 +108,17 @@ TEST(ResolveCache, DomainAnswerServesPlainLocalParts) {
     EXPECT_EQ(hit->transport, "discard");
     EXPECT_EQ(hit->nexthop, "d1.example");
     EXPECT_EQ(hit->recipient, "u2.z@d1.example");
-    EXPECT_EQ(hit->flags, 0x0100);
+    EXPECT_EQ(hit->flags, protocol::resolve_flag::class_local);
     // Not for a local part that is not plain, another domain (case
     // included), or the verify class.
     EXPECT_FALSE(c.find("resolve", "s@x", "a%b@d1.example", t, 1));
     EXPECT_FALSE(c.find("resolve", "s@x", "u2@D1.example", t, 1));
     EXPECT_FALSE(c.find("resolve", "s@x", "u2@d2.example", t, 1));
     EXPECT_FALSE(c.find("verify", "s@x", "u2@d1.example", t, 1));
+    // Nor for an address with more than one '@', quoted or not, or none.
+    for (const char* a : {"a@b@d1.example", "u2@d1.example@", "\"a@b\"@d1.example", "d1.example",
+                          "u2@", "@d1.example"})
+        EXPECT_FALSE(c.find("resolve", "s@x", a, t, 1)) << a;
 }
 
 TEST(ResolveCache, ChangedAddressIsKeptPerAddress) {

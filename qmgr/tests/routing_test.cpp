@@ -28,6 +28,10 @@ TEST(Routing, FilterNexthopFallsBackToDefaultThenDomainThenHostname) {
     EXPECT_EQ(filter_route("scan:", "user", p).nexthop, "mx.example");
     EXPECT_EQ(filter_route("scan", "u@d.example", params("default_filter_nexthop = hub\n")).nexthop,
               "hub");
+    // The domain is what follows the last '@'; an empty one counts as none.
+    EXPECT_EQ(filter_route("scan", "user@", p).nexthop, "mx.example");
+    EXPECT_EQ(filter_route("scan", "a@b@c", p).nexthop, "c");
+    EXPECT_EQ(filter_route("scan", "\"a@b\"@c", p).nexthop, "c");
 }
 
 TEST(Routing, ResolverFailureAndErrorRedirect) {
@@ -91,6 +95,9 @@ TEST(Routing, QueueNames) {
     Route r{"local", "MX.Example", "John+Box@MX.Example"};
     EXPECT_EQ(queue_name(r, false, p), "mx.example");
     EXPECT_EQ(queue_name(r, true, p), "john@mx.example");
+    // The local part is all before the last '@', or all of an address without one.
+    EXPECT_EQ(queue_name({"local", "mx", "John+Box"}, true, p), "john@mx");
+    EXPECT_EQ(queue_name({"local", "mx", "a@b+x@c"}, true, p), "a@b@mx");
     Route retry{"retry", "4.3.2 Deferred Transport", "u@x"};
     EXPECT_EQ(queue_name(retry, true, p), "4.3.2 deferred transport");
 }

@@ -2,8 +2,8 @@
 // problem it must report, and none on a sound configuration.  The accounts
 // are checked as the daemon checks them: mail_owner is "postfix", which
 // tools/setup's Postfix package creates.
+#include "cqmgr/test/temp_dir.hpp"
 #include "self_check.hpp"
-#include "temp_dir.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -22,7 +22,7 @@ namespace {
 // A configuration directory, a queue directory and a daemon directory
 // holding an executable "qmgr" and "cqmgr".
 struct Instance {
-    cqmgr::qmgr::TempDir tmp{"cqmgr-check-test"};
+    cqmgr::test::TempDir tmp{"cqmgr-check-test"};
     std::string dir = tmp.str();
 
     Instance() {

@@ -1,5 +1,5 @@
 #include "../src/table_watch.hpp"
-#include "temp_dir.hpp"
+#include "cqmgr/test/temp_dir.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -12,7 +12,7 @@ using namespace cqmgr::qmgr;
 namespace {
 // A scratch table file NAME.db; removed at the end.
 struct ScratchTable {
-    TempDir dir{"table_watch_test"};
+    cqmgr::test::TempDir dir{"table_watch_test"};
     std::string base = dir.file("t");
     ScratchTable() { dir.write("t.db", "x"); }
     // Moves the file's mtime `seconds` into the past.

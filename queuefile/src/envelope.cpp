@@ -80,8 +80,9 @@ struct Reader {
     Seen seen;
 
     // Records a failure and returns rec::error.
-    int fail(std::string stock_text, FileError err) {
+    int fail(std::string stock_text, FileError err, ErrorPrefix prefix = ErrorPrefix::queue_id) {
         result.error = std::move(stock_text);
+        result.error_prefix = prefix;
         result.failure = std::move(err);
         return rec::error;
     }
@@ -217,7 +218,7 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
                                         ? "too many reverse jump records"
                                         : "malformed pointer record value: " +
                                               std::string(skip_space(c_string(buf)).substr(0, 100));
-                type = r.fail(stock, err);
+                type = r.fail(stock, err, ErrorPrefix::file_path);
                 break;
             }
             continue;
@@ -247,7 +248,8 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
                                            : "an envelope record type (one of \"" +
                                                  std::string(region::envelope) + "\" or \"" +
                                                  std::string(region::extracted) + "\")",
-                                 "record type " + describe_type(type)});
+                                 "record type " + describe_type(type)},
+                       ErrorPrefix::none);
             break;
         }
         if (type == rec::end) {

@@ -2,6 +2,7 @@
 // directory during each test): claiming, the ways out of active/, the logs,
 // and the one error convention.
 #include "cqmgr/queuefile/active_queue.hpp"
+#include "cqmgr/test/temp_dir.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -16,20 +17,13 @@ namespace fs = std::filesystem;
 namespace {
 // A queue directory with the usual subdirectories, as the working directory.
 struct Store : ::testing::Test {
-    fs::path old = fs::current_path();
-    fs::path dir;
+    cqmgr::test::TempDir dir{"qstore"};
+    cqmgr::test::InDirectory in{dir.path()};
     ActiveQueue store{QueueLayout({"deferred", "defer"}, 1), false};
 
     void SetUp() override {
-        std::string t = (fs::temp_directory_path() / "qstoreXXXXXX").string();
-        dir = ::mkdtemp(t.data());
         for (const char* q : {"incoming", "active", "deferred", "corrupt", "saved", "bounce"})
-            fs::create_directories(dir / q);
-        fs::current_path(dir);
-    }
-    void TearDown() override {
-        fs::current_path(old);
-        fs::remove_all(dir);
+            fs::create_directories(q);
     }
     // A complete queue file (mode u=rwx) in `queue`.
     void file(const std::string& queue, const std::string& id) {

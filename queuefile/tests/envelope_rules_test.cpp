@@ -239,6 +239,7 @@ TEST(EnvelopeRules, ContentMustEndAtTheExtractedMarker) {
     EXPECT_EQ(r.result.failure->offset, b.xtra_offset());
     EXPECT_EQ(r.result.error,
               "Unexpected record type 'N' at offset " + std::to_string(b.xtra_offset()));
+    EXPECT_EQ(r.result.error_prefix, ErrorPrefix::none);
     EXPECT_NE(r.result.failure->message().find("active/TEST"), std::string::npos);
 }
 
@@ -258,6 +259,7 @@ TEST(EnvelopeRules, NulTypeByteMeansMissingEnd) {
     auto r = read_all(b.build());
     ASSERT_FALSE(r.result.ok);
     EXPECT_EQ(r.result.error, "message rejected: missing end record");
+    EXPECT_EQ(r.result.error_prefix, ErrorPrefix::queue_id);
     EXPECT_EQ(r.result.failure->kind, ErrorKind::missing_end);
 }
 
@@ -350,6 +352,7 @@ TEST(EnvelopeRules, PointerRules) {
     ASSERT_FALSE(bad.result.ok);
     EXPECT_EQ(bad.result.failure->kind, ErrorKind::bad_pointer);
     EXPECT_EQ(bad.result.error, "malformed pointer record value: 12x");
+    EXPECT_EQ(bad.result.error_prefix, ErrorPrefix::file_path);
 
     // A pointer to itself loops until the reverse-jump limit.
     QfBuilder l;
@@ -359,6 +362,7 @@ TEST(EnvelopeRules, PointerRules) {
     ASSERT_FALSE(loop.result.ok);
     EXPECT_EQ(loop.result.failure->kind, ErrorKind::pointer_loop);
     EXPECT_EQ(loop.result.error, "too many reverse jump records");
+    EXPECT_EQ(loop.result.error_prefix, ErrorPrefix::file_path);
 }
 
 TEST(EnvelopeRules, RecipientsBehindPointersHaveHeapOffsets) {

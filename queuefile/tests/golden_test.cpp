@@ -3,6 +3,7 @@
 // read each exactly as postcat shows it; after queuefile's in-place updates,
 // postcat (when installed) must show exactly those updates.
 #include "cqmgr/queuefile/envelope.hpp"
+#include "cqmgr/test/temp_dir.hpp"
 #include "postcat_compare.hpp"
 #include "update_plan.hpp"
 
@@ -28,10 +29,10 @@ void utc() {
 
 // Runs postcat on `file` with flags; returns its stdout ("" if it failed).
 std::string run_postcat(const std::string& flags, const std::string& file) {
-    std::string conf = fs::temp_directory_path() / "cqmgr-postcat-conf";
-    fs::create_directories(conf);
-    if (!fs::exists(conf + "/main.cf")) std::fclose(std::fopen((conf + "/main.cf").c_str(), "w"));
-    std::string cmd = "TZ=UTC postcat -c " + conf + " " + flags + " " + file + " 2>/dev/null";
+    // An empty configuration directory, made once for the whole run.
+    static const cqmgr::test::TempDir conf("cqmgr-postcat-conf");
+    static const std::string main_cf = conf.write("main.cf", "");
+    std::string cmd = "TZ=UTC postcat -c " + conf.str() + " " + flags + " " + file + " 2>/dev/null";
     FILE* p = ::popen(cmd.c_str(), "r");
     if (!p) return "";
     std::string out;
@@ -60,18 +61,19 @@ TEST_P(Golden, ReadsLikePostcat) {
 TEST_P(Golden, UpdatesReadBackLikePostcat) {
     utc();
     std::string k = dir + GetParam();
-    std::string copy = fs::temp_directory_path() /
-                       ("cqmgr-golden-" + GetParam() + "-" + std::to_string(::getpid()) + ".qf");
+    cqmgr::test::TempDir tmp("cqmgr-golden");
+    std::string copy = tmp.file(GetParam() + ".qf");
     fs::copy_file(k + ".qf", copy, fs::copy_options::overwrite_existing);
     auto plan = plan_updates(k + ".qf");
     apply_updates(copy, plan);
 
     // Our own reading of the updated file.
-    std::string err;
-    auto want = expected_after(render_like_postcat(k + ".qf", true, err), plan);
-    auto have = render_like_postcat(copy, true, err);
-    EXPECT_EQ(err, "");
-    for (auto& d : diff_lines(want, have))
+    auto original = render_like_postcat(k + ".qf", true);
+    auto have = render_like_postcat(copy, true);
+    EXPECT_FALSE(original.failure) << original.failure->message();
+    EXPECT_FALSE(have.failure) << have.failure->message();
+    auto want = expected_after(original.lines, plan);
+    for (auto& d : diff_lines(want, have.lines))
         ADD_FAILURE() << "ours after update: " << d;
 
     // postcat's reading of it.
@@ -92,10 +94,7 @@ TEST_P(Golden, UpdatesReadBackLikePostcat) {
         }
         for (auto& d : compare_all(copy, vf, ef, 5))
             ADD_FAILURE() << "read back: " << d;
-        fs::remove(vf);
-        fs::remove(ef);
     }
-    fs::remove(copy);
 }
 
 INSTANTIATE_TEST_SUITE_P(Postfix37, Golden,

@@ -2,6 +2,7 @@
 // record, and hands them to the reader through unlinked temporary files.
 #pragma once
 
+#include "cqmgr/queuefile/envelope.hpp"
 #include "cqmgr/queuefile/record.hpp"
 #include "cqmgr/queuefile/size_record.hpp"
 
@@ -29,7 +30,7 @@ struct QfBuilder {
     std::string extracted;
     std::string heap; // after E, reachable through pointers only
     int rcpts = 0;
-    int flags = 1;
+    int flags = cqmgr::queuefile::read_flag::mixed_rcpt_other; // SIZE record field 4
     long cont_length = 0;
     int smtputf8 = 0;
 

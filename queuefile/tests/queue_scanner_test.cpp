@@ -1,5 +1,6 @@
 #include "cqmgr/queuefile/queue_layout.hpp"
 #include "cqmgr/queuefile/queue_scanner.hpp"
+#include "cqmgr/test/temp_dir.hpp"
 
 #include <algorithm>
 #include <fcntl.h>
@@ -15,17 +16,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A private directory under the system temp dir, removed at the end.
-struct TempTree {
-    fs::path root;
-    TempTree() {
-        std::string t = (fs::temp_directory_path() / "qscanXXXXXX").string();
-        root = ::mkdtemp(t.data());
-    }
-    ~TempTree() { fs::remove_all(root); }
-    void file(const std::string& rel) {
-        fs::create_directories((root / rel).parent_path());
-        std::ofstream(root / rel) << "x";
+// A scratch queue tree, removed at the end.
+struct TempTree : cqmgr::test::TempDir {
+    TempTree() : TempDir("qscan") {}
+    // Makes the file `rel` (and the directories above it) with one byte.
+    void touch(const std::string& rel) {
+        fs::create_directories((path() / rel).parent_path());
+        std::ofstream(path() / rel) << "x";
     }
 };
 
@@ -44,18 +41,18 @@ std::multiset<std::string> drain(QueueScanner& s, const std::string& dir,
 
 TEST(QueueScanner, DescendsIntoHashDirectoriesAndSkipsBadNames) {
     TempTree t;
-    t.file("deferred/A/ABCDEF123");
-    t.file("deferred/A/AB99");
-    t.file("deferred/1/1F00D");
-    t.file("deferred/1/E/1E77");  // two levels deep
-    t.file("deferred/not.an.id"); // fails queue_id_ok
-    t.file("deferred/TOPLEVEL42");
+    t.touch("deferred/A/ABCDEF123");
+    t.touch("deferred/A/AB99");
+    t.touch("deferred/1/1F00D");
+    t.touch("deferred/1/E/1E77");  // two levels deep
+    t.touch("deferred/not.an.id"); // fails queue_id_ok
+    t.touch("deferred/TOPLEVEL42");
     QueueScanner s;
-    auto got = drain(s, (t.root / "deferred").string());
+    auto got = drain(s, (t.path() / "deferred").string());
     EXPECT_EQ(got,
               (std::multiset<std::string>{"ABCDEF123", "AB99", "1F00D", "1E77", "TOPLEVEL42"}));
     // scan_queue lists the same names.
-    auto list = scan_queue((t.root / "deferred").string());
+    auto list = scan_queue((t.path() / "deferred").string());
     EXPECT_EQ(std::multiset<std::string>(list.begin(), list.end()), got);
 }
 
@@ -68,12 +65,12 @@ TEST(QueueScanner, MissingDirectoryIsAnEmptyPass) {
 
 TEST(QueueScanner, RestartBeginsANewPass) {
     TempTree t;
-    t.file("incoming/AAA111");
-    t.file("incoming/BBB222");
+    t.touch("incoming/AAA111");
+    t.touch("incoming/BBB222");
     QueueScanner s;
-    s.start((t.root / "incoming").string());
+    s.start((t.path() / "incoming").string());
     ASSERT_TRUE(s.next().has_value()); // half-way, then start again
-    auto again = drain(s, (t.root / "incoming").string());
+    auto again = drain(s, (t.path() / "incoming").string());
     EXPECT_EQ(again, (std::multiset<std::string>{"AAA111", "BBB222"}));
 }
 
@@ -103,8 +100,8 @@ struct Watched {
     QueueScanner s;
     explicit Watched(std::initializer_list<const char*> files) {
         for (const char* f : files)
-            t.file(std::string("deferred/") + f);
-        dir = (t.root / "deferred").string();
+            t.touch(std::string("deferred/") + f);
+        dir = (t.path() / "deferred").string();
         age_directories(dir);
     }
     std::multiset<std::string> pass(Listing listing = Listing::changed) {
@@ -144,7 +141,7 @@ TEST(QueueScanner, ListsOnlyTheDirectoriesThatChanged) {
     // A name that comes into a directory two levels down is found; the
     // directory that changed now has a fresh mtime, so it is listed again
     // until its stamp settles.
-    t.file("deferred/1/E/1E88");
+    t.touch("deferred/1/E/1E88");
     EXPECT_EQ(w.pass(), (std::multiset<std::string>{"1E77", "1E88"}));
     EXPECT_EQ(s.dirs_listed(), 1u);
     EXPECT_EQ(w.pass(), (std::multiset<std::string>{"1E77", "1E88"}));
@@ -152,7 +149,7 @@ TEST(QueueScanner, ListsOnlyTheDirectoriesThatChanged) {
     EXPECT_EQ(w.pass().size(), 2u); // its mtime moved back
     EXPECT_TRUE(w.pass().empty());
     // A new hash directory changes its parent.
-    t.file("deferred/B/B0B0");
+    t.touch("deferred/B/B0B0");
     EXPECT_EQ(w.pass(), (std::multiset<std::string>{"B0B0"}));
     EXPECT_EQ(s.dirs_listed(), 2u);
     // Listing::every lists all, as without stamps.
@@ -177,8 +174,8 @@ TEST(QueueScanner, DirectoriesAreJudgedWhenThePassStarts) {
     // A file taken out of A after the start (as the due files are, before
     // the listing) does not make this pass list A; the next pass does.
     w.s.start(w.dir, &w.stamps, Watched::Listing::changed);
-    fs::rename(w.t.root / "deferred/A/AAA111", w.t.root / "AAA111");
-    w.t.file("deferred/A/AAA333");
+    fs::rename(w.t.path() / "deferred/A/AAA111", w.t.path() / "AAA111");
+    w.t.touch("deferred/A/AAA333");
     EXPECT_FALSE(w.s.next().has_value());
     EXPECT_EQ(w.s.dirs_listed(), 0u);
     EXPECT_EQ(w.pass(), (std::multiset<std::string>{"AAA333"}));

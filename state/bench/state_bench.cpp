@@ -52,8 +52,7 @@ std::unique_ptr<Store> fresh_store(const std::string& path, const Store::Options
     Store::Batch b;
     for (int i = 0; i < n; ++i)
         b.puts.push_back(record(i, 0));
-    std::string error;
-    if (!s->apply(b, error)) std::exit(1);
+    if (!s->apply(b)) std::exit(1);
     return s;
 }
 
@@ -64,14 +63,13 @@ void commit_cost(const std::string& path, bool no_sync, int base, int batch, int
     o.no_sync = no_sync;
     auto s = fresh_store(path, o, base);
     Store::Batch b;
-    std::string error;
     std::vector<double> ms;
     for (int round = 1; round <= rounds; ++round) {
         b.puts.clear();
         for (int i = 0; i < batch; ++i)
             b.puts.push_back(record((i * 7 + round * 131) % base, round));
         auto t = Clock::now();
-        if (!s->apply(b, error)) std::exit(1);
+        if (!s->apply(b)) std::exit(1);
         ms.push_back(ms_since(t));
     }
     std::sort(ms.begin(), ms.end());

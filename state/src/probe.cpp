@@ -12,27 +12,25 @@ namespace cqmgr::state {
 namespace {
 
 // verify_store() in this process, with the owner's ids.
-Health verify_as(const std::string& path, size_t map_size, std::string& why,
-                 const std::optional<Owner>& owner) {
+StoreCheck verify_as(const std::string& path, size_t map_size, const std::optional<Owner>& owner) {
     AsOwner as(owner);
-    if (!as.ok()) {
-        why = std::string("cannot act as its owner: ") + std::strerror(errno);
-        return Health::unreachable;
-    }
-    return verify_store(path, map_size, why);
+    if (!as.ok())
+        return {Health::unreachable,
+                std::string("cannot act as its owner: ") + std::strerror(errno)};
+    return verify_store(path, map_size);
 }
 
 } // namespace
 
-Health probe_store(const std::string& path, size_t map_size, std::chrono::seconds timeout,
-                   std::string& why, const std::optional<Owner>& owner) {
+StoreCheck probe_store(const std::string& path, size_t map_size, std::chrono::seconds timeout,
+                       const std::optional<Owner>& owner) {
     int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) < 0) return verify_as(path, map_size, why, owner);
+    if (::pipe2(fds, O_CLOEXEC) < 0) return verify_as(path, map_size, owner);
     pid_t pid = ::fork();
     if (pid < 0) {
         ::close(fds[0]);
         ::close(fds[1]);
-        return verify_as(path, map_size, why, owner);
+        return verify_as(path, map_size, owner);
     }
     if (pid == 0) {
         // The child: its verdict (one digit) and the reason go up the pipe;
@@ -40,13 +38,12 @@ Health probe_store(const std::string& path, size_t map_size, std::chrono::second
         ::close(fds[0]);
         ::signal(SIGALRM, SIG_DFL);
         ::alarm(static_cast<unsigned>(timeout.count()));
-        std::string text;
-        Health h = Health::unreachable;
-        if (drop_to(owner))
-            h = verify_store(path, map_size, text);
-        else
-            text = std::string("cannot act as its owner: ") + std::strerror(errno);
-        text.insert(text.begin(), static_cast<char>('0' + static_cast<int>(h)));
+        StoreCheck c =
+            drop_to(owner)
+                ? verify_store(path, map_size)
+                : StoreCheck{Health::unreachable,
+                             std::string("cannot act as its owner: ") + std::strerror(errno)};
+        std::string text = static_cast<char>('0' + static_cast<int>(c.health)) + c.why;
         ssize_t n = ::write(fds[1], text.data(), text.size());
         ::_exit(n == static_cast<ssize_t>(text.size()) ? 0 : 1);
     }
@@ -64,18 +61,16 @@ Health probe_store(const std::string& path, size_t map_size, std::chrono::second
     pid_t waited;
     while ((waited = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
     }
-    if (!text.empty() && text[0] >= '0' && text[0] <= '2') {
-        why = text.substr(1);
-        return static_cast<Health>(text[0] - '0');
-    }
+    if (!text.empty() && text[0] >= '0' && text[0] <= '2')
+        return {static_cast<Health>(text[0] - '0'), text.substr(1)};
     if (waited == pid && WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
-        why = sig == SIGALRM ? "reading it took more than " + std::to_string(timeout.count()) + " s"
-                             : std::string("reading it crashed: ") + ::strsignal(sig);
-    } else {
-        why = "reading it failed";
+        return {Health::damaged,
+                sig == SIGALRM
+                    ? "reading it took more than " + std::to_string(timeout.count()) + " s"
+                    : std::string("reading it crashed: ") + ::strsignal(sig)};
     }
-    return Health::damaged;
+    return {Health::damaged, "reading it failed"};
 }
 
 } // namespace cqmgr::state

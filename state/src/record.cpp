@@ -113,21 +113,35 @@ std::string encode_record(const DestinationRecord& r) {
     return out;
 }
 
-std::optional<DestinationRecord> decode_record(std::string_view key, std::string_view value,
-                                               std::string& error) {
+std::string RecordError::message() const {
+    switch (kind) {
+    case Kind::bad_key:
+        return "bad key";
+    case Kind::unknown_version:
+        return "unknown record version " + std::to_string(version);
+    case Kind::truncated:
+        return "truncated record";
+    case Kind::trailing_bytes:
+        return "trailing bytes in record";
+    case Kind::bad_field:
+        return "bad field in record";
+    }
+    return "bad record";
+}
+
+Result<DestinationRecord, RecordError> decode_record(std::string_view key, std::string_view value) {
+    using Kind = RecordError::Kind;
     DestinationRecord r;
     size_t nul = key.find('\0');
     if (nul == std::string_view::npos || nul == 0) {
-        error = "bad key";
-        return std::nullopt;
+        return Failure{RecordError{Kind::bad_key}};
     }
     r.transport = std::string(key.substr(0, nul));
     r.destination = std::string(key.substr(nul + 1));
     Reader in(value);
     uint64_t version = in.u(1);
     if (in.ok() && (version < 1 || version > record_format)) {
-        error = "unknown record version " + std::to_string(version);
-        return std::nullopt;
+        return Failure{RecordError{Kind::unknown_version, version}};
     }
     const uint64_t known_flags = version == 1 ? v1_flag_learned : 0;
     uint64_t flags = in.u(1);
@@ -149,12 +163,10 @@ std::optional<DestinationRecord> decode_record(std::string_view key, std::string
         r.learned_reason = in.str();
     }
     if (!in.ok()) {
-        error = "truncated record";
-        return std::nullopt;
+        return Failure{RecordError{Kind::truncated}};
     }
     if (!in.at_end()) {
-        error = "trailing bytes in record";
-        return std::nullopt;
+        return Failure{RecordError{Kind::trailing_bytes}};
     }
     if (version == 1) {
         // A learned concurrency of version 1 counts from the record's change.
@@ -168,8 +180,7 @@ std::optional<DestinationRecord> decode_record(std::string_view key, std::string
         learned != (r.learned_at > 0) ||
         (!learned &&
          !(r.learned_class.empty() && r.learned_status.empty() && r.learned_reason.empty()))) {
-        error = "bad field in record";
-        return std::nullopt;
+        return Failure{RecordError{Kind::bad_field}};
     }
     return r;
 }

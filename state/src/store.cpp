@@ -176,29 +176,22 @@ struct Store::Encoded {
     std::optional<std::string_view> control;
 };
 
-Health verify_store(const std::string& path, size_t map_size, std::string& why) {
+StoreCheck verify_store(const std::string& path, size_t map_size) {
     struct stat st;
     if (::stat(path.c_str(), &st) < 0) {
-        if (errno == ENOENT) return Health::ok;
-        why = std::string("stat: ") + std::strerror(errno);
-        return Health::unreachable;
+        if (errno == ENOENT) return {Health::ok, ""};
+        return {Health::unreachable, std::string("stat: ") + std::strerror(errno)};
     }
-    if (!S_ISREG(st.st_mode)) {
-        why = "not a regular file";
-        return Health::damaged;
-    }
+    if (!S_ISREG(st.st_mode)) return {Health::damaged, "not a regular file"};
     // An environment starts with two meta pages.
     long page = ::sysconf(_SC_PAGESIZE);
-    if (st.st_size < 2 * page) {
-        why = "truncated to " + std::to_string(st.st_size) + " bytes";
-        return Health::damaged;
-    }
+    if (st.st_size < 2 * page)
+        return {Health::damaged, "truncated to " + std::to_string(st.st_size) + " bytes"};
     Handle e;
     int rc = e.open(path, MDB_RDONLY, map_size, 3);
-    if (rc != 0) {
-        why = lmdb_error("open", rc);
-        return unreachable_error(rc) ? Health::unreachable : Health::damaged;
-    }
+    if (rc != 0)
+        return {unreachable_error(rc) ? Health::unreachable : Health::damaged,
+                lmdb_error("open", rc)};
     // Pages past the end of the file would fault when mapped: a truncated
     // file must be caught before anything reads them.
     MDB_envinfo info;
@@ -206,43 +199,31 @@ Health verify_store(const std::string& path, size_t map_size, std::string& why) 
     mdb_env_info(e.env, &info);
     mdb_env_stat(e.env, &est);
     auto needed = static_cast<off_t>((info.me_last_pgno + 1) * est.ms_psize);
-    if (st.st_size < needed) {
-        why =
-            "truncated: " + std::to_string(st.st_size) + " of " + std::to_string(needed) + " bytes";
-        return Health::damaged;
-    }
+    if (st.st_size < needed)
+        return {Health::damaged, "truncated: " + std::to_string(st.st_size) + " of " +
+                                     std::to_string(needed) + " bytes"};
     ReadTxn t;
-    if ((rc = mdb_txn_begin(e.env, nullptr, MDB_RDONLY, &t.txn)) != 0) {
-        why = lmdb_error("read", rc);
-        return Health::damaged;
-    }
+    if ((rc = mdb_txn_begin(e.env, nullptr, MDB_RDONLY, &t.txn)) != 0)
+        return {Health::damaged, lmdb_error("read", rc)};
     MDB_dbi meta, records;
-    if ((rc = mdb_dbi_open(t.txn, meta_db, 0, &meta)) != 0) {
-        why = lmdb_error("format record", rc);
-        return Health::damaged;
-    }
+    if ((rc = mdb_dbi_open(t.txn, meta_db, 0, &meta)) != 0)
+        return {Health::damaged, lmdb_error("format record", rc)};
     MDB_val k = val(format_key), v;
-    if ((rc = mdb_get(t.txn, meta, &k, &v)) != 0) {
-        why = lmdb_error("format record", rc);
-        return Health::damaged;
-    }
-    if (view(v) != format_version) {
-        why = "unknown format version \"" + std::string(view(v).substr(0, 32)) + "\"";
-        return Health::damaged;
-    }
+    if ((rc = mdb_get(t.txn, meta, &k, &v)) != 0)
+        return {Health::damaged, lmdb_error("format record", rc)};
+    if (view(v) != format_version)
+        return {Health::damaged,
+                "unknown format version \"" + std::string(view(v).substr(0, 32)) + "\""};
     // Every page of the records and of the control settings is read once:
     // a damaged one fails here.
     for (const char* db : {records_db, control_db}) {
         if ((rc = mdb_dbi_open(t.txn, db, 0, &records)) != 0) {
             if (rc == MDB_NOTFOUND && db == control_db) break; // an earlier version's
-            why = lmdb_error(db, rc);
-            return Health::damaged;
+            return {Health::damaged, lmdb_error(db, rc)};
         }
         MDB_cursor* c = nullptr;
-        if ((rc = mdb_cursor_open(t.txn, records, &c)) != 0) {
-            why = lmdb_error(db, rc);
-            return Health::damaged;
-        }
+        if ((rc = mdb_cursor_open(t.txn, records, &c)) != 0)
+            return {Health::damaged, lmdb_error(db, rc)};
         volatile unsigned char sum = 0;
         MDB_cursor_op op = MDB_FIRST;
         while ((rc = mdb_cursor_get(c, &k, &v, op)) == 0) {
@@ -251,12 +232,9 @@ Health verify_store(const std::string& path, size_t map_size, std::string& why) 
                 sum = sum + static_cast<const unsigned char*>(v.mv_data)[i];
         }
         mdb_cursor_close(c);
-        if (rc != MDB_NOTFOUND) {
-            why = lmdb_error(db, rc);
-            return Health::damaged;
-        }
+        if (rc != MDB_NOTFOUND) return {Health::damaged, lmdb_error(db, rc)};
     }
-    return Health::ok;
+    return {Health::ok, ""};
 }
 
 namespace {
@@ -354,21 +332,20 @@ std::unique_ptr<Store> Store::open(const std::string& path, const Warn& warn,
         for (const std::string& p : {path, lock})
             if (std::string why = unusable_file(p, options.owner); !why.empty()) return refuse(why);
     }
-    std::string why;
-    Health h = options.probe
-                   ? probe_store(path, options.map_size, options.probe_timeout, why, options.owner)
-                   : [&] {
-                         AsOwner as(options.owner);
-                         return verify_store(path, options.map_size, why);
-                     }();
-    if (h == Health::unreachable) return refuse(why);
+    StoreCheck check =
+        options.probe ? probe_store(path, options.map_size, options.probe_timeout, options.owner)
+                      : [&] {
+                            AsOwner as(options.owner);
+                            return verify_store(path, options.map_size);
+                        }();
+    if (check.health == Health::unreachable) return refuse(check.why);
     std::unique_ptr<Env> env;
     std::string error;
     {
         AsOwner as(options.owner);
         if (!as.ok())
             return refuse(std::string("cannot act as its owner: ") + std::strerror(errno));
-        if (h == Health::damaged && !move_aside(path, why, warn)) return nullptr;
+        if (check.health == Health::damaged && !move_aside(path, check.why, warn)) return nullptr;
         env = create_env<Env>(path, options, error);
     }
     if (!env) return refuse(error);
@@ -475,8 +452,7 @@ template <class Victim> size_t Store::delete_where(Victim victim) {
                     next.assign(view(k));
                     break;
                 }
-                std::string error;
-                auto r = decode_record(view(k), view(v), error);
+                auto r = decode_record(view(k), view(v));
                 if (r && victim(*r)) {
                     rc = mdb_cursor_del(c, 0);
                     n++;
@@ -543,8 +519,7 @@ size_t Store::evict(int64_t now) {
     // their death ends.
     std::vector<int64_t> alive, dead;
     int rc = each_record([&](std::string_view key, std::string_view value) {
-        std::string error;
-        if (auto r = decode_record(key, value, error))
+        if (auto r = decode_record(key, value))
             (r->dead_until > now ? dead : alive)
                 .push_back(r->dead_until > now ? r->dead_until : r->updated_at);
     });
@@ -705,12 +680,11 @@ Store::Loaded Store::load(int64_t oldest, const Warn& warn) {
         return out;
     }
     std::vector<std::string> drop;
-    std::string first_error;
+    std::optional<RecordError> first_error;
     for (auto& [key, value] : raw) {
-        std::string error;
-        auto r = decode_record(key, value, error);
+        auto r = decode_record(key, value);
         if (!r) {
-            if (first_error.empty()) first_error = error;
+            if (!first_error) first_error = r.error();
             out.bad++;
             drop.push_back(std::move(key));
         } else if (r->updated_at < oldest) {
@@ -722,7 +696,7 @@ Store::Loaded Store::load(int64_t oldest, const Warn& warn) {
     }
     if (out.bad > 0)
         warn("state: " + path_ + ": deleting " + std::to_string(out.bad) + " unreadable records (" +
-             first_error + ")");
+             first_error->message() + ")");
     if (!drop.empty()) {
         Encoded e;
         e.deletes = &drop;
@@ -736,7 +710,19 @@ Store::Loaded Store::load(int64_t oldest, const Warn& warn) {
     return out;
 }
 
-bool Store::apply(const Batch& batch, std::string& error) {
+std::string WriteError::message() const {
+    switch (kind) {
+    case Kind::set_aside:
+        return "the store is damaged and set aside";
+    case Kind::full:
+        return "the store is full";
+    case Kind::lmdb:
+        return lmdb_error("write", code);
+    }
+    return lmdb_error("write", code);
+}
+
+Result<void, WriteError> Store::apply(const Batch& batch) {
     std::lock_guard lock(mu_);
     Encoded e;
     e.puts.reserve(batch.puts.size());
@@ -749,11 +735,10 @@ bool Store::apply(const Batch& batch, std::string& error) {
     int rc = write_with_room(e, batch.oldest, batch.now);
     // Damage: once more, on the store that replaced the damaged one.
     if (damage_rc(rc) && recover(rc)) rc = write_with_room(e, batch.oldest, batch.now);
-    if (rc == 0) return true;
-    error = rc == set_aside_rc   ? "the store is damaged and set aside"
-            : rc == MDB_MAP_FULL ? "the store is full"
-                                 : lmdb_error("write", rc);
-    return false;
+    if (rc == 0) return {};
+    if (rc == set_aside_rc) return Failure{WriteError{WriteError::Kind::set_aside, rc}};
+    if (rc == MDB_MAP_FULL) return Failure{WriteError{WriteError::Kind::full, rc}};
+    return Failure{WriteError{WriteError::Kind::lmdb, rc}};
 }
 
 size_t Store::expire(int64_t oldest, int64_t now) {

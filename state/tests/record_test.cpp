@@ -22,10 +22,16 @@ DestinationRecord sample() {
     return r;
 }
 
+// Why decode_record() refuses the pair; none when it decodes it.
+std::optional<RecordError::Kind> refusal(std::string_view key, std::string_view value) {
+    auto r = decode_record(key, value);
+    if (r) return std::nullopt;
+    return r.error().kind;
+}
+
 DestinationRecord round_trip(const DestinationRecord& r) {
-    std::string error;
-    auto back = decode_record(record_key(r.transport, r.destination), encode_record(r), error);
-    EXPECT_TRUE(back) << error;
+    auto back = decode_record(record_key(r.transport, r.destination), encode_record(r));
+    EXPECT_TRUE(back) << back.error().message();
     return back.value_or(DestinationRecord{});
 }
 
@@ -71,13 +77,12 @@ std::string version1(const DestinationRecord& r, int learned) {
 TEST(Record, Version1IsStillRead) {
     DestinationRecord r = sample();
     std::string key = record_key(r.transport, r.destination);
-    std::string error;
-    auto back = decode_record(key, version1(r, 0), error);
-    ASSERT_TRUE(back) << error;
+    auto back = decode_record(key, version1(r, 0));
+    ASSERT_TRUE(back) << back.error().message();
     EXPECT_EQ(*back, r);
     // Its learned concurrency counts from the record's last change.
-    back = decode_record(key, version1(r, 6), error);
-    ASSERT_TRUE(back) << error;
+    back = decode_record(key, version1(r, 6));
+    ASSERT_TRUE(back) << back.error().message();
     EXPECT_EQ(back->learned_concurrency, 6);
     EXPECT_EQ(back->learned_rate_delay, 0);
     EXPECT_EQ(back->learned_at, r.updated_at);
@@ -92,9 +97,8 @@ TEST(Record, Version2IsStillRead) {
     std::string v = encode_record(r);
     v.resize(v.size() - 6);
     v[0] = 2;
-    std::string error;
-    auto back = decode_record(record_key(r.transport, r.destination), v, error);
-    ASSERT_TRUE(back) << error;
+    auto back = decode_record(record_key(r.transport, r.destination), v);
+    ASSERT_TRUE(back) << back.error().message();
     EXPECT_EQ(*back, r);
 }
 
@@ -126,61 +130,67 @@ TEST(Record, EveryTruncationIsRefused) {
     std::string key = record_key(r.transport, r.destination);
     std::string v = encode_record(r);
     for (size_t n = 0; n < v.size(); ++n) {
-        std::string error;
-        EXPECT_FALSE(decode_record(key, v.substr(0, n), error)) << n;
-        EXPECT_FALSE(error.empty());
+        auto back = decode_record(key, v.substr(0, n));
+        ASSERT_FALSE(back) << n;
+        EXPECT_EQ(back.error().kind, RecordError::Kind::truncated) << n;
+        EXPECT_FALSE(back.error().message().empty());
     }
 }
 
 TEST(Record, TrailingBytesAreRefused) {
     DestinationRecord r = sample();
-    std::string error;
-    EXPECT_FALSE(decode_record(record_key("smtp", "x"), encode_record(r) + "z", error));
-    EXPECT_EQ(error, "trailing bytes in record");
+    auto back = decode_record(record_key("smtp", "x"), encode_record(r) + "z");
+    ASSERT_FALSE(back);
+    EXPECT_EQ(back.error().kind, RecordError::Kind::trailing_bytes);
+    EXPECT_EQ(back.error().message(), "trailing bytes in record");
 }
 
 TEST(Record, UnknownVersionIsRefused) {
     std::string v = encode_record(sample());
-    std::string error;
     v[0] = 4;
-    EXPECT_FALSE(decode_record(record_key("smtp", "x"), v, error));
-    EXPECT_EQ(error, "unknown record version 4");
+    auto back = decode_record(record_key("smtp", "x"), v);
+    ASSERT_FALSE(back);
+    EXPECT_EQ(back.error().kind, RecordError::Kind::unknown_version);
+    EXPECT_EQ(back.error().message(), "unknown record version 4");
     v[0] = 0;
-    EXPECT_FALSE(decode_record(record_key("smtp", "x"), v, error));
-    EXPECT_EQ(error, "unknown record version 0");
+    back = decode_record(record_key("smtp", "x"), v);
+    ASSERT_FALSE(back);
+    EXPECT_EQ(back.error().message(), "unknown record version 0");
 }
 
 TEST(Record, BadKeysAreRefused) {
     std::string v = encode_record(sample());
-    std::string error;
-    EXPECT_FALSE(decode_record("no-separator", v, error));
-    EXPECT_FALSE(decode_record(std::string("\0x", 2), v, error));
+    for (std::string key : {std::string("no-separator"), std::string("\0x", 2)}) {
+        auto back = decode_record(key, v);
+        ASSERT_FALSE(back);
+        EXPECT_EQ(back.error().kind, RecordError::Kind::bad_key);
+        EXPECT_EQ(back.error().message(), "bad key");
+    }
 }
 
 TEST(Record, InconsistentFieldsAreRefused) {
     DestinationRecord r = sample();
     r.dead_status.clear(); // dead without a reason
-    std::string error;
-    EXPECT_FALSE(decode_record(record_key("smtp", "x"), encode_record(r), error));
+    EXPECT_EQ(refusal(record_key("smtp", "x"), encode_record(r)), RecordError::Kind::bad_field);
     r = sample();
     r.window = -1;
-    EXPECT_FALSE(decode_record(record_key("smtp", "x"), encode_record(r), error));
+    EXPECT_EQ(refusal(record_key("smtp", "x"), encode_record(r)), RecordError::Kind::bad_field);
     std::string v = encode_record(sample());
     v[1] = 1; // an unknown flag (version 1's only flag is not one of version 2)
-    EXPECT_FALSE(decode_record(record_key("smtp", "x"), v, error));
+    EXPECT_EQ(refusal(record_key("smtp", "x"), v), RecordError::Kind::bad_field);
     r = sample();
     r.learned_concurrency = 3; // learned, but not when
-    EXPECT_FALSE(decode_record(record_key("smtp", "x"), encode_record(r), error));
+    EXPECT_EQ(refusal(record_key("smtp", "x"), encode_record(r)), RecordError::Kind::bad_field);
     r = sample();
     r.learned_at = 1763999000; // when, but nothing learned
-    EXPECT_FALSE(decode_record(record_key("smtp", "x"), encode_record(r), error));
+    EXPECT_EQ(refusal(record_key("smtp", "x"), encode_record(r)), RecordError::Kind::bad_field);
     r = sample();
     r.learned_class = "connection_limit"; // a reply, but nothing learned
-    EXPECT_FALSE(decode_record(record_key("smtp", "x"), encode_record(r), error));
+    EXPECT_EQ(refusal(record_key("smtp", "x"), encode_record(r)), RecordError::Kind::bad_field);
     r = sample();
     r.learned_rate_delay = -2;
     r.learned_at = 1763999000;
-    EXPECT_FALSE(decode_record(record_key("smtp", "x"), encode_record(r), error));
+    EXPECT_EQ(refusal(record_key("smtp", "x"), encode_record(r)), RecordError::Kind::bad_field);
 }
 
 // Every single flipped byte either is refused or decodes to some record:
@@ -193,8 +203,7 @@ TEST(Record, FlippedBytesNeverCrash) {
         for (int bit = 0; bit < 8; ++bit) {
             std::string w = v;
             w[i] = static_cast<char>(w[i] ^ (1 << bit));
-            std::string error;
-            (void)decode_record(key, w, error);
+            (void)decode_record(key, w);
         }
 }
 

@@ -1,5 +1,6 @@
 #include "cqmgr/state/probe.hpp"
 #include "cqmgr/state/store.hpp"
+#include "cqmgr/test/temp_dir.hpp"
 
 #include <cstdlib>
 #include <fcntl.h>
@@ -24,13 +25,11 @@ namespace fs = std::filesystem;
 
 class StoreTest : public ::testing::Test {
   protected:
-    void SetUp() override {
-        char tmpl[] = "/tmp/cqmgr-state-test-XXXXXX";
-        ASSERT_NE(::mkdtemp(tmpl), nullptr);
-        dir_ = tmpl;
-        path_ = dir_ + "/cqmgr-state.lmdb";
+    // What apply() said went wrong ("" when it wrote the batch).
+    static std::string apply_error(Store& s, const Store::Batch& b) {
+        auto w = s.apply(b);
+        return w ? "" : w.error().message();
     }
-    void TearDown() override { fs::remove_all(dir_); }
 
     std::unique_ptr<Store> open(Store::Options o = {}) {
         o.probe_timeout = std::chrono::seconds(20);
@@ -61,8 +60,7 @@ class StoreTest : public ::testing::Test {
         Store::Batch b;
         for (int i = 0; i < n; ++i)
             b.puts.push_back(record(i));
-        std::string error;
-        ASSERT_TRUE(s->apply(b, error)) << error;
+        ASSERT_EQ(apply_error(*s, b), "");
     }
 
     // Writes `n` records into the open store `s`.
@@ -70,8 +68,7 @@ class StoreTest : public ::testing::Test {
         Store::Batch b;
         for (int i = 0; i < n; ++i)
             b.puts.push_back(record(i));
-        std::string error;
-        ASSERT_TRUE(s.apply(b, error)) << error;
+        ASSERT_EQ(apply_error(s, b), "");
     }
 
     // Writes `value` under `key` into the named database `db` of the
@@ -118,12 +115,13 @@ class StoreTest : public ::testing::Test {
         // And it works.
         Store::Batch b;
         b.puts.push_back(record(1));
-        std::string error;
-        EXPECT_TRUE(s->apply(b, error)) << error;
+        EXPECT_EQ(apply_error(*s, b), "");
         EXPECT_EQ(s->load(0, [](const std::string&) {}).records.size(), 1u);
     }
 
-    std::string dir_, path_;
+    cqmgr::test::TempDir tmp_{"cqmgr-state-test"};
+    std::string dir_ = tmp_.str();
+    std::string path_ = dir_ + "/cqmgr-state.lmdb";
     std::vector<std::string> warnings_;
 };
 
@@ -157,14 +155,13 @@ TEST_F(StoreTest, PutReplacesAndDeleteRemoves) {
     ASSERT_TRUE(s);
     Store::Batch b;
     b.puts = {record(1), record(2)};
-    std::string error;
-    ASSERT_TRUE(s->apply(b, error));
+    ASSERT_EQ(apply_error(*s, b), "");
     DestinationRecord changed = record(1);
     changed.window = 42;
     b = {};
     b.puts = {changed};
     b.deletes = {record_key("smtp", record(2).destination), record_key("smtp", "never-there")};
-    ASSERT_TRUE(s->apply(b, error)) << error;
+    ASSERT_EQ(apply_error(*s, b), "");
     auto loaded = s->load(0, [](const std::string&) {});
     ASSERT_EQ(loaded.records.size(), 1u);
     EXPECT_EQ(loaded.records[0], changed);
@@ -175,8 +172,7 @@ TEST_F(StoreTest, LoadDropsStaleRecords) {
     ASSERT_TRUE(s);
     Store::Batch b;
     b.puts = {record(1, 100), record(2, 200), record(3, 300)};
-    std::string error;
-    ASSERT_TRUE(s->apply(b, error));
+    ASSERT_EQ(apply_error(*s, b), "");
     auto loaded = s->load(200, [](const std::string&) {});
     EXPECT_EQ(loaded.records.size(), 2u);
     EXPECT_EQ(loaded.stale, 1u);
@@ -205,8 +201,7 @@ TEST_F(StoreTest, TooLongKeysAreLeftOut) {
     r.destination = std::string(s->max_key_size(), 'x');
     Store::Batch b;
     b.puts = {r, record(2)};
-    std::string error;
-    ASSERT_TRUE(s->apply(b, error)) << error;
+    ASSERT_EQ(apply_error(*s, b), "");
     EXPECT_EQ(s->count(), 1u);
 }
 
@@ -388,10 +383,8 @@ TEST_F(OwnedStoreTest, TheProbeReadsTheStoreAsTheOwner) {
         ASSERT_TRUE(as.ok());
         fs::create_symlink(victim, path_ + "-lock");
     }
-    std::string why;
-    EXPECT_EQ(probe_store(path_, size_t{1} << 24, std::chrono::seconds(20), why, owner_),
-              Health::unreachable)
-        << why;
+    auto check = probe_store(path_, size_t{1} << 24, std::chrono::seconds(20), owner_);
+    EXPECT_EQ(check.health, Health::unreachable) << check.why;
     EXPECT_EQ(fs::file_size(victim), 10u);
     fs::remove(victim);
 }
@@ -402,7 +395,6 @@ TEST_F(OwnedStoreTest, ALinkToARootFileIsNeverWrittenThrough) {
     std::string victim = dir_ + "-victim";
     std::ofstream(victim) << "root only\n";
     ::chmod(victim.c_str(), 0644);
-    std::string error;
     {
         AsOwner as(owner_);
         ASSERT_TRUE(as.ok());
@@ -423,12 +415,12 @@ TEST_F(StoreTest, AStoreCutWhileOpenIsSetAsideAndReplaced) {
     for (int i = 0; i < 2000; ++i)
         b.puts.push_back(record(i));
     std::string error;
-    ASSERT_TRUE(s->apply(b, error)) << error;
+    ASSERT_EQ(apply_error(*s, b), "");
     ASSERT_TRUE(s->put_control("{\"kept\":1}", error)) << error;
     // Cut under the open store: the next use would read pages past the end.
     fs::resize_file(path_, 2 * ::sysconf(_SC_PAGESIZE));
     b.puts = {record(1), record(2)};
-    ASSERT_TRUE(s->apply(b, error)) << error;
+    ASSERT_EQ(apply_error(*s, b), "");
     EXPECT_EQ(s->rebuilds(), 1u);
     EXPECT_TRUE(s->usable());
     auto w = s->take_warnings();
@@ -460,8 +452,7 @@ TEST_F(StoreTest, ALockFileCutWhileOpenIsCaughtNotACrash) {
     fs::resize_file(path_ + "-lock", 0);
     Store::Batch b;
     b.puts = {record(1)};
-    std::string error;
-    EXPECT_TRUE(s->apply(b, error)) << error;
+    EXPECT_EQ(apply_error(*s, b), "");
     EXPECT_EQ(s->rebuilds(), 1u);
     auto w = s->take_warnings();
     ASSERT_FALSE(w.empty());
@@ -478,8 +469,7 @@ TEST_F(StoreTest, AStoreThatCannotBeReplacedStopsKeeping) {
     fs::resize_file(dir_ + ".moved/cqmgr-state.lmdb", 2 * ::sysconf(_SC_PAGESIZE));
     Store::Batch b;
     b.puts = {record(1)};
-    std::string error;
-    EXPECT_FALSE(s->apply(b, error));
+    EXPECT_FALSE(s->apply(b));
     EXPECT_FALSE(s->usable());
     auto w = s->take_warnings();
     ASSERT_EQ(w.size(), 1u);
@@ -487,7 +477,7 @@ TEST_F(StoreTest, AStoreThatCannotBeReplacedStopsKeeping) {
                         "starts again"),
               std::string::npos)
         << w[0];
-    EXPECT_FALSE(s->apply(b, error));
+    EXPECT_FALSE(s->apply(b));
     EXPECT_EQ(s->count(), 0u);
     fs::rename(dir_ + ".moved", dir_);
 }
@@ -499,8 +489,7 @@ TEST_F(StoreTest, ExpiryDeletesStaleRecordsButNotThoseOfDeadDestinations) {
     // record(i) is dead until 5000 + i when i % 3 == 0.
     for (int i = 0; i < 30; ++i)
         b.puts.push_back(record(i, i < 20 ? 100 : 900));
-    std::string error;
-    ASSERT_TRUE(s->apply(b, error)) << error;
+    ASSERT_EQ(apply_error(*s, b), "");
     // 20 stale, 7 of them dead (0, 3, ..., 18) until after `now`.
     EXPECT_EQ(s->expire(500, 4000), 13u);
     EXPECT_EQ(s->count(), 17u);
@@ -516,7 +505,6 @@ TEST_F(StoreTest, AFullMapLosesStaleRecordsFirst) {
     ASSERT_TRUE(s);
     // Batches of big records until the map is full, each written at a
     // later time; records older than 5 batches are stale.
-    std::string error;
     for (int batch = 0; batch < 60; ++batch) {
         Store::Batch b;
         b.now = 1000 + batch;
@@ -529,7 +517,7 @@ TEST_F(StoreTest, AFullMapLosesStaleRecordsFirst) {
             r.last_dsn_text = std::string(1000, 't');
             b.puts.push_back(r);
         }
-        ASSERT_TRUE(s->apply(b, error)) << "batch " << batch << ": " << error;
+        ASSERT_EQ(apply_error(*s, b), "") << "batch " << batch;
     }
     EXPECT_EQ(s->map_size(), size_t{1} << 20);
     EXPECT_LT(s->count(), 1200u);
@@ -550,7 +538,6 @@ TEST_F(StoreTest, AFullMapGrowsThenGivesUpLiveRecordsButKeepsDeadOnes) {
     auto s = open(o);
     ASSERT_TRUE(s);
     // Nothing is stale (no `oldest`); every fifth destination is dead.
-    std::string error;
     int written = 0;
     for (int batch = 0; batch < 60; ++batch) {
         Store::Batch b;
@@ -563,10 +550,10 @@ TEST_F(StoreTest, AFullMapGrowsThenGivesUpLiveRecordsButKeepsDeadOnes) {
             r.last_dsn_text = std::string(2000, 't');
             b.puts.push_back(r);
         }
-        if (!s->apply(b, error)) {
+        if (auto w = s->apply(b); !w) {
             for (auto& n : s->take_warnings())
                 ADD_FAILURE() << n;
-            FAIL() << "batch " << batch << ": " << error << " map " << s->map_size();
+            FAIL() << "batch " << batch << ": " << w.error().message() << " map " << s->map_size();
         }
     }
     EXPECT_GE(s->map_size(), size_t{2} << 20);
@@ -586,11 +573,12 @@ TEST_F(StoreTest, AFullMapGrowsThenGivesUpLiveRecordsButKeepsDeadOnes) {
 }
 
 TEST_F(StoreTest, ProbeSaysOkForAGoodStoreAndForNone) {
-    std::string why;
-    EXPECT_EQ(probe_store(path_, size_t{1} << 24, std::chrono::seconds(20), why), Health::ok);
+    auto check = probe_store(path_, size_t{1} << 24, std::chrono::seconds(20));
+    EXPECT_EQ(check.health, Health::ok) << check.why;
+    EXPECT_EQ(check.why, "");
     fill(5);
-    EXPECT_EQ(probe_store(path_, size_t{1} << 24, std::chrono::seconds(20), why), Health::ok)
-        << why;
+    check = probe_store(path_, size_t{1} << 24, std::chrono::seconds(20));
+    EXPECT_EQ(check.health, Health::ok) << check.why;
 }
 
 } // namespace

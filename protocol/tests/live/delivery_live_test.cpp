@@ -2,7 +2,7 @@
 // error, retry and smtp agents (the last to smtp-sink), checking the typed
 // outcome, the agent's log line, the done markers it writes and the
 // bounce/defer logs it creates.
-#include "cqmgr/protocol/delivery_client.hpp"
+#include "cqmgr/test/delivery_client.hpp"
 #include "live_env.hpp"
 
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 // deferral outcome with the stock hop status, and the next delivery through
 // the same client code must work.
 #include "../fake_server.hpp"
-#include "cqmgr/protocol/delivery_client.hpp"
+#include "cqmgr/test/delivery_client.hpp"
 #include "live_env.hpp"
 
 #include <cerrno>

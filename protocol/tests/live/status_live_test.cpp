@@ -4,7 +4,7 @@
 // removes.
 #include "cqmgr/protocol/flush_client.hpp"
 #include "cqmgr/protocol/status_client.hpp"
-#include "cqmgr/protocol/verify_client.hpp"
+#include "cqmgr/test/verify_client.hpp"
 #include "live_env.hpp"
 
 #include <algorithm>

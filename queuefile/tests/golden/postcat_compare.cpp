@@ -5,7 +5,9 @@
 #include "cqmgr/queuefile/envelope.hpp"
 #include "cqmgr/queuefile/record_walker.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <fcntl.h>
 #include <fstream>
@@ -98,13 +100,14 @@ std::vector<PostcatLine> parse_postcat(const std::string& text) {
     return out;
 }
 
-std::vector<PostcatLine> render_like_postcat(const std::string& path, bool verbose,
-                                             std::string& error) {
-    std::vector<PostcatLine> out;
+Rendered render_like_postcat(const std::string& path, bool verbose) {
+    Rendered rendered;
+    std::vector<PostcatLine>& out = rendered.lines;
     Fd f(path);
     if (f.fd < 0) {
-        error = "cannot open " + path;
-        return out;
+        rendered.failure =
+            FileError{ErrorKind::io, path, -1, "a file that opens", std::strerror(errno), errno};
+        return rendered;
     }
     out.push_back(marker(-1, "ENVELOPE RECORDS"));
     RecordWalker walker(f.fd, path, WalkOptions{true, true});
@@ -158,8 +161,8 @@ std::vector<PostcatLine> render_like_postcat(const std::string& path, bool verbo
             out.push_back(line(at, record_type_name(r.type), std::string(cstr)));
         }
     }
-    if (walker.failure()) error = walker.failure()->message();
-    return out;
+    rendered.failure = walker.failure();
+    return rendered;
 }
 
 std::vector<std::string> diff_lines(const std::vector<PostcatLine>& pc,
@@ -373,10 +376,11 @@ std::vector<std::string> compare_all(const std::string& qf, const std::string& p
     auto pv = parse_postcat(slurp(postcat_verbose));
     auto pp = parse_postcat(slurp(postcat_plain));
     for (bool verbose : {true, false}) {
-        std::string err;
-        auto ours = render_like_postcat(qf, verbose, err);
-        if (!err.empty()) out.push_back(std::string(verbose ? "-v" : "-e") + " records: " + err);
-        for (auto& x : diff_lines(verbose ? pv : pp, ours))
+        auto ours = render_like_postcat(qf, verbose);
+        if (ours.failure)
+            out.push_back(std::string(verbose ? "-v" : "-e") +
+                          " records: " + ours.failure->message());
+        for (auto& x : diff_lines(verbose ? pv : pp, ours.lines))
             out.push_back(std::string(verbose ? "postcat -o -v -e: " : "postcat -o -e: ") + x);
     }
     for (auto& x : compare_envelope(qf, pv, batch))

@@ -4,7 +4,10 @@
 // live golden test (qf_golden).
 #pragma once
 
+#include "cqmgr/queuefile/error.hpp"
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,12 +26,17 @@ struct PostcatLine {
 // differences.
 std::vector<PostcatLine> parse_postcat(const std::string& text);
 
+// Our rendering of a file: the lines, and what stopped the reading early.
+struct Rendered {
+    std::vector<PostcatLine> lines;
+    std::optional<FileError> failure; // the file cannot be opened, or is damaged
+};
+
 // Renders the records of the queue file at `path` the way postcat -o -e
 // (verbose: with -v) prints them, using RecordWalker.  Times use localtime,
-// so the caller sets TZ like postcat's.  On damage, `error` is set and the
-// lines read so far are returned.
-std::vector<PostcatLine> render_like_postcat(const std::string& path, bool verbose,
-                                             std::string& error);
+// so the caller sets TZ like postcat's.  On damage, the lines read so far
+// come with the failure.
+Rendered render_like_postcat(const std::string& path, bool verbose);
 
 // Line-by-line differences between postcat's lines and ours (empty: equal).
 std::vector<std::string> diff_lines(const std::vector<PostcatLine>& postcat,

@@ -2,9 +2,9 @@
 // master.cf read as the daemon reads them, natural order, the
 // repository's scenarios (the 421 experiment and preemption), and the
 // binary's options, CSV and PNG.
+#include "cqmgr/test/temp_dir.hpp"
 #include "natural_order.hpp"
 #include "postfix_config.hpp"
-#include "temp_dir.hpp"
 #include "timeline_csv.hpp"
 #include "workload.hpp"
 
@@ -24,7 +24,7 @@ namespace {
 
 const std::string scenarios = QMGR_SIM_SCENARIOS;
 
-using cqmgr::qmgr::TempDir;
+using cqmgr::test::TempDir;
 
 // Runs a shell command; its exit status and what it printed (both streams).
 struct Run {

@@ -8,6 +8,8 @@
 // defaults to N.  A concurrency limit is a count of 1 or more.
 #pragma once
 
+#include "cqmgr/common/result.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -29,10 +31,27 @@ struct RateSpec {
     bool operator==(const RateSpec&) const = default;
 };
 
-// Parses a rate; nullopt (and `error` set) when `text` is not one.
-std::optional<RateSpec> parse_rate(std::string_view text, std::string* error = nullptr);
+// Why a table's value is not a limit.
+struct LimitError {
+    enum class Kind {
+        rate_form,   // no N/period
+        rate_count,  // N is not a count of 1 or more
+        rate_period, // the period's count is not one
+        rate_unit,   // an unknown period unit
+        rate_burst,  // a burst that is not a count of 1 or more
+        concurrency, // a concurrency that is not a count of 1 to 1,000,000
+    };
+    Kind kind = Kind::rate_form;
+    std::string value; // the value as written
+
+    // "rate \"50/fortnight\": unknown period unit", for the warning.
+    std::string message() const;
+};
+
+// Parses a rate.
+Result<RateSpec, LimitError> parse_rate(std::string_view text);
 
 // Parses a concurrency limit (a decimal count >= 1).
-std::optional<int> parse_concurrency(std::string_view text, std::string* error = nullptr);
+Result<int, LimitError> parse_concurrency(std::string_view text);
 
 } // namespace cqmgr::cluster

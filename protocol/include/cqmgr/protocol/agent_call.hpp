@@ -10,8 +10,8 @@
 // operation on its socket; deadlines are kept for all calls together
 // (agent_deadlines.hpp).  What the conversation decides, and every word it
 // says, are stock qmgr's (docs/compatibility.md, "Malformed agent
-// replies"): AgentSession (delivery_client.hpp) is the same call behind
-// an awaitable interface.
+// replies"): the tests' AgentSession (cqmgr/test/delivery_client.hpp) is
+// the same call behind an awaitable interface.
 #pragma once
 
 #include "cqmgr/protocol/agent_deadlines.hpp"

@@ -4,7 +4,9 @@
 // the clients check names and numbers.
 #pragma once
 
+#include "cqmgr/common/result.hpp"
 #include "cqmgr/protocol/attr_list.hpp"
+#include "cqmgr/protocol/protocol_error.hpp"
 
 #include <cstddef>
 #include <optional>
@@ -74,7 +76,7 @@ class AttrParser {
 };
 
 // Decodes exactly one complete list from `bytes` (for tests and fixtures).
-std::optional<AttrList> decode_one(std::string_view bytes, std::string* error = nullptr,
-                                   AttrFormat format = AttrFormat::null, AttrLimits limits = {});
+Result<AttrList, ProtocolError>
+decode_one(std::string_view bytes, AttrFormat format = AttrFormat::null, AttrLimits limits = {});
 
 } // namespace cqmgr::protocol

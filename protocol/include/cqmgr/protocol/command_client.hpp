@@ -2,8 +2,8 @@
 // connect to a service socket, check the server's announcement, send one
 // request list, read one reply list that starts with `status`, close.
 // bounce/defer/trace appends and notices, verify updates and flush requests
-// all have this shape; status_client.hpp, verify_client.hpp and
-// flush_client.hpp wrap it with typed requests.
+// all have this shape; status_client.hpp and flush_client.hpp wrap it with
+// typed requests (and, for the tests, cqmgr/test/verify_client.hpp).
 #pragma once
 
 #include "cqmgr/protocol/asio.hpp"

@@ -1,5 +1,5 @@
 // What a delivery agent made of a request, as the queue manager sees it,
-// and the deadlines of the exchange (delivery_client.hpp, agent_call.hpp).
+// and the deadlines of the exchange (agent_call.hpp).
 #pragma once
 
 #include "cqmgr/protocol/messages.hpp"

@@ -1,10 +1,12 @@
 // The requests and replies qmgr exchanges with Postfix's daemons, as plain
 // structs with encode/decode functions.  No I/O here: the clients
-// (delivery_client.hpp, rewrite_client.hpp, status_client.hpp,
-// verify_client.hpp, flush_client.hpp) send and receive them.
+// (agent_call.hpp, rewrite_client.hpp, status_client.hpp, flush_client.hpp,
+// and the tests' delivery and verify clients) send and receive them.
 #pragma once
 
+#include "cqmgr/common/result.hpp"
 #include "cqmgr/protocol/attr.hpp"
+#include "cqmgr/protocol/protocol_error.hpp"
 
 #include <array>
 #include <cstdint>
@@ -160,7 +162,7 @@ struct DeliveryReply {
 };
 
 // Decodes a delivery reply list strictly: the seven DSN fields then `status`.
-std::optional<DeliveryReply> decode_delivery_reply(const AttrList& list, std::string* error);
+Result<DeliveryReply, ProtocolError> decode_delivery_reply(const AttrList& list);
 
 // trivial-rewrite resolve request (`request=resolve|verify`).
 std::string encode_resolve_request(std::string_view request_class, std::string_view sender,
@@ -176,6 +178,9 @@ inline constexpr int class_alias = 0x0200;
 inline constexpr int class_virtual = 0x0400;
 inline constexpr int class_relay = 0x0800;
 inline constexpr int class_default = 0x1000;
+// All the class bits.
+inline constexpr int class_mask =
+    class_local | class_alias | class_virtual | class_relay | class_default;
 } // namespace resolve_flag
 
 // The resolver's answer.  The reply carries two attributes named `flags`:
@@ -195,12 +200,12 @@ struct ResolveReply {
     // Table lookup failure: qmgr delivers with retry:4.3.0.
     bool is_fail() const { return flags & resolve_flag::fail; }
     // The address class bits (exactly one is set on success).
-    int address_class() const { return flags & 0x1f00; }
+    int address_class() const { return flags & resolve_flag::class_mask; }
     bool operator==(const ResolveReply&) const = default;
 };
 
 // Decodes a resolve reply strictly: flags, transport, nexthop, recipient, flags.
-std::optional<ResolveReply> decode_resolve_reply(const AttrList& list, std::string* error);
+Result<ResolveReply, ProtocolError> decode_resolve_reply(const AttrList& list);
 
 // trivial-rewrite rewrite request: `request=rewrite`, `rule` (`local` or
 // `remote`), `address` (external, quoted form).
@@ -212,7 +217,7 @@ struct RewriteReply {
 };
 
 // Decodes a rewrite reply strictly: flags, address.
-std::optional<RewriteReply> decode_rewrite_reply(const AttrList& list, std::string* error);
+Result<RewriteReply, ProtocolError> decode_rewrite_reply(const AttrList& list);
 
 // bounce/defer/trace requests (nrequest values).
 namespace bounce_cmd {
@@ -247,7 +252,7 @@ struct NoticeRequest {
 };
 
 // Decodes the bounce server's one-attribute reply (`status`).
-std::optional<int> decode_status_reply(const AttrList& list, std::string* error);
+Result<int, ProtocolError> decode_status_reply(const AttrList& list);
 
 // master(8) status channel: 12 bytes, {int pid; unsigned gen; int avail}.
 inline constexpr int master_stat_taken = 0;

@@ -37,17 +37,31 @@ inline constexpr std::string_view regular = "resolve";
 inline constexpr std::string_view verify = "verify";
 } // namespace resolve_class
 
-struct ResolveResult {
-    bool ok = false;
-    ResolveReply reply; // valid when ok
-    std::string error;  // when !ok, e.g. "malformed reply: expected flags, ..."
+// What went wrong in one request to trivial-rewrite: the step that failed,
+// the socket, and what the message says of it.
+struct RewriteError {
+    enum class Kind {
+        connect,      // connect(2) failed; detail: the system's reason
+        read,         // reading the announcement or the reply failed; the reason
+        announcement, // not trivial-rewrite's announcement; the names it had
+        write,        // writing the request failed; the reason
+        malformed,    // not a reply to the request; the decoder's message
+        no_transport, // a resolve reply with an empty transport; the address asked
+        no_recipient, // one with an empty recipient for an address; the address
+    };
+    Kind kind = Kind::read;
+    std::string path;
+    std::string detail;
+
+    // The warning's words, e.g. "connect to private/rewrite: No such file
+    // or directory".
+    std::string message() const;
 };
 
-struct RewriteResult {
-    bool ok = false;
-    std::string address; // valid when ok
-    std::string error;
-};
+// The reply, or what kept it from coming.
+using ResolveResult = Result<ResolveReply, RewriteError>;
+// The rewritten address, or what kept it from coming.
+using RewriteResult = Result<std::string, RewriteError>;
 
 class RewriteClient {
   public:
@@ -76,7 +90,11 @@ class RewriteClient {
 
   private:
     // Sends one request and reads one reply list, (re)connecting as needed.
-    awaitable<bool> exchange(const std::string& request, AttrList& reply, std::string& error);
+    awaitable<Result<void, RewriteError>> exchange(const std::string& request, AttrList& reply);
+    // The resolve reply in `reply` to a request for `address`, checked.
+    ResolveResult resolve_answer(const AttrList& reply, const std::string& address) const;
+    // The error of `kind` on this client's socket.
+    Failure<RewriteError> failure(RewriteError::Kind kind, std::string detail) const;
     // Waits until no other exchange is running, then takes the turn.
     awaitable<void> take_turn();
     // Ends this caller's turn and wakes the next waiter.

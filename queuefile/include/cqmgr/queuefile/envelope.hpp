@@ -101,14 +101,23 @@ struct Envelope {
     }
 };
 
+// What stock's warning about a read failure starts with: who says it
+// decides.  qmgr itself names the queue ID; the record reader, which
+// follows pointer records, names the file; qmgr's "Unexpected record
+// type" line names neither.
+enum class ErrorPrefix {
+    queue_id,  // "ID: message rejected: missing end record"
+    file_path, // "active/ID: malformed pointer record value: ..."
+    none,      // "Unexpected record type 'N' at offset 123"
+};
+
 struct ReadResult {
     bool ok = false;
-    // When !ok: the reason, worded as stock qmgr's warning without "ID: "
-    // (e.g. "message rejected: missing end record").  Two stock wordings
-    // carry no "ID: " prefix: "Unexpected record type ..." has none at all,
-    // and the pointer errors ("malformed pointer record value: ...", "too many
-    // reverse jump records") are prefixed with the file path (active/ID).
+    // When !ok: the reason, worded as stock qmgr's warning without its
+    // prefix (e.g. "message rejected: missing end record"), and the prefix
+    // that goes before it.
     std::string error;
+    ErrorPrefix error_prefix = ErrorPrefix::queue_id;
     // When the file could not be opened at all: the errno of open(2) (the
     // file itself may be fine), else 0.
     int open_errno = 0;

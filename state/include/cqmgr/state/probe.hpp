@@ -11,7 +11,7 @@ namespace cqmgr::state {
 // child gives up root for `owner` first (owner.hpp): it opens the store and
 // its lock file by name, as mail_owner.  Call it while the process has a
 // single thread.
-Health probe_store(const std::string& path, size_t map_size, std::chrono::seconds timeout,
-                   std::string& why, const std::optional<Owner>& owner = std::nullopt);
+StoreCheck probe_store(const std::string& path, size_t map_size, std::chrono::seconds timeout,
+                       const std::optional<Owner>& owner = std::nullopt);
 
 } // namespace cqmgr::state

@@ -3,6 +3,8 @@
 // these in the state store (store.hpp); the scheduler core never sees them.
 #pragma once
 
+#include "cqmgr/common/result.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -62,10 +64,23 @@ void record_key(std::string& key, std::string_view transport, std::string_view d
 // are the key).  Strings longer than 65535 bytes are cut there.
 std::string encode_record(const DestinationRecord& r);
 
-// The record stored under `key` with value `value`; nullopt with `error`
-// set when the key or the value is not one encode_record() wrote (a bad
-// length, trailing bytes, an unknown version).
-std::optional<DestinationRecord> decode_record(std::string_view key, std::string_view value,
-                                               std::string& error);
+// Why a key and value are not a record that encode_record() wrote.
+struct RecordError {
+    enum class Kind {
+        bad_key,         // no NUL between transport and destination, or no transport
+        unknown_version, // a first byte that is no version this code reads
+        truncated,       // the value ends inside a field
+        trailing_bytes,  // bytes follow the last field
+        bad_field,       // a field out of range, or fields that contradict each other
+    };
+    Kind kind = Kind::bad_field;
+    uint64_t version = 0; // unknown_version: the byte found
+
+    // "unknown record version 4", for the store's warning.
+    std::string message() const;
+};
+
+// The record stored under `key` with value `value`, or why it is none.
+Result<DestinationRecord, RecordError> decode_record(std::string_view key, std::string_view value);
 
 } // namespace cqmgr::state

@@ -29,6 +29,7 @@
 // A Store may be used from several threads; its calls are serialised.
 #pragma once
 
+#include "cqmgr/common/result.hpp"
 #include "cqmgr/state/owner.hpp"
 #include "cqmgr/state/record.hpp"
 
@@ -43,6 +44,20 @@
 #include <vector>
 
 namespace cqmgr::state {
+
+// Why a write to the store left it as it was.
+struct WriteError {
+    enum class Kind {
+        set_aside, // the file was damaged and set aside, and no store took its place
+        full,      // no room, even after making some
+        lmdb,      // LMDB (or the system) refused; code says how
+    };
+    Kind kind = Kind::lmdb;
+    int code = 0; // lmdb: LMDB's or the system's error number
+
+    // "the store is full", "write: No space left on device", ...
+    std::string message() const;
+};
 
 class Store {
   public:
@@ -100,10 +115,10 @@ class Store {
         int64_t oldest = 0;
         int64_t now = 0;
     };
-    // Writes `batch` in one transaction: all of it or, on failure (false,
-    // `error` set), none of it.  A record whose key is longer than LMDB
-    // allows (max_key_size()) is left out.
-    bool apply(const Batch& batch, std::string& error);
+    // Writes `batch` in one transaction: all of it or, on failure, none of
+    // it.  A record whose key is longer than LMDB allows (max_key_size())
+    // is left out.
+    Result<void, WriteError> apply(const Batch& batch);
 
     // Deletes the records not updated since `oldest` whose destination is
     // not dead at `now`; how many.
@@ -185,9 +200,15 @@ enum class Health {
     unreachable, // cannot be opened (permissions, missing directory): leave it
 };
 
+// The verdict on a store, and what was wrong with it ("" when ok).
+struct StoreCheck {
+    Health health = Health::ok;
+    std::string why;
+};
+
 // Reads the whole store at `path` in this process: opens it read-only,
 // checks its size against what its header says, its format version, and
-// walks every record.  `why` says what was wrong.
-Health verify_store(const std::string& path, size_t map_size, std::string& why);
+// walks every record.
+StoreCheck verify_store(const std::string& path, size_t map_size);
 
 } // namespace cqmgr::state

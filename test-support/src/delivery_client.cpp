@@ -1,5 +1,5 @@
 // AgentCall behind an awaitable interface (see delivery_client.hpp).
-#include "cqmgr/protocol/delivery_client.hpp"
+#include "cqmgr/test/delivery_client.hpp"
 
 #include <optional>
 

@@ -1,4 +1,4 @@
-#include "cqmgr/protocol/verify_client.hpp"
+#include "cqmgr/test/verify_client.hpp"
 
 #include "cqmgr/protocol/messages.hpp"
 
