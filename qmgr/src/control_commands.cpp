@@ -107,7 +107,8 @@ std::string ControlCommands::until_text(int64_t until, const std::string& span) 
 }
 
 bool ControlCommands::fits(const AdminRecord& setting) const {
-    std::vector<AdminRecord> records = admin_records(sched_.admin_holds(), sched_.admin_caps());
+    std::vector<AdminRecord> records =
+        admin_records(sched_.limits().holds(), sched_.limits().caps());
     auto same = std::find_if(records.begin(), records.end(), [&](const AdminRecord& r) {
         return r.kind == setting.kind && r.target == setting.target;
     });
@@ -150,23 +151,27 @@ json ControlCommands::execute(const ControlCommand& cmd) {
     };
     switch (cmd.kind) {
     case Kind::suspend:
-        note(sched_.admin_suspend(target, core::AdminHold{until, cmd.reason, cmd.uid}),
+        note(sched_.set_limit(target,
+                              core::LimitChange::hold(core::AdminHold{until, cmd.reason, cmd.uid})),
              {{"suspended", true}, {"until", until_json(until)}, {"reason", cmd.reason}});
         line += until_text(until, std::to_string(cmd.duration) + "s") + by;
         if (!cmd.reason.empty()) line += ": " + cmd.reason;
         break;
     case Kind::resume:
-        note(sched_.admin_resume(target), {{"suspended", false}});
+        note(sched_.set_limit(target, core::LimitChange::hold(std::nullopt)),
+             {{"suspended", false}});
         line += by;
         break;
     case Kind::throttle:
-        note(sched_.admin_throttle(target, core::AdminCap{cmd.concurrency, until, cmd.uid}),
+        note(sched_.set_limit(
+                 target, core::LimitChange::cap(core::AdminCap{cmd.concurrency, until, cmd.uid})),
              {{"throttle", {{"concurrency", cmd.concurrency}, {"until", until_json(until)}}}});
         line += " concurrency " + std::to_string(cmd.concurrency) +
                 until_text(until, std::to_string(cmd.duration) + "s") + by;
         break;
     case Kind::unthrottle:
-        note(sched_.admin_unthrottle(target), {{"throttle", nullptr}});
+        note(sched_.set_limit(target, core::LimitChange::cap(std::nullopt)),
+             {{"throttle", nullptr}});
         line += by;
         break;
     case Kind::flush:
@@ -201,11 +206,11 @@ void ControlCommands::restore() {
         std::string line = "control: restored " + what;
         std::string left = std::to_string(r.until() - now) + "s left";
         if (r.kind == core::AdminKind::hold) {
-            sched_.admin_suspend(r.target, r.hold);
+            sched_.set_limit(r.target, core::LimitChange::hold(r.hold));
             line += until_text(r.hold.until, left) + " by uid " + std::to_string(r.hold.uid);
             if (!r.hold.reason.empty()) line += ": " + r.hold.reason;
         } else {
-            sched_.admin_throttle(r.target, r.cap);
+            sched_.set_limit(r.target, core::LimitChange::cap(r.cap));
             line += " concurrency " + std::to_string(r.cap.concurrency) +
                     until_text(r.cap.until, left) + " by uid " + std::to_string(r.cap.uid);
         }
@@ -220,7 +225,7 @@ void ControlCommands::expired(core::AdminKind kind, const core::AdminTarget& tar
 }
 
 bool ControlCommands::save() {
-    return state_.save(admin_records(sched_.admin_holds(), sched_.admin_caps()));
+    return state_.save(admin_records(sched_.limits().holds(), sched_.limits().caps()));
 }
 
 } // namespace cqmgr::qmgr

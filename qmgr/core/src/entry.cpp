@@ -125,7 +125,7 @@ void Scheduler::entry_done(Entry* e, Which which, bool unseen) {
     // follow a delivery the receiver never saw: after a postsuper -r, every
     // waiting entry of a requeued message is such a one, and pacing them
     // would hold the queue's real mail back by the delay once per entry.
-    int learned_delay = unseen ? 0 : q.learned.rate_delay;
+    int learned_delay = unseen ? 0 : q.limits.pause();
     if (which == Which::busy && t.cfg.dest_rate_delay > 0) {
         if (q.window > 1) panic("entry_done: window > 1 on rate-limited queue " + q.name);
         if (q.dead()) queue_unthrottle(q);

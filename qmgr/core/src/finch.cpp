@@ -111,7 +111,7 @@ Peer* Scheduler::finch_peer_select(Job& j, bool& blocked) {
     for (auto it = j.peers.begin(); it != j.peers.end(); ++it) {
         Queue& q = *it->queue;
         int room = q.select_window() - q.busy_count();
-        if (room <= 0 || q.suspended || q.hold || it->entries.empty()) continue;
+        if (room <= 0 || q.suspended || q.limits.stopped() || it->entries.empty()) continue;
         blocked = false;
         int in_flight = it->refcount - static_cast<int>(it->entries.size());
         if (it->held || !within_share(j.transport->cfg, in_flight, room - 1)) continue;

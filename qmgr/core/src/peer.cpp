@@ -19,7 +19,8 @@ Peer* Scheduler::peer_select(Job& j, Peer*& held) {
     // a refill is passed over (the first one is kept in `held`).
     for (auto it = j.peers.begin(); it != j.peers.end(); ++it) {
         Queue& q = *it->queue;
-        if (q.select_window() > q.busy_count() && !q.suspended && !q.hold && !it->entries.empty()) {
+        if (q.select_window() > q.busy_count() && !q.suspended && !q.limits.stopped() &&
+            !it->entries.empty()) {
             if (it->held) {
                 if (!held) held = &*it;
                 continue;

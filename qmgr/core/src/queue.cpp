@@ -14,19 +14,10 @@ Queue& Scheduler::queue_create(Transport& t, const std::string& name, const std:
     t.queues_rr.push_back(*slot);
     queue_count_++;
     if (!memories_.empty()) queue_recall(*slot);
-    if (!holds_.empty() || !caps_.empty() || !learned_.empty() || !shares_.empty() ||
-        t.cfg.dest_share > 0)
-        admin_apply(*slot);
-    slot->gate = driver_.queue_gate(*slot);
+    if (!book_.empty() || t.cfg.dest_share > 0) admin_apply(*slot);
+    slot->limits.gate = driver_.queue_gate(*slot);
     trace([&] { return "qmgr_queue_create: " + t.name + " " + name + " nexthop " + nexthop; });
     return *slot;
-}
-
-void Scheduler::gate_set(Queue& q, std::optional<int> gate) {
-    if (q.gate == gate) return;
-    q.gate = gate;
-    job_blocker_update(q);
-    driver_.wakeup();
 }
 
 Queue* Scheduler::find_queue(const std::string& transport, const std::string& name) const {

@@ -89,7 +89,7 @@ void Scheduler::timer_add(int64_t due, Timer t) {
 void Scheduler::timer_fire(const Timer& t, int64_t due) {
     // The administrator's settings are kept by name, not by queue.
     if (t.kind == Timer::Kind::hold_expire || t.kind == Timer::Kind::cap_expire) {
-        admin_expire(t.kind == Timer::Kind::hold_expire ? AdminKind::hold : AdminKind::cap,
+        admin_expire(t.kind == Timer::Kind::hold_expire ? Bound::hold : Bound::cap,
                      AdminTarget{t.transport, t.queue}, due);
         return;
     }

@@ -243,7 +243,8 @@ TEST_F(Fixture, AdminSettingDuringTheRateDelayPauseDoesNotStrandTheJob) {
     s->delivery_done(a1, DeliveryResult{});
     ASSERT_TRUE(q.suspended);
     EXPECT_EQ(s->select_entry(t), nullptr); // A is marked a blocker
-    ASSERT_TRUE(s->admin_throttle(AdminTarget{"smtp", "slow.example"}, AdminCap{3, 0, 0}));
+    ASSERT_TRUE(
+        s->set_limit(AdminTarget{"smtp", "slow.example"}, LimitChange::cap(AdminCap{3, 0, 0})));
     s->check_invariants();
     s->set_time(1010);
     EXPECT_FALSE(q.suspended);

@@ -6,7 +6,9 @@
 // Broken invariants panic.
 #pragma once
 
+#include "cqmgr/core/limit_book.hpp"
 #include "cqmgr/core/memory.hpp"
+#include "cqmgr/core/panic.hpp"
 #include "cqmgr/core/structures.hpp"
 
 #include <functional>
@@ -55,8 +57,8 @@ class Driver {
     virtual void admin_expired(AdminKind kind, const AdminTarget& target) {
         (void)kind, (void)target;
     }
-    // A queue was created: the gate it starts with (Queue::gate), none by
-    // default.  The driver changes it later with Scheduler::gate_set().
+    // A queue was created: the gate it starts with (Limits::gate), none by
+    // default.  The driver changes it later with Scheduler::set_limit().
     virtual std::optional<int> queue_gate(const Queue& q) {
         (void)q;
         return std::nullopt;
@@ -141,10 +143,26 @@ class Scheduler {
     // Forgets a message whose entries are all done (after message_done).
     void message_free(Message& m);
 
-    // ---- the driver's gates ----
-    // Sets queue `q`'s external gate (see Queue::gate); a wider gate lets
-    // jobs that were waiting for `q` go again and wakes the driver.
-    void gate_set(Queue& q, std::optional<int> gate);
+    // ---- limits (limits.hpp, admin.cpp) ----
+    // Makes `change` to a bound of what `target` names; an empty value
+    // removes the bound.  A hold (of a transport, a queue, or a queue
+    // name on every transport), a cap (of a queue or a queue name), a
+    // learned limit and a lowered share (of one queue: 0 gives back its
+    // transport's full share) are kept by name in limits(), so that a
+    // queue created later picks them up; a hold or a cap with `until` ends
+    // by itself then (Driver::admin_expired).  A queue covered both by its
+    // own target and by its bare name takes its own.  A gate belongs to the
+    // one queue `target` names, if it exists, and goes with it.  Every
+    // change reaches the queues it covers (Queue::limits) at once, lets
+    // jobs waiting for them go again, and wakes the driver.  Returns
+    // whether anything changed.  Panics on a bound that cannot name
+    // `target` (LimitBook::set).
+    bool set_limit(const AdminTarget& target, const LimitChange& change);
+    // The same for queue `q`, named by its transport and name (for the
+    // driver that holds the queue: its gate, without a lookup).
+    bool set_limit(Queue& q, const LimitChange& change);
+    // What is kept by name.
+    const LimitBook& limits() const { return book_; }
     // Declares queue `q` dead until `until` with `dsn`, as if it had failed
     // a whole cohort (its waiting entries go to the retry transport), for
     // a death another host found (a shared dead mark).  Does nothing to a
@@ -190,48 +208,11 @@ class Scheduler {
     void transport_unthrottle(Transport& t);
 
     // ---- runtime control (admin.cpp) ----
-    // The administrator's suspensions and caps are kept by target (see
-    // AdminTarget), and every transport and queue they cover, now or
-    // created later, carries a copy (Transport::hold, Queue::hold,
-    // Queue::cap).  A queue covered both by its own target and by its bare
-    // name takes its own.  A setting with `until` ends by itself then
-    // (Driver::admin_expired).  Each returns whether anything changed and
-    // wakes the driver when it did.
-    //
-    // Suspends `target` (any of the three kinds), replacing an earlier
-    // suspension of the same target.
-    bool admin_suspend(const AdminTarget& target, const AdminHold& hold);
-    // Ends the suspension of exactly `target`.
-    bool admin_resume(const AdminTarget& target);
-    // Caps the queues `target` names (not a whole transport: panics) at
-    // cap.concurrency (>= 1), replacing an earlier cap of the same target.
-    bool admin_throttle(const AdminTarget& target, const AdminCap& cap);
-    // Removes the cap of exactly `target`.
-    bool admin_unthrottle(const AdminTarget& target);
     // Revives the dead queues `target` covers now, and their dead
     // transports, through the one revival path (the backoff and cohort
     // state start afresh, as when a dead queue's time is up).  Returns what
     // was revived: transports as {name, ""}, queues as {transport, queue}.
     std::vector<AdminTarget> admin_flush(const AdminTarget& target);
-    const std::map<AdminTarget, AdminHold>& admin_holds() const { return holds_; }
-    // ---- learned limits (learned.cpp) ----
-    // Sets what the adaptive limits learned for queue target.queue of
-    // transport target.transport (both named; panics otherwise), replacing
-    // what was learned before; a limit with nothing in it (!any()) forgets.
-    // Kept by name like the administrator's settings, so a queue created
-    // later picks it up.  Returns whether anything changed; wakes the
-    // driver when it did.
-    bool learned_set(const AdminTarget& target, const LearnedLimit& limit);
-    const std::map<AdminTarget, LearnedLimit>& learned_limits() const { return learned_; }
-    const std::map<AdminTarget, AdminCap>& admin_caps() const { return caps_; }
-    // ---- destination shares (share.cpp) ----
-    // Lowers the share of queue target.queue of transport target.transport
-    // (both named; panics otherwise) to `agents` deliveries in flight (at
-    // least 1), or gives it back its transport's full share (0).  Kept by
-    // name like a learned limit, so a queue created later picks it up.
-    // Returns whether anything changed; wakes the driver when it did.
-    bool share_set(const AdminTarget& target, int agents);
-    const std::map<AdminTarget, int>& shares_lowered() const { return shares_; }
     // The queues that exist now and that `target` covers (a whole
     // transport: all of its queues).
     std::vector<Queue*> admin_queues(const AdminTarget& target) const;
@@ -344,12 +325,8 @@ class Scheduler {
     void admin_apply(Transport& t);
     void admin_apply(Queue& q);
     void admin_changed(const AdminTarget& target);
-    void admin_expire(AdminKind kind, const AdminTarget& target, int64_t due);
+    void admin_expire(Bound which, const AdminTarget& target, int64_t due);
     void check_admin() const;
-    // share.cpp
-    int share_for(const Transport& t, const std::string& queue) const;
-    // learned.cpp
-    LearnedLimit learned_for(const std::string& transport, const std::string& queue) const;
     // timers
     struct Timer {
         enum class Kind {
@@ -363,7 +340,6 @@ class Scheduler {
         std::string queue;
     };
     void timer_add(int64_t due, Timer t);
-    void admin_started(Timer::Kind kind, const AdminTarget& target, int64_t until);
     void timer_fire(const Timer& t, int64_t due);
 
     SchedulerConfig cfg_;
@@ -375,11 +351,8 @@ class Scheduler {
     std::map<std::string, std::unique_ptr<Transport>> transports_;
     List<Transport, &Transport::hook> transport_rr_;
     std::multimap<int64_t, Timer> timers_;
-    std::map<AdminTarget, AdminHold> holds_;
-    std::map<AdminTarget, AdminCap> caps_;
+    LimitBook book_;
     std::map<std::pair<std::string, std::string>, QueueMemory> memories_; // queue_remember()
-    std::map<AdminTarget, LearnedLimit> learned_;
-    std::map<AdminTarget, int> shares_; // share_set(): lowered shares
 };
 
 // Priority lanes (lanes.cpp).  The most deliveries of mail other than
@@ -398,8 +371,5 @@ bool lane_capped(const Transport& t);
 // have in flight, its process limit times dest_share percent (at least 1),
 // or 0 for no cap.
 int share_full(const Transport& t);
-
-// Aborts with a message: a broken scheduler invariant.
-[[noreturn]] void panic(const std::string& what);
 
 } // namespace cqmgr::core

@@ -17,7 +17,7 @@
 
 #include "cqmgr/core/admin.hpp"
 #include "cqmgr/core/feedback.hpp"
-#include "cqmgr/core/learned.hpp"
+#include "cqmgr/core/limits.hpp"
 #include "cqmgr/core/peer_index.hpp"
 #include "cqmgr/core/pooled.hpp"
 #include "cqmgr/core/recipient.hpp"
@@ -225,25 +225,9 @@ struct Queue {
     bool suspended = false; // pausing for the destination rate delay
     int64_t timer_due = 0;  // pending revive/resume timer, 0 = none
     int64_t clog_time_to_warn = 0;
-    // The administrator's settings that apply here (copies of the
-    // scheduler's, see admin.hpp), none by default.  A hold or a cap does
-    // not change ready(): the queue stays live and its deliveries in flight
-    // still give feedback; it only stops or limits new selections
-    // (may_start(), select_window()).
-    std::optional<AdminHold> hold;
-    std::optional<AdminCap> cap;
-    // What the adaptive limits learned here (a copy of the scheduler's, see
-    // learned.hpp); none by default.  Like a cap, it only limits new
-    // selections.
-    LearnedLimit learned;
-    // The driver's external gate (cluster leases, rate tokens it holds for
-    // this queue): at most this many deliveries in flight; none = no gate.
-    // Like a cap, it limits selection only (select_window()).
-    std::optional<int> gate;
-    // Its destination share (share.cpp): at most this many deliveries in
-    // flight, the transport's cap or the lower one the daemon set; 0 = no
-    // cap.  Like a cap, it limits selection only (select_window()).
-    int share = 0;
+    // Every bound the features place on it (limits.hpp): copies of what
+    // the scheduler keeps by name (LimitBook), and the driver's gate.
+    Limits limits;
     // The driver's own per-queue data (the daemon keeps a pointer to the
     // destination's state record here, so that a delivery does not look
     // it up by name); the scheduler never reads or writes it.
@@ -255,18 +239,10 @@ struct Queue {
     bool dead() const { return window == 0; }
     // Ready, and not suspended by the administrator: new deliveries may
     // start here, as far as select_window() allows.
-    bool may_start() const { return ready() && !hold; }
-    // The window selection works with: the concurrency window, lowered to
-    // the administrator's cap, to the learned limit (a learned rate delay
-    // means one delivery at a time), to the destination share and to the
-    // driver's gate, if there are any.
-    int select_window() const {
-        int w = cap && cap->concurrency < window ? cap->concurrency : window;
-        if (learned.concurrency > 0 && learned.concurrency < w) w = learned.concurrency;
-        if (share > 0 && share < w) w = share;
-        if (learned.rate_delay > 0 && w > 1) w = 1;
-        return gate && *gate < w ? *gate : w;
-    }
+    bool may_start() const { return ready() && !limits.stopped(); }
+    // The window selection works with: the concurrency window within the
+    // bounds the features place here (Limits::window).
+    int select_window() const { return limits.window(window); }
     int todo_count() const { return static_cast<int>(todo.size()); }
     // Waiting entries that an agent could be given now, window permitting.
     int selectable_count() const { return todo_count() - held; }
