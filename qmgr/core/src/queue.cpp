@@ -11,6 +11,12 @@ Queue& Scheduler::queue_create(Transport& t, const std::string& name, const std:
     slot->name = name;
     slot->nexthop = nexthop;
     slot->window = t.cfg.init_dest_concurrency;
+    if (free_slots_.empty()) {
+        slot->slot = slots_++;
+    } else {
+        slot->slot = free_slots_.back();
+        free_slots_.pop_back();
+    }
     t.queues_rr.push_back(*slot);
     queue_count_++;
     if (!memories_.empty()) queue_recall(*slot);
@@ -31,6 +37,7 @@ void Scheduler::queue_done(Queue& q) {
     if (!q.todo.empty() || !q.busy.empty()) panic("queue_done: queue " + q.name + " not empty");
     if (!q.ready()) panic("queue_done: queue " + q.name + " not ready");
     driver_.queue_freed(q);
+    free_slots_.push_back(q.slot);
     Transport& t = *q.transport;
     t.queues_rr.erase(t.queues_rr.iterator_to(q));
     queue_count_--;

@@ -65,7 +65,8 @@ class Driver {
     }
     // Queue `q` is about to be freed (nothing left in it), by whatever
     // path: a delivery's end, its revival or rate-delay timer, a flush.
-    // What the driver keeps for it (its gate) goes with it.
+    // What the driver keeps for it (its gate, what it keeps by Queue::slot)
+    // goes with it: the slot is given to the next queue created.
     virtual void queue_freed(const Queue& q) { (void)q; }
 };
 
@@ -353,6 +354,8 @@ class Scheduler {
     std::multimap<int64_t, Timer> timers_;
     LimitBook book_;
     std::map<std::pair<std::string, std::string>, QueueMemory> memories_; // queue_remember()
+    std::vector<uint32_t> free_slots_; // Queue::slot of freed queues
+    uint32_t slots_ = 0;               // slots ever given
 };
 
 // Priority lanes (lanes.cpp).  The most deliveries of mail other than

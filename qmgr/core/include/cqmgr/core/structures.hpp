@@ -228,10 +228,11 @@ struct Queue {
     // Every bound the features place on it (limits.hpp): copies of what
     // the scheduler keeps by name (LimitBook), and the driver's gate.
     Limits limits;
-    // The driver's own per-queue data (the daemon keeps a pointer to the
-    // destination's state record here, so that a delivery does not look
-    // it up by name); the scheduler never reads or writes it.
-    mutable void* driver_slot = nullptr;
+    // A small number no other live queue has, given again to a queue
+    // created after this one is freed (Driver::queue_freed): the driver
+    // keeps its own per-queue data in a vector indexed by it, so that a
+    // delivery does not look it up by name.
+    uint32_t slot = 0;
     Hook transport_hook; // on transport->queues_rr
 
     // Live (not dead) and not pausing for the destination rate delay.
