@@ -6,24 +6,24 @@
 // carries a copy of what covers it, which is what selection reads: the
 // book is consulted only when a queue or transport is created and when a
 // setting changes.
-#include "cqmgr/core/scheduler.hpp"
+#include "core.hpp"
 
 namespace cqmgr::core {
 
 // Gives transport `t` the copy of its suspension.
-void Scheduler::admin_apply(Transport& t) {
+void LimitControl::apply(Transport& t) {
     t.hold = book_.transport_hold(t.name);
 }
 
 // Gives queue `q` the copies of what the book keeps for it; its gate is
 // its own.  The one place a queue's bounds are set from the book.
-void Scheduler::admin_apply(Queue& q) {
+void LimitControl::apply(Queue& q) {
     std::optional<int> gate = q.limits.gate;
     q.limits = book_.covering(q.transport->name, q.name, share_full(*q.transport));
     q.limits.gate = gate;
 }
 
-std::vector<Queue*> Scheduler::admin_queues(const AdminTarget& target) const {
+std::vector<Queue*> LimitControl::queues(const AdminTarget& target) const {
     std::vector<Queue*> out;
     auto add = [&](Transport& t) {
         if (target.whole_transport()) {
@@ -34,10 +34,10 @@ std::vector<Queue*> Scheduler::admin_queues(const AdminTarget& target) const {
         }
     };
     if (target.any_transport()) {
-        for (const auto& [name, t] : transports_)
+        for (const auto& [name, t] : c_.transports.all())
             add(*t);
-    } else if (auto it = transports_.find(target.transport); it != transports_.end()) {
-        add(*it->second);
+    } else if (Transport* t = c_.transports.find(target.transport)) {
+        add(*t);
     }
     return out;
 }
@@ -68,86 +68,83 @@ std::string change_text(const AdminTarget& target, const LimitChange& change) {
 
 } // namespace
 
-bool Scheduler::set_limit(const AdminTarget& target, const LimitChange& change) {
+bool LimitControl::set(const AdminTarget& target, const LimitChange& change) {
     const Bound which = change.which;
     const Limits& value = change.value;
     if (which == Bound::gate) {
         if (target.any_transport() || target.whole_transport()) return false;
-        Queue* q = find_queue(target.transport, target.queue);
-        return q && set_limit(*q, change);
+        Queue* q = c_.queues.find(target.transport, target.queue);
+        return q && set(*q, change);
     }
     if (!book_.set(target, change)) return false;
-    trace([&] { return change_text(target, change); });
+    c_.trace([&] { return change_text(target, change); });
     // A hold or a cap that ends by itself is timed (a replaced setting's
     // old timer finds a different `until` and does nothing).
     int64_t until = which == Bound::hold && value.hold ? value.hold->until
                     : which == Bound::cap && value.cap ? value.cap->until
                                                        : 0;
     if (until != 0)
-        timer_add(until,
-                  Timer{which == Bound::hold ? Timer::Kind::hold_expire : Timer::Kind::cap_expire,
-                        target.transport, target.queue});
-    admin_changed(target);
+        c_.timers.add(
+            until, Timer{which == Bound::hold ? Timer::Kind::hold_expire : Timer::Kind::cap_expire,
+                         target.transport, target.queue});
+    changed(target);
     return true;
 }
 
-bool Scheduler::set_limit(Queue& q, const LimitChange& change) {
-    if (change.which != Bound::gate)
-        return set_limit(AdminTarget{q.transport->name, q.name}, change);
+bool LimitControl::set(Queue& q, const LimitChange& change) {
+    if (change.which != Bound::gate) return set(AdminTarget{q.transport->name, q.name}, change);
     if (q.limits.gate == change.value.gate) return false;
     q.limits.gate = change.value.gate;
-    job_blocker_update(q);
-    driver_.wakeup();
+    c_.jobs.blocker_update(q);
+    c_.driver.wakeup();
     return true;
 }
 
 // A setting of `target` changed: renew the copies it covers, let jobs that
 // were waiting for those queues go again, and wake the driver.
-void Scheduler::admin_changed(const AdminTarget& target) {
+void LimitControl::changed(const AdminTarget& target) {
     if (target.whole_transport()) {
-        if (auto it = transports_.find(target.transport); it != transports_.end())
-            admin_apply(*it->second);
+        if (Transport* t = c_.transports.find(target.transport)) apply(*t);
     } else {
-        for (Queue* q : admin_queues(target)) {
-            admin_apply(*q);
-            job_blocker_update(*q);
+        for (Queue* q : queues(target)) {
+            apply(*q);
+            c_.jobs.blocker_update(*q);
         }
     }
-    driver_.wakeup();
+    c_.driver.wakeup();
 }
 
 // A suspension or cap timer is due: the setting ends unless it was
 // replaced or removed since the timer was set.
-void Scheduler::admin_expire(Bound which, const AdminTarget& target, int64_t due) {
+void LimitControl::expire(Bound which, const AdminTarget& target, int64_t due) {
     if (!book_.expire(which, target, due)) return;
-    driver_.admin_expired(which == Bound::hold ? AdminKind::hold : AdminKind::cap, target);
-    admin_changed(target);
+    c_.driver.admin_expired(which == Bound::hold ? AdminKind::hold : AdminKind::cap, target);
+    changed(target);
 }
 
-std::vector<AdminTarget> Scheduler::admin_flush(const AdminTarget& target) {
+std::vector<AdminTarget> LimitControl::flush(const AdminTarget& target) {
     std::vector<AdminTarget> revived;
     // A named transport comes back first, so that its queue can be used.
     if (!target.any_transport())
-        if (auto it = transports_.find(target.transport);
-            it != transports_.end() && it->second->dead) {
-            transport_unthrottle(*it->second);
+        if (Transport* t = c_.transports.find(target.transport); t && t->dead) {
+            c_.transports.unthrottle(*t);
             revived.push_back({target.transport, {}});
         }
-    for (Queue* q : admin_queues(target))
+    for (Queue* q : queues(target))
         if (q->dead()) {
             revived.push_back({q->transport->name, q->name});
-            queue_revive(*q); // may free q
+            c_.queues.revive(*q); // may free q
         }
-    driver_.wakeup();
+    c_.driver.wakeup();
     return revived;
 }
 
 // Checks the copies against the settings, and that each setting that ends
 // by itself has its timer.
-void Scheduler::check_admin() const {
+void LimitControl::check() const {
     auto fail = [](const std::string& what) { panic("invariant: admin: " + what); };
     book_.check();
-    for (const auto& [name, tp] : transports_) {
+    for (const auto& [name, tp] : c_.transports.all()) {
         const Transport& t = *tp;
         if (t.hold != book_.transport_hold(name)) fail(name + ": stale suspension copy");
         for (const auto& [qn, qp] : t.queue_by_name) {
@@ -158,13 +155,9 @@ void Scheduler::check_admin() const {
     }
     auto timed = [&](Timer::Kind kind, const AdminTarget& target, int64_t until) {
         if (until == 0) return;
-        if (until <= now_) fail(target.text() + ": outlived its end");
-        auto [lo, hi] = timers_.equal_range(until);
-        for (auto it = lo; it != hi; ++it)
-            if (it->second.kind == kind && it->second.transport == target.transport &&
-                it->second.queue == target.queue)
-                return;
-        fail(target.text() + ": no timer for its end");
+        if (until <= c_.now) fail(target.text() + ": outlived its end");
+        if (!c_.timers.has(until, kind, target.transport, target.queue))
+            fail(target.text() + ": no timer for its end");
     };
     for (const auto& [target, hold] : book_.holds())
         timed(Timer::Kind::hold_expire, target, hold.until);

@@ -1,9 +1,10 @@
 // The scheduler core: Rak's preemptive job scheduler, per-transport
 // recipient pools and the Postfix 2.5 concurrency feedback with dead-
-// destination detection.  It does no I/O and reads no clock: the daemon (or a
-// test) tells it the time, feeds it recipients, asks it which transport needs
-// a delivery agent and which entry to hand to an agent, and reports outcomes.
-// Broken invariants panic.
+// destination detection, and the bounds features place on destinations.
+// It does no I/O and reads no clock: the daemon (or a test) tells it the
+// time, feeds it recipients, asks it which transport needs a delivery agent
+// and which entry to hand to an agent, and reports outcomes.  Broken
+// invariants panic.
 #pragma once
 
 #include "cqmgr/core/limit_book.hpp"
@@ -13,6 +14,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -97,6 +99,11 @@ inline Dsn transport_unavailable() {
     return {"4.3.0", "mail transport unavailable"};
 }
 
+struct Core;
+
+// The driver's view of the scheduler.  The work is done by its units
+// (qmgr/core/src: Transports, Queues, Jobs, Entries, Selection,
+// LimitControl), which share one Core; this class is what a driver needs.
 class Scheduler {
   public:
     using TransportConfigFn = std::function<TransportConfig(const std::string&)>;
@@ -109,7 +116,7 @@ class Scheduler {
     // ---- time ----
     // Sets the current time (seconds) and runs timers that are due.
     void set_time(int64_t now);
-    int64_t now() const { return now_; }
+    int64_t now() const;
     // When the next timer is due, if any.
     std::optional<int64_t> next_timer() const;
 
@@ -144,35 +151,7 @@ class Scheduler {
     // Forgets a message whose entries are all done (after message_done).
     void message_free(Message& m);
 
-    // ---- limits (limits.hpp, admin.cpp) ----
-    // Makes `change` to a bound of what `target` names; an empty value
-    // removes the bound.  A hold (of a transport, a queue, or a queue
-    // name on every transport), a cap (of a queue or a queue name), a
-    // learned limit and a lowered share (of one queue: 0 gives back its
-    // transport's full share) are kept by name in limits(), so that a
-    // queue created later picks them up; a hold or a cap with `until` ends
-    // by itself then (Driver::admin_expired).  A queue covered both by its
-    // own target and by its bare name takes its own.  A gate belongs to the
-    // one queue `target` names, if it exists, and goes with it.  Every
-    // change reaches the queues it covers (Queue::limits) at once, lets
-    // jobs waiting for them go again, and wakes the driver.  Returns
-    // whether anything changed.  Panics on a bound that cannot name
-    // `target` (LimitBook::set).
-    bool set_limit(const AdminTarget& target, const LimitChange& change);
-    // The same for queue `q`, named by its transport and name (for the
-    // driver that holds the queue: its gate, without a lookup).
-    bool set_limit(Queue& q, const LimitChange& change);
-    // What is kept by name.
-    const LimitBook& limits() const { return book_; }
-    // Declares queue `q` dead until `until` with `dsn`, as if it had failed
-    // a whole cohort (its waiting entries go to the retry transport), for
-    // a death another host found (a shared dead mark).  Does nothing to a
-    // queue that is dead already or pausing for its rate delay.
-    void queue_mark_dead(Queue& q, const Dsn& dsn, int64_t until);
-    // The queue `name` of transport `transport`, if it exists.
-    Queue* find_queue(const std::string& transport, const std::string& name) const;
-
-    // ---- selection ----
+    // ---- selection and outcomes ----
     // A transport that needs one more delivery agent connection, or nullptr.
     // Round-robin over the transports (a new one comes first), skipping dead
     // and rate-locked ones and those with two connections pending; a
@@ -199,33 +178,49 @@ class Scheduler {
     // the front of its peer's, as in stock.
     void entry_unselect(Entry* e);
 
-    // ---- administration ----
+    // ---- limits (limits.hpp) ----
+    // Makes `change` to a bound of what `target` names; an empty value
+    // removes the bound.  A hold (of a transport, a queue, or a queue
+    // name on every transport), a cap (of a queue or a queue name), a
+    // learned limit and a lowered share (of one queue: 0 gives back its
+    // transport's full share) are kept by name in limits(), so that a
+    // queue created later picks them up; a hold or a cap with `until` ends
+    // by itself then (Driver::admin_expired).  A queue covered both by its
+    // own target and by its bare name takes its own.  A gate belongs to the
+    // one queue `target` names, if it exists, and goes with it.  Every
+    // change reaches the queues it covers (Queue::limits) at once, lets
+    // jobs waiting for them go again, and wakes the driver.  Returns
+    // whether anything changed.  Panics on a bound that cannot name
+    // `target` (LimitBook::set).
+    bool set_limit(const AdminTarget& target, const LimitChange& change);
+    // The same for queue `q`, named by its transport and name (for the
+    // driver that holds the queue: its gate, without a lookup).
+    bool set_limit(Queue& q, const LimitChange& change);
+    // What is kept by name.
+    const LimitBook& limits() const;
+
+    // ---- dead destinations, flushes, memory ----
+    // Declares queue `q` dead until `until` with `dsn`, as if it had failed
+    // a whole cohort (its waiting entries go to the retry transport), for
+    // a death another host found (a shared dead mark).  Does nothing to a
+    // queue that is dead already or pausing for its rate delay.
+    void queue_mark_dead(Queue& q, const Dsn& dsn, int64_t until);
     // Revives every dead transport and queue at once (postqueue -f's F).
     // A live transport keeps its rate lock.
     void flush_dead();
-    // Declares transport `t` dead for transport_retry_time.
-    void transport_dead(Transport& t, const Dsn& dsn);
-    // Brings `t` back (when dead) and releases its rate lock.
-    void transport_unthrottle(Transport& t);
-
-    // ---- runtime control (admin.cpp) ----
     // Revives the dead queues `target` covers now, and their dead
     // transports, through the one revival path (the backoff and cohort
     // state start afresh, as when a dead queue's time is up).  Returns what
     // was revived: transports as {name, ""}, queues as {transport, queue}.
     std::vector<AdminTarget> admin_flush(const AdminTarget& target);
-    // The queues that exist now and that `target` covers (a whole
-    // transport: all of its queues).
-    std::vector<Queue*> admin_queues(const AdminTarget& target) const;
-
-    // ---- destinations remembered from an earlier run (memory.cpp) ----
-    // Creates queue `name` of `transport` dead until `until` for `dsn`, as
-    // if it had died in this run with that revival time: its recipients go
-    // to the retry transport with the reason, and nothing is sent to it
+    // Destinations remembered from an earlier run (memory.cpp).  Creates
+    // queue `name` of `transport` dead until `until` for `dsn`, as if it
+    // had died in this run with that revival time: its recipients go to
+    // the retry transport with the reason, and nothing is sent to it
     // until then (or until a flush revives it); `until` is cut to
-    // minimal_backoff_time from now.  Does nothing (nullptr)
-    // when the queue exists, `until` is not in the future, or `transport`
-    // is the retry transport.
+    // minimal_backoff_time from now.  Does nothing (nullptr) when the
+    // queue exists, `until` is not in the future, or `transport` is the
+    // retry transport.
     Queue* queue_restore_dead(const std::string& transport, const std::string& name,
                               const std::string& nexthop, const Dsn& dsn, int64_t until);
     // Keeps `memory` for the next creation of queue `name` of `transport`:
@@ -237,125 +232,22 @@ class Scheduler {
                         const QueueMemory& memory);
 
     // ---- inspection ----
-    int recipient_count() const { return recipient_count_; }
-    int queue_count() const { return queue_count_; }
-    const std::map<std::string, std::unique_ptr<Transport>>& transports() const {
-        return transports_;
-    }
+    // The queue `name` of transport `transport`, if it exists.
+    Queue* find_queue(const std::string& transport, const std::string& name) const;
+    // The queues that exist now and that `target` covers (a whole
+    // transport: all of its queues).
+    std::vector<Queue*> admin_queues(const AdminTarget& target) const;
+    int recipient_count() const;
+    int queue_count() const;
+    const std::map<std::string, std::unique_ptr<Transport>>& transports() const;
     // Checks every invariant and panics on the first broken one (tests).
     void check_invariants() const;
 
   private:
+    // Tests reach the units through it (qmgr/core/tests/core_access.hpp).
     friend struct SchedulerAccess;
 
-    // Hands the driver the line `make()` builds, only with -v (the line is
-    // not even built otherwise: some of these are on hot paths).
-    template <class F> void trace(F&& make) const {
-        if (cfg_.verbose) driver_.trace(make());
-    }
-
-    // entry.cpp
-    Entry* entry_create(Peer& p, Message& m);
-    void entry_select(Entry* e);
-    enum class Which { todo, busy };
-    // Frees entry `e`, waiting (todo) or in delivery (busy); `unseen`: a
-    // busy entry's delivery never reached the receiver
-    // (DeliveryResult::unseen).
-    void entry_done(Entry* e, Which which, bool unseen = false);
-    void clog_check(Queue& q);
-    // peer.cpp
-    Peer& peer_obtain(Job& j, Queue& q);
-    Peer* peer_select(Job& j, Peer*& held);
-    void peer_free(Peer& p);
-    void peer_hold_update(Peer& p);
-    void message_hold_update(Message& m);
-    // job.cpp
-    Job& job_obtain(Message& m, Transport& t);
-    void job_link(Job& j);
-    void job_unlink(Job& j);
-    void job_retire(Job& j);
-    void job_free(Job& j);
-    void job_move_limits(Job& j);
-    void job_parent_gone(Job& j, Job* parent);
-    void job_push(Job& j, Job& parent);
-    void job_pop(Job& j);
-    void job_count_slots(Job& j);
-    Job* job_candidate(Job& current);
-    Job* job_candidate_scan(Job& current, int max_slots);
-    void job_unblock(Job& j);
-    // lanes.cpp
-    void lane_link(Job& j);
-    void lane_unlink(Job& j);
-    void lane_todo(const Entry& e, int delta);
-    void lane_busy(const Entry& e, int delta);
-    Entry* lane_select_urgent(Transport& t, Peer*& held);
-    Entry* select_entry_lanes(Transport& t);
-    // finch.cpp
-    Entry* finch_select(Transport& t, bool skip_urgent);
-    Entry* finch_walk(Transport& t, bool skip_urgent, bool floor_only);
-    Peer* finch_peer_select(Job& j, bool& blocked);
-    // job_order.cpp
-    void job_order_assign(Job& j);
-    // candidate_index.cpp
-    void index_refresh(Job& j);
-    void index_forget(Job& j);
-    void index_apply(Job& j, const CandidateIndex::Membership& want);
-    void index_unblock_all(Transport& t);
-    std::optional<Job*> job_candidate_indexed(Job& current, int max_slots);
-    Job* job_preempt(Job& current);
-    void job_refill(Job& j, bool any_room);
-    Peer* job_peer_select(Job& j, Peer*& held);
-    void job_block(Job& j);
-    Entry* select_entry_locked(Transport& t, bool skip_urgent = false);
-    Entry* entry_take(Peer& p, Job* resume);
-    void job_blocker_update(Queue& q);
-    // invariants.cpp
-    void check_candidate_index(const Transport& t) const;
-    void check_lanes(const Transport& t) const;
-    // queue.cpp
-    Queue& queue_create(Transport& t, const std::string& name, const std::string& nexthop);
-    void queue_done(Queue& q);
-    void queue_throttle(Queue& q, const Dsn& dsn);
-    void queue_unthrottle(Queue& q);
-    void queue_revive(Queue& q);
-    void queue_defer_todo(Queue& q, const Dsn& dsn);
-    void queue_suspend(Queue& q, int delay);
-    // memory.cpp
-    void queue_recall(Queue& q);
-    // admin.cpp
-    void admin_apply(Transport& t);
-    void admin_apply(Queue& q);
-    void admin_changed(const AdminTarget& target);
-    void admin_expire(Bound which, const AdminTarget& target, int64_t due);
-    void check_admin() const;
-    // timers
-    struct Timer {
-        enum class Kind {
-            queue_revive,
-            queue_resume,
-            transport_revive,
-            hold_expire, // an administrator's suspension ends
-            cap_expire,  // an administrator's cap ends
-        } kind;
-        std::string transport;
-        std::string queue;
-    };
-    void timer_add(int64_t due, Timer t);
-    void timer_fire(const Timer& t, int64_t due);
-
-    SchedulerConfig cfg_;
-    TransportConfigFn transport_cfg_;
-    Driver& driver_;
-    int64_t now_ = 0;
-    int recipient_count_ = 0;
-    int queue_count_ = 0;
-    std::map<std::string, std::unique_ptr<Transport>> transports_;
-    List<Transport, &Transport::hook> transport_rr_;
-    std::multimap<int64_t, Timer> timers_;
-    LimitBook book_;
-    std::map<std::pair<std::string, std::string>, QueueMemory> memories_; // queue_remember()
-    std::vector<uint32_t> free_slots_; // Queue::slot of freed queues
-    uint32_t slots_ = 0;               // slots ever given
+    std::unique_ptr<Core> c_;
 };
 
 // Priority lanes (lanes.cpp).  The most deliveries of mail other than

@@ -203,7 +203,7 @@ struct Peer : Pooled<Peer> {
     List<Entry, &Entry::peer_hook> entries; // todo entries
     // Its only waiting entry, while that entry is not full and the
     // message's refill is being read: held back so that the refill can
-    // still top it up (Scheduler::peer_hold_update).
+    // still top it up (peer_hold_update).
     Entry* held = nullptr;
     Hook job_hook;
 };
@@ -315,7 +315,7 @@ inline Job* find_job(const Message& m, const Transport& t) {
 }
 
 // An index of a transport's job list for the preemption candidate search,
-// kept up to date by Scheduler::index_refresh() whenever a job's stack
+// kept up to date by refresh() whenever a job's stack
 // level, children, blocker mark, entry counts or list position change.  The
 // job list order is labelled by Job::order (increasing along the list), so
 // "after the current job" is a comparison.
@@ -368,6 +368,20 @@ struct CandidateIndex {
     };
     static Membership wanted(const Transport& t, const Job& j);
 
+    // Brings job `j`'s membership in line with its state.
+    void refresh(Job& j);
+    // Takes job `j` out of every part of the index.
+    void forget(Job& j);
+    // Re-indexes the jobs that were blockers before the transport's
+    // blocker tag moved on (none of them is a blocker now).
+    void unblock_all();
+    // The preemption candidate for `current` that the reference scan of
+    // the job list would choose among jobs needing at most `max_slots`
+    // more entries, at time `now`; nullopt when only the scan can be sure.
+    std::optional<Job*> best(const Job& current, int max_slots, int64_t now);
+    // Checks the index of `t` against its jobs and job list; panics.
+    void check(const Transport& t) const;
+
     // Unlinks everything (the scheduler is going away).
     void clear() {
         level0.clear();
@@ -376,6 +390,10 @@ struct CandidateIndex {
         partial.clear();
         blockers.clear();
     }
+
+  private:
+    // Moves job `j` into exactly the parts that `want` names.
+    void apply(Job& j, const Membership& want);
 };
 
 struct Transport {
@@ -385,7 +403,7 @@ struct Transport {
     std::unordered_map<std::string, std::unique_ptr<Queue>> queue_by_name;
     List<Queue, &Queue::transport_hook> queues_rr;
     // Every job of this transport, on the job lists or not.  The list owns
-    // them (Scheduler::job_obtain and job_free); a message finds its job
+    // them (Jobs::obtain and Jobs::free); a message finds its job
     // through Message::jobs (find_job), which has one per transport.
     List<Job, &Job::owner_hook> jobs;
     List<Job, &Job::transport_hook> job_list;
@@ -405,7 +423,7 @@ struct Transport {
     // and when a dead transport revives.
     bool rate_locked = false;
     // Entries sent before their refill landed, because an agent had nothing
-    // else to do (see Scheduler::select_entry_locked).
+    // else to do (see Selection::walk).
     long early_entries = 0;
     std::optional<Dsn> dsn;
     int64_t dead_until = 0;
