@@ -40,7 +40,8 @@ Peer& peer_obtain(Job& j, Queue& q);
 // Frees `p`, which has no entries left.
 void peer_free(Peer& p);
 // Brings `p`'s refill hold up to date (Peer::held).  Inline: most of the
-// time no refill is under way and nothing is held.
+// time no refill is under way and nothing is held, and peer_hold_renew()
+// does the rest.
 void peer_hold_renew(Peer& p);
 inline void peer_hold_update(Peer& p) {
     if (p.job->message->refill_pending || p.held) peer_hold_renew(p);

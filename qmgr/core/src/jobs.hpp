@@ -33,7 +33,7 @@ class Jobs {
     // on to the next job with unread recipients.
     void move_limits(Job& j);
     // An entry of `j` was selected: it earns its share of a slot.  Inline,
-    // as the test refill() starts with: both run for every selection.
+    // as is refill()'s first test: both run at every selection.
     void count_slots(Job& j) {
         j.slots_available++;
         j.slots_used++;
@@ -65,6 +65,7 @@ class Jobs {
     void blocker_update(Queue& q);
 
   private:
+    // refill() past its first test: reads when the refill is due.
     void refill_if_due(Job& j, bool any_room);
     // The reference candidate search: stock's walk of the job list.
     Job* candidate_scan(Job& current, int max_slots);
