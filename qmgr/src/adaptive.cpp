@@ -127,7 +127,7 @@ bool AdaptiveLimits::restore(const core::AdminTarget& target, const core::Learne
     log::info("cqmgr: " + key + ": learned " + what + " kept from the state store (learned " +
               std::to_string(std::max<int64_t>(now_ms / 1000 - learned_at, 0)) + "s ago" + from +
               ")");
-    sched_.learned_set(target, limit);
+    sched_.set_limit(target, core::LimitChange::learned(limit));
     return true;
 }
 
@@ -169,7 +169,7 @@ void AdaptiveLimits::apply(const AdaptivePolicy::Change& change, const core::Adm
         causes_.erase(target);
     else if (cause)
         causes_[target] = *cause;
-    sched_.learned_set(target, after);
+    sched_.set_limit(target, core::LimitChange::learned(after));
     // A slow start's cap is no learned limit: restored after a restart it
     // would hold the queue at a count nothing refused.  The store keeps
     // what strikes and probes set, and nothing while a slow start runs.

@@ -225,7 +225,7 @@ void ClusterLimits::drop_gate(const std::string& key) {
 
 void ClusterLimits::apply(Gate& g) {
     if (core::Queue* q = sched_.find_queue(g.transport, g.queue))
-        sched_.gate_set(*q, gate_value(g));
+        sched_.set_limit(*q, core::LimitChange::gate(gate_value(g)));
 }
 
 void ClusterLimits::apply_all() {
@@ -296,7 +296,9 @@ void ClusterLimits::want(Gate& g) {
         return;
     }
     // Mail that could go now, were it not for the gate.
-    int window = q->cap && q->cap->concurrency < q->window ? q->cap->concurrency : q->window;
+    int window = q->limits.cap && q->limits.cap->concurrency < q->window
+                     ? q->limits.cap->concurrency
+                     : q->window;
     bool waiting = q->selectable_count() > 0 && g.busy < window;
     if (!waiting) return;
     if (sync_ == Sync::synced && !g.lease_asking && !g.retry_armed &&
@@ -499,7 +501,7 @@ void ClusterLimits::mark_read(const std::string& transport, const std::string& q
             // The gate was there for the mark only.
             gates_.erase(key);
             if (core::Queue* q = sched_.find_queue(transport, queue))
-                sched_.gate_set(*q, std::nullopt);
+                sched_.set_limit(*q, core::LimitChange::gate(std::nullopt));
         } else {
             apply(*g);
         }

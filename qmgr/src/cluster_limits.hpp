@@ -2,7 +2,7 @@
 // cqmgr_rate_limits), on Redis when cqmgr_redis_server is set.
 //
 // The scheduler core is synchronous; Redis is not.  So the limits are
-// turned into a gate on each queue they cover (core::Queue::gate): the
+// turned into a gate on each queue they cover (core::Limits::gate): the
 // number of deliveries that may be in flight there.  What the gate admits
 // is acquired ahead, asynchronously:
 //   - a concurrency limit: leases taken from the cluster's lease set one at

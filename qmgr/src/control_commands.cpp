@@ -62,12 +62,12 @@ ControlCommands::ControlCommands(core::Scheduler& sched, AdminState& state, cons
 
 bool ControlCommands::apply(const AdminRecord& setting) {
     if (setting.kind == core::AdminKind::hold)
-        return sched_.admin_suspend(setting.target, setting.hold);
-    return sched_.admin_throttle(setting.target, setting.cap);
+        return sched_.set_limit(setting.target, core::LimitChange::hold(setting.hold));
+    return sched_.set_limit(setting.target, core::LimitChange::cap(setting.cap));
 }
 
 std::vector<AdminRecord> ControlCommands::settings() const {
-    return admin_records(sched_.admin_holds(), sched_.admin_caps());
+    return admin_records(sched_.limits().holds(), sched_.limits().caps());
 }
 
 Json ControlCommands::change(const core::AdminTarget& target) const {
@@ -138,7 +138,7 @@ Json ControlCommands::execute(const control::Request& r, int64_t uid) {
         if (!r.reason.empty()) line += ": " + r.reason;
         break;
     case Verb::resume:
-        note(sched_.admin_resume(target), {{"suspended", false}});
+        note(sched_.set_limit(target, core::LimitChange::hold(std::nullopt)), {{"suspended", false}});
         line += by;
         break;
     case Verb::throttle:
@@ -147,7 +147,7 @@ Json ControlCommands::execute(const control::Request& r, int64_t uid) {
         line += " concurrency " + std::to_string(r.concurrency) + until_text(until, span) + by;
         break;
     case Verb::unthrottle:
-        note(sched_.admin_unthrottle(target), {{"throttle", nullptr}});
+        note(sched_.set_limit(target, core::LimitChange::cap(std::nullopt)), {{"throttle", nullptr}});
         line += by;
         break;
     case Verb::flush:

@@ -233,8 +233,8 @@ void ControlQueries::fill_queue_state(Json& out, const core::Transport& t,
     // A dead queue's reason is already in the words stock logs for its
     // recipients ("delivery temporarily suspended: ...").
     j["dead"] = q.dead() ? dead_state(q.dsn, q.timer_due) : Json(nullptr);
-    j["suspended"] = hold_state(q.hold);
-    j["throttle"] = cap_state(q.cap);
+    j["suspended"] = hold_state(q.limits.hold);
+    j["throttle"] = cap_state(q.limits.cap);
     Json& last_dsn = j["last_dsn"];
     if (const DeliveryRecord::LastDsn* last = src_.deliveries.last_dsn(q)) {
         control::Refill d(last_dsn);
@@ -260,9 +260,9 @@ void ControlQueries::fill_queue_state(Json& out, const core::Transport& t,
     // transport's full share, and whether the isolation lowered it or
     // waits for a probe.
     Json& share = j["share"];
-    if (q.share > 0) {
+    if (q.limits.share > 0) {
         control::Refill sh(share);
-        sh["agents"] = q.share;
+        sh["agents"] = q.limits.share;
         sh["full"] = core::share_full(t);
         IsolationPolicy::Key key{t.name, q.name};
         sh["lowered"] = src_.isolation && src_.isolation->policy().lowered(key) > 0;
@@ -273,13 +273,15 @@ void ControlQueries::fill_queue_state(Json& out, const core::Transport& t,
     // What the adaptive limits learned here, and from which reply (null:
     // nothing).
     Json& learned = j["learned"];
-    if (!q.learned.any()) {
+    if (!q.limits.learned.any()) {
         learned = nullptr;
         return;
     }
     control::Refill l(learned);
-    l["concurrency"] = q.learned.concurrency > 0 ? Json(q.learned.concurrency) : Json(nullptr);
-    l["rate_delay"] = q.learned.rate_delay > 0 ? Json(q.learned.rate_delay) : Json(nullptr);
+    l["concurrency"] =
+        q.limits.learned.concurrency > 0 ? Json(q.limits.learned.concurrency) : Json(nullptr);
+    l["rate_delay"] =
+        q.limits.learned.rate_delay > 0 ? Json(q.limits.learned.rate_delay) : Json(nullptr);
     l["slow_start"] = src_.adaptive && src_.adaptive->slow_start(q);
     if (const AdaptiveLimits::Cause* c = src_.adaptive ? src_.adaptive->cause(q) : nullptr) {
         l.string("class", reply_class_name(c->cls));

@@ -94,13 +94,15 @@ std::vector<const core::Queue*> DestinationState::restore(core::Scheduler& sched
 
 DestinationState::Records::value_type* DestinationState::node(const core::Queue& q) {
     if (!writer_) return nullptr;
-    // The queue keeps its record's place: records of destinations with a
-    // queue are never dropped (forget_idle), and map nodes stay put.
-    if (q.driver_slot) return static_cast<Records::value_type*>(q.driver_slot);
+    // The queue's slot keeps its record's place until the queue is freed:
+    // records of destinations with a queue are never dropped
+    // (forget_idle), and map nodes stay put.
+    if (q.slot < by_slot_.size() && by_slot_[q.slot]) return by_slot_[q.slot];
     Records::value_type* kv = node(q.transport->name, q.name);
     if (kv) {
         kv->second.record.nexthop = q.nexthop;
-        q.driver_slot = kv;
+        if (q.slot >= by_slot_.size()) by_slot_.resize(q.slot + 1);
+        by_slot_[q.slot] = kv;
     }
     return kv;
 }

@@ -87,6 +87,11 @@ class DestinationState {
     // A delivery to `q` ended; `hop` is the agent's hop status (empty
     // status: none, e.g. the agent crashed).
     void delivery_ended(const core::Queue& q, const core::Dsn& hop);
+    // Queue `q` is being freed (Driver::queue_freed): its slot no longer
+    // leads to its record.
+    void queue_freed(const core::Queue& q) {
+        if (q.slot < by_slot_.size()) by_slot_[q.slot] = nullptr;
+    }
     // Clean shutdown: commits every change and waits for it.
     void finish();
 
@@ -131,6 +136,10 @@ class DestinationState {
     int64_t horizon_ = 0;
     std::string retry_transport_;
     Records records_;
+    // The record of each live queue that has one, by Queue::slot (nodes
+    // stay put, and forget_idle() keeps the records of live queues), so
+    // that a delivery finds it without building its key.
+    std::vector<Records::value_type*> by_slot_;
     // The changed records, by their place in records_ (nodes stay put, and
     // forget_idle() leaves changed ones alone); each once, by its flag.
     std::vector<Records::value_type*> changed_;

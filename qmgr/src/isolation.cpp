@@ -100,7 +100,8 @@ void Isolation::apply(const IsolationPolicy::Change& change, const core::Transpo
         break;
     }
     log::info("cqmgr: " + change.dest.first + ":" + change.dest.second + ": " + what);
-    sched_.share_set(core::AdminTarget{change.dest.first, change.dest.second}, change.after);
+    sched_.set_limit(core::AdminTarget{change.dest.first, change.dest.second},
+                     core::LimitChange::share(change.after));
 }
 
 } // namespace cqmgr::qmgr

@@ -289,20 +289,21 @@ MetricsSnapshot take_metrics_snapshot(const core::Scheduler& sched, const Counte
         for (const core::Queue& q : t->queues_rr) {
             ts.destinations++;
             ts.dead_destinations += q.dead();
-            ts.suspended_destinations += q.hold.has_value();
-            ts.throttled_destinations += q.cap.has_value();
+            ts.suspended_destinations += q.limits.hold.has_value();
+            ts.throttled_destinations += q.limits.cap.has_value();
             ts.window += q.window;
             ts.busy += q.busy_count();
             ts.todo += q.todo_count();
-            bool lowered = !sched.shares_lowered().empty() &&
-                           sched.shares_lowered().contains(core::AdminTarget{name, q.name});
+            bool lowered = !sched.limits().shares().empty() &&
+                           sched.limits().shares().contains(core::AdminTarget{name, q.name});
             s.destinations.push_back({name, q.name, q.window, q.busy_count(), q.todo_count(),
-                                      q.dead(), q.hold.has_value(), q.cap.has_value(), lowered});
+                                      q.dead(), q.limits.hold.has_value(), q.limits.cap.has_value(),
+                                      lowered});
         }
         s.transports.push_back(std::move(ts));
     }
-    s.suspensions = static_cast<int>(sched.admin_holds().size());
-    s.throttles = static_cast<int>(sched.admin_caps().size());
+    s.suspensions = static_cast<int>(sched.limits().holds().size());
+    s.throttles = static_cast<int>(sched.limits().caps().size());
     return s;
 }
 

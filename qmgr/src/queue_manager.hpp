@@ -122,6 +122,7 @@ class QueueManager : public core::Driver {
     std::optional<int> queue_gate(const core::Queue& q) override { return limits_.queue_gate(q); }
     void queue_freed(const core::Queue& q) override {
         if (limits_.active()) limits_.queue_freed(q);
+        dest_state_.queue_freed(q);
     }
 
     asio::io_context& io_;

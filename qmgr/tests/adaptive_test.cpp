@@ -92,8 +92,8 @@ TEST_F(Adaptive, A421AtTheGreetingCapsTheQueue) {
                            {"4.7.0", "host mx[192.0.2.1] refused to talk to me: 421 4.7.0 Error: "
                                      "too many connections from 192.0.2.9"}};
     adaptive->delivered(*busy[4], 5, r, 1'000'000, 0);
-    EXPECT_EQ(q.learned, (core::LearnedLimit{4, 0}));
-    EXPECT_EQ(sched->learned_limits().at(smtp_d), (core::LearnedLimit{4, 0}));
+    EXPECT_EQ(q.limits.learned, (core::LearnedLimit{4, 0}));
+    EXPECT_EQ(sched->limits().learned().at(smtp_d), (core::LearnedLimit{4, 0}));
     const AdaptiveLimits::Cause* c = adaptive->cause(q);
     ASSERT_TRUE(c);
     EXPECT_EQ(c->cls, ReplyClass::connection_limit);
@@ -106,7 +106,7 @@ TEST_F(Adaptive, A421AtTheGreetingCapsTheQueue) {
     adaptive->delivered(*busy[1], 4,
                         core::DeliveryResult{core::DeliveryResult::Kind::crashed, 0, {}}, 1'000'600,
                         0);
-    EXPECT_EQ(q.learned, (core::LearnedLimit{4, 0}));
+    EXPECT_EQ(q.limits.learned, (core::LearnedLimit{4, 0}));
 }
 
 TEST_F(Adaptive, ANewQueueGetsASlowStartCapWithoutACause) {
@@ -114,10 +114,10 @@ TEST_F(Adaptive, ANewQueueGetsASlowStartCapWithoutACause) {
     core::Queue& q = *busy[0]->queue;
     for (int i = 0; i < 5; ++i)
         adaptive->started(*busy[i], i + 1, 1'000'000);
-    EXPECT_FALSE(q.learned.any());
+    EXPECT_FALSE(q.limits.learned.any());
     // The 5th at once succeeded: one more may go.
     adaptive->delivered(*busy[4], 5, core::DeliveryResult{}, 1'001'000, 0);
-    EXPECT_EQ(q.learned, (core::LearnedLimit{6, 0}));
+    EXPECT_EQ(q.limits.learned, (core::LearnedLimit{6, 0}));
     EXPECT_TRUE(adaptive->slow_start(q));
     EXPECT_FALSE(adaptive->cause(q));
     sched->delivery_done(busy[4], core::DeliveryResult{});
@@ -140,7 +140,7 @@ TEST_F(Adaptive, RecipientDeferralsTeachThroughTheDeferLog) {
     ASSERT_EQ(busy[0]->rcpts[0].offset(), 100);
     EXPECT_TRUE(adaptive->delivered(*busy[0], 2, r, 2'000'000, mark)); // the receiver saw it
     // Two at once were too many: one at a time.
-    EXPECT_EQ(q.learned, (core::LearnedLimit{1, 0}));
+    EXPECT_EQ(q.limits.learned, (core::LearnedLimit{1, 0}));
     const AdaptiveLimits::Cause* c = adaptive->cause(q);
     ASSERT_TRUE(c);
     EXPECT_EQ(c->cls, ReplyClass::rate_limit);
@@ -178,8 +178,8 @@ TEST_F(Adaptive, DeferralsWithoutWordsTeachNothingAndWereUnseen) {
     auto busy = select(4, 4);
     core::DeliveryResult r{core::DeliveryResult::Kind::replied, -1, {}};
     EXPECT_FALSE(adaptive->delivered(*busy[0], 1, r, 1'000'000, adaptive->defer_log_mark("M")));
-    EXPECT_FALSE(busy[0]->queue->learned.any());
-    EXPECT_TRUE(sched->learned_limits().empty());
+    EXPECT_FALSE(busy[0]->queue->limits.learned.any());
+    EXPECT_TRUE(sched->limits().learned().empty());
     core::DeliveryResult crashed{core::DeliveryResult::Kind::crashed, 0, {}};
     EXPECT_TRUE(adaptive->delivered(*busy[1], 1, crashed, 1'000'100, 0));
     EXPECT_TRUE(adaptive->delivered(*busy[2], 1, core::DeliveryResult{}, 1'000'200, 0));
@@ -199,10 +199,10 @@ TEST_F(Adaptive, LimitsKeptFromAnEarlierRunAreTakenUpAndForgotten) {
     // Learned 100 s before now (1,000,000 ms), forgotten after an hour.
     AdaptiveLimits::Cause why{ReplyClass::rate_limit, "4.7.0", "421 4.7.0 slow down", 900};
     EXPECT_TRUE(adaptive->restore(smtp_d, {3, 2}, 900, 1'000'000, why));
-    EXPECT_EQ(sched->learned_limits().at(smtp_d), (core::LearnedLimit{3, 2}));
+    EXPECT_EQ(sched->limits().learned().at(smtp_d), (core::LearnedLimit{3, 2}));
     // The queue made later has it, and the reply that taught it.
     auto busy = select(2, 1);
-    EXPECT_EQ(busy[0]->queue->learned, (core::LearnedLimit{3, 2}));
+    EXPECT_EQ(busy[0]->queue->limits.learned, (core::LearnedLimit{3, 2}));
     const AdaptiveLimits::Cause* cause = adaptive->cause(*busy[0]->queue);
     ASSERT_NE(cause, nullptr);
     EXPECT_EQ(cause->cls, ReplyClass::rate_limit);
@@ -213,7 +213,7 @@ TEST_F(Adaptive, LimitsKeptFromAnEarlierRunAreTakenUpAndForgotten) {
     EXPECT_FALSE(adaptive->restore({"relay", "d.example"}, {3, 0}, 900, 1'000'000));
     EXPECT_FALSE(adaptive->restore({"smtp", "old.example"}, {3, 0}, 1000 - 3600, 1'000'000));
     EXPECT_FALSE(adaptive->restore({"smtp", "none.example"}, {}, 900, 1'000'000));
-    EXPECT_EQ(sched->learned_limits().size(), 1u);
+    EXPECT_EQ(sched->limits().learned().size(), 1u);
     // An hour after it was learned it is forgotten, and the observer told.
     adaptive->sweep(900'000 + 3'599'000);
     EXPECT_TRUE(told.empty());
@@ -221,7 +221,7 @@ TEST_F(Adaptive, LimitsKeptFromAnEarlierRunAreTakenUpAndForgotten) {
     ASSERT_EQ(told.size(), 1u);
     EXPECT_EQ(told[0].first, smtp_d);
     EXPECT_FALSE(told[0].second.any());
-    EXPECT_TRUE(sched->learned_limits().empty());
+    EXPECT_TRUE(sched->limits().learned().empty());
 }
 
 TEST_F(Adaptive, ChangesAreToldToTheObserver) {

@@ -422,7 +422,7 @@ TEST_F(ClusterLimitsTest, ASuspendedQueueHoldsNoLease) {
     a.pump();
     settle();
     ASSERT_EQ(a.in_flight(), 1);
-    a.sched.admin_suspend(core::AdminTarget{"smtp", dest}, core::AdminHold{});
+    a.sched.set_limit(core::AdminTarget{"smtp", dest}, core::LimitChange::hold(core::AdminHold{}));
     a.end();
     EXPECT_TRUE(wait_until([&] { return leases_in_store() == 0; }));
     b.mail(1);

@@ -131,7 +131,7 @@ TEST_F(Control, SuspendAndResumeAreLoggedAnsweredAndKept) {
                                      {"until", 1795500000},
                                      {"reason", "maintenance"}}));
     EXPECT_FALSE(r.contains("warning"));
-    EXPECT_EQ(sched->admin_holds().size(), 1u);
+    EXPECT_EQ(sched->limits().holds().size(), 1u);
     auto kept = state->load();
     ASSERT_EQ(kept.size(), 1u);
     EXPECT_EQ(kept[0].target.text(), "smtp:example.com");
@@ -184,12 +184,12 @@ TEST_F(Control, ThrottleOfABareDestinationListsItsQueues) {
     EXPECT_EQ(r["changed"][0]["throttle"], (json{{"concurrency", 2}, {"until", 1795500000}}));
     EXPECT_EQ(r["changed"][0]["queues"], (json{"relay:example.com", "smtp:example.com"}));
     EXPECT_EQ(sched->transport("smtp").queue_by_name.at("example.com")->select_window(), 1);
-    EXPECT_EQ(sched->transport("smtp").queue_by_name.at("example.com")->cap->concurrency, 2);
+    EXPECT_EQ(sched->transport("smtp").queue_by_name.at("example.com")->limits.cap->concurrency, 2);
 
     r = run("unthrottle example.com");
     EXPECT_EQ(lines.back(), "control: unthrottle example.com by uid 0");
     EXPECT_EQ(r["changed"][0]["throttle"], nullptr);
-    EXPECT_FALSE(sched->transport("smtp").queue_by_name.at("example.com")->cap);
+    EXPECT_FALSE(sched->transport("smtp").queue_by_name.at("example.com")->limits.cap);
     sched->check_invariants();
 }
 
@@ -205,7 +205,7 @@ TEST_F(Control, SettingsEndByThemselvesAndAreForgotten) {
     sched->set_time(clock.t);
     EXPECT_EQ(lines.back(), "control: throttle of slow.example expired");
     EXPECT_TRUE(state->load().empty());
-    EXPECT_TRUE(sched->admin_holds().empty() && sched->admin_caps().empty());
+    EXPECT_TRUE(sched->limits().holds().empty() && sched->limits().caps().empty());
 }
 
 TEST_F(Control, FlushRevivesADeadDestinationAndAsksTheFlushService) {
@@ -276,7 +276,7 @@ TEST_F(Control, MalformedCommandsGetAnErrorAndChangeNothing) {
         EXPECT_TRUE(r["error"].is_string()) << r;
     }
     EXPECT_TRUE(lines.empty());
-    EXPECT_TRUE(sched->admin_holds().empty() && sched->admin_caps().empty());
+    EXPECT_TRUE(sched->limits().holds().empty() && sched->limits().caps().empty());
     std::string doc, error;
     EXPECT_EQ(store->get_control(doc, error), state::Store::Found::no);
 }
@@ -288,8 +288,9 @@ TEST_F(Control, ASettingPastTheLimitOfWhatIsKeptIsRefused) {
     const std::string reason(3900, 'r');
     int n = 0;
     for (; n < 1000; ++n)
-        sched->admin_suspend({"smtp", "d" + std::to_string(n) + ".example"}, {0, reason, 0});
-    ASSERT_TRUE(AdminState::fits(admin_records(sched->admin_holds(), sched->admin_caps())));
+        sched->set_limit({"smtp", "d" + std::to_string(n) + ".example"},
+                         core::LimitChange::hold(core::AdminHold{0, reason, 0}));
+    ASSERT_TRUE(AdminState::fits(admin_records(sched->limits().holds(), sched->limits().caps())));
     json r;
     for (; n < 1200; ++n) {
         r = run("suspend smtp:d" + std::to_string(n) + ".example reason " + reason);
@@ -302,7 +303,7 @@ TEST_F(Control, ASettingPastTheLimitOfWhatIsKeptIsRefused) {
               std::string::npos)
         << r;
     // Nothing changed: not in the scheduler, not logged.
-    EXPECT_EQ(sched->admin_holds().size(), static_cast<size_t>(n));
+    EXPECT_EQ(sched->limits().holds().size(), static_cast<size_t>(n));
     EXPECT_EQ(lines.size(), static_cast<size_t>(n - 1000));
     // Replacing a setting by a shorter one is not refused.
     r = run("suspend smtp:d0.example reason short");
@@ -311,7 +312,7 @@ TEST_F(Control, ASettingPastTheLimitOfWhatIsKeptIsRefused) {
     // What was kept comes back after a restart, every one of them.
     restart();
     control->restore();
-    EXPECT_EQ(sched->admin_holds().size(), static_cast<size_t>(n));
+    EXPECT_EQ(sched->limits().holds().size(), static_cast<size_t>(n));
 }
 
 TEST_F(Control, KeptSettingsAreRestoredAfterARestart) {
@@ -337,13 +338,14 @@ TEST_F(Control, KeptSettingsAreRestoredAfterARestart) {
     control->restore();
     EXPECT_EQ(lines.size(), 2u);
     EXPECT_EQ(lines[1].rfind("control: restored throttle of slow.example", 0), 0u) << lines[1];
-    ASSERT_EQ(sched->admin_holds().size(), 1u);
-    EXPECT_EQ(sched->admin_holds().begin()->second.reason, "maintenance");
-    ASSERT_EQ(sched->admin_caps().size(), 1u);
-    EXPECT_EQ(sched->admin_caps().begin()->second.until, start_time + 60);
+    ASSERT_EQ(sched->limits().holds().size(), 1u);
+    EXPECT_EQ(sched->limits().holds().begin()->second.reason, "maintenance");
+    ASSERT_EQ(sched->limits().caps().size(), 1u);
+    EXPECT_EQ(sched->limits().caps().begin()->second.until, start_time + 60);
     // A queue created after the restart picks its setting up.
     message("slow.example", 2);
-    EXPECT_EQ(sched->transport("smtp").queue_by_name.at("slow.example")->cap->concurrency, 3);
+    EXPECT_EQ(sched->transport("smtp").queue_by_name.at("slow.example")->limits.cap->concurrency,
+              3);
     sched->check_invariants();
     clock.t += 15;
     sched->set_time(clock.t);

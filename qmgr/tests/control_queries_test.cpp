@@ -224,10 +224,14 @@ TEST_F(Queries, ADeadDestinationShowsStocksReason) {
 TEST_F(Queries, QueuesShowTheAdministratorsSettings) {
     add("A", 1, "a.example");
     add("B", 1, "b.example");
-    ASSERT_TRUE(sched->admin_suspend({"smtp", ""}, {0, "all of smtp", 0}));
-    ASSERT_TRUE(sched->admin_suspend({"smtp", "a.example"}, {1600, "maintenance", 1000}));
-    ASSERT_TRUE(sched->admin_throttle({"smtp", "a.example"}, {2, 1700, 1000}));
-    ASSERT_TRUE(sched->admin_throttle({"", "b.example"}, {1, 0, 0}));
+    ASSERT_TRUE(sched->set_limit({"smtp", ""},
+                                 core::LimitChange::hold(core::AdminHold{0, "all of smtp", 0})));
+    ASSERT_TRUE(sched->set_limit({"smtp", "a.example"}, core::LimitChange::hold(core::AdminHold{
+                                                            1600, "maintenance", 1000})));
+    ASSERT_TRUE(sched->set_limit({"smtp", "a.example"},
+                                 core::LimitChange::cap(core::AdminCap{2, 1700, 1000})));
+    ASSERT_TRUE(
+        sched->set_limit({"", "b.example"}, core::LimitChange::cap(core::AdminCap{1, 0, 0})));
     // The reply as the client sees it, in its field order.
     std::string line = control::reply_line(queries->queues("smtp"));
     EXPECT_NE(line.find(R"("name":"smtp","dead":null,"suspended":{"reason":"all of smtp",)"
@@ -243,7 +247,7 @@ TEST_F(Queries, QueuesShowTheAdministratorsSettings) {
     EXPECT_EQ(b["name"], "b.example");
     EXPECT_TRUE(b["suspended"].is_null()); // the transport's is on the transport
     EXPECT_EQ(b["throttle"], (nlohmann::json{{"concurrency", 1}, {"until", nullptr}}));
-    ASSERT_TRUE(sched->admin_resume({"smtp", ""}));
+    ASSERT_TRUE(sched->set_limit({"smtp", ""}, core::LimitChange::hold(std::nullopt)));
     EXPECT_TRUE(parsed(queries->queues("smtp"))["transports"][0]["suspended"].is_null());
 }
 

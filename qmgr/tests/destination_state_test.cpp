@@ -28,6 +28,9 @@ struct StateDriver : core::test::FakeDriver {
     void queue_window(const core::Queue& q, bool) override {
         if (state) state->queue_changed(q);
     }
+    void queue_freed(const core::Queue& q) override {
+        if (state) state->queue_freed(q);
+    }
 };
 
 const core::Dsn refused{"4.4.1", "connect to down.example: Connection refused"};
@@ -167,6 +170,22 @@ TEST_F(DestinationStateTest, WindowIsWrittenAfterFeedback) {
     EXPECT_GT(s.at("smtp big.example").window, 1);
     EXPECT_EQ(s.at("smtp big.example").dead_until, 0);
     EXPECT_EQ(s.at("smtp big.example").last_dsn_text, "250 ok");
+}
+
+TEST_F(DestinationStateTest, AQueueInAFreedQueuesSlotKeepsItsOwnRecord) {
+    start();
+    message("A", 1, "first.example");
+    uint32_t slot = sched->find_queue("smtp", "first.example")->slot;
+    deliver_all({"2.0.0", "250 first"}); // the queue is freed, its slot too
+    ASSERT_EQ(sched->find_queue("smtp", "first.example"), nullptr);
+    message("B", 1, "second.example");
+    ASSERT_EQ(sched->find_queue("smtp", "second.example")->slot, slot);
+    deliver_all({"2.0.0", "250 second"});
+    auto s = stored();
+    ASSERT_TRUE(s.contains("smtp first.example"));
+    ASSERT_TRUE(s.contains("smtp second.example"));
+    EXPECT_EQ(s.at("smtp first.example").last_dsn_text, "250 first");
+    EXPECT_EQ(s.at("smtp second.example").last_dsn_text, "250 second");
 }
 
 TEST_F(DestinationStateTest, ChangesGoOutWithinASecondWithoutAShutdown) {

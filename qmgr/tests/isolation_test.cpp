@@ -49,11 +49,11 @@ const core::DeliveryResult timed_out{
 
 TEST_F(IsolationTest, ATimeoutLowersTheShareInTheScheduler) {
     auto busy = start(8);
-    EXPECT_EQ(queue().share, 50);
+    EXPECT_EQ(queue().limits.share, 50);
     isolation->delivered(*busy[0], timed_out, 300'000, 2'000'000);
     // Half of the 8 the window lets go.
-    EXPECT_EQ(queue().share, 4);
-    EXPECT_EQ(s->shares_lowered().at({"smtp", "d.example"}), 4);
+    EXPECT_EQ(queue().limits.share, 4);
+    EXPECT_EQ(s->limits().shares().at({"smtp", "d.example"}), 4);
     EXPECT_EQ(isolation->policy().lowered({"smtp", "d.example"}), 4);
     s->check_invariants();
 }
@@ -61,12 +61,12 @@ TEST_F(IsolationTest, ATimeoutLowersTheShareInTheScheduler) {
 TEST_F(IsolationTest, ADeathProbesWithOneDelivery) {
     auto busy = start(1);
     isolation->died(queue(), 2'000'000);
-    EXPECT_EQ(queue().share, 1);
+    EXPECT_EQ(queue().limits.share, 1);
     EXPECT_TRUE(isolation->policy().probing({"smtp", "d.example"}));
     // A fast success reopens it.
     isolation->delivered(*busy[0], core::DeliveryResult{}, 50, 2'000'100);
-    EXPECT_EQ(queue().share, 50);
-    EXPECT_TRUE(s->shares_lowered().empty());
+    EXPECT_EQ(queue().limits.share, 50);
+    EXPECT_TRUE(s->limits().shares().empty());
     s->check_invariants();
 }
 
@@ -74,6 +74,6 @@ TEST_F(IsolationTest, ATransportWithoutAShareIsLeftAlone) {
     auto busy = start(1, 0);
     isolation->delivered(*busy[0], timed_out, 300'000, 2'000'000);
     isolation->died(queue(), 2'000'000);
-    EXPECT_EQ(queue().share, 0);
-    EXPECT_TRUE(s->shares_lowered().empty());
+    EXPECT_EQ(queue().limits.share, 0);
+    EXPECT_TRUE(s->limits().shares().empty());
 }

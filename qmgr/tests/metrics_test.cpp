@@ -331,10 +331,14 @@ TEST(Metrics, SnapshotOfTheScheduler) {
 
     // The administrator's settings, as the control socket's commands make
     // them.
-    ASSERT_TRUE(sched.admin_suspend({"smtp", ""}, {0, "all", 0}));
-    ASSERT_TRUE(sched.admin_suspend({"", "a.example"}, {0, "one", 0}));
-    ASSERT_TRUE(sched.admin_throttle({"smtp", "b.example"}, {1, 0, 0}));
-    ASSERT_TRUE(sched.admin_throttle({"", "nowhere.example"}, {1, 0, 0}));
+    ASSERT_TRUE(
+        sched.set_limit({"smtp", ""}, core::LimitChange::hold(core::AdminHold{0, "all", 0})));
+    ASSERT_TRUE(
+        sched.set_limit({"", "a.example"}, core::LimitChange::hold(core::AdminHold{0, "one", 0})));
+    ASSERT_TRUE(
+        sched.set_limit({"smtp", "b.example"}, core::LimitChange::cap(core::AdminCap{1, 0, 0})));
+    ASSERT_TRUE(
+        sched.set_limit({"", "nowhere.example"}, core::LimitChange::cap(core::AdminCap{1, 0, 0})));
     s = take_metrics_snapshot(sched, c, 1);
     EXPECT_EQ(s.transports[0].suspended, 1);
     EXPECT_EQ(s.transports[0].suspended_destinations, 1);
@@ -348,7 +352,7 @@ TEST(Metrics, SnapshotOfTheScheduler) {
     }
 
     // A share the isolation lowered.
-    ASSERT_TRUE(sched.share_set({"smtp", "a.example"}, 1));
+    ASSERT_TRUE(sched.set_limit({"smtp", "a.example"}, core::LimitChange::share(1)));
     s = take_metrics_snapshot(sched, c, 1);
     for (const auto& d : s.destinations)
         EXPECT_EQ(d.share_lowered, d.name == "a.example") << d.name;

@@ -1,66 +1,29 @@
-// Runtime control: the administrator's suspensions and concurrency caps,
-// and the flush of one destination.
+// Runtime control: the bounds the features place on transports and queues
+// (limits.hpp), and the flush of one destination.
 //
-// The settings live in two maps by target, so that they outlast the queues
-// they cover: an empty queue is let go as usual, and the queue created for
-// the next recipient picks its setting up again (as does a queue created
-// after a restart, when the settings were loaded before any mail).  Each
-// transport and queue carries a copy of what covers it, which is what
-// selection reads: the maps are consulted only when a queue or transport is
-// created and when a setting changes.
-#include "cqmgr/core/scheduler.hpp"
+// The bounds other than the driver's gates are kept by name (LimitBook),
+// so that they outlast the queues they cover.  Each transport and queue
+// carries a copy of what covers it, which is what selection reads: the
+// book is consulted only when a queue or transport is created and when a
+// setting changes.
+#include "core.hpp"
 
 namespace cqmgr::core {
 
-namespace {
-
-// The setting in `m` that covers queue `queue` of transport `transport`:
-// its own, else the one for its name on any transport.
-template <class Map>
-std::optional<typename Map::mapped_type> covering(const Map& m, const std::string& transport,
-                                                  const std::string& queue) {
-    if (m.empty() || queue.empty()) return std::nullopt;
-    auto it = m.find(AdminTarget{transport, queue});
-    if (it == m.end()) it = m.find(AdminTarget{{}, queue});
-    if (it == m.end()) return std::nullopt;
-    return it->second;
-}
-
-// The suspension of the whole transport `transport`, if any.
-std::optional<AdminHold> transport_hold(const std::map<AdminTarget, AdminHold>& holds,
-                                        const std::string& transport) {
-    auto it = holds.find(AdminTarget{transport, {}});
-    if (it == holds.end()) return std::nullopt;
-    return it->second;
-}
-
-// Sets `map[target]` to `value`; false when it had that value already.
-template <class Map>
-bool replace(Map& map, const AdminTarget& target, const typename Map::mapped_type& value) {
-    auto [it, fresh] = map.try_emplace(target, value);
-    if (fresh) return true;
-    if (it->second == value) return false;
-    it->second = value;
-    return true;
-}
-
-} // namespace
-
 // Gives transport `t` the copy of its suspension.
-void Scheduler::admin_apply(Transport& t) {
-    t.hold = transport_hold(holds_, t.name);
+void LimitControl::apply(Transport& t) {
+    t.hold = book_.transport_hold(t.name);
 }
 
-// Gives queue `q` the copies of its suspension, cap, learned limit and
-// destination share.
-void Scheduler::admin_apply(Queue& q) {
-    q.hold = covering(holds_, q.transport->name, q.name);
-    q.cap = covering(caps_, q.transport->name, q.name);
-    q.learned = learned_for(q.transport->name, q.name);
-    q.share = share_for(*q.transport, q.name);
+// Gives queue `q` the copies of what the book keeps for it; its gate is
+// its own.  The one place a queue's bounds are set from the book.
+void LimitControl::apply(Queue& q) {
+    std::optional<int> gate = q.limits.gate;
+    q.limits = book_.covering(q.transport->name, q.name, share_full(*q.transport));
+    q.limits.gate = gate;
 }
 
-std::vector<Queue*> Scheduler::admin_queues(const AdminTarget& target) const {
+std::vector<Queue*> LimitControl::queues(const AdminTarget& target) const {
     std::vector<Queue*> out;
     auto add = [&](Transport& t) {
         if (target.whole_transport()) {
@@ -71,145 +34,135 @@ std::vector<Queue*> Scheduler::admin_queues(const AdminTarget& target) const {
         }
     };
     if (target.any_transport()) {
-        for (const auto& [name, t] : transports_)
+        for (const auto& [name, t] : c_.transports.all())
             add(*t);
-    } else if (auto it = transports_.find(target.transport); it != transports_.end()) {
-        add(*it->second);
+    } else if (Transport* t = c_.transports.find(target.transport)) {
+        add(*t);
     }
     return out;
 }
 
-// A setting of `target` was set (or replaced): its end, if it has one, is
-// timed (a replaced setting's old timer finds a different `until` and does
-// nothing), and it takes effect.
-void Scheduler::admin_started(Timer::Kind kind, const AdminTarget& target, int64_t until) {
-    if (until != 0) timer_add(until, Timer{kind, target.transport, target.queue});
-    admin_changed(target);
+namespace {
+
+// The line -v logs for `change` of `target`.
+std::string change_text(const AdminTarget& target, const LimitChange& change) {
+    const Limits& value = change.value;
+    switch (change.which) {
+    case Bound::hold:
+        return (value.hold ? "admin_suspend: " : "admin_resume: ") + target.text();
+    case Bound::cap:
+        return value.cap ? "admin_throttle: " + target.text() + " concurrency " +
+                               std::to_string(value.cap->concurrency)
+                         : "admin_unthrottle: " + target.text();
+    case Bound::learned:
+        return "learned_set: " + target.text() + " concurrency " +
+               std::to_string(value.learned.concurrency) + " rate delay " +
+               std::to_string(value.learned.rate_delay);
+    case Bound::share:
+        return "share_set: " + target.text() + " " + std::to_string(value.share);
+    case Bound::gate:
+        break;
+    }
+    return "gate_set: " + target.text();
+}
+
+} // namespace
+
+bool LimitControl::set(const AdminTarget& target, const LimitChange& change) {
+    const Bound which = change.which;
+    const Limits& value = change.value;
+    if (which == Bound::gate) {
+        if (target.any_transport() || target.whole_transport()) return false;
+        Queue* q = c_.queues.find(target.transport, target.queue);
+        return q && set(*q, change);
+    }
+    if (!book_.set(target, change)) return false;
+    c_.trace([&] { return change_text(target, change); });
+    // A hold or a cap that ends by itself is timed (a replaced setting's
+    // old timer finds a different `until` and does nothing).
+    int64_t until = which == Bound::hold && value.hold ? value.hold->until
+                    : which == Bound::cap && value.cap ? value.cap->until
+                                                       : 0;
+    if (until != 0)
+        c_.timers.add(
+            until, Timer{which == Bound::hold ? Timer::Kind::hold_expire : Timer::Kind::cap_expire,
+                         target.transport, target.queue});
+    changed(target);
+    return true;
+}
+
+bool LimitControl::set(Queue& q, const LimitChange& change) {
+    if (change.which != Bound::gate) return set(AdminTarget{q.transport->name, q.name}, change);
+    if (q.limits.gate == change.value.gate) return false;
+    q.limits.gate = change.value.gate;
+    c_.jobs.blocker_update(q);
+    c_.driver.wakeup();
+    return true;
 }
 
 // A setting of `target` changed: renew the copies it covers, let jobs that
 // were waiting for those queues go again, and wake the driver.
-void Scheduler::admin_changed(const AdminTarget& target) {
+void LimitControl::changed(const AdminTarget& target) {
     if (target.whole_transport()) {
-        if (auto it = transports_.find(target.transport); it != transports_.end())
-            admin_apply(*it->second);
+        if (Transport* t = c_.transports.find(target.transport)) apply(*t);
     } else {
-        for (Queue* q : admin_queues(target)) {
-            admin_apply(*q);
-            job_blocker_update(*q);
+        for (Queue* q : queues(target)) {
+            apply(*q);
+            c_.jobs.blocker_update(*q);
         }
     }
-    driver_.wakeup();
-}
-
-bool Scheduler::admin_suspend(const AdminTarget& target, const AdminHold& hold) {
-    if (target.transport.empty() && target.queue.empty()) panic("admin_suspend: empty target");
-    if (!replace(holds_, target, hold)) return false;
-    trace([&] { return "admin_suspend: " + target.text(); });
-    admin_started(Timer::Kind::hold_expire, target, hold.until);
-    return true;
-}
-
-bool Scheduler::admin_resume(const AdminTarget& target) {
-    if (holds_.erase(target) == 0) return false;
-    trace([&] { return "admin_resume: " + target.text(); });
-    admin_changed(target);
-    return true;
-}
-
-bool Scheduler::admin_throttle(const AdminTarget& target, const AdminCap& cap) {
-    if (target.queue.empty()) panic("admin_throttle: no queue in target " + target.text());
-    if (cap.concurrency < 1)
-        panic("admin_throttle: concurrency " + std::to_string(cap.concurrency));
-    if (!replace(caps_, target, cap)) return false;
-    trace([&] {
-        return "admin_throttle: " + target.text() + " concurrency " +
-               std::to_string(cap.concurrency);
-    });
-    admin_started(Timer::Kind::cap_expire, target, cap.until);
-    return true;
-}
-
-bool Scheduler::admin_unthrottle(const AdminTarget& target) {
-    if (caps_.erase(target) == 0) return false;
-    trace([&] { return "admin_unthrottle: " + target.text(); });
-    admin_changed(target);
-    return true;
+    c_.driver.wakeup();
 }
 
 // A suspension or cap timer is due: the setting ends unless it was
 // replaced or removed since the timer was set.
-void Scheduler::admin_expire(AdminKind kind, const AdminTarget& target, int64_t due) {
-    auto end = [&](auto& map) {
-        auto it = map.find(target);
-        if (it == map.end() || it->second.until != due) return false;
-        map.erase(it);
-        return true;
-    };
-    if (!(kind == AdminKind::hold ? end(holds_) : end(caps_))) return;
-    driver_.admin_expired(kind, target);
-    admin_changed(target);
+void LimitControl::expire(Bound which, const AdminTarget& target, int64_t due) {
+    if (!book_.expire(which, target, due)) return;
+    c_.driver.admin_expired(which == Bound::hold ? AdminKind::hold : AdminKind::cap, target);
+    changed(target);
 }
 
-std::vector<AdminTarget> Scheduler::admin_flush(const AdminTarget& target) {
+std::vector<AdminTarget> LimitControl::flush(const AdminTarget& target) {
     std::vector<AdminTarget> revived;
     // A named transport comes back first, so that its queue can be used.
     if (!target.any_transport())
-        if (auto it = transports_.find(target.transport);
-            it != transports_.end() && it->second->dead) {
-            transport_unthrottle(*it->second);
+        if (Transport* t = c_.transports.find(target.transport); t && t->dead) {
+            c_.transports.unthrottle(*t);
             revived.push_back({target.transport, {}});
         }
-    for (Queue* q : admin_queues(target))
+    for (Queue* q : queues(target))
         if (q->dead()) {
             revived.push_back({q->transport->name, q->name});
-            queue_revive(*q); // may free q
+            c_.queues.revive(*q); // may free q
         }
-    driver_.wakeup();
+    c_.driver.wakeup();
     return revived;
 }
 
 // Checks the copies against the settings, and that each setting that ends
 // by itself has its timer.
-void Scheduler::check_admin() const {
+void LimitControl::check() const {
     auto fail = [](const std::string& what) { panic("invariant: admin: " + what); };
-    for (const auto& [name, tp] : transports_) {
+    book_.check();
+    for (const auto& [name, tp] : c_.transports.all()) {
         const Transport& t = *tp;
-        if (t.hold != transport_hold(holds_, name)) fail(name + ": stale suspension copy");
+        if (t.hold != book_.transport_hold(name)) fail(name + ": stale suspension copy");
         for (const auto& [qn, qp] : t.queue_by_name) {
-            if (qp->hold != covering(holds_, name, qn))
-                fail(name + "/" + qn + ": stale suspension");
-            if (qp->cap != covering(caps_, name, qn)) fail(name + "/" + qn + ": stale cap");
-            if (qp->learned != learned_for(name, qn))
-                fail(name + "/" + qn + ": stale learned limit");
-            if (qp->share != share_for(t, qn)) fail(name + "/" + qn + ": stale share");
+            Limits want = book_.covering(name, qn, share_full(t));
+            want.gate = qp->limits.gate;
+            if (qp->limits != want) fail(name + "/" + qn + ": stale limits");
         }
     }
     auto timed = [&](Timer::Kind kind, const AdminTarget& target, int64_t until) {
         if (until == 0) return;
-        if (until <= now_) fail(target.text() + ": outlived its end");
-        auto [lo, hi] = timers_.equal_range(until);
-        for (auto it = lo; it != hi; ++it)
-            if (it->second.kind == kind && it->second.transport == target.transport &&
-                it->second.queue == target.queue)
-                return;
-        fail(target.text() + ": no timer for its end");
+        if (until <= c_.now) fail(target.text() + ": outlived its end");
+        if (!c_.timers.has(until, kind, target.transport, target.queue))
+            fail(target.text() + ": no timer for its end");
     };
-    for (const auto& [target, hold] : holds_) {
-        if (target.transport.empty() && target.queue.empty()) fail("suspension without a target");
+    for (const auto& [target, hold] : book_.holds())
         timed(Timer::Kind::hold_expire, target, hold.until);
-    }
-    for (const auto& [target, cap] : caps_) {
-        if (target.queue.empty()) fail(target.text() + ": cap without a queue");
-        if (cap.concurrency < 1) fail(target.text() + ": cap below 1");
+    for (const auto& [target, cap] : book_.caps())
         timed(Timer::Kind::cap_expire, target, cap.until);
-    }
-    for (const auto& [target, limit] : learned_)
-        if (!limit.any() || target.transport.empty() || target.queue.empty())
-            fail(target.text() + ": empty or untargeted learned limit");
-    for (const auto& [target, agents] : shares_)
-        if (agents < 1 || target.transport.empty() || target.queue.empty())
-            fail(target.text() + ": empty or untargeted lowered share");
 }
 
 } // namespace cqmgr::core

@@ -1,6 +1,6 @@
 // The preemption candidate index and the search that uses it.
 //
-// The reference search (job_candidate_scan) walks the job list after the
+// The reference search (Jobs::candidate_scan) walks the job list after the
 // current job and keeps the job with the best score, delay / max_entries,
 // among those that need between 1 and max_slots more entries; the first one
 // wins ties.  It stops at the first level-zero job whose delay is no more
@@ -17,7 +17,8 @@
 // scan might have stopped before, or when the enqueue order is broken
 // (possible when an orphaned stack job anchors a re-linked job), the index
 // declines and the scan answers.
-#include "cqmgr/core/scheduler.hpp"
+#include "cqmgr/core/panic.hpp"
+#include "cqmgr/core/structures.hpp"
 
 namespace cqmgr::core {
 
@@ -60,19 +61,16 @@ CandidateIndex::Membership CandidateIndex::wanted(const Transport& t, const Job&
     return m;
 }
 
-// Brings job `j`'s index membership in line with its state.
-void Scheduler::index_refresh(Job& j) {
-    index_apply(j, CandidateIndex::wanted(*j.transport, j));
+void CandidateIndex::refresh(Job& j) {
+    apply(j, wanted(*j.transport, j));
 }
 
-// Takes job `j` out of every part of the index.
-void Scheduler::index_forget(Job& j) {
-    index_apply(j, CandidateIndex::Membership{});
+void CandidateIndex::forget(Job& j) {
+    apply(j, Membership{});
 }
 
-// Moves job `j` into exactly the parts of the index that `want` names.
-void Scheduler::index_apply(Job& j, const CandidateIndex::Membership& want) {
-    CandidateIndex& ix = j.transport->candidates;
+void CandidateIndex::apply(Job& j, const Membership& want) {
+    CandidateIndex& ix = *this;
     if (j.level0_hook.is_linked() != want.level0) {
         // Keep the count of out-of-order neighbours as the set changes.
         if (want.level0) {
@@ -98,22 +96,17 @@ void Scheduler::index_apply(Job& j, const CandidateIndex::Membership& want) {
     keep_on(ix.blockers, j, &Job::blocker_hook, want.blocker);
 }
 
-// Re-indexes the jobs that were blockers before the transport's blocker tag moved on.
-void Scheduler::index_unblock_all(Transport& t) {
-    // The transport's blocker tag moved on: none of these is a blocker now.
-    auto& blockers = t.candidates.blockers;
+void CandidateIndex::unblock_all() {
     while (!blockers.empty()) {
         Job& j = blockers.front();
-        index_refresh(j);
+        refresh(j);
         if (j.blocker_hook.is_linked()) panic("index: job of " + j.message->id + " still blocks");
     }
 }
 
-// The scan's candidate, found through the index; nullopt when only the scan
-// can be sure.
-std::optional<Job*> Scheduler::job_candidate_indexed(Job& current, int max_slots) {
-    Transport& t = *current.transport;
-    CandidateIndex& ix = t.candidates;
+std::optional<Job*> CandidateIndex::best(const Job& current, int max_slots, int64_t now) {
+    const Transport& t = *current.transport;
+    CandidateIndex& ix = *this;
     if (ix.inversions > 0) return std::nullopt;
     const uint64_t after = current.order;
     Job* best = nullptr;
@@ -121,7 +114,7 @@ std::optional<Job*> Scheduler::job_candidate_indexed(Job& current, int max_slots
     // The scan's comparison, with its tie-break (first on the list) made
     // explicit since jobs are not met in list order here.
     auto consider = [&](Job& j) {
-        double score = static_cast<double>(now_ - j.message->queued_time + 1) / j.max_entries();
+        double score = static_cast<double>(now - j.message->queued_time + 1) / j.max_entries();
         if (score > best_score || (best && score == best_score && j.order < best->order)) {
             best = &j;
             best_score = score;
@@ -141,7 +134,7 @@ std::optional<Job*> Scheduler::job_candidate_indexed(Job& current, int max_slots
         // No level-zero job after the current one is older than `first`, so
         // once oldest / size falls below the best score, no larger size can
         // win or tie.
-        double oldest = static_cast<double>(now_ - first->message->queued_time + 1);
+        double oldest = static_cast<double>(now - first->message->queued_time + 1);
         using Key = CandidateIndex::BySize::Key;
         const CandidateIndex::BySize by_size;
         for (int size = 1;;) {
@@ -170,7 +163,7 @@ std::optional<Job*> Scheduler::job_candidate_indexed(Job& current, int max_slots
         auto z = ix.level0.lower_bound(best->order, CandidateIndex::ByOrder());
         if (z != ix.level0.begin()) {
             const Job& prev = *std::prev(z);
-            if (prev.order > after && now_ - prev.message->queued_time + 1 <= best_score)
+            if (prev.order > after && now - prev.message->queued_time + 1 <= best_score)
                 return std::nullopt;
         }
     }

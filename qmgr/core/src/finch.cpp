@@ -23,7 +23,7 @@
 // that no job within its share can use is not left idle while mail waits:
 // it goes to the oldest job anyway (Finch's "free ride" for a job that may
 // not open a connection of its own), by the plain first-come, first-served
-// walk without preemption (job.cpp).  The shares therefore decide who gets
+// walk without preemption (selection.cpp).  The shares therefore decide who gets
 // a freed place, not whether it is used: a big message alone uses every
 // agent; a small message that arrives behind it takes the next place freed
 // (it has none in flight, within the floor), as it would by preemption in
@@ -42,7 +42,7 @@
 // never reorders (no preemption); jobs whose destinations are all at their
 // windows are marked as blockers, as the Rak walk does, so that later
 // selections skip them until a place frees.
-#include "cqmgr/core/scheduler.hpp"
+#include "core.hpp"
 
 namespace cqmgr::core {
 
@@ -70,14 +70,14 @@ bool agents_allow(const Job& j) {
 // entry its share lets go now, jobs below the floor first; nullptr when
 // there is none (the caller's walk then serves the oldest job).  With
 // `skip_urgent`, urgent jobs are passed over (lanes.cpp).
-Entry* Scheduler::finch_select(Transport& t, bool skip_urgent) {
+Entry* Selection::finch(Transport& t, bool skip_urgent) {
     if (Entry* e = finch_walk(t, skip_urgent, true)) return e;
     return finch_walk(t, skip_urgent, false);
 }
 
-// One walk of finch_select(): with `floor_only`, only jobs with fewer
+// One walk of finch(): with `floor_only`, only jobs with fewer
 // deliveries in flight than the floor are considered.
-Entry* Scheduler::finch_walk(Transport& t, bool skip_urgent, bool floor_only) {
+Entry* Selection::finch_walk(Transport& t, bool skip_urgent, bool floor_only) {
     for (auto it = t.job_list.iterator_to(*t.job_current); it != t.job_list.end();) {
         Job& j = *it++;
         if (t.is_blocker(j) || !j.has_entries()) continue;
@@ -86,18 +86,18 @@ Entry* Scheduler::finch_walk(Transport& t, bool skip_urgent, bool floor_only) {
         if (!agents_allow(j)) continue;
         // As the Rak walk does, before looking at the peers: a refill read
         // at once may add entries, one read later holds a short one back.
-        job_refill(j, false);
+        c_.jobs.refill(j, false);
         bool blocked = true;
-        Peer* p = finch_peer_select(j, blocked);
-        if (blocked) job_block(j);
+        Peer* p = finch_peer(j, blocked);
+        if (blocked) c_.jobs.block(j);
         if (!p) continue;
-        trace([&] {
+        c_.trace([&] {
             return "finch: " + j.message->id + " " + t.name + " " + p->queue->name +
                    ": within its share (" + std::to_string(j.in_flight) + " in flight, " +
                    std::to_string(p->queue->busy_count()) + " of window " +
                    std::to_string(p->queue->select_window()) + " busy)";
         });
-        return entry_take(*p, t.job_current);
+        return take(*p, t.job_current);
     }
     return nullptr;
 }
@@ -107,11 +107,11 @@ Entry* Scheduler::finch_walk(Transport& t, bool skip_urgent, bool floor_only) {
 // turns.  `blocked` is cleared when some peer's queue has room for one of
 // its waiting entries (even one held back for a refill, or one beyond the
 // share).
-Peer* Scheduler::finch_peer_select(Job& j, bool& blocked) {
+Peer* Selection::finch_peer(Job& j, bool& blocked) {
     for (auto it = j.peers.begin(); it != j.peers.end(); ++it) {
         Queue& q = *it->queue;
         int room = q.select_window() - q.busy_count();
-        if (room <= 0 || q.suspended || q.hold || it->entries.empty()) continue;
+        if (room <= 0 || q.suspended || q.limits.stopped() || it->entries.empty()) continue;
         blocked = false;
         int in_flight = it->refcount - static_cast<int>(it->entries.size());
         if (it->held || !within_share(j.transport->cfg, in_flight, room - 1)) continue;

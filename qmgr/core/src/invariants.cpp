@@ -1,5 +1,5 @@
 // A full consistency check of the scheduler's structures, for tests.
-#include "cqmgr/core/scheduler.hpp"
+#include "core.hpp"
 
 #include <unordered_map>
 
@@ -16,8 +16,7 @@ const Entry* held_entry(const Peer& p) {
 }
 } // namespace
 
-// The lane counts and the urgent list of `t`, from scratch.
-void Scheduler::check_lanes(const Transport& t) const {
+void check_lanes(const Transport& t) {
     auto fail = [&](const std::string& what) { panic("invariant: " + t.name + ": " + what); };
     int busy[lane_count] = {0, 0, 0};
     for (const auto& [qn, qp] : t.queue_by_name) {
@@ -53,16 +52,17 @@ void Scheduler::check_lanes(const Transport& t) const {
 
 void Scheduler::check_invariants() const {
     auto fail = [](const std::string& what) { panic("invariant: " + what); };
+    const Core& c = *c_;
     int total_rcpts = 0;
     int total_queues = 0;
     std::unordered_map<const Message*, int> msg_rcpts, msg_entries;
-    for (const auto& [name, tp] : transports_) {
+    for (const auto& [name, tp] : c.transports.all()) {
         const Transport& t = *tp;
         if (t.job_list.size() != t.job_bytime.size()) fail(name + ": job lists differ in size");
         if (t.pending < 0) fail(name + ": negative pending count");
         for (const Job& j : t.job_list)
             if (j.stack_level < 0) fail(name + ": linked job with negative stack level");
-        check_candidate_index(t);
+        t.candidates.check(t);
         check_lanes(t);
         for (const Job& j : t.jobs) {
             if (j.selected_entries > j.read_entries) fail(name + ": job selected more than read");
@@ -108,11 +108,11 @@ void Scheduler::check_invariants() const {
                 }
         }
     }
-    if (total_rcpts != recipient_count_)
-        fail("recipient count " + std::to_string(recipient_count_) + " != in-core " +
+    if (total_rcpts != c.recipient_count)
+        fail("recipient count " + std::to_string(c.recipient_count) + " != in-core " +
              std::to_string(total_rcpts));
-    if (total_queues != queue_count_) fail("queue count mismatch");
-    check_admin();
+    if (total_queues != c.queue_count) fail("queue count mismatch");
+    c.limits.check();
     for (const auto& [m, n] : msg_rcpts)
         if (m->rcpt_count != n) fail("message " + m->id + ": recipient count mismatch");
     for (const auto& [m, n] : msg_entries)
@@ -121,12 +121,11 @@ void Scheduler::check_invariants() const {
                  std::to_string(n));
 }
 
-// Checks transport `t`'s candidate index against its jobs and job list.
-void Scheduler::check_candidate_index(const Transport& t) const {
+void CandidateIndex::check(const Transport& t) const {
     auto fail = [&](const std::string& what) {
         panic("invariant: " + t.name + ": index: " + what);
     };
-    const CandidateIndex& ix = t.candidates;
+    const CandidateIndex& ix = *this;
     // Every job, linked or not, is where its state says, and nowhere else.
     size_t level0 = 0, sized = 0, partial = 0, stacked = 0, blockers = 0;
     for (const Job& j : t.jobs) {

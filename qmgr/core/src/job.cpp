@@ -10,13 +10,35 @@
 // by at most slot_cost/(slot_cost-1), however deeply preemptions nest.  The
 // stack parent/child links exist only to give slots back correctly when a
 // preempting job finishes with fewer slots than it was expected to use.
-#include "cqmgr/core/scheduler.hpp"
+#include "core.hpp"
 
 #include <algorithm>
 
 namespace cqmgr::core {
 
-Job& Scheduler::job_obtain(Message& m, Transport& t) {
+namespace {
+
+// Hands `j`'s stack children to `parent` (or none): `j` leaves its stack.
+void parent_gone(Job& j, Job* parent) {
+    while (!j.children.empty()) {
+        Job& child = j.children.front();
+        j.children.pop_front();
+        if (parent) parent->children.push_back(child);
+        child.stack_parent = parent;
+    }
+}
+
+} // namespace
+
+int message_reread_limit(const Message& m) {
+    // Only the recipient slots the message holds and does not use: its
+    // jobs' places in the job lists decide how many it may have in core.
+    int limit = m.rcpt_limit - m.rcpt_count;
+    if (limit <= 0) panic(m.id + ": no recipient slots available");
+    return std::min(limit, max_batch);
+}
+
+Job& Jobs::obtain(Message& m, Transport& t) {
     Job* found = find_job(m, t);
     if (!found) {
         found = new Job;
@@ -26,15 +48,15 @@ Job& Scheduler::job_obtain(Message& m, Transport& t) {
         m.jobs.push_back(found);
     }
     Job& j = *found;
-    if (j.stack_level < 0) job_link(j);
+    if (j.stack_level < 0) link(j);
     // New entries change both the candidate choice and the blocker status.
     t.reset_candidate_cache();
-    job_unblock(j);
+    unblock(j);
     return j;
 }
 
 // Clears job `j`'s blocker mark, if it has one.
-void Scheduler::job_unblock(Job& j) {
+void Jobs::unblock(Job& j) {
     Transport& t = *j.transport;
     if (!t.is_blocker(j)) return;
     j.blocker_tag = 0;
@@ -43,7 +65,7 @@ void Scheduler::job_unblock(Job& j) {
     t.job_current = t.job_list.empty() ? nullptr : &t.job_list.front();
 }
 
-void Scheduler::job_link(Job& j) {
+void Jobs::link(Job& j) {
     Transport& t = *j.transport;
     Message& m = *j.message;
     if (j.stack_level >= 0) panic("job_link: job of " + m.id + " already linked");
@@ -81,7 +103,7 @@ void Scheduler::job_link(Job& j) {
     if (unread == nullptr) {
         Job* old = t.job_next_unread;
         t.job_next_unread = &j;
-        if (old) job_move_limits(*old);
+        if (old) move_limits(*old);
     }
     // Take every unused slot of the pool; the surplus goes back once the
     // message is fully read.
@@ -92,7 +114,7 @@ void Scheduler::job_link(Job& j) {
     }
 }
 
-void Scheduler::job_move_limits(Job& j) {
+void Jobs::move_limits(Job& j) {
     Transport& t = *j.transport;
     Message& m = *j.message;
     Job* next = t.job_next_unread;
@@ -120,21 +142,12 @@ void Scheduler::job_move_limits(Job& j) {
     }
 }
 
-void Scheduler::job_parent_gone(Job& j, Job* parent) {
-    while (!j.children.empty()) {
-        Job& child = j.children.front();
-        j.children.pop_front();
-        if (parent) parent->children.push_back(child);
-        child.stack_parent = parent;
-    }
-}
-
-void Scheduler::job_unlink(Job& j) {
+void Jobs::unlink(Job& j) {
     Transport& t = *j.transport;
     if (j.stack_level != 0) panic("job_unlink: stack level " + std::to_string(j.stack_level));
     if (j.stack_parent) panic("job_unlink: job of " + j.message->id + " has a parent");
     if (j.sibling_hook.is_linked()) panic("job_unlink: job of " + j.message->id + " has siblings");
-    job_parent_gone(j, nullptr);
+    parent_gone(j, nullptr);
     auto it = t.job_list.iterator_to(j);
     if (t.job_current == &j)
         t.job_current = std::next(it) == t.job_list.end() ? nullptr : &*std::next(it);
@@ -146,39 +159,31 @@ void Scheduler::job_unlink(Job& j) {
     index_refresh(j);
 }
 
-void Scheduler::job_retire(Job& j) {
+void Jobs::retire(Job& j) {
     // Off the job lists until it gets entries again; keeps its slot counters.
-    if (j.stack_level > 0) job_pop(j);
-    job_move_limits(j);
-    job_unlink(j);
+    if (j.stack_level > 0) pop(j);
+    move_limits(j);
+    unlink(j);
 }
 
-void Scheduler::job_free(Job& j) {
+void Jobs::free(Job& j) {
     Transport& t = *j.transport;
     if (j.rcpt_count) panic("job_free: job of " + j.message->id + " still has recipients");
-    if (j.stack_level > 0) job_pop(j);
-    job_move_limits(j);
+    if (j.stack_level > 0) pop(j);
+    move_limits(j);
     if (j.rcpt_limit) panic("job_free: recipient slots leak in job of " + j.message->id);
-    if (j.stack_level >= 0) job_unlink(j);
+    if (j.stack_level >= 0) unlink(j);
     if (t.job_next_unread == &j) panic("job_free: freed job is the next unread job");
     if (!j.peers.empty()) panic("job_free: job of " + j.message->id + " still has peers");
     t.jobs.erase_and_dispose(t.jobs.iterator_to(j), [](Job* dead) { delete dead; });
 }
 
-void Scheduler::job_count_slots(Job& j) {
-    j.slots_available++;
-    j.slots_used++;
-    // A job other than the one the cache was computed for got a bit more
-    // likely to be a candidate.
-    if (&j != j.transport->candidate_cache_current) j.transport->reset_candidate_cache();
-}
-
 // The job that should preempt `current`, if any (cached per current job and time).
-Job* Scheduler::job_candidate(Job& current) {
+Job* Jobs::candidate(Job& current) {
     Transport& t = *current.transport;
     // Negative results are cached too; the time matters only for ranking.
     if (t.candidate_cache_current == &current &&
-        (t.candidate_cache_time == now_ || t.candidate_cache == nullptr))
+        (t.candidate_cache_time == c_.now || t.candidate_cache == nullptr))
         return t.candidate_cache;
 
     // The fewest slots `current` can ever accumulate bounds the candidates.
@@ -188,25 +193,25 @@ Job* Scheduler::job_candidate(Job& current) {
     if (max_slots > 0) {
         // The index answers in logarithmic time when it can be sure to
         // choose exactly what the scan would; otherwise the scan does.
-        std::optional<Job*> indexed = job_candidate_indexed(current, max_slots);
+        std::optional<Job*> indexed = t.candidates.best(current, max_slots, c_.now);
         if (indexed) {
             t.candidates.indexed_searches++;
             best = *indexed;
-            if (cfg_.verify_candidates && best != job_candidate_scan(current, max_slots))
+            if (c_.cfg.verify_candidates && best != candidate_scan(current, max_slots))
                 panic("job_candidate: index and scan disagree after job of " + current.message->id);
         } else {
             t.candidates.scanned_searches++;
-            best = job_candidate_scan(current, max_slots);
+            best = candidate_scan(current, max_slots);
         }
     }
     t.candidate_cache = best;
     t.candidate_cache_current = &current;
-    t.candidate_cache_time = now_;
+    t.candidate_cache_time = c_.now;
     return best;
 }
 
 // The reference candidate search: stock's walk of the job list after `current`.
-Job* Scheduler::job_candidate_scan(Job& current, int max_slots) {
+Job* Jobs::candidate_scan(Job& current, int max_slots) {
     Transport& t = *current.transport;
     Job* best = nullptr;
     double best_score = 0.0;
@@ -217,7 +222,7 @@ Job* Scheduler::job_candidate_scan(Job& current, int max_slots) {
         if (!j.children.empty() || t.is_blocker(j)) continue;
         int max_total = j.max_entries();
         int max_needed = max_total - j.selected_entries;
-        int64_t delay = now_ - j.message->queued_time + 1;
+        int64_t delay = c_.now - j.message->queued_time + 1;
         if (max_needed > 0 && max_needed <= max_slots) {
             double score = static_cast<double>(delay) / max_total;
             if (score > best_score) {
@@ -231,13 +236,13 @@ Job* Scheduler::job_candidate_scan(Job& current, int max_slots) {
     return best;
 }
 
-Job* Scheduler::job_preempt(Job& current) {
+Job* Jobs::preempt(Job& current) {
     Transport& t = *current.transport;
     // Too small to ever earn the minimum slots, or nothing earned yet (the
     // counter goes negative after loans).
     if (current.slots_available <= 0 || current.max_entries() < t.cfg.min_slots * t.cfg.slot_cost)
         return &current;
-    Job* j = job_candidate(current);
+    Job* j = candidate(current);
     if (!j) return &current;
     if (j == &current) panic("job_preempt: job preempts itself");
     if (!j->children.empty()) panic("job_preempt: candidate is already a stack parent");
@@ -250,13 +255,13 @@ Job* Scheduler::job_preempt(Job& current) {
         expected * t.slot_loan_factor / 100.0)
         return &current;
 
-    trace([&] {
+    c_.trace([&] {
         return "qmgr_job_preempt: " + current.message->id + " by " + j->message->id + ", level " +
                std::to_string(current.stack_level + 1) + " (" +
                std::to_string(current.slots_available) + " slots available, " +
                std::to_string(expected) + " entries expected)";
     });
-    job_push(*j, current);
+    push(*j, current);
     t.job_current = j;
     t.reset_candidate_cache();
 
@@ -277,9 +282,9 @@ Job* Scheduler::job_preempt(Job& current) {
 }
 
 // Moves job `j` in front of `parent` on the job list, as its stack child.
-void Scheduler::job_push(Job& j, Job& parent) {
+void Jobs::push(Job& j, Job& parent) {
     Transport& t = *j.transport;
-    if (j.stack_level > 0) job_pop(j);
+    if (j.stack_level > 0) pop(j);
     // Out of the index while its position label changes.
     index_forget(j);
     t.job_list.erase(t.job_list.iterator_to(j));
@@ -292,7 +297,7 @@ void Scheduler::job_push(Job& j, Job& parent) {
     index_refresh(parent);
 }
 
-void Scheduler::job_pop(Job& j) {
+void Jobs::pop(Job& j) {
     Transport& t = *j.transport;
     if (j.stack_level <= 0) panic("job_pop: job not on a stack");
     Job* parent = j.stack_parent;
@@ -304,124 +309,40 @@ void Scheduler::job_pop(Job& j) {
         parent->children.erase(parent->children.iterator_to(j));
         j.stack_parent = nullptr;
     }
-    job_parent_gone(j, parent);
+    parent_gone(j, parent);
     j.stack_level = 0;
     index_refresh(j);
     if (parent) index_refresh(*parent);
     t.reset_candidate_cache();
 }
 
-// Asks the driver for more recipients of job `j`'s message when it is
-// time: early, when enough slots are free or enough time has passed (so
-// that slow destinations don't starve the message), or, with `any_room`,
-// whenever there is room at all.
-void Scheduler::job_refill(Job& j, bool any_room) {
+// A refill may be due (refill() checked the message): early, when enough
+// slots are free or enough time has passed (so that slow destinations
+// don't starve the message), or, with `any_room`, whenever there is room
+// at all.
+void Jobs::refill_if_due(Job& j, bool any_room) {
     Message& m = *j.message;
     Transport& t = *j.transport;
-    if (!m.has_unread || m.refcount <= 0 || m.refill_pending) return;
     int room = m.rcpt_limit - m.rcpt_count;
     bool due = any_room ? room > 0
                         : room >= t.cfg.refill_limit ||
-                              (room > 0 && now_ - m.refill_time >= t.cfg.refill_delay);
+                              (room > 0 && c_.now - m.refill_time >= t.cfg.refill_delay);
     if (!due) return;
-    trace([&] {
-        return "qmgr_job_refill: " + m.id + " " + t.name + ": " + std::to_string(reread_limit(m)) +
-               " recipients (" + std::to_string(m.rcpt_count) + " of " +
-               std::to_string(m.rcpt_limit) + " in core)";
+    c_.trace([&] {
+        return "qmgr_job_refill: " + m.id + " " + t.name + ": " +
+               std::to_string(message_reread_limit(m)) + " recipients (" +
+               std::to_string(m.rcpt_count) + " of " + std::to_string(m.rcpt_limit) + " in core)";
     });
     m.refill_pending = true;
     message_hold_update(m);
-    driver_.refill(m, reread_limit(m));
-}
-
-// The peer of job `j` whose entry goes next, reading more recipients first
-// when it is time.  `held` is set to the first peer with room that was
-// passed over because its entry is held back for the refill
-// (peer_hold_update).
-Peer* Scheduler::job_peer_select(Job& j, Peer*& held) {
-    job_refill(j, false);
-    if (j.has_entries())
-        if (Peer* p = peer_select(j, held)) return p;
-    job_refill(j, true);
-    // A driver that reads at once has assigned the batch already.
-    if (j.has_entries())
-        if (Peer* p = peer_select(j, held)) return p;
-    return nullptr;
-}
-
-Entry* Scheduler::select_entry(Transport& t) {
-    // A transport suspended since its connection was granted gets nothing.
-    Entry* e = nullptr;
-    if (!t.hold)
-        e = t.urgent_jobs.empty() && !lane_capped(t) ? select_entry_locked(t)
-                                                     : select_entry_lanes(t);
-    // Nothing to send: release the rate lock so the transport is not stalled.
-    if (!e) t.rate_locked = false;
-    return e;
-}
-
-// Walks the job list from the current job (after trying to preempt it):
-// blockers are skipped, a job whose queues are all at their window is
-// marked a blocker, a job with nothing in core is retired, and the first
-// job with a selectable peer gives its peer's oldest entry.
-//
-// A job whose only usable entries are held back for its refill is neither:
-// its queues have room.  Stock would have read the refill and sent the
-// entry, so that job stays the current one (selection resumes there, and
-// no job before the current one is ever anything but a blocker); the walk
-// goes on past it.  select_transport() does not count held entries, so an
-// agent finds only held ones when this very walk asked for their refill
-// (or when one arrived during a transport rate delay): then the first of
-// them goes as it is, rather than leaving the agent without a request.
-//
-// With `skip_urgent` (lanes.cpp: mail other than urgent is owed its share)
-// urgent jobs are passed over and no job is preempted.
-Entry* Scheduler::select_entry_locked(Transport& t, bool skip_urgent) {
-    Job* job = t.job_current;
-    if (!job) return nullptr;
-    if (t.cfg.policy == SchedulerPolicy::finch) {
-        // Jobs within their share first; the walk below, without
-        // preemption, gives the agent to the oldest job otherwise.
-        if (Entry* e = finch_select(t, skip_urgent)) return e;
-        job = t.job_current;
-        if (!job) return nullptr;
-    } else if (t.cfg.slot_cost >= 2 && !skip_urgent) {
-        job = job_preempt(*job);
-    }
-    Job* first_held = nullptr;
-    Peer* held_peer = nullptr;
-    while (job) {
-        auto next_it = std::next(t.job_list.iterator_to(*job));
-        Job* next = next_it == t.job_list.end() ? nullptr : &*next_it;
-        if (t.is_blocker(*job) || (skip_urgent && job->message->lane == Lane::urgent)) {
-            job = next;
-            continue;
-        }
-        Peer* held = nullptr;
-        if (Peer* p = job_peer_select(*job, held)) return entry_take(*p, first_held);
-        if (held) {
-            if (!first_held) first_held = job, held_peer = held;
-        } else if (job->has_entries()) {
-            job_block(*job);
-        } else {
-            // Nothing in core for now ("stalled"): off the lists until refilled.
-            trace([&] { return "qmgr_job_retire: " + job->message->id; });
-            job_retire(*job);
-        }
-        job = next;
-    }
-    t.job_current = first_held;
-    // Urgent mail may still go (the caller asks next): a held entry can wait.
-    if (skip_urgent || !held_peer || held_peer->entries.empty()) return nullptr;
-    if (held_peer->held) t.early_entries++;
-    return entry_take(*held_peer, first_held);
+    c_.driver.refill(m, message_reread_limit(m));
 }
 
 // Marks job `j`, whose entries are all held back by destination windows, a
 // blocker, and its busy queues with it.
-void Scheduler::job_block(Job& j) {
+void Jobs::block(Job& j) {
     Transport& t = *j.transport;
-    trace([&] {
+    c_.trace([&] {
         return "qmgr_job_entry_select: " + j.message->id + " " + t.name +
                ": blocked by destination windows";
     });
@@ -431,26 +352,7 @@ void Scheduler::job_block(Job& j) {
         if (!p.entries.empty()) p.queue->blocker_tag = t.blocker_tag;
 }
 
-// Selects peer `p`'s oldest entry for delivery; selection resumes at
-// `resume`, or at `p`'s job.
-Entry* Scheduler::entry_take(Peer& p, Job* resume) {
-    Job& job = *p.job;
-    Transport& t = *job.transport;
-    Entry* e = &p.entries.front();
-    trace([&] {
-        return "qmgr_peer_select: " + job.message->id + " " + t.name + " " + p.queue->name + " (" +
-               std::to_string(e->rcpts.size()) + " recipients, window " +
-               std::to_string(p.queue->window) + ", busy " + std::to_string(p.queue->busy_count()) +
-               ")";
-    });
-    entry_select(e);
-    job_count_slots(job);
-    t.job_current = resume ? resume : &job;
-    if (!job.has_entries() && !job.message->has_unread) job_retire(job);
-    return e;
-}
-
-void Scheduler::job_blocker_update(Queue& q) {
+void Jobs::blocker_update(Queue& q) {
     Transport& t = *q.transport;
     if (q.blocker_tag != t.blocker_tag) return;
     // A queue the administrator suspended or capped frees nobody until it
@@ -460,7 +362,7 @@ void Scheduler::job_blocker_update(Queue& q) {
         // Unmark every blocker of the transport at once; selection finds the
         // real current job again.
         t.blocker_tag += 2;
-        index_unblock_all(t);
+        t.candidates.unblock_all();
         t.job_current = t.job_list.empty() ? nullptr : &t.job_list.front();
         t.candidate_cache_current = nullptr;
     }

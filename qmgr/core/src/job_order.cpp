@@ -10,7 +10,7 @@
 // This is a simplified order-maintenance list (Dietz and Sleator); the
 // labels of jobs in the index's sorted sets may change, but never their
 // relative order, which is all the sets depend on.
-#include "cqmgr/core/scheduler.hpp"
+#include "jobs.hpp"
 
 #include <limits>
 
@@ -25,7 +25,7 @@ constexpr uint64_t min_gap = uint64_t{1} << 16;
 
 // Gives job `j`, just placed on its transport's job list, a label between
 // its neighbours'.
-void Scheduler::job_order_assign(Job& j) {
+void job_order_assign(Job& j) {
     Transport& t = *j.transport;
     auto& list = t.job_list;
     auto it = list.iterator_to(j);

@@ -29,7 +29,7 @@
 // The urgent list is walked entry by entry on each selection (jobs whose
 // queues are at their windows are not marked as blockers), which is cheap
 // because urgent mail is, by its nature, little of the mail.
-#include "cqmgr/core/scheduler.hpp"
+#include "core.hpp"
 
 #include <algorithm>
 
@@ -60,7 +60,7 @@ bool lane_capped(const Transport& t) {
 
 // Puts urgent job `j` (just linked) on its transport's urgent list, by
 // enqueue time.
-void Scheduler::lane_link(Job& j) {
+void lane_link(Job& j) {
     Transport& t = *j.transport;
     auto pos = t.urgent_jobs.end();
     while (pos != t.urgent_jobs.begin()) {
@@ -72,35 +72,25 @@ void Scheduler::lane_link(Job& j) {
 }
 
 // Takes job `j` (being unlinked) off the urgent list, if it is there.
-void Scheduler::lane_unlink(Job& j) {
+void lane_unlink(Job& j) {
     if (j.lane_hook.is_linked())
         j.transport->urgent_jobs.erase(j.transport->urgent_jobs.iterator_to(j));
-}
-
-// Entry `e` joined (+1) or left (-1) its queue's waiting entries.
-void Scheduler::lane_todo(const Entry& e, int delta) {
-    if (e.message->lane == Lane::urgent) e.queue->urgent_todo += delta;
-}
-
-// Entry `e` started (+1) or ended (-1) a delivery.
-void Scheduler::lane_busy(const Entry& e, int delta) {
-    e.queue->transport->lane_busy[static_cast<int>(e.message->lane)] += delta;
 }
 
 // The first urgent entry of `t` that a destination window lets go; `held`
 // is set to the first peer passed over because its entry is held back for
 // a refill.
-Entry* Scheduler::lane_select_urgent(Transport& t, Peer*& held) {
+Entry* Selection::urgent(Transport& t, Peer*& held) {
     for (auto it = t.urgent_jobs.begin(); it != t.urgent_jobs.end();) {
         Job& j = *it++;
         Peer* h = nullptr;
-        if (Peer* p = job_peer_select(j, h)) {
-            trace([&] {
+        if (Peer* p = job_peer(j, h)) {
+            c_.trace([&] {
                 return "lanes: " + j.message->id + " " + t.name + ": urgent, selected first (" +
                        std::to_string(lane_other_busy(t)) + " other deliveries in flight)";
             });
             // Rak's current job stays where it was.
-            return entry_take(*p, t.job_current);
+            return take(*p, t.job_current);
         }
         if (h && !held) held = h;
     }
@@ -109,18 +99,18 @@ Entry* Scheduler::lane_select_urgent(Transport& t, Peer*& held) {
 
 // Selection on a transport with urgent mail or a reserve to keep: see the
 // top of this file.
-Entry* Scheduler::select_entry_lanes(Transport& t) {
+Entry* Selection::lanes(Transport& t) {
     bool capped = lane_capped(t);
     bool owed = lane_owed(t);
     if (owed && !capped)
-        if (Entry* e = select_entry_locked(t, true)) return e;
+        if (Entry* e = walk(t, true)) return e;
     Peer* held = nullptr;
-    if (Entry* e = lane_select_urgent(t, held)) return e;
-    if (!capped) return select_entry_locked(t);
+    if (Entry* e = urgent(t, held)) return e;
+    if (!capped) return walk(t);
     // Only urgent mail may go: rather a held urgent entry than none.
     if (!held || held->entries.empty()) return nullptr;
     if (held->held) t.early_entries++;
-    return entry_take(*held, t.job_current);
+    return take(*held, t.job_current);
 }
 
 } // namespace cqmgr::core

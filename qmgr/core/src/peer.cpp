@@ -1,9 +1,9 @@
 // Peers: one job's entries for one queue.
-#include "cqmgr/core/scheduler.hpp"
+#include "core.hpp"
 
 namespace cqmgr::core {
 
-Peer& Scheduler::peer_obtain(Job& j, Queue& q) {
+Peer& peer_obtain(Job& j, Queue& q) {
     if (Peer* p = j.peer_by_queue.find(j.peers, &q)) return *p;
     Peer& p = *new Peer; // owned by j.peers from here on
     p.job = &j;
@@ -13,27 +13,7 @@ Peer& Scheduler::peer_obtain(Job& j, Queue& q) {
     return p;
 }
 
-Peer* Scheduler::peer_select(Job& j, Peer*& held) {
-    // First peer whose queue has room and that has waiting entries; rotate so
-    // the job's destinations take turns.  A peer whose entry is held back for
-    // a refill is passed over (the first one is kept in `held`).
-    for (auto it = j.peers.begin(); it != j.peers.end(); ++it) {
-        Queue& q = *it->queue;
-        if (q.select_window() > q.busy_count() && !q.suspended && !q.hold && !it->entries.empty()) {
-            if (it->held) {
-                if (!held) held = &*it;
-                continue;
-            }
-            Peer& p = *it;
-            if (std::next(it) != j.peers.end())
-                j.peers.splice(j.peers.end(), j.peers, j.peers.begin(), std::next(it));
-            return &p;
-        }
-    }
-    return nullptr;
-}
-
-void Scheduler::peer_free(Peer& p) {
+void peer_free(Peer& p) {
     if (p.refcount != 0 || !p.entries.empty()) panic("peer_free: peer still has entries");
     if (p.held) panic("peer_free: peer still holds an entry back");
     Job& j = *p.job;
@@ -48,9 +28,8 @@ void Scheduler::peer_free(Peer& p) {
 // so that select_transport() asks for no connection that only a held entry
 // could use.  Called whenever the peer's entries, the fill of its last
 // entry or its message's refill_pending change.
-void Scheduler::peer_hold_update(Peer& p) {
+void peer_hold_renew(Peer& p) {
     const Message& m = *p.job->message;
-    if (!m.refill_pending && !p.held) return; // the common case
     Entry* want = nullptr;
     if (m.refill_pending && p.entries.size() == 1) {
         int limit = m.single_rcpt ? 1 : p.job->transport->cfg.dest_recipient_limit;
@@ -64,7 +43,7 @@ void Scheduler::peer_hold_update(Peer& p) {
 }
 
 // Message `m`'s refill_pending changed: update all its peers.
-void Scheduler::message_hold_update(Message& m) {
+void message_hold_update(Message& m) {
     for (Job* j : m.jobs)
         for (Peer& p : j->peers)
             peer_hold_update(p);

@@ -39,13 +39,13 @@ int deliver_all(Scheduler& s, Transport& t) {
 TEST_F(Fixture, SuspendStopsSelectionAndResumeRestoresIt) {
     tc.dest_recipient_limit = 1;
     make();
-    ASSERT_TRUE(s->admin_suspend(smtp_d, hold_until(0, "maintenance")));
+    ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::hold(hold_until(0, "maintenance"))));
     message("A", 3, "d.example");
     message("B", 1, "other.example");
     Transport& t = s->transport("smtp");
     Queue& q = *t.queue_by_name.at("d.example");
-    ASSERT_TRUE(q.hold);
-    EXPECT_EQ(q.hold->reason, "maintenance");
+    ASSERT_TRUE(q.limits.hold);
+    EXPECT_EQ(q.limits.hold->reason, "maintenance");
     EXPECT_TRUE(q.ready()); // live: a suspension is no rate-delay pause
     EXPECT_FALSE(q.may_start());
     // Only B's destination asks for an agent, and only B's entry goes.
@@ -65,10 +65,10 @@ TEST_F(Fixture, SuspendStopsSelectionAndResumeRestoresIt) {
     s->check_invariants();
 
     int wakeups = drv.wakeups;
-    EXPECT_TRUE(s->admin_resume(smtp_d));
+    EXPECT_TRUE(s->set_limit(smtp_d, LimitChange::hold(std::nullopt)));
     EXPECT_GT(drv.wakeups, wakeups);
-    EXPECT_FALSE(s->admin_resume(smtp_d)); // nothing left to resume
-    EXPECT_FALSE(q.hold);
+    EXPECT_FALSE(s->set_limit(smtp_d, LimitChange::hold(std::nullopt))); // nothing left to resume
+    EXPECT_FALSE(q.limits.hold);
     s->check_invariants();
     ASSERT_EQ(s->select_transport(), &t);
     s->connection_ready(t);
@@ -83,9 +83,9 @@ TEST_F(Fixture, SuspendedTransportGetsNoConnectionAndNoEntry) {
     message("A", 2, "d.example");
     Transport& t = s->transport("smtp");
     ASSERT_EQ(s->select_transport(), &t); // granted before the suspension
-    ASSERT_TRUE(s->admin_suspend({"smtp", ""}, hold_until(0)));
+    ASSERT_TRUE(s->set_limit({"smtp", ""}, LimitChange::hold(hold_until(0))));
     EXPECT_TRUE(t.hold);
-    EXPECT_FALSE(t.queue_by_name.at("d.example")->hold); // the transport's, not the queue's
+    EXPECT_FALSE(t.queue_by_name.at("d.example")->limits.hold); // the transport's, not the queue's
     s->connection_ready(t);
     EXPECT_EQ(s->select_entry(t), nullptr); // its agent gets nothing
     EXPECT_EQ(s->select_transport(), nullptr);
@@ -94,7 +94,7 @@ TEST_F(Fixture, SuspendedTransportGetsNoConnectionAndNoEntry) {
     EXPECT_EQ(s->select_transport(), nullptr);
     EXPECT_TRUE(drv.deferred.empty());
     s->check_invariants();
-    ASSERT_TRUE(s->admin_resume({"smtp", ""}));
+    ASSERT_TRUE(s->set_limit({"smtp", ""}, LimitChange::hold(std::nullopt)));
     EXPECT_FALSE(t.hold);
     ASSERT_EQ(s->select_transport(), &t);
     s->connection_ready(t);
@@ -105,8 +105,9 @@ TEST_F(Fixture, SuspendedTransportGetsNoConnectionAndNoEntry) {
 TEST_F(Fixture, SuspensionEndsByItself) {
     tc.dest_recipient_limit = 1;
     make();
-    ASSERT_TRUE(s->admin_suspend(smtp_d, hold_until(1600, "for 600s")));
-    EXPECT_FALSE(s->admin_suspend(smtp_d, hold_until(1600, "for 600s"))); // the same again
+    ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::hold(hold_until(1600, "for 600s"))));
+    EXPECT_FALSE(
+        s->set_limit(smtp_d, LimitChange::hold(hold_until(1600, "for 600s")))); // the same again
     message("A", 1, "d.example");
     Transport& t = s->transport("smtp");
     EXPECT_EQ(s->select_transport(), nullptr);
@@ -119,8 +120,8 @@ TEST_F(Fixture, SuspensionEndsByItself) {
     s->set_time(1600);
     EXPECT_EQ(drv.expired, std::vector<std::string>{"hold smtp:d.example"});
     EXPECT_GT(drv.wakeups, wakeups);
-    EXPECT_TRUE(s->admin_holds().empty());
-    EXPECT_FALSE(t.queue_by_name.at("d.example")->hold);
+    EXPECT_TRUE(s->limits().holds().empty());
+    EXPECT_FALSE(t.queue_by_name.at("d.example")->limits.hold);
     s->check_invariants();
     EXPECT_EQ(s->select_transport(), &t);
     s->connection_ready(t);
@@ -129,16 +130,16 @@ TEST_F(Fixture, SuspensionEndsByItself) {
 
 TEST_F(Fixture, ReplacedOrResumedSuspensionIgnoresItsOldTimer) {
     make();
-    ASSERT_TRUE(s->admin_suspend(smtp_d, hold_until(1600)));
-    ASSERT_TRUE(s->admin_suspend(smtp_d, hold_until(2000, "longer")));
+    ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::hold(hold_until(1600))));
+    ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::hold(hold_until(2000, "longer"))));
     s->set_time(1600);
     EXPECT_TRUE(drv.expired.empty());
-    EXPECT_EQ(s->admin_holds().at(smtp_d).reason, "longer");
+    EXPECT_EQ(s->limits().holds().at(smtp_d).reason, "longer");
     s->check_invariants();
     s->set_time(2000);
     EXPECT_EQ(drv.expired.size(), 1u);
-    ASSERT_TRUE(s->admin_suspend(smtp_d, hold_until(2500)));
-    ASSERT_TRUE(s->admin_resume(smtp_d));
+    ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::hold(hold_until(2500))));
+    ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::hold(std::nullopt)));
     s->set_time(2500);
     EXPECT_EQ(drv.expired.size(), 1u); // resumed before its end: no notice
     s->check_invariants();
@@ -149,7 +150,7 @@ TEST_F(Fixture, CapLimitsBusyCountAndFeedbackGoesOn) {
     tc.init_dest_concurrency = 5;
     tc.dest_concurrency_limit = 20;
     make();
-    ASSERT_TRUE(s->admin_throttle(smtp_d, cap_of(2)));
+    ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::cap(cap_of(2))));
     message("A", 20, "d.example");
     Transport& t = s->transport("smtp");
     Queue& q = *t.queue_by_name.at("d.example");
@@ -181,9 +182,9 @@ TEST_F(Fixture, CapLimitsBusyCountAndFeedbackGoesOn) {
     EXPECT_GT(q.window, 5);
     // Without the cap, selection goes up to the window at once.
     int window = q.window;
-    ASSERT_TRUE(s->admin_unthrottle(smtp_d));
-    EXPECT_FALSE(s->admin_unthrottle(smtp_d));
-    EXPECT_FALSE(q.cap);
+    ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::cap(std::nullopt)));
+    EXPECT_FALSE(s->set_limit(smtp_d, LimitChange::cap(std::nullopt)));
+    EXPECT_FALSE(q.limits.cap);
     while (Entry* e = s->select_entry(t))
         busy.push_back(e);
     EXPECT_EQ(q.busy_count(), window);
@@ -197,7 +198,7 @@ TEST_F(Fixture, CapLimitsBusyCountAndFeedbackGoesOn) {
 TEST_F(Fixture, CapEndsByItselfAndFreesTheWaitingJob) {
     tc.dest_recipient_limit = 1;
     make();
-    ASSERT_TRUE(s->admin_throttle(smtp_d, cap_of(1, 1300)));
+    ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::cap(cap_of(1, 1300))));
     message("A", 3, "d.example");
     Transport& t = s->transport("smtp");
     Queue& q = *t.queue_by_name.at("d.example");
@@ -205,7 +206,7 @@ TEST_F(Fixture, CapEndsByItselfAndFreesTheWaitingJob) {
     EXPECT_EQ(s->select_entry(t), nullptr); // A waits for the capped queue
     s->set_time(1300);
     EXPECT_EQ(drv.expired, std::vector<std::string>{"cap smtp:d.example"});
-    EXPECT_FALSE(q.cap);
+    EXPECT_FALSE(q.limits.cap);
     EXPECT_TRUE(s->select_entry(t));
     EXPECT_TRUE(s->select_entry(t));
     EXPECT_EQ(q.busy_count(), 3);
@@ -222,7 +223,7 @@ TEST_F(Fixture, DeliveriesInFlightOnASuspendedQueueStillGiveFeedback) {
     Entry* e1 = s->select_entry(t);
     Entry* e2 = s->select_entry(t);
     ASSERT_TRUE(e1 && e2);
-    ASSERT_TRUE(s->admin_suspend(smtp_d, hold_until(0)));
+    ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::hold(hold_until(0))));
     int window = q.window;
     s->delivery_done(e1, DeliveryResult{DeliveryResult::Kind::replied, 1, {"4.4.1", "refused"}});
     EXPECT_LT(q.window, window);
@@ -237,13 +238,13 @@ TEST_F(Fixture, SuspendedQueueLetGoWhenEmptyIsSuspendedAgainWhenRecreated) {
     Entry* e = first_entry_of_a(1, "d.example");
     ASSERT_TRUE(e);
     Transport& t = s->transport("smtp");
-    ASSERT_TRUE(s->admin_suspend(smtp_d, hold_until(0, "r")));
-    EXPECT_TRUE(e->queue->hold);
+    ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::hold(hold_until(0, "r"))));
+    EXPECT_TRUE(e->queue->limits.hold);
     s->delivery_done(e, DeliveryResult{});
     EXPECT_FALSE(t.queue_by_name.count("d.example"));
     message("B", 1, "d.example");
-    ASSERT_TRUE(t.queue_by_name.at("d.example")->hold);
-    EXPECT_EQ(t.queue_by_name.at("d.example")->hold->reason, "r");
+    ASSERT_TRUE(t.queue_by_name.at("d.example")->limits.hold);
+    EXPECT_EQ(t.queue_by_name.at("d.example")->limits.hold->reason, "r");
     EXPECT_EQ(s->select_entry(t), nullptr);
     s->check_invariants();
 }
@@ -294,8 +295,8 @@ TEST_F(Fixture, BareDestinationSettingsReachQueuesCreatedLater) {
     tc.dest_recipient_limit = 1;
     make();
     // As after a restart: the settings come before any mail.
-    ASSERT_TRUE(s->admin_suspend({"", "late.example"}, hold_until(0, "bare")));
-    ASSERT_TRUE(s->admin_throttle({"", "capped.example"}, cap_of(1)));
+    ASSERT_TRUE(s->set_limit({"", "late.example"}, LimitChange::hold(hold_until(0, "bare"))));
+    ASSERT_TRUE(s->set_limit({"", "capped.example"}, LimitChange::cap(cap_of(1))));
     message("A", 2, "late.example", "smtp");
     message("B", 2, "late.example", "relay");
     message("C", 3, "capped.example", "smtp");
@@ -303,7 +304,7 @@ TEST_F(Fixture, BareDestinationSettingsReachQueuesCreatedLater) {
     Transport& relay = s->transport("relay");
     Queue& smtp_late = *smtp.queue_by_name.at("late.example");
     Queue& relay_late = *relay.queue_by_name.at("late.example");
-    EXPECT_TRUE(smtp_late.hold && relay_late.hold);
+    EXPECT_TRUE(smtp_late.limits.hold && relay_late.limits.hold);
     EXPECT_EQ(smtp.queue_by_name.at("capped.example")->select_window(), 1);
     EXPECT_EQ(s->admin_queues({"", "late.example"}).size(), 2u);
     EXPECT_EQ(s->select_entry(relay), nullptr);
@@ -313,13 +314,13 @@ TEST_F(Fixture, BareDestinationSettingsReachQueuesCreatedLater) {
     EXPECT_EQ(s->select_entry(smtp), nullptr);
     s->check_invariants();
     // A queue's own setting comes before the one for its bare name.
-    ASSERT_TRUE(s->admin_suspend({"smtp", "late.example"}, hold_until(0, "own")));
-    EXPECT_EQ(smtp_late.hold->reason, "own");
-    EXPECT_EQ(relay_late.hold->reason, "bare");
-    ASSERT_TRUE(s->admin_resume({"", "late.example"}));
-    EXPECT_FALSE(relay_late.hold);
-    ASSERT_TRUE(smtp_late.hold);
-    EXPECT_EQ(smtp_late.hold->reason, "own");
+    ASSERT_TRUE(s->set_limit({"smtp", "late.example"}, LimitChange::hold(hold_until(0, "own"))));
+    EXPECT_EQ(smtp_late.limits.hold->reason, "own");
+    EXPECT_EQ(relay_late.limits.hold->reason, "bare");
+    ASSERT_TRUE(s->set_limit({"", "late.example"}, LimitChange::hold(std::nullopt)));
+    EXPECT_FALSE(relay_late.limits.hold);
+    ASSERT_TRUE(smtp_late.limits.hold);
+    EXPECT_EQ(smtp_late.limits.hold->reason, "own");
     s->check_invariants();
     EXPECT_EQ(deliver_all(*s, relay), 2);
     EXPECT_EQ(s->select_entry(smtp), nullptr);
@@ -329,9 +330,9 @@ TEST_F(Fixture, NoSettingsNoCopies) {
     make();
     message("A", 3, "d.example");
     Queue& q = *s->transport("smtp").queue_by_name.at("d.example");
-    EXPECT_FALSE(q.hold || q.cap || s->transport("smtp").hold);
+    EXPECT_FALSE(q.limits.hold || q.limits.cap || s->transport("smtp").hold);
     EXPECT_EQ(q.select_window(), q.window);
-    EXPECT_TRUE(s->admin_holds().empty() && s->admin_caps().empty());
+    EXPECT_TRUE(s->limits().holds().empty() && s->limits().caps().empty());
 }
 
 // Random deliveries, outcomes, time steps and commands: the invariants hold
@@ -372,7 +373,7 @@ TEST(AdminProperty, RandomCommandsKeepInvariantsAndLoseNothing) {
         int created = 0; // messages
         auto check_selected = [&](Entry* e) {
             Queue& q = *e->queue;
-            ASSERT_FALSE(q.hold) << "seed " << seed;
+            ASSERT_FALSE(q.limits.hold) << "seed " << seed;
             ASSERT_FALSE(q.transport->hold) << "seed " << seed;
             ASSERT_LE(q.busy_count(), q.select_window()) << "seed " << seed;
         };
@@ -428,9 +429,10 @@ TEST(AdminProperty, RandomCommandsKeepInvariantsAndLoseNothing) {
             case 7: {
                 AdminTarget target = random_target();
                 if (pick(0, 1))
-                    s.admin_suspend(target, hold_until(pick(0, 1) ? now + pick(1, 60) : 0));
+                    s.set_limit(target,
+                                LimitChange::hold(hold_until(pick(0, 1) ? now + pick(1, 60) : 0)));
                 else
-                    s.admin_resume(target);
+                    s.set_limit(target, LimitChange::hold(std::nullopt));
                 break;
             }
             case 8: {
@@ -438,12 +440,13 @@ TEST(AdminProperty, RandomCommandsKeepInvariantsAndLoseNothing) {
                 if (target.queue.empty()) target.queue = dests[pick(0, 2)];
                 if (pick(0, 2) == 0) { // the adaptive limits learn (learned.hpp)
                     if (target.transport.empty()) target.transport = transports[pick(0, 1)];
-                    s.learned_set(target, LearnedLimit{pick(0, 3), pick(0, 1) * pick(1, 20)});
+                    s.set_limit(target, LimitChange::learned(
+                                            LearnedLimit{pick(0, 3), pick(0, 1) * pick(1, 20)}));
                 } else if (pick(0, 1))
-                    s.admin_throttle(target,
-                                     cap_of(pick(1, 3), pick(0, 1) ? now + pick(1, 60) : 0));
+                    s.set_limit(target, LimitChange::cap(cap_of(
+                                            pick(1, 3), pick(0, 1) ? now + pick(1, 60) : 0)));
                 else
-                    s.admin_unthrottle(target);
+                    s.set_limit(target, LimitChange::cap(std::nullopt));
                 break;
             }
             default:
@@ -454,12 +457,12 @@ TEST(AdminProperty, RandomCommandsKeepInvariantsAndLoseNothing) {
             if (::testing::Test::HasFatalFailure()) return;
         }
         // Every setting gone, every delivery through: all mail finishes.
-        for (auto [target, hold] : std::map(s.admin_holds()))
-            s.admin_resume(target);
-        for (auto [target, cap] : std::map(s.admin_caps()))
-            s.admin_unthrottle(target);
-        for (auto [target, limit] : std::map(s.learned_limits()))
-            s.learned_set(target, LearnedLimit{});
+        for (auto [target, hold] : std::map(s.limits().holds()))
+            s.set_limit(target, LimitChange::hold(std::nullopt));
+        for (auto [target, cap] : std::map(s.limits().caps()))
+            s.set_limit(target, LimitChange::cap(std::nullopt));
+        for (auto [target, limit] : std::map(s.limits().learned()))
+            s.set_limit(target, LimitChange::learned(LearnedLimit{}));
         for (Entry* e : busy)
             s.delivery_done(e, DeliveryResult{});
         for (int round = 0; round < 100 && s.recipient_count() > 0; ++round) {

@@ -4,6 +4,7 @@
 // search the index answers is repeated by the scan and must pick the same
 // job (SchedulerConfig::verify_candidates panics otherwise), and the index
 // is checked against the job list every few events.
+#include "core_access.hpp"
 #include "fake_driver.hpp"
 #include "random_workload.hpp"
 
@@ -11,15 +12,6 @@
 #include <random>
 
 using namespace cqmgr::core;
-
-namespace cqmgr::core {
-// Reaches the scheduler's job stack and candidate search directly, to build
-// job lists that random workloads do not produce.
-struct SchedulerAccess {
-    static void push(Scheduler& s, Job& j, Job& parent) { s.job_push(j, parent); }
-    static Job* candidate(Scheduler& s, Job& current) { return s.job_candidate(current); }
-};
-} // namespace cqmgr::core
 
 namespace {
 
@@ -109,10 +101,13 @@ TEST(CandidateIndex, DeclinesWhenTheScanStopsBeforeAStackedBestJob) {
     Job& jy = add("Y", 150, 1);
     add("Z", 150, 3);
     Job& jp = add("P", 150, 5);
-    SchedulerAccess::push(s, js, jp);
+    Jobs& jobs = SchedulerAccess::core(s).jobs;
+    jobs.push(js, jp);
     s.check_invariants();
     s.set_time(200);
-    EXPECT_EQ(SchedulerAccess::candidate(s, jc), &jy);
+    // C can earn 40 / 2 slots: the index alone declines, the scan answers.
+    EXPECT_FALSE(t.candidates.best(jc, 20, 200));
+    EXPECT_EQ(jobs.candidate(jc), &jy);
     EXPECT_EQ(t.candidates.scanned_searches, 1);
     EXPECT_EQ(t.candidates.indexed_searches, 0);
 }

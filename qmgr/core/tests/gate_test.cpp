@@ -16,7 +16,7 @@ TEST_F(Fixture, GateLimitsDeliveriesInFlight) {
     message("B", 1, "other.example");
     Transport& t = s->transport("smtp");
     Queue& q = *t.queue_by_name.at("d.example");
-    ASSERT_EQ(q.gate, 0);
+    ASSERT_EQ(q.limits.gate, 0);
     EXPECT_TRUE(q.may_start()); // live; the gate only limits selection
     // Only B's destination has room.
     ASSERT_EQ(s->select_transport(), &t);
@@ -28,7 +28,7 @@ TEST_F(Fixture, GateLimitsDeliveriesInFlight) {
     s->delivery_done(b, DeliveryResult{});
     // Two leases arrive: two of A's entries may be in flight, not more.
     int wakeups = drv.wakeups;
-    s->gate_set(q, 2);
+    s->set_limit(q, LimitChange::gate(2));
     EXPECT_GT(drv.wakeups, wakeups);
     std::vector<Entry*> busy;
     while (Transport* ready = s->select_transport()) {
@@ -40,14 +40,14 @@ TEST_F(Fixture, GateLimitsDeliveriesInFlight) {
     s->check_invariants();
     // The gate drops below what is in flight (leases lost): no room, and
     // nothing is taken back.
-    s->gate_set(q, 1);
+    s->set_limit(q, LimitChange::gate(1));
     EXPECT_EQ(s->select_transport(), nullptr);
     s->delivery_done(busy[0], DeliveryResult{});
     EXPECT_EQ(s->select_transport(), nullptr); // still 1 in flight, gate 1
     s->delivery_done(busy[1], DeliveryResult{});
     ASSERT_EQ(s->select_transport(), &t);
     // No gate: the window alone decides again.
-    s->gate_set(q, std::nullopt);
+    s->set_limit(q, LimitChange::gate(std::nullopt));
     s->check_invariants();
 }
 
@@ -59,7 +59,7 @@ TEST_F(Fixture, GateAndWindowTheSmallerWins) {
     message("A", 5, "d.example");
     Queue& q = *s->find_queue("smtp", "d.example");
     EXPECT_EQ(q.select_window(), 2);
-    s->gate_set(q, 1);
+    s->set_limit(q, LimitChange::gate(1));
     EXPECT_EQ(q.select_window(), 1);
     EXPECT_EQ(s->find_queue("smtp", "nowhere.example"), nullptr);
     EXPECT_EQ(s->find_queue("nosuch", "d.example"), nullptr);

@@ -22,7 +22,7 @@ bool ready(const Transport& t, bool urgent) {
         if ((j.message->lane == Lane::urgent) != urgent) continue;
         for (const Peer& p : j.peers) {
             const Queue& q = *p.queue;
-            if (q.select_window() > q.busy_count() && !q.suspended && !q.hold &&
+            if (q.select_window() > q.busy_count() && !q.suspended && !q.limits.stopped() &&
                 static_cast<int>(p.entries.size()) > (p.held ? 1 : 0))
                 return true;
         }
@@ -66,8 +66,8 @@ TEST(LanesProperty, UrgentFirstWithinTheShares) {
                 bool other_ready = ready(*t, false);
                 Entry* e = s.select_entry(*t);
                 ASSERT_NE(e, nullptr) << "seed " << seed << " step " << step << ": idle connection";
-                if (e->queue->share > 0) {
-                    ASSERT_LE(e->queue->busy_count(), e->queue->share)
+                if (e->queue->limits.share > 0) {
+                    ASSERT_LE(e->queue->busy_count(), e->queue->limits.share)
                         << "seed " << seed << " step " << step << ": share exceeded";
                 }
                 bool urgent = e->message->lane == Lane::urgent;
@@ -88,9 +88,9 @@ TEST(LanesProperty, UrgentFirstWithinTheShares) {
             }
             if (pick(0, 3) == 0) s.set_time(++run.now);
             if (share_pick(0, 19) == 0)
-                s.share_set(AdminTarget{"smtp", "d" + std::to_string(share_pick(0, ndest - 1)) +
+                s.set_limit(AdminTarget{"smtp", "d" + std::to_string(share_pick(0, ndest - 1)) +
                                                     ".example"},
-                            share_pick(0, 3));
+                            LimitChange::share(share_pick(0, 3)));
             s.check_invariants();
         }
         run.drain(seed);

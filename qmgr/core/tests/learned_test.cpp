@@ -31,19 +31,19 @@ TEST_F(Fixture, LearnedConcurrencyCapsSelectionApartFromTheAdminCap) {
     Transport& t = s->transport("smtp");
     Queue& q = *t.queue_by_name.at("d.example");
     int wakeups = drv.wakeups;
-    ASSERT_TRUE(s->learned_set(smtp_d, LearnedLimit{3, 0}));
-    EXPECT_FALSE(s->learned_set(smtp_d, LearnedLimit{3, 0})); // unchanged
+    ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::learned(LearnedLimit{3, 0})));
+    EXPECT_FALSE(s->set_limit(smtp_d, LimitChange::learned(LearnedLimit{3, 0}))); // unchanged
     EXPECT_GT(drv.wakeups, wakeups);
-    EXPECT_EQ(q.learned.concurrency, 3);
+    EXPECT_EQ(q.limits.learned.concurrency, 3);
     EXPECT_EQ(q.window, 5);
     EXPECT_EQ(q.select_window(), 3);
     auto busy = select_all(*s, t);
     EXPECT_EQ(busy.size(), 3u);
     s->check_invariants();
     // The lower of the two caps counts; removing the admin's keeps the learned.
-    ASSERT_TRUE(s->admin_throttle(smtp_d, AdminCap{2, 0, 0}));
+    ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::cap(AdminCap{2, 0, 0})));
     EXPECT_EQ(q.select_window(), 2);
-    ASSERT_TRUE(s->admin_unthrottle(smtp_d));
+    ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::cap(std::nullopt)));
     EXPECT_EQ(q.select_window(), 3);
     // Successes still move the window, the learned cap still bounds selection.
     for (int i = 0; i < 6; ++i) {
@@ -56,9 +56,9 @@ TEST_F(Fixture, LearnedConcurrencyCapsSelectionApartFromTheAdminCap) {
     }
     EXPECT_GT(q.window, 5);
     // Forgetting lifts the cap at once.
-    ASSERT_TRUE(s->learned_set(smtp_d, LearnedLimit{}));
-    EXPECT_FALSE(s->learned_set(smtp_d, LearnedLimit{}));
-    EXPECT_EQ(q.learned, LearnedLimit{});
+    ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::learned(LearnedLimit{})));
+    EXPECT_FALSE(s->set_limit(smtp_d, LimitChange::learned(LearnedLimit{})));
+    EXPECT_EQ(q.limits.learned, LearnedLimit{});
     for (Entry* e : select_all(*s, t))
         busy.push_back(e);
     EXPECT_EQ(q.busy_count(), q.window);
@@ -68,7 +68,7 @@ TEST_F(Fixture, LearnedConcurrencyCapsSelectionApartFromTheAdminCap) {
 TEST_F(Fixture, LearnedRateDelayRunsOneAtATimeAndPausesAfterEach) {
     tc.dest_recipient_limit = 1;
     make();
-    ASSERT_TRUE(s->learned_set(smtp_d, LearnedLimit{0, 7}));
+    ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::learned(LearnedLimit{0, 7})));
     message("A", 3, "d.example");
     Transport& t = s->transport("smtp");
     Queue& q = *t.queue_by_name.at("d.example");
@@ -93,12 +93,12 @@ TEST_F(Fixture, LearnedRateDelayRunsOneAtATimeAndPausesAfterEach) {
 
 TEST_F(Fixture, LearnedLimitReachesAQueueCreatedLater) {
     make();
-    ASSERT_TRUE(s->learned_set(smtp_d, LearnedLimit{2, 0}));
+    ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::learned(LearnedLimit{2, 0})));
     message("A", 1, "other.example");
     Transport& t = s->transport("smtp");
-    EXPECT_EQ(t.queue_by_name.at("other.example")->learned, LearnedLimit{});
+    EXPECT_EQ(t.queue_by_name.at("other.example")->limits.learned, LearnedLimit{});
     message("B", 1, "d.example");
-    EXPECT_EQ(t.queue_by_name.at("d.example")->learned, (LearnedLimit{2, 0}));
+    EXPECT_EQ(t.queue_by_name.at("d.example")->limits.learned, (LearnedLimit{2, 0}));
     s->check_invariants();
 }
 
@@ -116,7 +116,7 @@ struct LearnedPause : Fixture {
     void start() {
         tc.dest_recipient_limit = 1;
         make();
-        ASSERT_TRUE(s->learned_set(smtp_d, LearnedLimit{0, 7}));
+        ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::learned(LearnedLimit{0, 7})));
         message("A", 4, "d.example");
         t = &s->transport("smtp");
         q = t->queue_by_name.at("d.example").get();

@@ -73,12 +73,15 @@ TEST(LivenessProperty, AQueueThatMayStartIsServed) {
                 s.set_time(run.now += pick(1, 3));
             } else if (action == 8) {
                 AdminTarget target{"relay", dest(pick(0, ndest - 1))};
-                s.learned_set(target, LearnedLimit{pick(0, 3), pick(0, 2) ? 0 : pick(1, 3)});
+                s.set_limit(target, LimitChange::learned(
+                                        LearnedLimit{pick(0, 3), pick(0, 2) ? 0 : pick(1, 3)}));
             } else if (action == 9) {
                 if (Queue* q = s.find_queue("relay", dest(pick(0, ndest - 1))))
-                    s.gate_set(*q, pick(0, 1) ? std::nullopt : std::optional<int>(pick(0, 3)));
+                    s.set_limit(*q, LimitChange::gate(pick(0, 1) ? std::nullopt
+                                                                 : std::optional<int>(pick(0, 3))));
             } else if (action == 10) {
-                s.share_set(AdminTarget{"relay", dest(pick(0, ndest - 1))}, pick(0, 3));
+                s.set_limit(AdminTarget{"relay", dest(pick(0, ndest - 1))},
+                            LimitChange::share(pick(0, 3)));
             }
             s.check_invariants();
             // Liveness: a queue that may start is served now.
@@ -97,7 +100,8 @@ TEST(LivenessProperty, AQueueThatMayStartIsServed) {
         // Drain: the gates open; the learned limits stay (their pauses run
         // out on the clock).
         for (int i = 0; i < ndest; ++i)
-            if (Queue* q = s.find_queue("relay", dest(i))) s.gate_set(*q, std::nullopt);
+            if (Queue* q = s.find_queue("relay", dest(i)))
+                s.set_limit(*q, LimitChange::gate(std::nullopt));
         run.drain(seed);
         ASSERT_EQ(run.finished, run.total) << "seed " << seed;
         ASSERT_EQ(run.drv.done.size(), run.msgs.size()) << "seed " << seed;

@@ -4,6 +4,7 @@
 // transport, and the driver waits the delay after the agent is ready
 // before it asks for the entry.
 #include "cqmgr/core/simulation.hpp"
+#include "core_access.hpp"
 #include "scheduler_fixture.hpp"
 
 #include <gtest/gtest.h>
@@ -183,7 +184,7 @@ TEST_F(TransportRate, CrashAndEmptySelectionReleaseTheLock) {
     connect();
     // Its mail went elsewhere meanwhile (here: to retry, with the
     // transport declared dead).
-    s->transport_dead(t, {"4.3.0", "mail transport unavailable"});
+    SchedulerAccess::core(*s).transports.dead(t, {"4.3.0", "mail transport unavailable"});
     EXPECT_EQ(s->select_entry(t), nullptr);
     EXPECT_FALSE(t.rate_locked);
 }
@@ -243,7 +244,8 @@ TEST_F(Fixture, AdminSettingDuringTheRateDelayPauseDoesNotStrandTheJob) {
     s->delivery_done(a1, DeliveryResult{});
     ASSERT_TRUE(q.suspended);
     EXPECT_EQ(s->select_entry(t), nullptr); // A is marked a blocker
-    ASSERT_TRUE(s->admin_throttle(AdminTarget{"smtp", "slow.example"}, AdminCap{3, 0, 0}));
+    ASSERT_TRUE(
+        s->set_limit(AdminTarget{"smtp", "slow.example"}, LimitChange::cap(AdminCap{3, 0, 0})));
     s->check_invariants();
     s->set_time(1010);
     EXPECT_FALSE(q.suspended);

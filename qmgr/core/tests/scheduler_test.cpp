@@ -1,4 +1,5 @@
 // Scheduler behaviour with a fake clock and a scripted driver.
+#include "core_access.hpp"
 #include "scheduler_fixture.hpp"
 
 #include <gtest/gtest.h>
@@ -178,13 +179,13 @@ TEST_F(Fixture, RouteDefersInPlaceWhenRetryIsDeadToo) {
     Queue* q = s->route(smtp, "a.example", "a.example", why);
     ASSERT_TRUE(q);
     EXPECT_EQ(q->transport, &smtp);
-    s->transport_dead(smtp, {"4.3.0", "mail transport unavailable"});
+    SchedulerAccess::core(*s).transports.dead(smtp, {"4.3.0", "mail transport unavailable"});
     // A dead transport sends it to retry while retry is alive...
     q = s->route(smtp, "a.example", "a.example", why);
     ASSERT_TRUE(q);
     EXPECT_EQ(q->transport, &retry);
     // ... and nowhere once retry is dead as well: the caller defers it.
-    s->transport_dead(retry, {"4.3.0", "retry unavailable"});
+    SchedulerAccess::core(*s).transports.dead(retry, {"4.3.0", "retry unavailable"});
     EXPECT_EQ(s->route(smtp, "a.example", "a.example", why), nullptr);
     EXPECT_EQ(why, (Dsn{"4.3.0", "mail transport unavailable"}));
     EXPECT_EQ(s->route(retry, "x", "x", why), nullptr);
@@ -207,7 +208,7 @@ TEST_F(Fixture, RouteForAFlushedMessageRevivesTransportAndQueue) {
     EXPECT_EQ(q->transport, &smtp);
     EXPECT_FALSE(q->dead());
     EXPECT_EQ(q->window, 1);
-    s->transport_dead(smtp, {"4.3.0", "mail transport unavailable"});
+    SchedulerAccess::core(*s).transports.dead(smtp, {"4.3.0", "mail transport unavailable"});
     q = s->route(smtp, "down.example", "down.example", why, true);
     ASSERT_TRUE(q);
     EXPECT_FALSE(smtp.dead);

@@ -28,7 +28,7 @@ TEST_F(Fixture, ShareCapsOneDestinationWhileAnotherTakesTheRest) {
     Queue& slow = *t.queue_by_name.at("slow.example");
     Queue& fast = *t.queue_by_name.at("fast.example");
     EXPECT_EQ(share_full(t), 3);
-    EXPECT_EQ(slow.share, 3);
+    EXPECT_EQ(slow.limits.share, 3);
     EXPECT_EQ(slow.select_window(), 3);
     auto busy = fill();
     EXPECT_EQ(slow.busy_count(), 3);
@@ -67,25 +67,25 @@ TEST_F(Fixture, LoweredShareBoundsSelectionAndIsKeptByName) {
     make();
     int wakeups = drv.wakeups;
     // Lowered before the queue exists: a queue created later takes it.
-    ASSERT_TRUE(s->share_set(smtp_slow, 2));
-    EXPECT_FALSE(s->share_set(smtp_slow, 2));
+    ASSERT_TRUE(s->set_limit(smtp_slow, LimitChange::share(2)));
+    EXPECT_FALSE(s->set_limit(smtp_slow, LimitChange::share(2)));
     EXPECT_GT(drv.wakeups, wakeups);
     message("A", 20, "slow.example");
     Transport& t = s->transport("smtp");
     Queue& q = *t.queue_by_name.at("slow.example");
-    EXPECT_EQ(q.share, 2);
+    EXPECT_EQ(q.limits.share, 2);
     auto busy = fill();
     EXPECT_EQ(busy.size(), 2u);
     // Lowered below what is in flight: nothing more starts until it is under.
-    ASSERT_TRUE(s->share_set(smtp_slow, 1));
+    ASSERT_TRUE(s->set_limit(smtp_slow, LimitChange::share(1)));
     s->delivery_done(busy.back(), DeliveryResult{});
     busy.pop_back();
     EXPECT_TRUE(fill().empty());
     s->check_invariants();
     // Given back: the window decides again.
-    ASSERT_TRUE(s->share_set(smtp_slow, 0));
-    EXPECT_FALSE(s->share_set(smtp_slow, 0));
-    EXPECT_EQ(q.share, 50);
+    ASSERT_TRUE(s->set_limit(smtp_slow, LimitChange::share(0)));
+    EXPECT_FALSE(s->set_limit(smtp_slow, LimitChange::share(0)));
+    EXPECT_EQ(q.limits.share, 50);
     for (Entry* e : fill())
         busy.push_back(e);
     EXPECT_GE(q.window, 8); // the success moved it
@@ -96,7 +96,7 @@ TEST_F(Fixture, LoweredShareBoundsSelectionAndIsKeptByName) {
 TEST_F(Fixture, LoweredShareAppliesWithoutATransportShare) {
     tc.dest_recipient_limit = 1;
     make();
-    ASSERT_TRUE(s->share_set(smtp_slow, 1));
+    ASSERT_TRUE(s->set_limit(smtp_slow, LimitChange::share(1)));
     message("A", 5, "slow.example");
     EXPECT_EQ(fill().size(), 1u);
     s->check_invariants();

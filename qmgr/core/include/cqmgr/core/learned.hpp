@@ -1,8 +1,9 @@
 // Limits learned from what the receivers say (the daemon's adaptive
 // limits, docs/admin-guide.md): a concurrency cap and a pause between
-// deliveries per queue.  Kept by the scheduler by name, like the
-// administrator's settings (admin.hpp), and separate from them: a learned
-// cap and an administrator's cap both lower the window selection uses.
+// deliveries per queue.  One of the bounds on a queue (limits.hpp), kept
+// by name like the administrator's settings (limit_book.hpp) and separate
+// from them: a learned cap and an administrator's cap both lower the
+// window selection uses.
 #pragma once
 
 namespace cqmgr::core {

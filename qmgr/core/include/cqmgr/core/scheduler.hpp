@@ -1,16 +1,20 @@
 // The scheduler core: Rak's preemptive job scheduler, per-transport
 // recipient pools and the Postfix 2.5 concurrency feedback with dead-
-// destination detection.  It does no I/O and reads no clock: the daemon (or a
-// test) tells it the time, feeds it recipients, asks it which transport needs
-// a delivery agent and which entry to hand to an agent, and reports outcomes.
-// Broken invariants panic.
+// destination detection, and the bounds features place on destinations.
+// It does no I/O and reads no clock: the daemon (or a test) tells it the
+// time, feeds it recipients, asks it which transport needs a delivery agent
+// and which entry to hand to an agent, and reports outcomes.  Broken
+// invariants panic.
 #pragma once
 
+#include "cqmgr/core/limit_book.hpp"
 #include "cqmgr/core/memory.hpp"
+#include "cqmgr/core/panic.hpp"
 #include "cqmgr/core/structures.hpp"
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,15 +59,16 @@ class Driver {
     virtual void admin_expired(AdminKind kind, const AdminTarget& target) {
         (void)kind, (void)target;
     }
-    // A queue was created: the gate it starts with (Queue::gate), none by
-    // default.  The driver changes it later with Scheduler::gate_set().
+    // A queue was created: the gate it starts with (Limits::gate), none by
+    // default.  The driver changes it later with Scheduler::set_limit().
     virtual std::optional<int> queue_gate(const Queue& q) {
         (void)q;
         return std::nullopt;
     }
     // Queue `q` is about to be freed (nothing left in it), by whatever
     // path: a delivery's end, its revival or rate-delay timer, a flush.
-    // What the driver keeps for it (its gate) goes with it.
+    // What the driver keeps for it (its gate, what it keeps by Queue::slot)
+    // goes with it: the slot is given to the next queue created.
     virtual void queue_freed(const Queue& q) { (void)q; }
 };
 
@@ -94,6 +99,11 @@ inline Dsn transport_unavailable() {
     return {"4.3.0", "mail transport unavailable"};
 }
 
+struct Core;
+
+// The driver's view of the scheduler.  The work is done by its units
+// (qmgr/core/src: Transports, Queues, Jobs, Entries, Selection,
+// LimitControl), which share one Core; this class is what a driver needs.
 class Scheduler {
   public:
     using TransportConfigFn = std::function<TransportConfig(const std::string&)>;
@@ -106,7 +116,7 @@ class Scheduler {
     // ---- time ----
     // Sets the current time (seconds) and runs timers that are due.
     void set_time(int64_t now);
-    int64_t now() const { return now_; }
+    int64_t now() const;
     // When the next timer is due, if any.
     std::optional<int64_t> next_timer() const;
 
@@ -141,19 +151,7 @@ class Scheduler {
     // Forgets a message whose entries are all done (after message_done).
     void message_free(Message& m);
 
-    // ---- the driver's gates ----
-    // Sets queue `q`'s external gate (see Queue::gate); a wider gate lets
-    // jobs that were waiting for `q` go again and wakes the driver.
-    void gate_set(Queue& q, std::optional<int> gate);
-    // Declares queue `q` dead until `until` with `dsn`, as if it had failed
-    // a whole cohort (its waiting entries go to the retry transport), for
-    // a death another host found (a shared dead mark).  Does nothing to a
-    // queue that is dead already or pausing for its rate delay.
-    void queue_mark_dead(Queue& q, const Dsn& dsn, int64_t until);
-    // The queue `name` of transport `transport`, if it exists.
-    Queue* find_queue(const std::string& transport, const std::string& name) const;
-
-    // ---- selection ----
+    // ---- selection and outcomes ----
     // A transport that needs one more delivery agent connection, or nullptr.
     // Round-robin over the transports (a new one comes first), skipping dead
     // and rate-locked ones and those with two connections pending; a
@@ -180,70 +178,49 @@ class Scheduler {
     // the front of its peer's, as in stock.
     void entry_unselect(Entry* e);
 
-    // ---- administration ----
+    // ---- limits (limits.hpp) ----
+    // Makes `change` to a bound of what `target` names; an empty value
+    // removes the bound.  A hold (of a transport, a queue, or a queue
+    // name on every transport), a cap (of a queue or a queue name), a
+    // learned limit and a lowered share (of one queue: 0 gives back its
+    // transport's full share) are kept by name in limits(), so that a
+    // queue created later picks them up; a hold or a cap with `until` ends
+    // by itself then (Driver::admin_expired).  A queue covered both by its
+    // own target and by its bare name takes its own.  A gate belongs to the
+    // one queue `target` names, if it exists, and goes with it.  Every
+    // change reaches the queues it covers (Queue::limits) at once, lets
+    // jobs waiting for them go again, and wakes the driver.  Returns
+    // whether anything changed.  Panics on a bound that cannot name
+    // `target` (LimitBook::set).
+    bool set_limit(const AdminTarget& target, const LimitChange& change);
+    // The same for queue `q`, named by its transport and name (for the
+    // driver that holds the queue: its gate, without a lookup).
+    bool set_limit(Queue& q, const LimitChange& change);
+    // What is kept by name.
+    const LimitBook& limits() const;
+
+    // ---- dead destinations, flushes, memory ----
+    // Declares queue `q` dead until `until` with `dsn`, as if it had failed
+    // a whole cohort (its waiting entries go to the retry transport), for
+    // a death another host found (a shared dead mark).  Does nothing to a
+    // queue that is dead already or pausing for its rate delay.
+    void queue_mark_dead(Queue& q, const Dsn& dsn, int64_t until);
     // Revives every dead transport and queue at once (postqueue -f's F).
     // A live transport keeps its rate lock.
     void flush_dead();
-    // Declares transport `t` dead for transport_retry_time.
-    void transport_dead(Transport& t, const Dsn& dsn);
-    // Brings `t` back (when dead) and releases its rate lock.
-    void transport_unthrottle(Transport& t);
-
-    // ---- runtime control (admin.cpp) ----
-    // The administrator's suspensions and caps are kept by target (see
-    // AdminTarget), and every transport and queue they cover, now or
-    // created later, carries a copy (Transport::hold, Queue::hold,
-    // Queue::cap).  A queue covered both by its own target and by its bare
-    // name takes its own.  A setting with `until` ends by itself then
-    // (Driver::admin_expired).  Each returns whether anything changed and
-    // wakes the driver when it did.
-    //
-    // Suspends `target` (any of the three kinds), replacing an earlier
-    // suspension of the same target.
-    bool admin_suspend(const AdminTarget& target, const AdminHold& hold);
-    // Ends the suspension of exactly `target`.
-    bool admin_resume(const AdminTarget& target);
-    // Caps the queues `target` names (not a whole transport: panics) at
-    // cap.concurrency (>= 1), replacing an earlier cap of the same target.
-    bool admin_throttle(const AdminTarget& target, const AdminCap& cap);
-    // Removes the cap of exactly `target`.
-    bool admin_unthrottle(const AdminTarget& target);
     // Revives the dead queues `target` covers now, and their dead
     // transports, through the one revival path (the backoff and cohort
     // state start afresh, as when a dead queue's time is up).  Returns what
     // was revived: transports as {name, ""}, queues as {transport, queue}.
     std::vector<AdminTarget> admin_flush(const AdminTarget& target);
-    const std::map<AdminTarget, AdminHold>& admin_holds() const { return holds_; }
-    // ---- learned limits (learned.cpp) ----
-    // Sets what the adaptive limits learned for queue target.queue of
-    // transport target.transport (both named; panics otherwise), replacing
-    // what was learned before; a limit with nothing in it (!any()) forgets.
-    // Kept by name like the administrator's settings, so a queue created
-    // later picks it up.  Returns whether anything changed; wakes the
-    // driver when it did.
-    bool learned_set(const AdminTarget& target, const LearnedLimit& limit);
-    const std::map<AdminTarget, LearnedLimit>& learned_limits() const { return learned_; }
-    const std::map<AdminTarget, AdminCap>& admin_caps() const { return caps_; }
-    // ---- destination shares (share.cpp) ----
-    // Lowers the share of queue target.queue of transport target.transport
-    // (both named; panics otherwise) to `agents` deliveries in flight (at
-    // least 1), or gives it back its transport's full share (0).  Kept by
-    // name like a learned limit, so a queue created later picks it up.
-    // Returns whether anything changed; wakes the driver when it did.
-    bool share_set(const AdminTarget& target, int agents);
-    const std::map<AdminTarget, int>& shares_lowered() const { return shares_; }
-    // The queues that exist now and that `target` covers (a whole
-    // transport: all of its queues).
-    std::vector<Queue*> admin_queues(const AdminTarget& target) const;
-
-    // ---- destinations remembered from an earlier run (memory.cpp) ----
-    // Creates queue `name` of `transport` dead until `until` for `dsn`, as
-    // if it had died in this run with that revival time: its recipients go
-    // to the retry transport with the reason, and nothing is sent to it
+    // Destinations remembered from an earlier run (memory.cpp).  Creates
+    // queue `name` of `transport` dead until `until` for `dsn`, as if it
+    // had died in this run with that revival time: its recipients go to
+    // the retry transport with the reason, and nothing is sent to it
     // until then (or until a flush revives it); `until` is cut to
-    // minimal_backoff_time from now.  Does nothing (nullptr)
-    // when the queue exists, `until` is not in the future, or `transport`
-    // is the retry transport.
+    // minimal_backoff_time from now.  Does nothing (nullptr) when the
+    // queue exists, `until` is not in the future, or `transport` is the
+    // retry transport.
     Queue* queue_restore_dead(const std::string& transport, const std::string& name,
                               const std::string& nexthop, const Dsn& dsn, int64_t until);
     // Keeps `memory` for the next creation of queue `name` of `transport`:
@@ -255,131 +232,22 @@ class Scheduler {
                         const QueueMemory& memory);
 
     // ---- inspection ----
-    int recipient_count() const { return recipient_count_; }
-    int queue_count() const { return queue_count_; }
-    const std::map<std::string, std::unique_ptr<Transport>>& transports() const {
-        return transports_;
-    }
+    // The queue `name` of transport `transport`, if it exists.
+    Queue* find_queue(const std::string& transport, const std::string& name) const;
+    // The queues that exist now and that `target` covers (a whole
+    // transport: all of its queues).
+    std::vector<Queue*> admin_queues(const AdminTarget& target) const;
+    int recipient_count() const;
+    int queue_count() const;
+    const std::map<std::string, std::unique_ptr<Transport>>& transports() const;
     // Checks every invariant and panics on the first broken one (tests).
     void check_invariants() const;
 
   private:
+    // Tests reach the units through it (qmgr/core/tests/core_access.hpp).
     friend struct SchedulerAccess;
 
-    // Hands the driver the line `make()` builds, only with -v (the line is
-    // not even built otherwise: some of these are on hot paths).
-    template <class F> void trace(F&& make) const {
-        if (cfg_.verbose) driver_.trace(make());
-    }
-
-    // entry.cpp
-    Entry* entry_create(Peer& p, Message& m);
-    void entry_select(Entry* e);
-    enum class Which { todo, busy };
-    // Frees entry `e`, waiting (todo) or in delivery (busy); `unseen`: a
-    // busy entry's delivery never reached the receiver
-    // (DeliveryResult::unseen).
-    void entry_done(Entry* e, Which which, bool unseen = false);
-    void clog_check(Queue& q);
-    // peer.cpp
-    Peer& peer_obtain(Job& j, Queue& q);
-    Peer* peer_select(Job& j, Peer*& held);
-    void peer_free(Peer& p);
-    void peer_hold_update(Peer& p);
-    void message_hold_update(Message& m);
-    // job.cpp
-    Job& job_obtain(Message& m, Transport& t);
-    void job_link(Job& j);
-    void job_unlink(Job& j);
-    void job_retire(Job& j);
-    void job_free(Job& j);
-    void job_move_limits(Job& j);
-    void job_parent_gone(Job& j, Job* parent);
-    void job_push(Job& j, Job& parent);
-    void job_pop(Job& j);
-    void job_count_slots(Job& j);
-    Job* job_candidate(Job& current);
-    Job* job_candidate_scan(Job& current, int max_slots);
-    void job_unblock(Job& j);
-    // lanes.cpp
-    void lane_link(Job& j);
-    void lane_unlink(Job& j);
-    void lane_todo(const Entry& e, int delta);
-    void lane_busy(const Entry& e, int delta);
-    Entry* lane_select_urgent(Transport& t, Peer*& held);
-    Entry* select_entry_lanes(Transport& t);
-    // finch.cpp
-    Entry* finch_select(Transport& t, bool skip_urgent);
-    Entry* finch_walk(Transport& t, bool skip_urgent, bool floor_only);
-    Peer* finch_peer_select(Job& j, bool& blocked);
-    // job_order.cpp
-    void job_order_assign(Job& j);
-    // candidate_index.cpp
-    void index_refresh(Job& j);
-    void index_forget(Job& j);
-    void index_apply(Job& j, const CandidateIndex::Membership& want);
-    void index_unblock_all(Transport& t);
-    std::optional<Job*> job_candidate_indexed(Job& current, int max_slots);
-    Job* job_preempt(Job& current);
-    void job_refill(Job& j, bool any_room);
-    Peer* job_peer_select(Job& j, Peer*& held);
-    void job_block(Job& j);
-    Entry* select_entry_locked(Transport& t, bool skip_urgent = false);
-    Entry* entry_take(Peer& p, Job* resume);
-    void job_blocker_update(Queue& q);
-    // invariants.cpp
-    void check_candidate_index(const Transport& t) const;
-    void check_lanes(const Transport& t) const;
-    // queue.cpp
-    Queue& queue_create(Transport& t, const std::string& name, const std::string& nexthop);
-    void queue_done(Queue& q);
-    void queue_throttle(Queue& q, const Dsn& dsn);
-    void queue_unthrottle(Queue& q);
-    void queue_revive(Queue& q);
-    void queue_defer_todo(Queue& q, const Dsn& dsn);
-    void queue_suspend(Queue& q, int delay);
-    // memory.cpp
-    void queue_recall(Queue& q);
-    // admin.cpp
-    void admin_apply(Transport& t);
-    void admin_apply(Queue& q);
-    void admin_changed(const AdminTarget& target);
-    void admin_expire(AdminKind kind, const AdminTarget& target, int64_t due);
-    void check_admin() const;
-    // share.cpp
-    int share_for(const Transport& t, const std::string& queue) const;
-    // learned.cpp
-    LearnedLimit learned_for(const std::string& transport, const std::string& queue) const;
-    // timers
-    struct Timer {
-        enum class Kind {
-            queue_revive,
-            queue_resume,
-            transport_revive,
-            hold_expire, // an administrator's suspension ends
-            cap_expire,  // an administrator's cap ends
-        } kind;
-        std::string transport;
-        std::string queue;
-    };
-    void timer_add(int64_t due, Timer t);
-    void admin_started(Timer::Kind kind, const AdminTarget& target, int64_t until);
-    void timer_fire(const Timer& t, int64_t due);
-
-    SchedulerConfig cfg_;
-    TransportConfigFn transport_cfg_;
-    Driver& driver_;
-    int64_t now_ = 0;
-    int recipient_count_ = 0;
-    int queue_count_ = 0;
-    std::map<std::string, std::unique_ptr<Transport>> transports_;
-    List<Transport, &Transport::hook> transport_rr_;
-    std::multimap<int64_t, Timer> timers_;
-    std::map<AdminTarget, AdminHold> holds_;
-    std::map<AdminTarget, AdminCap> caps_;
-    std::map<std::pair<std::string, std::string>, QueueMemory> memories_; // queue_remember()
-    std::map<AdminTarget, LearnedLimit> learned_;
-    std::map<AdminTarget, int> shares_; // share_set(): lowered shares
+    std::unique_ptr<Core> c_;
 };
 
 // Priority lanes (lanes.cpp).  The most deliveries of mail other than
@@ -398,8 +266,5 @@ bool lane_capped(const Transport& t);
 // have in flight, its process limit times dest_share percent (at least 1),
 // or 0 for no cap.
 int share_full(const Transport& t);
-
-// Aborts with a message: a broken scheduler invariant.
-[[noreturn]] void panic(const std::string& what);
 
 } // namespace cqmgr::core

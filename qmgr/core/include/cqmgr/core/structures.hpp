@@ -17,7 +17,7 @@
 
 #include "cqmgr/core/admin.hpp"
 #include "cqmgr/core/feedback.hpp"
-#include "cqmgr/core/learned.hpp"
+#include "cqmgr/core/limits.hpp"
 #include "cqmgr/core/peer_index.hpp"
 #include "cqmgr/core/pooled.hpp"
 #include "cqmgr/core/recipient.hpp"
@@ -203,7 +203,7 @@ struct Peer : Pooled<Peer> {
     List<Entry, &Entry::peer_hook> entries; // todo entries
     // Its only waiting entry, while that entry is not full and the
     // message's refill is being read: held back so that the refill can
-    // still top it up (Scheduler::peer_hold_update).
+    // still top it up (peer_hold_update).
     Entry* held = nullptr;
     Hook job_hook;
 };
@@ -225,29 +225,14 @@ struct Queue {
     bool suspended = false; // pausing for the destination rate delay
     int64_t timer_due = 0;  // pending revive/resume timer, 0 = none
     int64_t clog_time_to_warn = 0;
-    // The administrator's settings that apply here (copies of the
-    // scheduler's, see admin.hpp), none by default.  A hold or a cap does
-    // not change ready(): the queue stays live and its deliveries in flight
-    // still give feedback; it only stops or limits new selections
-    // (may_start(), select_window()).
-    std::optional<AdminHold> hold;
-    std::optional<AdminCap> cap;
-    // What the adaptive limits learned here (a copy of the scheduler's, see
-    // learned.hpp); none by default.  Like a cap, it only limits new
-    // selections.
-    LearnedLimit learned;
-    // The driver's external gate (cluster leases, rate tokens it holds for
-    // this queue): at most this many deliveries in flight; none = no gate.
-    // Like a cap, it limits selection only (select_window()).
-    std::optional<int> gate;
-    // Its destination share (share.cpp): at most this many deliveries in
-    // flight, the transport's cap or the lower one the daemon set; 0 = no
-    // cap.  Like a cap, it limits selection only (select_window()).
-    int share = 0;
-    // The driver's own per-queue data (the daemon keeps a pointer to the
-    // destination's state record here, so that a delivery does not look
-    // it up by name); the scheduler never reads or writes it.
-    mutable void* driver_slot = nullptr;
+    // Every bound the features place on it (limits.hpp): copies of what
+    // the scheduler keeps by name (LimitBook), and the driver's gate.
+    Limits limits;
+    // A small number no other live queue has, given again to a queue
+    // created after this one is freed (Driver::queue_freed): the driver
+    // keeps its own per-queue data in a vector indexed by it, so that a
+    // delivery does not look it up by name.
+    uint32_t slot = 0;
     Hook transport_hook; // on transport->queues_rr
 
     // Live (not dead) and not pausing for the destination rate delay.
@@ -255,18 +240,10 @@ struct Queue {
     bool dead() const { return window == 0; }
     // Ready, and not suspended by the administrator: new deliveries may
     // start here, as far as select_window() allows.
-    bool may_start() const { return ready() && !hold; }
-    // The window selection works with: the concurrency window, lowered to
-    // the administrator's cap, to the learned limit (a learned rate delay
-    // means one delivery at a time), to the destination share and to the
-    // driver's gate, if there are any.
-    int select_window() const {
-        int w = cap && cap->concurrency < window ? cap->concurrency : window;
-        if (learned.concurrency > 0 && learned.concurrency < w) w = learned.concurrency;
-        if (share > 0 && share < w) w = share;
-        if (learned.rate_delay > 0 && w > 1) w = 1;
-        return gate && *gate < w ? *gate : w;
-    }
+    bool may_start() const { return ready() && !limits.stopped(); }
+    // The window selection works with: the concurrency window within the
+    // bounds the features place here (Limits::window).
+    int select_window() const { return limits.window(window); }
     int todo_count() const { return static_cast<int>(todo.size()); }
     // Waiting entries that an agent could be given now, window permitting.
     int selectable_count() const { return todo_count() - held; }
@@ -338,7 +315,7 @@ inline Job* find_job(const Message& m, const Transport& t) {
 }
 
 // An index of a transport's job list for the preemption candidate search,
-// kept up to date by Scheduler::index_refresh() whenever a job's stack
+// kept up to date by refresh() whenever a job's stack
 // level, children, blocker mark, entry counts or list position change.  The
 // job list order is labelled by Job::order (increasing along the list), so
 // "after the current job" is a comparison.
@@ -391,6 +368,20 @@ struct CandidateIndex {
     };
     static Membership wanted(const Transport& t, const Job& j);
 
+    // Brings job `j`'s membership in line with its state.
+    void refresh(Job& j);
+    // Takes job `j` out of every part of the index.
+    void forget(Job& j);
+    // Re-indexes the jobs that were blockers before the transport's
+    // blocker tag moved on (none of them is a blocker now).
+    void unblock_all();
+    // The preemption candidate for `current` that the reference scan of
+    // the job list would choose among jobs needing at most `max_slots`
+    // more entries, at time `now`; nullopt when only the scan can be sure.
+    std::optional<Job*> best(const Job& current, int max_slots, int64_t now);
+    // Checks the index of `t` against its jobs and job list; panics.
+    void check(const Transport& t) const;
+
     // Unlinks everything (the scheduler is going away).
     void clear() {
         level0.clear();
@@ -399,6 +390,10 @@ struct CandidateIndex {
         partial.clear();
         blockers.clear();
     }
+
+  private:
+    // Moves job `j` into exactly the parts that `want` names.
+    void apply(Job& j, const Membership& want);
 };
 
 struct Transport {
@@ -408,7 +403,7 @@ struct Transport {
     std::unordered_map<std::string, std::unique_ptr<Queue>> queue_by_name;
     List<Queue, &Queue::transport_hook> queues_rr;
     // Every job of this transport, on the job lists or not.  The list owns
-    // them (Scheduler::job_obtain and job_free); a message finds its job
+    // them (Jobs::obtain and Jobs::free); a message finds its job
     // through Message::jobs (find_job), which has one per transport.
     List<Job, &Job::owner_hook> jobs;
     List<Job, &Job::transport_hook> job_list;
@@ -428,7 +423,7 @@ struct Transport {
     // and when a dead transport revives.
     bool rate_locked = false;
     // Entries sent before their refill landed, because an agent had nothing
-    // else to do (see Scheduler::select_entry_locked).
+    // else to do (see Selection::walk).
     long early_entries = 0;
     std::optional<Dsn> dsn;
     int64_t dead_until = 0;

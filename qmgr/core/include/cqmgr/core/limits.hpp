@@ -1,0 +1,89 @@
+// Every bound a feature may place on one destination (queue), as one value,
+// and the one place where they combine into what selection uses.
+//
+//   hold     the administrator's suspension: no new delivery starts
+//   cap      the administrator's concurrency cap
+//   learned  what the adaptive limits learned from the receivers: a
+//            concurrency cap, and a pause after each delivery
+//   share    the destination share: at most this many deliveries in flight
+//   gate     the driver's gate (cluster leases, rate tokens it holds)
+//
+// None of them makes a queue dead or pauses it (Queue::ready() does not
+// read them): its deliveries in flight still give feedback and its
+// concurrency window still moves.  They only stop or narrow new selections,
+// and a bound below what is in flight takes nothing back.
+#pragma once
+
+#include "cqmgr/core/admin.hpp"
+#include "cqmgr/core/learned.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+
+namespace cqmgr::core {
+
+// Which of the bounds a change sets (Scheduler::set_limit, LimitBook).
+enum class Bound : uint8_t { hold, cap, learned, share, gate };
+
+struct Limits {
+    std::optional<AdminHold> hold;
+    std::optional<AdminCap> cap;
+    LearnedLimit learned;
+    int share = 0;           // deliveries in flight; 0 = none
+    std::optional<int> gate; // deliveries in flight; none = no gate
+
+    bool operator==(const Limits&) const = default;
+
+    // No new delivery may start.
+    bool stopped() const { return hold.has_value(); }
+    // The window selection works with, given the concurrency window
+    // `window`: the smallest bound, and one delivery at a time while a
+    // learned pause applies.  Inline: selection asks for every queue it
+    // looks at.
+    int window(int window) const {
+        int w = cap && cap->concurrency < window ? cap->concurrency : window;
+        if (learned.concurrency > 0 && learned.concurrency < w) w = learned.concurrency;
+        if (share > 0 && share < w) w = share;
+        if (learned.rate_delay > 0 && w > 1) w = 1;
+        return gate && *gate < w ? *gate : w;
+    }
+    // Seconds to pause after each delivery the receiver saw; 0 = none.
+    int pause() const { return learned.rate_delay; }
+};
+
+// A change to one bound: which, and its new value in that field of
+// `value` (the other fields are not read).  An empty value removes the
+// bound: no hold, no cap, nothing learned, a share of 0, no gate.
+struct LimitChange {
+    Bound which = Bound::hold;
+    Limits value;
+
+    static LimitChange hold(std::optional<AdminHold> hold) {
+        LimitChange c{Bound::hold, {}};
+        c.value.hold = std::move(hold);
+        return c;
+    }
+    static LimitChange cap(std::optional<AdminCap> cap) {
+        LimitChange c{Bound::cap, {}};
+        c.value.cap = cap;
+        return c;
+    }
+    static LimitChange learned(LearnedLimit learned) {
+        LimitChange c{Bound::learned, {}};
+        c.value.learned = learned;
+        return c;
+    }
+    static LimitChange share(int agents) {
+        LimitChange c{Bound::share, {}};
+        c.value.share = agents;
+        return c;
+    }
+    static LimitChange gate(std::optional<int> gate) {
+        LimitChange c{Bound::gate, {}};
+        c.value.gate = gate;
+        return c;
+    }
+};
+
+} // namespace cqmgr::core
