@@ -101,7 +101,7 @@ void Isolation::apply(const IsolationPolicy::Change& change, const core::Transpo
     }
     log::info("cqmgr: " + change.dest.first + ":" + change.dest.second + ": " + what);
     sched_.set_limit(core::AdminTarget{change.dest.first, change.dest.second},
-                     core::LimitChange::share(change.after));
+                     core::LimitChange::share(change.after, policy_.probing(change.dest)));
 }
 
 } // namespace cqmgr::qmgr

@@ -53,7 +53,7 @@ TEST_F(IsolationTest, ATimeoutLowersTheShareInTheScheduler) {
     isolation->delivered(*busy[0], timed_out, 300'000, 2'000'000);
     // Half of the 8 the window lets go.
     EXPECT_EQ(queue().limits.share, 4);
-    EXPECT_EQ(s->limits().shares().at({"smtp", "d.example"}), 4);
+    EXPECT_EQ(s->limits().shares().at({"smtp", "d.example"}).agents, 4);
     EXPECT_EQ(isolation->policy().lowered({"smtp", "d.example"}), 4);
     s->check_invariants();
 }

@@ -110,8 +110,9 @@ Entry* Selection::finch_walk(Transport& t, bool skip_urgent, bool floor_only) {
 Peer* Selection::finch_peer(Job& j, bool& blocked) {
     for (auto it = j.peers.begin(); it != j.peers.end(); ++it) {
         Queue& q = *it->queue;
-        int room = q.select_window() - q.busy_count();
-        if (room <= 0 || q.suspended || q.limits.stopped() || it->entries.empty()) continue;
+        if (q.suspended || q.limits.stopped() || it->entries.empty()) continue;
+        int room = share_room(q, waits_);
+        if (room <= 0) continue;
         blocked = false;
         int in_flight = it->refcount - static_cast<int>(it->entries.size());
         if (it->held || !within_share(j.transport->cfg, in_flight, room - 1)) continue;

@@ -349,23 +349,41 @@ void Jobs::block(Job& j) {
     j.blocker_tag = t.blocker_tag;
     index_refresh(j);
     for (Peer& p : j.peers)
-        if (!p.entries.empty()) p.queue->blocker_tag = t.blocker_tag;
+        if (!p.entries.empty()) {
+            p.queue->blocker_tag = t.blocker_tag;
+            if (p.queue->share_bound()) t.share_blocked = true;
+        }
+}
+
+// Unmarks every blocker of transport `t` at once; selection finds the real
+// current job again.
+void Jobs::unblock_all(Transport& t) {
+    t.blocker_tag += 2;
+    t.candidates.unblock_all();
+    t.job_current = t.job_list.empty() ? nullptr : &t.job_list.front();
+    t.candidate_cache_current = nullptr;
+}
+
+void Jobs::share_update(Transport& t) {
+    if (t.share_blocked && !destination_waits(t)) {
+        t.share_blocked = false;
+        unblock_all(t);
+    }
 }
 
 void Jobs::blocker_update(Queue& q) {
     Transport& t = *q.transport;
+    share_update(t);
     if (q.blocker_tag != t.blocker_tag) return;
     // A queue the administrator suspended or capped frees nobody until it
     // may take more.
-    int room = q.select_window() - q.busy_count();
-    if (q.may_start() && room > 0 && !q.todo.empty()) {
-        // Unmark every blocker of the transport at once; selection finds the
-        // real current job again.
-        t.blocker_tag += 2;
-        t.candidates.unblock_all();
-        t.job_current = t.job_list.empty() ? nullptr : &t.job_list.front();
-        t.candidate_cache_current = nullptr;
-    }
+    int8_t waits = -1;
+    int room = share_room(q, waits);
+    if (q.may_start() && room > 0 && !q.todo.empty()) unblock_all(t);
+    // Still held back, now by its share alone: the jobs go when nobody
+    // waits any more (share_update).
+    else if (q.may_start() && !q.todo.empty() && q.share_bound())
+        t.share_blocked = true;
     // A queue pausing for a rate delay keeps its mark: its resumption
     // frees the jobs it blocks.
     if ((q.may_start() && room > 0) || q.dead()) q.blocker_tag = 0;

@@ -63,8 +63,13 @@ class Jobs {
     void block(Job& j);
     // `q` may have room again: when it was blocking jobs, free them all.
     void blocker_update(Queue& q);
+    // Jobs held back by a destination share may go again once no
+    // destination of `t` waits: the share no longer binds (share.cpp).
+    void share_update(Transport& t);
 
   private:
+    // Unmarks every blocker of `t`.
+    void unblock_all(Transport& t);
     // refill() past its first test: reads when the refill is due.
     void refill_if_due(Job& j, bool any_room);
     // The reference candidate search: stock's walk of the job list.

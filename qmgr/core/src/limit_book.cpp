@@ -65,7 +65,9 @@ bool LimitBook::set(const AdminTarget& target, const LimitChange& change) {
     case Bound::share:
         one_queue(target, "share");
         if (value.share < 0) panic("share: negative share for " + target.text());
-        return keep(shares_, target, value.share > 0 ? std::optional(value.share) : std::nullopt);
+        return keep(shares_, target,
+                    value.share > 0 ? std::optional(Share{value.share, value.share_always})
+                                    : std::nullopt);
     case Bound::gate:
         break;
     }
@@ -94,8 +96,10 @@ Limits LimitBook::covering(const std::string& transport, const std::string& queu
             l.learned = it->second;
     l.share = full_share;
     if (!shares_.empty())
-        if (auto it = shares_.find(AdminTarget{transport, queue}); it != shares_.end())
-            l.share = full_share > 0 ? std::min(full_share, it->second) : it->second;
+        if (auto it = shares_.find(AdminTarget{transport, queue}); it != shares_.end()) {
+            l.share = full_share > 0 ? std::min(full_share, it->second.agents) : it->second.agents;
+            l.share_always = it->second.always;
+        }
     return l;
 }
 
@@ -116,8 +120,8 @@ void LimitBook::check() const {
     for (const auto& [target, limit] : learned_)
         if (!limit.any() || target.transport.empty() || target.queue.empty())
             fail(target.text() + ": empty or untargeted learned limit");
-    for (const auto& [target, agents] : shares_)
-        if (agents < 1 || target.transport.empty() || target.queue.empty())
+    for (const auto& [target, share] : shares_)
+        if (share.agents < 1 || target.transport.empty() || target.queue.empty())
             fail(target.text() + ": empty or untargeted lowered share");
 }
 

@@ -26,8 +26,8 @@ Peer* Selection::job_peer(Job& j, Peer*& held) {
 Peer* Selection::peer(Job& j, Peer*& held) {
     for (auto it = j.peers.begin(); it != j.peers.end(); ++it) {
         Queue& q = *it->queue;
-        if (q.select_window() > q.busy_count() && !q.suspended && !q.limits.stopped() &&
-            !it->entries.empty()) {
+        if (!it->entries.empty() && !q.suspended && !q.limits.stopped() &&
+            share_room(q, waits_) > 0) {
             if (it->held) {
                 if (!held) held = &*it;
                 continue;
@@ -44,6 +44,8 @@ Peer* Selection::peer(Job& j, Peer*& held) {
 Entry* Selection::select_entry(Transport& t) {
     // A transport suspended since its connection was granted gets nothing.
     Entry* e = nullptr;
+    waits_ = -1;
+    c_.jobs.share_update(t);
     if (!t.hold) e = t.urgent_jobs.empty() && !lane_capped(t) ? walk(t) : lanes(t);
     // Nothing to send: release the rate lock so the transport is not stalled.
     if (!e) t.rate_locked = false;

@@ -80,13 +80,15 @@ Transport* Transports::select() {
         int need = t.pending + 1;
         // Beyond its cap, only urgent mail may use an agent (lanes.cpp).
         bool urgent_only = lane_capped(t);
+        int8_t waits = -1; // share_room: asked once per transport
+        c_.jobs.share_update(t);
         for (Queue& q : t.queues_rr) {
             if (!q.may_start()) continue;
             // Entries held back for a refill give an agent nothing to do.
             // A cap or gate below what is in flight gives no room (not less).
             int usable =
                 urgent_only ? std::min(q.selectable_count(), q.urgent_todo) : q.selectable_count();
-            need -= std::max(0, std::min(q.select_window() - q.busy_count(), usable));
+            need -= std::max(0, std::min(share_room(q, waits), usable));
             if (need <= 0) {
                 // Rotate: the next search starts after this transport.
                 if (std::next(it) != rr_.end())

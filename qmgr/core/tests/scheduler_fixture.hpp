@@ -58,6 +58,30 @@ struct Fixture : ::testing::Test {
         }
         return out;
     }
+    // Like fill(), with at most `agents` deliveries of transport `t` in
+    // flight: the agents of its process limit (the core counts on the
+    // driver for that bound).
+    std::vector<Entry*> fill_agents(const std::string& transport, int agents) {
+        std::vector<Entry*> out;
+        Transport& t = s->transport(transport);
+        while (in_flight(t) < agents) {
+            Transport* ready = s->select_transport();
+            if (!ready) break;
+            s->connection_ready(*ready);
+            Entry* e = s->select_entry(*ready);
+            EXPECT_NE(e, nullptr) << "a connection without a request";
+            if (!e) break;
+            out.push_back(e);
+            s->check_invariants();
+        }
+        return out;
+    }
+    static int in_flight(const Transport& t) {
+        int n = 0;
+        for (int b : t.lane_busy)
+            n += b;
+        return n;
+    }
     // Reports entry `e` delivered.
     void deliver(Entry* e) {
         s->delivery_done(e, DeliveryResult{DeliveryResult::Kind::replied, 0, {}});

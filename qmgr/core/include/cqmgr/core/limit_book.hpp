@@ -44,7 +44,14 @@ class LimitBook {
     const std::map<AdminTarget, AdminHold>& holds() const { return holds_; }
     const std::map<AdminTarget, AdminCap>& caps() const { return caps_; }
     const std::map<AdminTarget, LearnedLimit>& learned() const { return learned_; }
-    const std::map<AdminTarget, int>& shares() const { return shares_; }
+    // A lowered share: its agents, and whether it binds even while no
+    // other destination waits (Limits::share_always).
+    struct Share {
+        int agents = 0;
+        bool always = false;
+        bool operator==(const Share&) const = default;
+    };
+    const std::map<AdminTarget, Share>& shares() const { return shares_; }
     // Panics on a setting that set() would not have kept.
     void check() const;
 
@@ -52,7 +59,7 @@ class LimitBook {
     std::map<AdminTarget, AdminHold> holds_;
     std::map<AdminTarget, AdminCap> caps_;
     std::map<AdminTarget, LearnedLimit> learned_;
-    std::map<AdminTarget, int> shares_; // lowered shares
+    std::map<AdminTarget, Share> shares_; // lowered shares
 };
 
 } // namespace cqmgr::core

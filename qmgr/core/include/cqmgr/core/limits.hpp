@@ -6,6 +6,8 @@
 //   learned  what the adaptive limits learned from the receivers: a
 //            concurrency cap, and a pause after each delivery
 //   share    the destination share: at most this many deliveries in flight
+//            while another destination of the transport waits for an
+//            agent (work-conserving: share.cpp)
 //   gate     the driver's gate (cluster leases, rate tokens it holds)
 //
 // None of them makes a queue dead or pauses it (Queue::ready() does not
@@ -30,7 +32,11 @@ struct Limits {
     std::optional<AdminHold> hold;
     std::optional<AdminCap> cap;
     LearnedLimit learned;
-    int share = 0;           // deliveries in flight; 0 = none
+    int share = 0; // deliveries in flight; 0 = none
+    // The share binds even while no other destination waits: a probe of
+    // one delivery after a death, which is about the receiver, not about
+    // the agents.
+    bool share_always = false;
     std::optional<int> gate; // deliveries in flight; none = no gate
 
     bool operator==(const Limits&) const = default;
@@ -39,12 +45,13 @@ struct Limits {
     bool stopped() const { return hold.has_value(); }
     // The window selection works with, given the concurrency window
     // `window`: the smallest bound, and one delivery at a time while a
-    // learned pause applies.  Inline: selection asks for every queue it
-    // looks at.
-    int window(int window) const {
+    // learned pause applies; the share counts only `with_share` (it binds
+    // only while other destinations wait, share.cpp).  Inline: selection
+    // asks for every queue it looks at.
+    int window(int window, bool with_share = true) const {
         int w = cap && cap->concurrency < window ? cap->concurrency : window;
         if (learned.concurrency > 0 && learned.concurrency < w) w = learned.concurrency;
-        if (share > 0 && share < w) w = share;
+        if ((with_share || share_always) && share > 0 && share < w) w = share;
         if (learned.rate_delay > 0 && w > 1) w = 1;
         return gate && *gate < w ? *gate : w;
     }
@@ -74,9 +81,10 @@ struct LimitChange {
         c.value.learned = learned;
         return c;
     }
-    static LimitChange share(int agents) {
+    static LimitChange share(int agents, bool always = false) {
         LimitChange c{Bound::share, {}};
         c.value.share = agents;
+        c.value.share_always = always;
         return c;
     }
     static LimitChange gate(std::optional<int> gate) {

@@ -266,5 +266,14 @@ bool lane_capped(const Transport& t);
 // have in flight, its process limit times dest_share percent (at least 1),
 // or 0 for no cap.
 int share_full(const Transport& t);
+// Whether some queue of `t` could start a delivery now within every bound,
+// its share included: mail waiting for an agent, which is what makes the
+// shares bind.
+bool destination_waits(const Transport& t);
+// The room queue `q` has for new deliveries: within its share while
+// another destination of its transport waits, up to its other bounds
+// otherwise.  `waits` remembers destination_waits() for a caller that
+// asks of many queues (-1: not asked yet).
+int share_room(const Queue& q, int8_t& waits);
 
 } // namespace cqmgr::core

@@ -244,6 +244,14 @@ struct Queue {
     // The window selection works with: the concurrency window within the
     // bounds the features place here (Limits::window).
     int select_window() const { return limits.window(window); }
+    // The same without the destination share: what the queue may use
+    // while no other destination of its transport waits (share.cpp).
+    int open_window() const { return limits.window(window, false); }
+    // Only the destination share keeps it from starting one more delivery.
+    bool share_bound() const {
+        int b = busy_count();
+        return limits.share > 0 && select_window() <= b && open_window() > b;
+    }
     int todo_count() const { return static_cast<int>(todo.size()); }
     // Waiting entries that an agent could be given now, window permitting.
     int selectable_count() const { return todo_count() - held; }
@@ -422,6 +430,10 @@ struct Transport {
     // or an empty selection (stock keeps it then, see docs/compatibility.md)
     // and when a dead transport revives.
     bool rate_locked = false;
+    // A job was marked a blocker while a destination share held one of its
+    // queues back: when no destination waits any more, the marks go
+    // (share.cpp), since the share no longer binds.
+    bool share_blocked = false;
     // Entries sent before their refill landed, because an agent had nothing
     // else to do (see Selection::walk).
     long early_entries = 0;
