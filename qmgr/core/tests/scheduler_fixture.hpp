@@ -46,25 +46,17 @@ struct Fixture : ::testing::Test {
     }
     // Opens connections and selects entries until the scheduler wants no
     // more; returns what was selected.
-    std::vector<Entry*> fill() {
-        std::vector<Entry*> out;
-        while (Transport* t = s->select_transport()) {
-            s->connection_ready(*t);
-            Entry* e = s->select_entry(*t);
-            EXPECT_NE(e, nullptr) << "a connection without a request";
-            if (!e) break;
-            out.push_back(e);
-            s->check_invariants();
-        }
-        return out;
-    }
+    std::vector<Entry*> fill() { return fill_up_to(nullptr, 0); }
     // Like fill(), with at most `agents` deliveries of transport `t` in
     // flight: the agents of its process limit (the core counts on the
     // driver for that bound).
     std::vector<Entry*> fill_agents(const std::string& transport, int agents) {
+        return fill_up_to(&s->transport(transport), agents);
+    }
+    // fill(), while `t` (when given) has fewer than `agents` in flight.
+    std::vector<Entry*> fill_up_to(const Transport* t, int agents) {
         std::vector<Entry*> out;
-        Transport& t = s->transport(transport);
-        while (in_flight(t) < agents) {
+        while (!t || in_flight(*t) < agents) {
             Transport* ready = s->select_transport();
             if (!ready) break;
             s->connection_ready(*ready);
