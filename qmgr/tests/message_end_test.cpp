@@ -137,6 +137,53 @@ TEST(MessageEnd, AFailedBounceDefersTheMessage) {
     EXPECT_TRUE(p.q.exists("bounce", "A1")); // for the next attempt
 }
 
+namespace {
+// The record sendmail -v leaves: report every delivery to the sender.
+std::string trace_record() {
+    return queuefile::encode_record('A',
+                                    "trace_flags=" + std::to_string(protocol::del_flag::record));
+}
+} // namespace
+
+TEST(MessageEnd, ATraceRequestGoesToTheTraceServiceOnce) {
+    Parts p;
+    std::vector<std::string> seen;
+    fake::Server trace(p.io, "private/trace", status_service(0, &seen));
+    Message* m = claimed(p, "A1", 10, trace_record());
+    ASSERT_TRUE(m);
+    EXPECT_FALSE(p.end.finish_now(*m));
+    m->flags |= message_flag::defer; // a recipient left: the file stays
+    EXPECT_EQ(finish(p, *m), MessageEnd::Outcome::over);
+    EXPECT_EQ(seen, std::vector<std::string>{
+                        request(protocol::bounce_cmd::trace, protocol::del_flag::record)});
+    ASSERT_TRUE(p.q.exists("deferred", "A1"));
+    // Reported: the request is killed in the file, so the next attempt
+    // does not report the same deliveries again.
+    int fd = ::open(p.q.store.path("deferred", "A1").c_str(), O_RDONLY);
+    queuefile::Envelope env;
+    ASSERT_TRUE(queuefile::read_envelope(fd, env, 10).ok);
+    ::close(fd);
+    EXPECT_EQ(env.tflags, 0);
+}
+
+TEST(MessageEnd, AFailedTraceDefersTheMessageWithoutItsRecordLost) {
+    Parts p;
+    std::vector<std::string> seen;
+    fake::Server trace(p.io, "private/trace", status_service(1, &seen));
+    Message* m = claimed(p, "A1", 10, trace_record());
+    ASSERT_TRUE(m);
+    EXPECT_EQ(finish(p, *m), MessageEnd::Outcome::over);
+    EXPECT_EQ(seen.size(), 1u);
+    EXPECT_TRUE(p.log.has("A1: status=deferred (trace failed)")) << p.log.text();
+    ASSERT_TRUE(p.q.exists("deferred", "A1"));
+    // The request stays in the file, for the next attempt.
+    int fd = ::open(p.q.store.path("deferred", "A1").c_str(), O_RDONLY);
+    queuefile::Envelope env;
+    ASSERT_TRUE(queuefile::read_envelope(fd, env, 10).ok);
+    ::close(fd);
+    EXPECT_EQ(env.tflags, protocol::del_flag::record);
+}
+
 TEST(MessageEnd, ExpiredIsReturnedToTheSender) {
     Parts p;
     std::vector<std::string> seen;
