@@ -217,11 +217,14 @@ TEST(Feeder, InFlowTokensOnePerIncomingMessageThenATopUp) {
     Feed f("in_flow_delay = 1s\ndefault_process_limit = 10");
     f.put("incoming", "A1");
     f.put("incoming", "B2");
+    f.put("deferred", "D1");
     f.feeder.start();
     f.settle();
-    EXPECT_EQ(f.offered.size(), 2u);
-    // One for each message taken while the incoming scan ran, then the
-    // rest up to the process limit once it is over.
+    EXPECT_EQ(f.offered.size(), 3u);
+    EXPECT_EQ(f.offered[1], "deferred/D1"); // the scans take turns
+    // One for each message taken from incoming while its scan ran (none
+    // for the one from deferred), then the rest up to the process limit
+    // once it is over.
     EXPECT_EQ(f.pipe.changes, (std::vector<int>{1, 1, 8}));
     EXPECT_EQ(f.pipe.in_pipe, 10);
     EXPECT_EQ(f.counters.in_flow_tokens, 10u);
