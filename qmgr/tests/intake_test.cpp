@@ -294,6 +294,36 @@ TEST(Intake, DeferTransportsGoToRetryUnlessFlushed) {
     EXPECT_EQ(waiting(p, "smtp", "y.example"), 1);
 }
 
+TEST(Intake, AddressProbesOverTheirLimitGoToRetry) {
+    Parts p("address_verify_pending_request_limit = 1");
+    std::vector<std::string> asked;
+    fake::Server rewrite(p.io, "private/rewrite", rewrite_service(all_smtp, &asked));
+    // Probes from verify(8): trace flag MTA_VRFY, resolved as "verify".
+    const std::string probe = queuefile::encode_record(
+        'A', "trace_flags=" + std::to_string(protocol::del_flag::mta_vrfy));
+    for (const char* id : {"A1", "B2", "C3"})
+        p.q.put("incoming", id,
+                queue_file({std::string("u@") + id + ".example"}, p.clock.now(), "double-bounce@vm",
+                           probe));
+    // Counted from the claim on: the second is over the limit.
+    Message* a = take(p, "A1");
+    ASSERT_TRUE(a);
+    assign(p, *a);
+    Message* b = take(p, "B2");
+    ASSERT_TRUE(b);
+    assign(p, *b);
+    EXPECT_EQ(asked, (std::vector<std::string>{"u@A1.example", "u@B2.example"}));
+    EXPECT_EQ(waiting(p, "smtp", "a1.example"), 1);
+    EXPECT_EQ(waiting(p, "retry", "4.3.2 too many address verification requests"), 1);
+    // Both leave memory: the next one is within the limit again.
+    p.intake.forget(*a);
+    p.intake.forget(*b);
+    Message* c = take(p, "C3");
+    ASSERT_TRUE(c);
+    assign(p, *c);
+    EXPECT_EQ(waiting(p, "smtp", "c3.example"), 1);
+}
+
 TEST(Intake, AContentFilterRoutesWithoutTheResolver) {
     Parts p; // no rewrite service: none is asked
     p.q.put("incoming", "A1",
