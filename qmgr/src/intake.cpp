@@ -35,42 +35,11 @@ std::string Intake::log_addr(std::string_view addr) const {
 
 Intake::Claimed Intake::claim(const std::string& id, const std::string& queue, int scan_flags,
                               mode_t mode) {
-    using Step = queuefile::ActiveQueue::Claim::Step;
     Claimed out;
     if (log::verbose()) log::debug("qmgr_message_alloc: active " + id);
     auto c = store_.claim(queue, id);
-    switch (c.step) {
-    case Step::none:
-        break;
-    case Step::move:
-        // Gone meanwhile (postsuper): stock's warning.  Else the file stays
-        // where it is and feeding pauses.
-        out.pause = !c.error->gone();
-        if (out.pause)
-            retry_.report("qmgr_active_feed", *c.error);
-        else
-            log::warn(c.error->text);
-        return out;
-    case Step::open:
-        log::warn(c.error->text);
-        if (!c.error->gone()) {
-            // Not readable now (out of descriptors, say): back to incoming.
-            retry_.run("qmgr_active_defer",
-                       [this, id] { return store_.release(id, clock_.now()); });
-            out.pause = true;
-        }
-        return out;
-    case Step::lock:
-        if (queue == "active") {
-            // Left by a queue manager whose agent still delivers it: back to
-            // incoming as stock's start-up moves it, whose scan skips it.
-            retry_.run("qmgr_move", [this, id] { return store_.recover(id, clock_.now()); });
-            return out;
-        }
-        // Another queue manager's agent still has it: back for later.
-        log::info(id + ": skipped, still being delivered");
-        retry_.run("qmgr_active_defer",
-                   [this, id] { return store_.release(id, clock_.now() + 60); });
+    if (c.step != queuefile::ActiveQueue::Claim::Step::none) {
+        out.pause = not_claimed(id, queue, c);
         return out;
     }
 
@@ -125,6 +94,43 @@ Intake::Claimed Intake::claim(const std::string& id, const std::string& queue, i
     }
     out.message = std::move(msg);
     return out;
+}
+
+bool Intake::not_claimed(const std::string& id, const std::string& queue,
+                         const queuefile::ActiveQueue::Claim& c) {
+    using Step = queuefile::ActiveQueue::Claim::Step;
+    switch (c.step) {
+    case Step::none:
+        break;
+    case Step::move:
+        // Gone meanwhile (postsuper): stock's warning.  Else the file stays
+        // where it is and feeding pauses.
+        if (c.error->gone()) {
+            log::warn(c.error->text);
+            return false;
+        }
+        retry_.report("qmgr_active_feed", *c.error);
+        return true;
+    case Step::open:
+        log::warn(c.error->text);
+        if (c.error->gone()) return false;
+        // Not readable now (out of descriptors, say): back to incoming.
+        retry_.run("qmgr_active_defer", [this, id] { return store_.release(id, clock_.now()); });
+        return true;
+    case Step::lock:
+        if (queue == "active") {
+            // Left by a queue manager whose agent still delivers it: back to
+            // incoming as stock's start-up moves it, whose scan skips it.
+            retry_.run("qmgr_move", [this, id] { return store_.recover(id, clock_.now()); });
+            return false;
+        }
+        // Another queue manager's agent still has it: back for later.
+        log::info(id + ": skipped, still being delivered");
+        retry_.run("qmgr_active_defer",
+                   [this, id] { return store_.release(id, clock_.now() + 60); });
+        return false;
+    }
+    return false;
 }
 
 core::Lane Intake::classify(const Message& m, int fd) const {

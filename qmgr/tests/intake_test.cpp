@@ -79,6 +79,19 @@ TEST(Intake, ClaimOfAFileGoneMeanwhileIsAWarning) {
         << p.log.text();
 }
 
+TEST(Intake, AFileThatCannotBeMovedStaysAndFeedingPauses) {
+    Parts p;
+    p.q.put("incoming", "A1", queue_file({"u@example.com"}, p.clock.now()));
+    std::filesystem::remove("active");
+    std::ofstream("active") << "not a directory";
+    auto c = p.claim("A1");
+    EXPECT_FALSE(p.taken);
+    EXPECT_TRUE(c.pause);
+    EXPECT_TRUE(p.q.exists("incoming", "A1"));
+    EXPECT_EQ(p.log.lines(), std::vector<std::string>{"warning: qmgr_active_feed: A1: rename from "
+                                                      "incoming to active: Not a directory"});
+}
+
 TEST(Intake, AFileStillBeingDeliveredGoesBackForAMinute) {
     Parts p;
     p.q.put("incoming", "A1", queue_file({"u@example.com"}, p.clock.now()));
