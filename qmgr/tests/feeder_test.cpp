@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 #include <set>
+#include <sys/time.h>
 
 using namespace cqmgr;
 using namespace cqmgr::qmgr;
@@ -140,6 +141,33 @@ TEST(Feeder, DeferredFilesWaitForTheirTimeUnlessA) {
     f.settle();
     EXPECT_EQ(f.offered, (std::vector<std::string>{"deferred/E2", "deferred/D1"}));
     EXPECT_TRUE(f.offered_flags.back() & scan_flag::all);
+}
+
+TEST(Feeder, WithTheDueIndexAFileNotDueIsTakenFromTheIndexOnceDue) {
+    Feed f("cqmgr_deferred_due_index = yes", 1);
+    f.put("deferred", "D1", f.clock.now() + 100);
+    f.put("deferred", "E2", f.clock.now() - 10);
+    // Directories last changed a while ago: what a pass saw of them holds.
+    for (const char* d : {"deferred/D", "deferred/E", "deferred"}) {
+        timeval old[2] = {{::time(nullptr) - 10, 0}, {::time(nullptr) - 10, 0}};
+        ASSERT_EQ(::utimes(d, old), 0);
+    }
+    f.feeder.start(); // a full pass: every directory listed, every file looked at
+    f.settle();
+    EXPECT_EQ(f.offered, std::vector<std::string>{"deferred/E2"});
+    EXPECT_TRUE(f.log.has("deferred queue scan: 3 directories listed, 0 unchanged; due index: 1 "
+                          "files"))
+        << f.log.text();
+    // A periodic pass once D1 is due: taken from the index, with no
+    // directory listed and no other file looked at.
+    f.clock.t += 200;
+    f.log.clear();
+    f.feeder.scan_deferred();
+    f.settle();
+    EXPECT_EQ(f.offered, (std::vector<std::string>{"deferred/E2", "deferred/D1"}));
+    EXPECT_TRUE(f.log.has("deferred queue scan: 0 directories listed, 3 unchanged; due index: 0 "
+                          "files"))
+        << f.log.text();
 }
 
 TEST(Feeder, TheDeferredScanRunsOnlyWhenAsked) {
