@@ -18,9 +18,9 @@ constexpr int pass_over_batch = 256;
 } // namespace
 
 Feeder::Feeder(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
-               const queuefile::ActiveQueue& store, StoreRetry& retry, MasterLink& master,
+               const queuefile::ActiveQueue& store, StoreRetry& retry, FlowTokens& tokens,
                Hooks hooks, Counters& counters, RecoveryRamp& ramp, DeadBacklog& backlog)
-    : io_(io), params_(params), clock_(clock), store_(store), retry_(retry), master_(master),
+    : io_(io), params_(params), clock_(clock), store_(store), retry_(retry), tokens_(tokens),
       hooks_(std::move(hooks)), counters_(counters), ramp_(ramp), backlog_(backlog),
       pause_timer_(io), deferred_timer_(io) {}
 
@@ -120,8 +120,8 @@ void Feeder::feed() {
     // The scans take turns; with the active queue full, new mail goes first.
     room = hooks_.active_count() < params_.qmgr_message_active_limit;
     first_ = room ? (last + 1) % 2 : incoming;
-    counters_.in_flow_tokens += master_.feed_tokens(flow_token_change(
-        params_.in_flow_delay, master_.tokens(), static_cast<int>(params_.default_process_limit),
+    counters_.in_flow_tokens += tokens_.feed_tokens(flow_token_change(
+        params_.in_flow_delay, tokens_.tokens(), static_cast<int>(params_.default_process_limit),
         taken && last == incoming, scans_[incoming].running()));
     if (offered && !paused_) wake();
 }

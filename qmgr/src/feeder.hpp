@@ -54,7 +54,7 @@ class Feeder {
     };
 
     Feeder(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
-           const queuefile::ActiveQueue& store, StoreRetry& retry, MasterLink& master, Hooks hooks,
+           const queuefile::ActiveQueue& store, StoreRetry& retry, FlowTokens& tokens, Hooks hooks,
            Counters& counters, RecoveryRamp& ramp, DeadBacklog& backlog);
 
     // Recovers active/, starts both scans and the periodic deferred scan.
@@ -121,7 +121,7 @@ class Feeder {
     const WallClock& clock_;
     const queuefile::ActiveQueue& store_;
     StoreRetry& retry_;
-    MasterLink& master_;
+    FlowTokens& tokens_; // cleanup's in-flow tokens (master's pipe)
     Hooks hooks_;
     // The files a previous queue manager left in active (read at start())
     // and the next one to offer.

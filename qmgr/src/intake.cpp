@@ -5,6 +5,7 @@
 #include "cqmgr/queuefile/header_block.hpp"
 #include "log.hpp"
 #include "probes.hpp"
+#include "recipient_order.hpp"
 #include "routing.hpp"
 #include "scan.hpp"
 #include "status_line.hpp"
@@ -20,54 +21,6 @@ namespace {
 constexpr size_t max_header_bytes = 64 * 1024;
 using queuefile::qmode::expire;
 using queuefile::qmode::unthrottle;
-
-// The key recipients are sorted by: the domain of an address, or all of an
-// address that has no '@'.
-std::string_view sort_domain(std::string_view address) {
-    auto parts = split_address(address);
-    return parts.has_at ? parts.domain : address;
-}
-
-// Orders recipients by lower-cased domain, then by address, keeping the file
-// order of equal ones.  The domains are compared where they lie (a batch
-// may hold 5,000 recipients: no copy each), lower-cased copies made only
-// when one has a capital; a batch already in order is left as it is.
-void sort_by_domain(std::vector<queuefile::Recipient>& rcpts) {
-    if (rcpts.size() < 2) return;
-    const size_t n = rcpts.size();
-    std::vector<std::string_view> domain(n);
-    bool capitals = false;
-    for (size_t i = 0; i < n; ++i) {
-        domain[i] = sort_domain(rcpts[i].address());
-        for (char c : domain[i])
-            capitals |= c >= 'A' && c <= 'Z';
-    }
-    std::vector<std::string> lowered;
-    if (capitals) {
-        lowered.reserve(n);
-        for (size_t i = 0; i < n; ++i) {
-            lowered.push_back(lower(domain[i]));
-            domain[i] = lowered.back();
-        }
-    }
-    auto before = [&](size_t a, size_t b) {
-        if (int c = domain[a].compare(domain[b]); c != 0) return c < 0;
-        return rcpts[a].address() < rcpts[b].address();
-    };
-    bool sorted = true;
-    for (size_t i = 1; sorted && i < n; ++i)
-        sorted = !before(i, i - 1);
-    if (sorted) return;
-    std::vector<size_t> order(n);
-    for (size_t i = 0; i < n; ++i)
-        order[i] = i;
-    std::stable_sort(order.begin(), order.end(), before);
-    std::vector<queuefile::Recipient> out;
-    out.reserve(n);
-    for (size_t i : order)
-        out.push_back(std::move(rcpts[i]));
-    rcpts = std::move(out);
-}
 } // namespace
 
 Intake::Intake(const conf::QmgrParams& params, const WallClock& clock,
@@ -82,42 +35,11 @@ std::string Intake::log_addr(std::string_view addr) const {
 
 Intake::Claimed Intake::claim(const std::string& id, const std::string& queue, int scan_flags,
                               mode_t mode) {
-    using Step = queuefile::ActiveQueue::Claim::Step;
     Claimed out;
     if (log::verbose()) log::debug("qmgr_message_alloc: active " + id);
     auto c = store_.claim(queue, id);
-    switch (c.step) {
-    case Step::none:
-        break;
-    case Step::move:
-        // Gone meanwhile (postsuper): stock's warning.  Else the file stays
-        // where it is and feeding pauses.
-        out.pause = !c.error->gone();
-        if (out.pause)
-            retry_.report("qmgr_active_feed", *c.error);
-        else
-            log::warn(c.error->text);
-        return out;
-    case Step::open:
-        log::warn(c.error->text);
-        if (!c.error->gone()) {
-            // Not readable now (out of descriptors, say): back to incoming.
-            retry_.run("qmgr_active_defer",
-                       [this, id] { return store_.release(id, clock_.now()); });
-            out.pause = true;
-        }
-        return out;
-    case Step::lock:
-        if (queue == "active") {
-            // Left by a queue manager whose agent still delivers it: back to
-            // incoming as stock's start-up moves it, whose scan skips it.
-            retry_.run("qmgr_move", [this, id] { return store_.recover(id, clock_.now()); });
-            return out;
-        }
-        // Another queue manager's agent still has it: back for later.
-        log::info(id + ": skipped, still being delivered");
-        retry_.run("qmgr_active_defer",
-                   [this, id] { return store_.release(id, clock_.now() + 60); });
+    if (c.step != queuefile::ActiveQueue::Claim::Step::none) {
+        out.pause = not_claimed(id, queue, c);
         return out;
     }
 
@@ -172,6 +94,43 @@ Intake::Claimed Intake::claim(const std::string& id, const std::string& queue, i
     }
     out.message = std::move(msg);
     return out;
+}
+
+bool Intake::not_claimed(const std::string& id, const std::string& queue,
+                         const queuefile::ActiveQueue::Claim& c) {
+    using Step = queuefile::ActiveQueue::Claim::Step;
+    switch (c.step) {
+    case Step::none:
+        break;
+    case Step::move:
+        // Gone meanwhile (postsuper): stock's warning.  Else the file stays
+        // where it is and feeding pauses.
+        if (c.error->gone()) {
+            log::warn(c.error->text);
+            return false;
+        }
+        retry_.report("qmgr_active_feed", *c.error);
+        return true;
+    case Step::open:
+        log::warn(c.error->text);
+        if (c.error->gone()) return false;
+        // Not readable now (out of descriptors, say): back to incoming.
+        retry_.run("qmgr_active_defer", [this, id] { return store_.release(id, clock_.now()); });
+        return true;
+    case Step::lock:
+        if (queue == "active") {
+            // Left by a queue manager whose agent still delivers it: back to
+            // incoming as stock's start-up moves it, whose scan skips it.
+            retry_.run("qmgr_move", [this, id] { return store_.recover(id, clock_.now()); });
+            return false;
+        }
+        // Another queue manager's agent still has it: back for later.
+        log::info(id + ": skipped, still being delivered");
+        retry_.run("qmgr_active_defer",
+                   [this, id] { return store_.release(id, clock_.now() + 60); });
+        return false;
+    }
+    return false;
 }
 
 core::Lane Intake::classify(const Message& m, int fd) const {

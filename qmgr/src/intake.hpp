@@ -96,6 +96,11 @@ class Intake {
     int admitted() const { return admitted_; }
 
   private:
+    // After a claim of `id` from `queue` failed at step `c.step`: logs it
+    // as stock does and puts the file where it waits.  True when feeding
+    // pauses (a file-system error, not the file's own state).
+    bool not_claimed(const std::string& id, const std::string& queue,
+                     const queuefile::ActiveQueue::Claim& c);
     // Routes the batch's recipients from `b.next` on while the resolver's
     // cache (or the content filter) answers, then assigns the batch; false
     // at the first recipient that needs trivial-rewrite.

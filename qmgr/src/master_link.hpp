@@ -22,7 +22,19 @@ namespace cqmgr::qmgr {
 int flow_token_change(int64_t in_flow_delay, int tokens, int process_limit, bool fed_incoming,
                       bool incoming_scan_running);
 
-class MasterLink {
+// Cleanup's in-flow token pipe as the feeder tops it up after each pass:
+// master's descriptors in the daemon, a counter in the feeder's tests.
+class FlowTokens {
+  public:
+    virtual ~FlowTokens() = default;
+    // The number of tokens in the pipe now.
+    virtual int tokens() const = 0;
+    // Adds `change` tokens (takes them back when negative); returns the
+    // number written.
+    virtual int feed_tokens(int change) = 0;
+};
+
+class MasterLink final : public FlowTokens {
   public:
     using TriggerHandler = std::function<void(std::string_view bytes)>;
 
@@ -39,9 +51,9 @@ class MasterLink {
     // Adjusts cleanup's in-flow tokens after a feed pass by `change` (see
     // flow_token_change()), given the count now in the pipe.  Returns the
     // number of tokens written (0 when tokens were taken back).
-    int feed_tokens(int change);
+    int feed_tokens(int change) override;
     // The number of tokens in the pipe now (0 when not under master).
-    int tokens() const;
+    int tokens() const override;
 
     bool active() const { return active_; }
 
