@@ -33,8 +33,7 @@ DaemonConfig load_daemon_config(int argc, char** argv) {
     // Logging comes first, with the default name, as in stock: what goes
     // wrong while main.cf is read is logged there.  -V adds standard error
     // only once main.cf is read, where stock's option loop turns it on.
-    std::string err;
-    auto cl = conf::parse_command_line(argc, argv, err);
+    auto cl = conf::parse_command_line(argc, argv);
     std::string process_name = cl ? cl->process_name : "cqmgr";
     log::Options lo;
     lo.tag = "postfix/" + process_name;
@@ -48,7 +47,7 @@ DaemonConfig load_daemon_config(int argc, char** argv) {
             log::fatal(cf.error());
         if (!cl) {
             log::set_stderr(true); // someone typed it: tell them, not only the log
-            log::fatal(err);
+            log::fatal(cl.error().message());
         }
         log::set_stderr(cl->log_to_stderr);
         for (auto& [name, value] : cl->overrides)
