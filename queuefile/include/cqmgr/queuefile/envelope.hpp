@@ -24,6 +24,14 @@ inline constexpr int dsn_notify_mask = 0x1e;
 inline constexpr int user_mask = 0x1f;
 } // namespace read_flag
 
+// The trace_flags bits an envelope keeps (Postfix's DEL_REQ_TRACE_FLAGS in
+// 3.7), and the one that says the file's own trace record is to be
+// removed once its report is out (DEL_REQ_FLAG_RECORD).
+namespace trace_flag {
+inline constexpr int mask = 0x2700;
+inline constexpr int record = 0x0400;
+} // namespace trace_flag
+
 // DSN NOTIFY bits as stored in notify_flags.
 namespace dsn_notify {
 inline constexpr int never = 1, success = 2, failure = 4, delay = 8;
@@ -147,7 +155,7 @@ struct ReadResult {
 // (env.rcpt_offset == 0 on a fresh Envelope) also reads every non-recipient
 // record; when it returns with env.rcpt_offset != 0, more recipients remain
 // and the next call resumes there, holding only one batch in memory.
-// Only the trace bits of trace_flags are kept (0x2700 in Postfix 3.7).
+// Only the trace bits of trace_flags are kept (trace_flag::mask).
 // `path` names the file in typed errors.
 ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path = {});
 

@@ -165,6 +165,14 @@ class JobChain {
     Job* first_ = nullptr;
 };
 
+// Bits of Message::flags, stock's "delivery problems" word: nonzero at the
+// end means that some recipient is to be tried again, so the message is
+// deferred rather than removed.
+namespace message_flag {
+// Some recipient must be retried (stock's DELIVER_STAT_DEFER).
+inline constexpr int defer = 1;
+} // namespace message_flag
+
 // The scheduler's view of a message.  The daemon derives its own message
 // (envelope, file state) from this.  Not polymorphic (no table pointer in
 // each of up to 20,000 messages): whoever makes a message owns and destroys
@@ -173,7 +181,7 @@ struct Message {
     std::string id;
     int64_t queued_time = 0;
     int refcount = 0;            // entries in core
-    int flags = 0;               // nonzero: some recipient must be retried
+    int flags = 0;               // message_flag bits; nonzero: some recipient must be retried
     int rcpt_count = 0;          // recipients in core
     int rcpt_limit = 0;          // recipient slots lent to this message
     int rcpt_unread = 0;         // estimate of recipients not read yet
