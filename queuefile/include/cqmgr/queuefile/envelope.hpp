@@ -4,7 +4,7 @@
 // to be held in memory at once.
 #pragma once
 
-#include "cqmgr/core/recipient.hpp"
+#include "cqmgr/common/recipient.hpp"
 #include "cqmgr/queuefile/envelope_text.hpp"
 #include "cqmgr/queuefile/error.hpp"
 #include "cqmgr/queuefile/record.hpp"
@@ -39,8 +39,8 @@ inline constexpr int never = 1, success = 2, failure = 4, delay = 8;
 
 // One recipient: its R record's offset, address, original address, DSN
 // original recipient and NOTIFY flags.  The scheduler core carries the
-// same struct in its entries.
-using Recipient = core::Recipient;
+// same class in its entries.
+using Recipient = cqmgr::Recipient;
 
 // Laid out largest first: an active message keeps its envelope for its
 // whole life.

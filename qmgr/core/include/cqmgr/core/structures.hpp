@@ -15,12 +15,12 @@
 // when done.  Messages are owned by the caller.
 #pragma once
 
+#include "cqmgr/common/recipient.hpp"
 #include "cqmgr/core/admin.hpp"
 #include "cqmgr/core/feedback.hpp"
 #include "cqmgr/core/limits.hpp"
 #include "cqmgr/core/peer_index.hpp"
 #include "cqmgr/core/pooled.hpp"
-#include "cqmgr/core/recipient.hpp"
 
 #include <boost/container/small_vector.hpp>
 #include <boost/intrusive/list.hpp>
@@ -37,6 +37,10 @@ namespace cqmgr::core {
 
 namespace bi = boost::intrusive;
 using Hook = bi::list_member_hook<bi::link_mode<bi::safe_link>>;
+
+// The recipients the core groups into entries, as the queue-file reader
+// made them (cqmgr/common/recipient.hpp).
+using Recipient = cqmgr::Recipient;
 
 template <class T, Hook T::*H>
 using List = bi::list<T, bi::member_hook<T, Hook, H>, bi::constant_time_size<true>>;
