@@ -184,7 +184,7 @@ gid_t lookup_group(const std::string& name) {
 
 // Creates the directory with mkdtemp and opens it up to 0755 so that
 // delivery agents running as other users can traverse it.
-TempDir::TempDir(const std::string& prefix) {
+WorkDir::WorkDir(const std::string& prefix) {
     std::vector<char> tmpl(prefix.begin(), prefix.end());
     for (int i = 0; i < 6; ++i)
         tmpl.push_back('X');
@@ -199,7 +199,7 @@ TempDir::TempDir(const std::string& prefix) {
 }
 
 // Removes the directory only when asked to.
-TempDir::~TempDir() {
+WorkDir::~WorkDir() {
     if (!remove_) return;
     std::string err = remove_tree(path_);
     if (!err.empty()) std::fprintf(stderr, "compat-run: warning: %s\n", err.c_str());

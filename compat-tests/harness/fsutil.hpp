@@ -46,14 +46,18 @@ UserIds lookup_user(const std::string& name);
 // Looks up a group id; throws if there is no such group.
 gid_t lookup_group(const std::string& name);
 
-// A mkdtemp directory (mode 0755) that is removed on destruction only if
-// release_on_exit(true) was called, so failures leave it for inspection.
-class TempDir {
+// A scenario's working directory, where compat-run builds its Postfix
+// instances: a mkdtemp directory of mode 0755 (Postfix's unprivileged
+// daemons must reach their instance through it) that is removed on
+// destruction only if remove_on_exit(true) was called, so that a failed
+// scenario's is left for inspection (--keep-failed).  Not the tests'
+// scratch directory (cqmgr::test::TempDir), which is always removed.
+class WorkDir {
   public:
-    explicit TempDir(const std::string& prefix);
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    ~TempDir();
+    explicit WorkDir(const std::string& prefix);
+    WorkDir(const WorkDir&) = delete;
+    WorkDir& operator=(const WorkDir&) = delete;
+    ~WorkDir();
 
     const std::string& path() const { return path_; }
     // Decides whether the destructor deletes the directory.

@@ -57,7 +57,7 @@ const std::vector<std::string>& reported_queues();
 
 class Instance {
   public:
-    // `dir` must exist (the TempDir); nothing is created until create().
+    // `dir` must exist (the WorkDir); nothing is created until create().
     explicit Instance(std::string dir);
     Instance(const Instance&) = delete;
     Instance& operator=(const Instance&) = delete;

@@ -187,9 +187,8 @@ int main(int argc, char** argv) {
     }
 
     if (sc.queue_fs.size_mib > 0) {
-        std::string why;
-        if (!loop_devices_available(why)) {
-            std::cout << "compat " << sc.name << ": SKIP: queue_fs needs loop devices: " << why
+        if (auto why = loop_devices_missing()) {
+            std::cout << "compat " << sc.name << ": SKIP: queue_fs needs loop devices: " << *why
                       << "\n";
             return kSkipStatus;
         }

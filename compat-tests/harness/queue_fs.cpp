@@ -38,31 +38,23 @@ std::string system_tool(const std::string& name) {
 
 // Asks losetup for a free device; that covers the kernel module, the
 // control device and the permissions in one probe.
-bool loop_devices_available(std::string& why) {
-    if (geteuid() != 0) {
-        why = "loop mounts need root";
-        return false;
-    }
+std::optional<std::string> loop_devices_missing() {
+    if (geteuid() != 0) return "loop mounts need root";
     for (const char* tool : {"losetup", "mkfs.ext4", "mount", "umount"})
-        if (system_tool(tool).empty()) {
-            why = std::string("no ") + tool + " in /usr/sbin, /sbin, /usr/bin or /bin";
-            return false;
-        }
-    if (access("/dev/loop-control", F_OK) != 0) {
-        why = std::string("/dev/loop-control: ") + std::strerror(errno);
-        return false;
-    }
+        if (system_tool(tool).empty())
+            return std::string("no ") + tool + " in /usr/sbin, /sbin, /usr/bin or /bin";
+    if (access("/dev/loop-control", F_OK) != 0)
+        return std::string("/dev/loop-control: ") + std::strerror(errno);
     SpawnOptions o;
     o.argv = {system_tool("losetup"), "-f"};
     Process p = Process::spawn(o);
     auto st = p.wait_for(std::chrono::seconds(10));
     if (!st || !WIFEXITED(*st) || WEXITSTATUS(*st) != 0) {
         if (!st) p.terminate();
-        why = "`losetup -f` found no free loop device (" +
-              (st ? describe_wait_status(*st) : std::string("timed out")) + ")";
-        return false;
+        return "`losetup -f` found no free loop device (" +
+               (st ? describe_wait_status(*st) : std::string("timed out")) + ")";
     }
-    return true;
+    return std::nullopt;
 }
 
 QueueFs::~QueueFs() {
@@ -71,9 +63,8 @@ QueueFs::~QueueFs() {
 
 // mkfs.ext4 -m 0 on a sparse image, then mount -o loop.
 void QueueFs::mount(const std::string& image, const std::string& mount_point, int size_mib) {
-    std::string why;
-    if (!loop_devices_available(why))
-        throw Unavailable("queue_fs needs a loop-mounted ext4 image, but " + why);
+    if (auto why = loop_devices_missing())
+        throw Unavailable("queue_fs needs a loop-mounted ext4 image, but " + *why);
     int fd = open(image.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) throw sys_error("create " + image);
     bool ok = ftruncate(fd, static_cast<off_t>(size_mib) * 1024 * 1024) == 0;

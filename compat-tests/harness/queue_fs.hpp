@@ -4,13 +4,14 @@
 // manager rather than the disk.
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace compat {
 
-// True if this machine can loop-mount an image (root, /dev/loop-control, a
-// free loop device); otherwise `why` says what is missing.
-bool loop_devices_available(std::string& why);
+// What keeps this machine from loop-mounting an image (root,
+// /dev/loop-control, a free loop device), or nullopt when nothing does.
+std::optional<std::string> loop_devices_missing();
 
 class QueueFs {
   public:

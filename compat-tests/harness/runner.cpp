@@ -355,11 +355,11 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
 
 } // namespace
 
-// Creates the temp dir and converts set-up errors into failures.
+// Creates the working directory and converts set-up errors into failures.
 RunResult run_once(const Scenario& sc, QmgrKind kind, const RunOptions& opts) {
     RunResult res;
     res.kind = kind;
-    res.dir = std::make_unique<TempDir>("/tmp/cqmgr-compat-");
+    res.dir = std::make_unique<WorkDir>("/tmp/cqmgr-compat-");
     try {
         run_instance(sc, kind, opts, res);
     } catch (const Interrupted&) {

@@ -28,7 +28,7 @@ struct RunOptions {
 
 struct RunResult {
     QmgrKind kind = QmgrKind::Stock;
-    std::unique_ptr<TempDir> dir; // kept or removed by the caller's decision
+    std::unique_ptr<WorkDir> dir; // kept or removed by the caller's decision
     Outcome outcome;
     std::vector<std::string> failures; // unmet expectations, timeouts, set-up errors
 };

@@ -40,7 +40,24 @@ std::optional<std::string> split_override(const std::string& v, std::string& nam
 }
 } // namespace
 
-std::optional<CommandLine> parse_command_line(int argc, char** argv, std::string& error) {
+std::string CommandLineError::message() const {
+    switch (kind) {
+    case Kind::unknown_option:
+        return "invalid option: " + text;
+    case Kind::missing_value:
+        return "invalid option: " + text + " (it needs a value)";
+    case Kind::bad_override:
+        return "invalid \"-o " + text + "\" option value: " + why;
+    case Kind::bad_socket_count:
+        return "invalid socket_count: " + text;
+    case Kind::unexpected_argument:
+        return "unexpected command-line argument: " + text;
+    }
+    return "invalid option: " + text;
+}
+
+Result<CommandLine, CommandLineError> parse_command_line(int argc, char** argv) {
+    using Kind = CommandLineError::Kind;
     CommandLine cl;
     std::string_view argv0 = argc > 0 ? argv[0] : "cqmgr";
     auto slash = argv0.rfind('/');
@@ -99,10 +116,7 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, std::string
             break;
         case 's': {
             int n = std::atoi(v.c_str()); // as Postfix: "3x" is 3
-            if (n <= 0) {
-                error = "invalid socket_count: " + v;
-                return std::nullopt;
-            }
+            if (n <= 0) return Failure{CommandLineError{Kind::bad_socket_count, v, {}}};
             cl.listen_fds = n;
             break;
         }
@@ -112,27 +126,21 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, std::string
             break;
         case 'o': {
             std::string name, val;
-            if (auto err = split_override(v, name, val)) {
-                error = "invalid \"-o " + v + "\" option value: " + *err;
-                return std::nullopt;
-            }
+            if (auto err = split_override(v, name, val))
+                return Failure{CommandLineError{Kind::bad_override, v, *err}};
             cl.overrides.emplace_back(std::move(name), std::move(val));
             break;
         }
         case ':':
-            error =
-                std::string("invalid option: ") + static_cast<char>(optopt) + " (it needs a value)";
-            return std::nullopt;
+            return Failure{CommandLineError{
+                Kind::missing_value, std::string(1, static_cast<char>(optopt)), {}}};
         default:
-            error = std::string("invalid option: ") + static_cast<char>(optopt);
-            return std::nullopt;
+            return Failure{CommandLineError{
+                Kind::unknown_option, std::string(1, static_cast<char>(optopt)), {}}};
         }
     }
     int i = optind;
-    if (i < argc) {
-        error = std::string("unexpected command-line argument: ") + argv[i];
-        return std::nullopt;
-    }
+    if (i < argc) return Failure{CommandLineError{Kind::unexpected_argument, argv[i], {}}};
     return cl;
 }
 

@@ -6,26 +6,24 @@
 using namespace cqmgr::conf;
 
 namespace {
-std::optional<CommandLine> parse(std::vector<std::string> args, std::string& err) {
+cqmgr::Result<CommandLine, CommandLineError> parse(std::vector<std::string> args) {
     std::vector<char*> argv;
     for (auto& a : args)
         argv.push_back(a.data());
-    return parse_command_line(static_cast<int>(argv.size()), argv.data(), err);
+    return parse_command_line(static_cast<int>(argv.size()), argv.data());
 }
 std::string error_of(std::vector<std::string> args) {
-    std::string err;
-    EXPECT_FALSE(parse(std::move(args), err));
-    return err;
+    auto cl = parse(std::move(args));
+    EXPECT_FALSE(cl);
+    return cl ? std::string() : cl.error().message();
 }
 using Overrides = std::vector<std::pair<std::string, std::string>>;
 } // namespace
 
 TEST(CommandLine, StockQmgrEntry) {
-    std::string err;
     auto cl = parse(
-        {"/usr/lib/postfix/sbin/cqmgr", "-l", "-n", "qmgr", "-t", "unix", "-u", "-o", "a=b c"},
-        err);
-    ASSERT_TRUE(cl) << err;
+        {"/usr/lib/postfix/sbin/cqmgr", "-l", "-n", "qmgr", "-t", "unix", "-u", "-o", "a=b c"});
+    ASSERT_TRUE(cl) << cl.error().message();
     EXPECT_EQ(cl->process_name, "cqmgr");
     EXPECT_EQ(cl->service_name, "qmgr");
     EXPECT_TRUE(cl->single_process);
@@ -36,11 +34,9 @@ TEST(CommandLine, StockQmgrEntry) {
 }
 
 TEST(CommandLine, BundledAndAttachedForms) {
-    std::string err;
     auto cl = parse({"qmgr", "-lu", "-tfifo", "-vv", "-dDVcz", "-s2", "-oname = value", "-o",
-                     "x=", "-i", "10", "-m5", "-C", "/tmp/cf"},
-                    err);
-    ASSERT_TRUE(cl) << err;
+                     "x=", "-i", "10", "-m5", "-C", "/tmp/cf"});
+    ASSERT_TRUE(cl) << cl.error().message();
     EXPECT_EQ(cl->transport, "fifo");
     EXPECT_EQ(cl->verbose, 2);
     EXPECT_TRUE(cl->debug && cl->debug_me && cl->log_to_stderr && cl->chroot && cl->zero_limit);
@@ -51,10 +47,9 @@ TEST(CommandLine, BundledAndAttachedForms) {
 }
 
 TEST(CommandLine, OptionsEndAtDoubleDash) {
-    std::string err;
     EXPECT_EQ(error_of({"qmgr", "-l", "--", "-u"}), "unexpected command-line argument: -u");
-    auto cl = parse({"qmgr", "-l", "--"}, err);
-    ASSERT_TRUE(cl) << err;
+    auto cl = parse({"qmgr", "-l", "--"});
+    ASSERT_TRUE(cl) << cl.error().message();
 }
 
 TEST(CommandLine, Errors) {
@@ -69,30 +64,27 @@ TEST(CommandLine, Errors) {
               "invalid \"-o =x\" option value: missing attribute name");
     EXPECT_EQ(error_of({"qmgr", "-s", "0"}), "invalid socket_count: 0");
     EXPECT_EQ(error_of({"qmgr", "-s", "x"}), "invalid socket_count: x");
-    std::string err;
-    auto cl = parse({"qmgr", "-s", "3x"}, err); // atoi, as Postfix
+    auto cl = parse({"qmgr", "-s", "3x"}); // atoi, as Postfix
     ASSERT_TRUE(cl);
     EXPECT_EQ(cl->listen_fds, 3);
 }
 
 TEST(CommandLine, TriggerServerChecks) {
-    std::string err;
-    auto cl = parse({"qmgr", "-t", "unix"}, err);
+    auto cl = parse({"qmgr", "-t", "unix"});
     ASSERT_TRUE(cl);
     EXPECT_EQ(check_trigger_server(*cl), "service qmgr requires a process limit of 1");
-    cl = parse({"qmgr", "-l"}, err);
+    cl = parse({"qmgr", "-l"});
     EXPECT_EQ(check_trigger_server(*cl), "no transport type specified");
-    cl = parse({"qmgr", "-l", "-t", "inet"}, err);
+    cl = parse({"qmgr", "-l", "-t", "inet"});
     EXPECT_EQ(check_trigger_server(*cl), "unsupported transport type: inet");
-    cl = parse({"qmgr", "-l", "-t", "UNIX"}, err);
+    cl = parse({"qmgr", "-l", "-t", "UNIX"});
     EXPECT_FALSE(check_trigger_server(*cl));
-    cl = parse({"qmgr", "-S"}, err);
+    cl = parse({"qmgr", "-S"});
     EXPECT_FALSE(check_trigger_server(*cl));
 }
 
 TEST(CommandLine, ConfigDirectoryFromEnvironment) {
-    std::string err;
-    auto cl = parse({"qmgr", "-l"}, err);
+    auto cl = parse({"qmgr", "-l"});
     ASSERT_TRUE(cl);
     const char* old = std::getenv("MAIL_CONFIG");
     std::string saved = old ? old : "";

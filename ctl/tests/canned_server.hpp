@@ -55,7 +55,7 @@ class CannedServer {
     using Serve = std::function<void(int fd)>;
 
     explicit CannedServer(Serve serve) : serve_(std::move(serve)) {
-        path_ = dir_.path() + "/ctl.sock";
+        path_ = dir_.str() + "/ctl.sock";
         listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         sockaddr_un addr{};
         addr.sun_family = AF_UNIX;
@@ -100,7 +100,7 @@ class CannedServer {
         }
     }
 
-    TempDir dir_;
+    cqmgr::test::TempDir dir_{"ctl-test"};
     std::string path_;
     Serve serve_;
     int listen_fd_ = -1;

@@ -114,13 +114,13 @@ TEST(Client, NoReplyInTime) {
 }
 
 TEST(Client, ConnectFailuresNameThePath) {
-    TempDir dir;
-    Client missing(dir.path() + "/none");
+    cqmgr::test::TempDir dir("ctl-test");
+    Client missing(dir.str() + "/none");
     EXPECT_EQ(failure([&] { missing.connect(); }),
-              std::make_pair(ControlError::Kind::Connect, "cannot connect to " + dir.path() +
+              std::make_pair(ControlError::Kind::Connect, "cannot connect to " + dir.str() +
                                                               "/none: No such file or directory"));
     // A socket nobody listens on (a daemon that died): refused.
-    const std::string stale = dir.path() + "/stale";
+    const std::string stale = dir.str() + "/stale";
     {
         const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
         sockaddr_un addr{};

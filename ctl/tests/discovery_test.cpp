@@ -7,7 +7,8 @@
 #include <gtest/gtest.h>
 
 using namespace cqmgr::ctl;
-using cqmgr::ctl::test::TempDir;
+using cqmgr::ctl::test::write_settled;
+using cqmgr::test::TempDir;
 
 namespace {
 
@@ -40,7 +41,7 @@ class Discovery : public ::testing::Test {
         if (!have_postconf()) GTEST_SKIP() << "postconf is not installed";
     }
     MailConfigGuard env;
-    TempDir dir;
+    TempDir dir{"ctl-test"};
 };
 
 } // namespace
@@ -54,52 +55,54 @@ TEST(SocketPath, RelativeToTheQueueDirectory) {
 }
 
 TEST_F(Discovery, DefaultSocketUnderTheConfiguredQueueDirectory) {
-    dir.write("main.cf", "queue_directory = " + dir.path() + "/queue\n");
-    const SocketLocation loc = find_socket(dir.path());
-    EXPECT_EQ(loc.path, dir.path() + "/queue/private/cqmgr");
+    write_settled(dir, "main.cf", "queue_directory = " + dir.str() + "/queue\n");
+    const SocketLocation loc = find_socket(dir.str());
+    EXPECT_EQ(loc.path, dir.str() + "/queue/private/cqmgr");
     EXPECT_NE(loc.origin.find("default"), std::string::npos) << loc.origin;
 }
 
 TEST_F(Discovery, PostconfsDefaultQueueDirectory) {
-    dir.write("main.cf", "# nothing set\n");
-    EXPECT_EQ(find_socket(dir.path()).path, "/var/spool/postfix/private/cqmgr");
+    write_settled(dir, "main.cf", "# nothing set\n");
+    EXPECT_EQ(find_socket(dir.str()).path, "/var/spool/postfix/private/cqmgr");
 }
 
 // postconf does not know cqmgr_control_socket; main.cf's value counts all
 // the same, expanded as the daemon expands it.
 TEST_F(Discovery, ValueFromMainCf) {
-    dir.write("main.cf", "queue_directory = /q\ncqmgr_control_socket = public/ctl\n");
-    EXPECT_EQ(find_socket(dir.path()).path, "/q/public/ctl");
-    dir.write("main.cf", "queue_directory = /q\n"
-                         "cqmgr_control_socket = $data_directory/ctl\n"
-                         "data_directory = /d\n");
-    const SocketLocation loc = find_socket(dir.path());
+    write_settled(dir, "main.cf", "queue_directory = /q\ncqmgr_control_socket = public/ctl\n");
+    EXPECT_EQ(find_socket(dir.str()).path, "/q/public/ctl");
+    write_settled(dir, "main.cf",
+                  "queue_directory = /q\n"
+                  "cqmgr_control_socket = $data_directory/ctl\n"
+                  "data_directory = /d\n");
+    const SocketLocation loc = find_socket(dir.str());
     EXPECT_EQ(loc.path, "/d/ctl");
     EXPECT_NE(loc.origin.find("main.cf, line 2"), std::string::npos) << loc.origin;
-    dir.write("main.cf", "queue_directory = /q\n"
-                         "cqmgr_control_socket = ${queue_directory}/private/x\n");
-    EXPECT_EQ(find_socket(dir.path()).path, "/q/private/x");
+    write_settled(dir, "main.cf",
+                  "queue_directory = /q\n"
+                  "cqmgr_control_socket = ${queue_directory}/private/x\n");
+    EXPECT_EQ(find_socket(dir.str()).path, "/q/private/x");
 }
 
 TEST_F(Discovery, EmptyValueTurnsTheSocketOff) {
-    dir.write("main.cf", "cqmgr_control_socket =\n");
-    EXPECT_THROW(find_socket(dir.path()), DiscoveryError);
+    write_settled(dir, "main.cf", "cqmgr_control_socket =\n");
+    EXPECT_THROW(find_socket(dir.str()), DiscoveryError);
 }
 
 TEST_F(Discovery, MailConfigWhenNoDirectoryIsGiven) {
-    dir.write("main.cf", "queue_directory = /from/env\n");
-    ::setenv("MAIL_CONFIG", dir.path().c_str(), 1);
+    write_settled(dir, "main.cf", "queue_directory = /from/env\n");
+    ::setenv("MAIL_CONFIG", dir.str().c_str(), 1);
     EXPECT_EQ(find_socket(std::nullopt).path, "/from/env/private/cqmgr");
 }
 
 TEST_F(Discovery, PostconfsComplaintIsReported) {
     try {
-        find_socket(dir.path() + "/missing");
+        find_socket(dir.str() + "/missing");
         FAIL();
     } catch (const DiscoveryError& e) {
         EXPECT_NE(std::string(e.what()).find("postconf failed: postconf: fatal: open"),
                   std::string::npos)
             << e.what();
     }
-    EXPECT_THROW(find_socket(dir.path(), "/nonexistent/postconf"), DiscoveryError);
+    EXPECT_THROW(find_socket(dir.str(), "/nonexistent/postconf"), DiscoveryError);
 }

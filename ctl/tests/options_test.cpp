@@ -18,7 +18,7 @@ Options parse(std::vector<std::string> args) {
 
 } // namespace
 
-// The example, word for word.
+// docs/admin-guide.md's example, word for word.
 TEST(Options, ConfigDirAndJsonAfterTheCommand) {
     const Options o = parse({"-c", "/etc/postfix", "summary", "--json"});
     EXPECT_EQ(o.config_dir, "/etc/postfix");

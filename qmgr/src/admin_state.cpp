@@ -78,10 +78,9 @@ std::string encode_admin_records(const std::vector<AdminRecord>& records) {
     return state::encode_control_settings(settings);
 }
 
-std::optional<std::vector<AdminRecord>> decode_admin_records(std::string_view text,
-                                                             std::string& error) {
-    auto settings = state::decode_control_settings(text, error);
-    if (!settings) return std::nullopt;
+Result<std::vector<AdminRecord>, state::SettingsError> decode_admin_records(std::string_view text) {
+    auto settings = state::decode_control_settings(text);
+    if (!settings) return Failure{settings.error()};
     std::vector<AdminRecord> out;
     out.reserve(settings->size());
     for (const Setting& s : *settings)
@@ -98,16 +97,16 @@ void AdminState::log_store_warnings() const {
 
 std::vector<AdminRecord> AdminState::load() const {
     if (!store_) return {};
-    std::string doc, error;
-    state::Store::Found found = store_->get_control(doc, error);
+    auto doc = store_->get_control();
     log_store_warnings();
-    if (found == state::Store::Found::failed)
-        log::warn("control: cannot read the kept settings from " + store_->path() + ": " + error);
-    if (found != state::Store::Found::yes) return {};
-    auto records = decode_admin_records(doc, error);
+    if (!doc)
+        log::warn("control: cannot read the kept settings from " + store_->path() + ": " +
+                  doc.error().message());
+    if (!doc || !*doc) return {};
+    auto records = decode_admin_records(**doc);
     if (!records) {
         log::warn("control: ignoring the corrupt settings kept in " + store_->path() + ": " +
-                  error);
+                  records.error().message());
         return {};
     }
     return *records;
@@ -123,10 +122,8 @@ bool AdminState::save(const std::vector<AdminRecord>& records) const {
     std::string error;
     if (doc.size() > state::max_control_bytes)
         error = "longer than " + std::to_string(state::max_control_bytes) + " bytes";
-    else if (store_->put_control(doc, error))
-        error.clear();
-    else if (error.empty())
-        error = "write failed";
+    else if (auto put = store_->put_control(doc); !put)
+        error = put.error().message();
     log_store_warnings();
     if (error.empty()) return true;
     log::warn("control: cannot keep the settings in " + store_->path() + ": " + error);
@@ -142,8 +139,7 @@ void AdminState::import_file(state::Store& store, const std::string& data_direct
     const std::string path = data_directory + "/" + std::string(file_name);
     struct stat st;
     if (::lstat(path.c_str(), &st) < 0) return; // nothing to import: the usual case
-    std::string doc, error;
-    if (store.get_control(doc, error) != state::Store::Found::no) return; // imported already
+    if (auto kept = store.get_control(); !kept || *kept) return; // imported already
     auto refuse = [&](const std::string& why) {
         log::warn("control: cannot import " + path + ": " + why);
     };
@@ -170,10 +166,10 @@ void AdminState::import_file(state::Store& store, const std::string& data_direct
         why = std::strerror(errno);
     ::close(fd);
     if (!why.empty()) return refuse(why);
-    auto records = decode_admin_records(text, error);
-    if (!records) return refuse("not a valid settings file: " + error);
-    if (!store.put_control(encode_admin_records(*records), error))
-        return refuse("the state store: " + error);
+    auto records = decode_admin_records(text);
+    if (!records) return refuse("not a valid settings file: " + records.error().message());
+    if (auto put = store.put_control(encode_admin_records(*records)); !put)
+        return refuse("the state store: " + put.error().message());
     const std::string imported = path + ".imported";
     int rename_errno = 0;
     {

@@ -45,10 +45,9 @@ std::vector<AdminRecord> admin_records(const std::map<core::AdminTarget, core::A
 
 // The document for `records` (state/control_record.hpp).
 std::string encode_admin_records(const std::vector<AdminRecord>& records);
-// The records in `text`, ended ones included (the reader logs those);
-// nullopt and `error` set when the text is not a valid list.
-std::optional<std::vector<AdminRecord>> decode_admin_records(std::string_view text,
-                                                             std::string& error);
+// The records in `text`, ended ones included (the reader logs those), or
+// why the text is not a valid list.
+Result<std::vector<AdminRecord>, state::SettingsError> decode_admin_records(std::string_view text);
 
 class AdminState {
   public:

@@ -8,8 +8,8 @@
 #include "adaptive.hpp"
 #include "arrival_index.hpp"
 #include "clock.hpp"
+#include "control_queues_reply.hpp"
 #include "counters.hpp"
-#include "cqmgr/control/refill.hpp"
 #include "cqmgr/control/reply.hpp"
 #include "cqmgr/control/request.hpp"
 #include "cqmgr/core/scheduler.hpp"
@@ -75,15 +75,12 @@ class ControlQueries {
     Json deliveries() const;
 
   private:
-    void fill_transport_state(control::Refill& j, const core::Transport& t, int busy,
-                              int todo) const;
-    void fill_queue_state(Json& out, const core::Transport& t, const core::Queue& q) const;
     Json job_state(const core::Transport& t, const core::Job& j) const;
 
     ControlSources src_;
     ControlIdentity id_;
-    mutable Json queues_reply_; // refilled by every queues()
-    mutable Json reply_;        // answer()'s other replies
+    mutable QueuesReply queues_; // refilled by every queues()
+    mutable Json reply_;         // answer()'s other replies
 };
 
 } // namespace cqmgr::qmgr

@@ -15,6 +15,26 @@
 
 namespace cqmgr::qmgr {
 
+std::string ServeError::message() const {
+    switch (kind) {
+    case Kind::bad_path:
+        return "bad socket path: \"" + path + "\"";
+    case Kind::owner_ids:
+        return call + ": " + detail;
+    case Kind::not_a_socket:
+        return path + ": exists and is not a socket";
+    case Kind::remove:
+        return "remove " + path + ": " + detail;
+    case Kind::socket:
+        return "socket: " + detail;
+    case Kind::bind:
+        return "bind " + path + ": " + detail;
+    case Kind::listen:
+        return "listen " + path + ": " + detail;
+    }
+    return "socket: " + detail;
+}
+
 namespace {
 using Socket = asio::local::stream_protocol::socket;
 
@@ -41,11 +61,17 @@ class OwnerIds {
   public:
     OwnerIds(uid_t uid, gid_t gid) : gid_(::getegid()) {
         if (::setegid(gid) < 0) {
-            error_ = "setegid(" + std::to_string(gid) + "): " + std::strerror(errno);
+            error_ = {ServeError::Kind::owner_ids,
+                      {},
+                      "setegid(" + std::to_string(gid) + ")",
+                      std::strerror(errno)};
             return;
         }
         if (::seteuid(uid) < 0) {
-            error_ = "seteuid(" + std::to_string(uid) + "): " + std::strerror(errno);
+            error_ = {ServeError::Kind::owner_ids,
+                      {},
+                      "seteuid(" + std::to_string(uid) + ")",
+                      std::strerror(errno)};
             restore_gid();
             return;
         }
@@ -61,7 +87,8 @@ class OwnerIds {
     OwnerIds& operator=(const OwnerIds&) = delete;
 
     bool ok() const { return swapped_; }
-    const std::string& error() const { return error_; }
+    // Why not, when !ok().
+    const ServeError& error() const { return error_; }
 
   private:
     void restore_gid() {
@@ -71,7 +98,7 @@ class OwnerIds {
 
     gid_t gid_; // root's effective group, given back
     bool swapped_ = false;
-    std::string error_;
+    ServeError error_;
 };
 
 // Closes a connection; errors do not matter any more.
@@ -88,7 +115,7 @@ class ControlServer::Listener : public std::enable_shared_from_this<Listener> {
         : io_(io), options_(std::move(options)), answer_(std::move(answer)), warn_(std::move(warn)),
           acceptor_(io), retry_timer_(io) {}
 
-    bool start(std::string& error);
+    Result<void, ServeError> start();
     void stop() {
         stopped_ = true;
         error_code ignored;
@@ -222,57 +249,41 @@ class ControlServer::Listener::Session : public std::enable_shared_from_this<Ses
     std::string out_;
 };
 
-bool ControlServer::Listener::start(std::string& error) {
+Result<void, ServeError> ControlServer::Listener::start() {
+    using Kind = ServeError::Kind;
     const std::string& path = options_.path;
-    if (path.empty() || path.size() >= sizeof(sockaddr_un::sun_path)) {
-        error = "bad socket path: \"" + path + "\"";
-        return false;
-    }
+    if (path.empty() || path.size() >= sizeof(sockaddr_un::sun_path))
+        return Failure{ServeError{Kind::bad_path, path, {}, {}}};
     // With root's ids, every path operation below runs with the owner's:
     // the socket is created as the owner's from the start, and nothing
     // planted in the owner's directory can lead root anywhere.
     std::optional<OwnerIds> as_owner;
     if (options_.owner_uid && ::geteuid() == 0) {
         as_owner.emplace(*options_.owner_uid, options_.owner_gid.value_or(::getegid()));
-        if (!as_owner->ok()) {
-            error = as_owner->error();
-            return false;
-        }
+        if (!as_owner->ok()) return Failure{as_owner->error()};
     }
     // A socket left by an earlier process goes; anything else there stays.
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0) {
-        if (!S_ISSOCK(st.st_mode)) {
-            error = path + ": exists and is not a socket";
-            return false;
-        }
-        if (::unlink(path.c_str()) < 0 && errno != ENOENT) {
-            error = "remove " + path + ": " + std::strerror(errno);
-            return false;
-        }
+        if (!S_ISSOCK(st.st_mode)) return Failure{ServeError{Kind::not_a_socket, path, {}, {}}};
+        if (::unlink(path.c_str()) < 0 && errno != ENOENT)
+            return Failure{ServeError{Kind::remove, path, {}, std::strerror(errno)}};
     }
     error_code ec;
     asio::local::stream_protocol::endpoint ep(path);
-    if (acceptor_.open(ep.protocol(), ec); ec) {
-        error = "socket: " + ec.message();
-        return false;
-    }
+    if (acceptor_.open(ep.protocol(), ec); ec)
+        return Failure{ServeError{Kind::socket, path, {}, ec.message()}};
     // Mode 0660 as bind() creates it: never a chmod by path afterwards,
     // which a link put in its place in between would redirect.
     const mode_t old_umask = ::umask(0117);
     acceptor_.bind(ep, ec);
     ::umask(old_umask);
-    if (ec) {
-        error = "bind " + path + ": " + ec.message();
-        return false;
-    }
+    if (ec) return Failure{ServeError{Kind::bind, path, {}, ec.message()}};
     as_owner.reset();
-    if (acceptor_.listen(asio::socket_base::max_listen_connections, ec); ec) {
-        error = "listen " + path + ": " + ec.message();
-        return false;
-    }
+    if (acceptor_.listen(asio::socket_base::max_listen_connections, ec); ec)
+        return Failure{ServeError{Kind::listen, path, {}, ec.message()}};
     accept();
-    return true;
+    return {};
 }
 
 void ControlServer::Listener::accept() {
@@ -320,8 +331,8 @@ ControlServer::~ControlServer() {
     listener_->stop();
 }
 
-bool ControlServer::start(std::string& error) {
-    return listener_->start(error);
+Result<void, ServeError> ControlServer::start() {
+    return listener_->start();
 }
 
 void ControlServer::stop() {

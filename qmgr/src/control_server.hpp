@@ -9,6 +9,7 @@
 // (so that clients that connect and go quiet cannot hold every slot).
 #pragma once
 
+#include "cqmgr/common/result.hpp"
 #include "cqmgr/protocol/asio.hpp"
 
 #include <chrono>
@@ -21,6 +22,26 @@
 #include <vector>
 
 namespace cqmgr::qmgr {
+
+// Why the control socket cannot be served.
+struct ServeError {
+    enum class Kind {
+        bad_path,     // empty, or too long for a unix socket
+        owner_ids,    // the owner's ids could not be taken (`call` failed)
+        not_a_socket, // something else is in the socket's place
+        remove,       // a stale socket could not be removed
+        socket,       // no socket could be made
+        bind,
+        listen,
+    };
+    Kind kind = Kind::socket;
+    std::string path;
+    std::string call;   // owner_ids: "setegid(N)" or "seteuid(N)"
+    std::string detail; // the system's words for what failed
+
+    // "bind PATH: Permission denied", for the warning.
+    std::string message() const;
+};
 
 class ControlServer {
   public:
@@ -53,9 +74,8 @@ class ControlServer {
     // Removes a stale socket, binds (mode 0660 through the umask, the
     // owner's ids when running as root: no chmod or chown by path, which a
     // link planted in the socket's place would redirect), listens and
-    // starts accepting.  Returns false with `error` set when the socket
-    // cannot be served.
-    bool start(std::string& error);
+    // starts accepting; or why the socket cannot be served.
+    Result<void, ServeError> start();
     // Stops accepting; connections in progress finish their current reply.
     void stop();
 

@@ -49,8 +49,8 @@ void ControlSurface::start() {
     server_ = std::make_unique<ControlServer>(
         io_, o, [this](std::string_view line, uid_t uid) { return dispatch_.answer(line, uid); },
         [](const std::string& w) { log::warn(w); });
-    std::string why;
-    if (!server_->start(why)) log::warn("control: " + why);
+    if (auto started = server_->start(); !started)
+        log::warn("control: " + started.error().message());
 }
 
 } // namespace cqmgr::qmgr

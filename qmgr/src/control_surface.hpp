@@ -1,7 +1,8 @@
 // The control socket as one part of the daemon (docs/control-protocol.md):
 // the server, the dispatch of request lines, the queries, and the commands
-// with their kept settings and their flush(8) requests.  main() makes it
-// once the queue manager exists and the process has its final identity.
+// with their kept settings and their flush(8) requests.  The daemon's
+// serve() (main.cpp) makes it once the queue manager exists and the
+// process has its final identity.
 // The queue manager, the scheduler's driver, hands the commands what the
 // scheduler reports of their settings: their restore at start() and their
 // expiry.

@@ -33,13 +33,9 @@ using ArrivalHook =
 // with the hash of its ID kept alongside.
 using TableHook = boost::intrusive::unordered_set_member_hook<boost::intrusive::store_hash<true>>;
 
-// Bits of core::Message::flags, stock's "delivery problems" word: nonzero
-// at the end means that some recipient is to be tried again, so the
-// message is deferred rather than removed.
-namespace message_flag {
-// Some recipient must be retried (stock's DELIVER_STAT_DEFER).
-inline constexpr int defer = 1;
-} // namespace message_flag
+// Bits of core::Message::flags (stock's "delivery problems" word), named
+// where the core sets them too.
+namespace message_flag = core::message_flag;
 
 struct Message : core::Message, core::Pooled<Message> {
     enum class Phase : uint8_t { reading, waiting, finishing };

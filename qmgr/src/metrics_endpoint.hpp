@@ -16,7 +16,7 @@
 // socket reads too), and a scrape sees one consistent moment.  The loop
 // never waits for the endpoint: delivery is never blocked by a scrape.
 //
-// The listening sockets are opened before the jail (main.cpp), so that a
+// The listening sockets are opened before the jail (pre_jail.cpp), so that a
 // port below 1024 works after -u, and TCP needs nothing from the file
 // system, so a chrooted daemon serves it as well.  The thread starts only
 // after the jail (attach()).  master(8) starts a queue manager only once

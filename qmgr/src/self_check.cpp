@@ -148,10 +148,9 @@ std::vector<CheckFinding> self_check(const std::string& config_dir) {
             std::vector<char*> argv;
             for (auto& a : spawn->argv)
                 argv.push_back(a.data());
-            std::string why;
-            auto cl = conf::parse_command_line(static_cast<int>(argv.size()), argv.data(), why);
+            auto cl = conf::parse_command_line(static_cast<int>(argv.size()), argv.data());
             if (!cl)
-                out.error(service->where + ": " + why);
+                out.error(service->where + ": " + cl.error().message());
             else if (auto refused = conf::check_trigger_server(*cl))
                 out.error(service->where + ": " + *refused);
         } catch (const conf::ConfigError& e) {

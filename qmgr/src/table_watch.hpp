@@ -15,6 +15,7 @@
 #include <ctime>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cqmgr::qmgr {
@@ -27,6 +28,8 @@ class TableWatch {
     ~TableWatch();
     TableWatch(const TableWatch&) = delete;
     TableWatch& operator=(const TableWatch&) = delete;
+    // Takes `other`'s files (the start-up hands them on from before the jail).
+    TableWatch(TableWatch&& other) noexcept : files_(std::exchange(other.files_, {})) {}
 
     // The name of a table whose file was modified or removed since it was
     // opened, as stock names it in its log line, or nullopt.

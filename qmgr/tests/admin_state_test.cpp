@@ -57,9 +57,8 @@ std::vector<AdminRecord> records_of_size(size_t bytes) {
 } // namespace
 
 TEST(AdminState, EncodeDecodeRoundTrip) {
-    std::string error;
-    auto back = decode_admin_records(encode_admin_records(sample()), error);
-    ASSERT_TRUE(back) << error;
+    auto back = decode_admin_records(encode_admin_records(sample()));
+    ASSERT_TRUE(back) << back.error().message();
     EXPECT_EQ(*back, sample());
 }
 
@@ -76,9 +75,10 @@ TEST(AdminState, MalformedDocumentsAreRefused) {
             R"({"version":1,"suspend":[{"transport":"smtp","until":"soon","reason":"","uid":0}],"throttle":[]})",
             R"({"version":1,"suspend":[{"transport":"smtp","until":-5,"reason":"","uid":0}],"throttle":[]})",
         }) {
-        std::string error;
-        EXPECT_FALSE(decode_admin_records(text, error)) << text;
-        EXPECT_FALSE(error.empty()) << text;
+        auto records = decode_admin_records(text);
+        ASSERT_FALSE(records) << text;
+        EXPECT_EQ(records.error().kind, state::SettingsError::Kind::malformed) << text;
+        EXPECT_FALSE(records.error().message().empty()) << text;
     }
 }
 
@@ -102,8 +102,7 @@ TEST(AdminState, SavesAndLoadsBackAcrossReopening) {
 TEST(AdminState, CorruptDocumentIsIgnoredAndReplaced) {
     StoreDir d;
     auto store = d.open();
-    std::string error;
-    ASSERT_TRUE(store->put_control("{\"version\":1,\"suspend\":[", error));
+    ASSERT_TRUE(store->put_control("{\"version\":1,\"suspend\":["));
     AdminState state(store);
     EXPECT_TRUE(state.load().empty());
     ASSERT_TRUE(state.save(sample()));
@@ -129,9 +128,11 @@ TEST(AdminState, OneLimitOnSavingAndLoading) {
     EXPECT_FALSE(AdminState::fits(over));
     EXPECT_FALSE(state.save(over));
     EXPECT_EQ(state.load(), near);
-    std::string error;
-    EXPECT_FALSE(decode_admin_records(encode_admin_records(over), error));
-    EXPECT_NE(error.find("longer than"), std::string::npos) << error;
+    auto refused = decode_admin_records(encode_admin_records(over));
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().kind, state::SettingsError::Kind::too_long);
+    EXPECT_NE(refused.error().message().find("longer than"), std::string::npos)
+        << refused.error().message();
 }
 
 TEST(AdminState, ImportsTheFileOfAnEarlierVersionOnce) {

@@ -277,8 +277,9 @@ TEST_F(Control, MalformedCommandsGetAnErrorAndChangeNothing) {
     }
     EXPECT_TRUE(lines.empty());
     EXPECT_TRUE(sched->limits().holds().empty() && sched->limits().caps().empty());
-    std::string doc, error;
-    EXPECT_EQ(store->get_control(doc, error), state::Store::Found::no);
+    auto kept = store->get_control();
+    ASSERT_TRUE(kept);
+    EXPECT_FALSE(*kept); // nothing kept
 }
 
 TEST_F(Control, ASettingPastTheLimitOfWhatIsKeptIsRefused) {

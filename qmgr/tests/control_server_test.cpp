@@ -131,8 +131,8 @@ struct Server : ::testing::Test {
             std::lock_guard lock(mu);
             warnings.push_back(w);
         });
-        std::string why;
-        ASSERT_TRUE(server->start(why)) << why;
+        auto started = server->start();
+        ASSERT_TRUE(started) << started.error().message();
         runner = std::thread([this] {
             auto guard = asio::make_work_guard(io);
             io.run();
@@ -187,9 +187,10 @@ TEST_F(Server, ARegularFileIsNotReplaced) {
         std::fclose(f);
     }
     ControlServer s(io, {.path = path, .allowed = {0}}, answer, {});
-    std::string why;
-    EXPECT_FALSE(s.start(why));
-    EXPECT_EQ(why, path + ": exists and is not a socket");
+    auto started = s.start();
+    ASSERT_FALSE(started);
+    EXPECT_EQ(started.error().kind, ServeError::Kind::not_a_socket);
+    EXPECT_EQ(started.error().message(), path + ": exists and is not a socket");
 }
 
 // Run as root with an owner, the socket is the owner's from its creation:
@@ -219,9 +220,10 @@ TEST_F(Server, AsRootNoSocketWhereTheOwnerMayNotWrite) {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root";
     ControlServer s(io, {.path = path, .allowed = {0}, .owner_uid = 65534, .owner_gid = 65534},
                     answer, {});
-    std::string why;
-    EXPECT_FALSE(s.start(why));
-    EXPECT_EQ(why, "bind " + path + ": Permission denied");
+    auto started = s.start();
+    ASSERT_FALSE(started);
+    EXPECT_EQ(started.error().kind, ServeError::Kind::bind);
+    EXPECT_EQ(started.error().message(), "bind " + path + ": Permission denied");
     EXPECT_EQ(::geteuid(), 0u);
     EXPECT_EQ(::getegid(), 0u);
     struct stat st {};

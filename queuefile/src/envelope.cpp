@@ -32,9 +32,6 @@ class HeldText {
     bool set_ = false;
 };
 
-constexpr int trace_flag_mask = 0x2700;
-constexpr int del_req_flag_record = 0x400;
-
 // True for a valid NOTIFY mask: NEVER alone, or a subset of SUCCESS|FAILURE|DELAY.
 bool notify_ok(int n) {
     return n == dsn_notify::never ||
@@ -510,8 +507,8 @@ ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path
                 first_wins(EnvelopeText::rewrite_context, s.rewrite_context);
             else if (name == "trace_flags") {
                 if (env.tflags == 0) {
-                    env.tflags = c_atoi(value) & trace_flag_mask;
-                    env.tflags_offset = env.tflags == del_req_flag_record ? curr : 0;
+                    env.tflags = c_atoi(value) & trace_flag::mask;
+                    env.tflags_offset = env.tflags == trace_flag::record ? curr : 0;
                 }
             }
             break;

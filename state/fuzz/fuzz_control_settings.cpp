@@ -38,17 +38,16 @@ void check_setting(const ControlSetting& s) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string_view text(reinterpret_cast<const char*>(data), size);
-    std::string error;
-    auto settings = decode_control_settings(text, error);
+    auto settings = decode_control_settings(text);
     if (!settings) {
-        if (error.empty()) finding("refused without an error text");
+        if (settings.error().message().empty()) finding("refused without an error text");
         return 0;
     }
     if (text.size() > max_control_bytes) finding("decoded past the limit");
     for (const ControlSetting& s : *settings)
         check_setting(s);
     std::string doc = encode_control_settings(*settings);
-    auto back = decode_control_settings(doc, error);
+    auto back = decode_control_settings(doc);
     if (!back) finding("encoded settings do not decode");
     if (*back != *settings) finding("encoded settings decode differently");
     if (encode_control_settings(*back) != doc) finding("encoding is not stable");

@@ -74,12 +74,15 @@ std::string encode_control_settings(const std::vector<ControlSetting>& settings)
     return doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-std::optional<std::vector<ControlSetting>> decode_control_settings(std::string_view text,
-                                                                   std::string& error) {
-    if (text.size() > max_control_bytes) {
-        error = "longer than " + std::to_string(max_control_bytes) + " bytes";
-        return std::nullopt;
-    }
+std::string SettingsError::message() const {
+    if (kind == Kind::too_long)
+        return "longer than " + std::to_string(max_control_bytes) + " bytes";
+    return detail;
+}
+
+Result<std::vector<ControlSetting>, SettingsError> decode_control_settings(std::string_view text) {
+    if (text.size() > max_control_bytes)
+        return Failure{SettingsError{SettingsError::Kind::too_long, {}}};
     std::vector<ControlSetting> out;
     try {
         json doc = json::parse(text);
@@ -108,8 +111,7 @@ std::optional<std::vector<ControlSetting>> decode_control_settings(std::string_v
         }
     } catch (const std::exception& e) {
         // nlohmann's exceptions and ours alike.
-        error = e.what();
-        return std::nullopt;
+        return Failure{SettingsError{SettingsError::Kind::malformed, e.what()}};
     }
     return out;
 }

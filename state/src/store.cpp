@@ -710,6 +710,17 @@ Store::Loaded Store::load(int64_t oldest, const Warn& warn) {
     return out;
 }
 
+namespace {
+
+// The WriteError of a failed write's code.
+WriteError write_error(int rc) {
+    if (rc == set_aside_rc) return WriteError{WriteError::Kind::set_aside, rc};
+    if (rc == MDB_MAP_FULL) return WriteError{WriteError::Kind::full, rc};
+    return WriteError{WriteError::Kind::lmdb, rc};
+}
+
+} // namespace
+
 std::string WriteError::message() const {
     switch (kind) {
     case Kind::set_aside:
@@ -736,9 +747,7 @@ Result<void, WriteError> Store::apply(const Batch& batch) {
     // Damage: once more, on the store that replaced the damaged one.
     if (damage_rc(rc) && recover(rc)) rc = write_with_room(e, batch.oldest, batch.now);
     if (rc == 0) return {};
-    if (rc == set_aside_rc) return Failure{WriteError{WriteError::Kind::set_aside, rc}};
-    if (rc == MDB_MAP_FULL) return Failure{WriteError{WriteError::Kind::full, rc}};
-    return Failure{WriteError{WriteError::Kind::lmdb, rc}};
+    return Failure{write_error(rc)};
 }
 
 size_t Store::expire(int64_t oldest, int64_t now) {
@@ -746,8 +755,14 @@ size_t Store::expire(int64_t oldest, int64_t now) {
     return expire_locked(oldest, now);
 }
 
-Store::Found Store::get_control(std::string& doc, std::string& error) {
+std::string ReadError::message() const {
+    if (kind == Kind::set_aside) return "the store is damaged and set aside";
+    return lmdb_error("read", code);
+}
+
+Result<std::optional<std::string>, ReadError> Store::get_control() {
     std::lock_guard lock(mu_);
+    std::string doc;
     int rc = run([&] {
         ReadTxn t;
         int rc = mdb_txn_begin(env_->env, nullptr, MDB_RDONLY, &t.txn);
@@ -758,20 +773,16 @@ Store::Found Store::get_control(std::string& doc, std::string& error) {
     });
     if (rc == 0) {
         control_doc_ = doc;
-        return Found::yes;
+        return std::optional<std::string>(std::move(doc));
     }
-    if (rc == MDB_NOTFOUND) return Found::no;
+    if (rc == MDB_NOTFOUND) return std::optional<std::string>();
     // Damaged: what was read before is in the store that replaced it.
-    if (damage_rc(rc) && recover(rc)) {
-        if (!control_doc_) return Found::no;
-        doc = *control_doc_;
-        return Found::yes;
-    }
-    error = rc == set_aside_rc ? "the store is damaged and set aside" : lmdb_error("read", rc);
-    return Found::failed;
+    if (damage_rc(rc) && recover(rc)) return control_doc_;
+    if (rc == set_aside_rc) return Failure{ReadError{ReadError::Kind::set_aside, rc}};
+    return Failure{ReadError{ReadError::Kind::lmdb, rc}};
 }
 
-bool Store::put_control(std::string_view doc, std::string& error) {
+Result<void, WriteError> Store::put_control(std::string_view doc) {
     std::lock_guard lock(mu_);
     Encoded e;
     e.control = doc;
@@ -779,12 +790,9 @@ bool Store::put_control(std::string_view doc, std::string& error) {
     if (damage_rc(rc) && recover(rc)) rc = write_with_room(e, 0, 0);
     if (rc == 0) {
         control_doc_ = std::string(doc);
-        return true;
+        return {};
     }
-    error = rc == set_aside_rc   ? "the store is damaged and set aside"
-            : rc == MDB_MAP_FULL ? "the store is full"
-                                 : lmdb_error("write", rc);
-    return false;
+    return Failure{write_error(rc)};
 }
 
 size_t Store::count() {

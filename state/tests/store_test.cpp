@@ -414,9 +414,9 @@ TEST_F(StoreTest, AStoreCutWhileOpenIsSetAsideAndReplaced) {
     Store::Batch b;
     for (int i = 0; i < 2000; ++i)
         b.puts.push_back(record(i));
-    std::string error;
     ASSERT_EQ(apply_error(*s, b), "");
-    ASSERT_TRUE(s->put_control("{\"kept\":1}", error)) << error;
+    auto put = s->put_control("{\"kept\":1}");
+    ASSERT_TRUE(put) << put.error().message();
     // Cut under the open store: the next use would read pages past the end.
     fs::resize_file(path_, 2 * ::sysconf(_SC_PAGESIZE));
     b.puts = {record(1), record(2)};
@@ -432,9 +432,9 @@ TEST_F(StoreTest, AStoreCutWhileOpenIsSetAsideAndReplaced) {
     EXPECT_TRUE(fs::exists(path_ + ".corrupt"));
     // The new store holds the batch and the control settings.
     EXPECT_EQ(s->count(), 2u);
-    std::string doc;
-    EXPECT_EQ(s->get_control(doc, error), Store::Found::yes);
-    EXPECT_EQ(doc, "{\"kept\":1}");
+    auto doc = s->get_control();
+    ASSERT_TRUE(doc) << doc.error().message();
+    EXPECT_EQ(*doc, std::optional<std::string>("{\"kept\":1}"));
     s.reset();
     warnings_.clear();
     s = open();

@@ -211,7 +211,7 @@ int run_control_cost(const Session& session, const RunOptions& opts) {
     QueueTemplate queue(t, session.verbose);
     std::cout << "  prepared in " << static_cast<int>(boot_seconds() - tp) << " s\n" << std::flush;
 
-    compat::TempDir dir("/tmp/cqmgr-bench-");
+    compat::WorkDir dir("/tmp/cqmgr-bench-");
     dir.remove_on_exit(!opts.keep);
     auto ports = compat::allocate_ports(2);
     compat::Instance inst(dir.path());

@@ -1,4 +1,4 @@
-// Workload "dead-backlog" (issue #15, the dead backlog): 100,000
+// Workload "dead-backlog" (the dead backlog): 100,000
 // one-recipient messages in deferred for 10 dead destinations (loopback
 // ports 1 to 10, where nothing listens), all due now, while 5,000 fresh
 // one-recipient messages arrive for a live one (smtp-sink), 50 per second.

@@ -1,4 +1,4 @@
-// Workload "deferred-scale" (issue #17): one periodic pass of the deferred
+// Workload "deferred-scale": one periodic pass of the deferred
 // scan over a huge deferred queue of which few messages are due.
 //
 // 200,000 one-recipient messages sit in deferred/ for one destination (an

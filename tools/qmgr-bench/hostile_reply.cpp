@@ -1,4 +1,4 @@
-// Workloads "hostile-reply" and "hostile-reply-off" (issue #26, bounded
+// Workloads "hostile-reply" and "hostile-reply-off" (bounded
 // matching): one-recipient messages to a healthy smtp-sink, interleaved
 // with messages of 5 recipients each to a receiving smtpd that answers
 // every RCPT TO with a 2 KB `450 4.2.0` text made to defeat a backtracking

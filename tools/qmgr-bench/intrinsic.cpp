@@ -1,4 +1,4 @@
-// Workloads "intrinsic" and "intrinsic-fanout" (issue #17): the queue
+// Workloads "intrinsic" and "intrinsic-fanout": the queue
 // manager's own work, with nothing else setting the pace.  Every recipient
 // goes to discard(8) (default_transport = discard, each domain a
 // destination of its own) and the run's queue directory is a tmpfs, so

@@ -1,5 +1,5 @@
 // qmgr-bench (run it as tools/bench): stock qmgr(8) and cqmgr side by side on
-// the workloads of issue #8, alternated in one session, with a table of
+// its workloads (docs/performance.md), alternated in one session, with a table of
 // medians and ratios per workload.
 #include "clock.hpp"
 #include "cluster.hpp"

@@ -1,4 +1,4 @@
-// Workload "memory" (issue #17): the queue manager's memory per recipient
+// Workload "memory": the queue manager's memory per recipient
 // it holds in core.  20 messages of 20,000 recipients each are held in core
 // at once, and the figure is (peak RSS − idle RSS) / recipients in core.
 //

@@ -37,7 +37,7 @@ bool counts_reached(const compat::Instance& inst,
 
 // A stock instance (qmgr on or off), one injection, a bounded wait for the counts.
 QueueTemplate::QueueTemplate(const TemplateSpec& spec, bool verbose)
-    : dir_(std::make_unique<compat::TempDir>("/tmp/cqmgr-bench-template-")), queues_(spec.queues) {
+    : dir_(std::make_unique<compat::WorkDir>("/tmp/cqmgr-bench-template-")), queues_(spec.queues) {
     dir_->remove_on_exit(true);
     double t0 = boot_seconds();
     auto ports = compat::allocate_ports(2);

@@ -46,7 +46,7 @@ class QueueTemplate {
     std::string queue_dir() const;
 
   private:
-    std::unique_ptr<compat::TempDir> dir_;
+    std::unique_ptr<compat::WorkDir> dir_;
     std::vector<std::string> queues_;
 };
 

@@ -1,4 +1,4 @@
-// Workload "restart-active" (issue #17): the queue manager crashes with a
+// Workload "restart-active": the queue manager crashes with a
 // full active queue and master starts a new one.
 //
 // 20,000 one-recipient messages wait in incoming for one destination, an

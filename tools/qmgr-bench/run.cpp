@@ -191,7 +191,7 @@ RunResult run_workload(const Workload& w, compat::QmgrKind kind, const RunOption
     RunResult res;
     res.kind = kind;
     res.side = opts.polled ? "polled" : compat::qmgr_kind_name(kind);
-    compat::TempDir dir("/tmp/cqmgr-bench-");
+    compat::WorkDir dir("/tmp/cqmgr-bench-");
     dir.remove_on_exit(true);
     try {
         measure(w, kind, opts, dir.path(), res.metrics);

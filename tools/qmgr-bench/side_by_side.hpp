@@ -32,7 +32,7 @@ SideRuns<R> run_side_by_side(int pairs, const RunOptions& opts, Measure measure,
         for (auto kind : {compat::QmgrKind::Stock, compat::QmgrKind::Cqmgr}) {
             std::string side = compat::qmgr_kind_name(kind);
             if (!opts.side.empty() && side != opts.side) continue;
-            compat::TempDir dir("/tmp/cqmgr-bench-");
+            compat::WorkDir dir("/tmp/cqmgr-bench-");
             dir.remove_on_exit(!opts.keep);
             std::cout << "  pair " << p << " " << side << ": " << std::flush;
             try {

@@ -160,7 +160,7 @@ class Soak {
 
     RunOptions opts_;
     SoakOptions soak_;
-    compat::TempDir root_;
+    compat::WorkDir root_;
     std::ofstream event_log_;
     std::unique_ptr<RedisServer> redis_;
     std::unique_ptr<compat::Instance> receiver_;

@@ -1,4 +1,4 @@
-// Workloads "tarpit" and "tarpit-alone" (issue #15, slow-destination
+// Workloads "tarpit" and "tarpit-alone" (slow-destination
 // isolation): one-recipient messages to one healthy destination (an
 // smtp-sink that takes 1 s to answer each DATA, so that its throughput is
 // bound by the agents it gets, 20 at once at the default destination

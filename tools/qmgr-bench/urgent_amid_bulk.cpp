@@ -1,8 +1,8 @@
-// Workload "urgent-amid-bulk" (issue #15, priority lanes): a campaign of
+// Workload "urgent-amid-bulk" (priority lanes): a campaign of
 // one-recipient bulk messages, the shape most senders use, to one
 // destination (concurrency 20, smtp-sink waiting 1 s before answering each
-// DATA: smtp-sink takes whole seconds, so the 0.5 s of the issue's figure
-// is 1 s here), with urgent one-recipient messages arriving while it
+// DATA: smtp-sink takes whole seconds, so the 0.5 s a message that the
+// lanes were designed for is 1 s here), with urgent one-recipient messages arriving while it
 // drains.  Each campaign message is a small job of its own, which Rak's
 // preemption serves first come, first served; on the cqmgr side,
 // cqmgr_priority_maps classifies the campaign's sender domain as bulk and

@@ -1,5 +1,5 @@
-// The workloads of issue #8 and of later issues; each is defined in its own
-// file.
+// The benchmark's workloads (docs/performance.md); each is defined in its
+// own file.
 #pragma once
 
 #include "workload.hpp"
@@ -18,32 +18,32 @@ std::unique_ptr<Workload> make_deferred_restart(const Session& session);
 std::unique_ptr<Workload> make_intake(const Session& session);
 // Bulk and small mail at a destination that answers slowly.
 std::unique_ptr<Workload> make_slow_receiver(const Session& session);
-// Issue #14: Postfix's 421 experiment (adaptive limits on the cqmgr side).
+// Postfix's 421 experiment (adaptive limits on the cqmgr side).
 std::unique_ptr<Workload> make_concurrency_421(const Session& session);
-// Issue #14: deferred mail for a destination that comes back (recovery ramp).
+// Deferred mail for a destination that comes back (recovery ramp).
 std::unique_ptr<Workload> make_outage_recovery(const Session& session);
-// Issue #15: urgent mail arriving during a campaign of one-recipient bulk
+// Urgent mail arriving during a campaign of one-recipient bulk
 // messages to one destination (priority lanes on the cqmgr side).
 std::unique_ptr<Workload> make_urgent_amid_bulk(const Session& session);
 std::unique_ptr<Workload> make_tarpit(const Session& session);
 std::unique_ptr<Workload> make_tarpit_alone(const Session& session);
-// Issue #15: fresh mail while a large deferred backlog for dead
+// Fresh mail while a large deferred backlog for dead
 // destinations comes due (the dead backlog on the cqmgr side).
 std::unique_ptr<Workload> make_dead_backlog(const Session& session);
-// Issue #17: 20,000 one-recipient messages to discard(8), queue on a tmpfs.
+// 20,000 one-recipient messages to discard(8), queue on a tmpfs.
 std::unique_ptr<Workload> make_intrinsic(const Session& session);
-// Issue #17: 2,000 messages × 50 recipients over 500 domains to discard(8),
+// 2,000 messages × 50 recipients over 500 domains to discard(8),
 // queue on a tmpfs.
 std::unique_ptr<Workload> make_intrinsic_fanout(const Session& session);
-// Issue #17: 20 messages × 20,000 recipients held in core.
+// 20 messages × 20,000 recipients held in core.
 std::unique_ptr<Workload> make_memory(const Session& session);
-// Issue #17: the queue manager killed with 20,000 messages in active/ and
+// The queue manager killed with 20,000 messages in active/ and
 // started again.
 std::unique_ptr<Workload> make_restart_active(const Session& session);
-// Issue #17: a periodic deferred pass over 200,000 deferred messages, 1 %
+// A periodic deferred pass over 200,000 deferred messages, 1 %
 // of them due.
 std::unique_ptr<Workload> make_deferred_scale(const Session& session);
-// Issue #26: a healthy destination's mail while another destination's
+// A healthy destination's mail while another destination's
 // receiver answers with text made to defeat a backtracking pattern, with
 // adaptive limits on the cqmgr side, and the same with them off.
 std::unique_ptr<Workload> make_hostile_reply(const Session& session);

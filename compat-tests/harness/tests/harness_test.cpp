@@ -1,5 +1,6 @@
 // Unit tests for the compat harness's parsing and normalization.
 #include "actions.hpp"
+#include "cqmgr/test/temp_dir.hpp"
 #include "error.hpp"
 #include "fsutil.hpp"
 #include "maillog.hpp"
@@ -701,13 +702,12 @@ TEST(Sanitizer, WrapperSendsStderrToAFilePerProcess) {
 }
 
 TEST(Sanitizer, EachNonEmptyReportIsAFailure) {
-    TempDir dir("/tmp/compat-harness-test-");
-    dir.remove_on_exit(true);
-    EXPECT_TRUE(sanitizer_reports(dir.path()).empty());
-    EXPECT_TRUE(sanitizer_reports(dir.path() + "/missing").empty());
-    write_file(dir.path() + "/cqmgr.41", ""); // opened, nothing written: no finding
+    cqmgr::test::TempDir dir("compat-harness-test");
+    EXPECT_TRUE(sanitizer_reports(dir.str()).empty());
+    EXPECT_TRUE(sanitizer_reports(dir.str() + "/missing").empty());
+    write_file(dir.str() + "/cqmgr.41", ""); // opened, nothing written: no finding
     // cqmgr's own log lines, on stderr once postlogd has gone: no finding.
-    write_file(dir.path() + "/cqmgr.40",
+    write_file(dir.str() + "/cqmgr.40",
                "postfix/qmgr[40]: master status channel readable: master has gone away\n"
                "postfix-out/qmgr: cannot connect to postlog socket /x\n");
     std::string report;
@@ -716,9 +716,9 @@ TEST(Sanitizer, EachNonEmptyReportIsAFailure) {
         report += std::to_string(i);
         report += '\n';
     }
-    write_file(dir.path() + "/cqmgr.42", "==42==ERROR: AddressSanitizer: heap-use-after-free\n");
-    write_file(dir.path() + "/cqmgr.43", report);
-    auto f = sanitizer_reports(dir.path(), 4);
+    write_file(dir.str() + "/cqmgr.42", "==42==ERROR: AddressSanitizer: heap-use-after-free\n");
+    write_file(dir.str() + "/cqmgr.43", report);
+    auto f = sanitizer_reports(dir.str(), 4);
     ASSERT_EQ(f.size(), 2u);
     EXPECT_EQ(f[0].rfind("sanitizer report cqmgr.42 (cqmgr pid 42):\n==42==ERROR", 0), 0u) << f[0];
     EXPECT_NE(f[1].find("line 3\n... (6 more lines)"), std::string::npos) << f[1];
@@ -763,8 +763,8 @@ TEST(SessionCounter, CountsEverySessionFromAcceptToClose) {
     a.sin_port = htons(ports[1]);
     ASSERT_EQ(::bind(backend, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
     ASSERT_EQ(::listen(backend, 64), 0);
-    TempDir dir("/tmp/compat-sessions-");
-    SessionCounter c(ports[0], ports[1], dir.path() + "/sessions.log");
+    cqmgr::test::TempDir dir("compat-sessions");
+    SessionCounter c(ports[0], ports[1], dir.str() + "/sessions.log");
     c.start();
     std::vector<int> fds;
     for (int i = 0; i < 3; i++)
@@ -785,7 +785,7 @@ TEST(SessionCounter, CountsEverySessionFromAcceptToClose) {
     c.stop();
     EXPECT_LT(connect_to(ports[0]), 0); // stopped: nobody listens
     std::string log;
-    read_file_if_exists(dir.path() + "/sessions.log", log);
+    read_file_if_exists(dir.str() + "/sessions.log", log);
     EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 46);
     ::close(backend);
 }

@@ -209,13 +209,13 @@ std::string missing_prerequisite() {
 }
 
 struct Suite {
-    std::unique_ptr<compat::TempDir> dir;
+    std::unique_ptr<compat::WorkDir> dir;
     std::vector<std::unique_ptr<compat::Sink>> sinks;
     std::unique_ptr<compat::Instance> inst;
 
     void start() {
         using live::g_env;
-        dir = std::make_unique<compat::TempDir>("/tmp/cqmgr-proto-live-");
+        dir = std::make_unique<compat::WorkDir>("/tmp/cqmgr-proto-live-");
         g_env.dir = dir->path();
         g_env.queue_dir = g_env.dir + "/queue";
         g_env.conf_dir = g_env.dir + "/conf";

@@ -184,7 +184,7 @@ void Queues::defer_todo(Queue& q, const Dsn& dsn) {
             for (auto& r : rcpts)
                 c_.entries.assign(m, rq, std::move(r));
         } else {
-            m.flags |= 1;
+            m.flags |= message_flag::defer;
             c_.driver.defer_recipients(m, rcpts, dsn);
         }
         m.refcount--;

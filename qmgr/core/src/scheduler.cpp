@@ -204,7 +204,7 @@ void Scheduler::delivery_done(Entry* e, const DeliveryResult& r) {
     // test) and it does not revive the transport.
     const Dsn& hop = r.hop;
     if (r.crashed() || r.status != 0) {
-        m.flags |= 1;
+        m.flags |= message_flag::defer;
         if (!r.crashed() && !hop.status.empty()) {
             Dsn dsn{dsn_valid(hop.status) ? hop.status : "4.0.0",
                     std::string(suspended_prefix) +

@@ -194,9 +194,9 @@ TEST_F(Lanes, WithoutUrgentMailOrSharesSelectionIsStock) {
 
 namespace {
 
-// The shape of issue #15's acceptance, in the simulator at a smaller
-// scale: a campaign of one-recipient bulk messages to one destination
-// (0.5 s a message, concurrency 20) and urgent messages arriving during it.
+// The case priority lanes are for, in the simulator at a smaller scale
+// (tools/bench's urgent-amid-bulk at full scale): a campaign of one-recipient bulk messages to one
+// destination (0.5 s a message, concurrency 20) and urgent messages arriving during it.
 SimConfig campaign(Lane urgent_lane) {
     SimConfig c;
     c.default_transport.dest_recipient_limit = 1;

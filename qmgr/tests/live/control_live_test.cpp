@@ -22,7 +22,7 @@
 
 namespace {
 
-std::unique_ptr<compat::TempDir> g_dir;
+std::unique_ptr<compat::WorkDir> g_dir;
 std::unique_ptr<compat::Instance> g_inst;
 
 std::string socket_path() {
@@ -163,7 +163,7 @@ int main(int argc, char** argv) {
     compat::become_child_subreaper();
     int rc = 1;
     try {
-        g_dir = std::make_unique<compat::TempDir>("/tmp/cqmgr-control-live-");
+        g_dir = std::make_unique<compat::WorkDir>("/tmp/cqmgr-control-live-");
         g_inst = std::make_unique<compat::Instance>(g_dir->path());
         compat::InstanceConfig cfg;
         cfg.qmgr = compat::QmgrKind::Cqmgr;

@@ -29,7 +29,7 @@ namespace {
 
 // One private Postfix instance whose qmgr is cqmgr with the shim preloaded.
 struct LiveCqmgr {
-    std::unique_ptr<compat::TempDir> dir;
+    std::unique_ptr<compat::WorkDir> dir;
     std::unique_ptr<compat::Instance> inst;
     std::uint16_t smtpd_port = 0;
     bool ok = false;
@@ -38,7 +38,7 @@ struct LiveCqmgr {
     // variables besides CQMGR_SHIM_REPORT.
     LiveCqmgr(std::vector<std::pair<std::string, std::string>> main_cf,
               const std::map<std::string, std::string>& shim_env) {
-        dir = std::make_unique<compat::TempDir>("/tmp/cqmgr-fault-live-");
+        dir = std::make_unique<compat::WorkDir>("/tmp/cqmgr-fault-live-");
         std::string wrapper = dir->path() + "/cqmgr-wrapper";
         std::ostringstream w;
         // In a sanitizer build the daemon links ASan's runtime, which wants

@@ -36,11 +36,11 @@ using Clock = std::chrono::steady_clock;
 
 // One instance for one test, stopped and removed (kept on failure) at the end.
 struct LiveInstance {
-    std::unique_ptr<compat::TempDir> dir;
+    std::unique_ptr<compat::WorkDir> dir;
     std::unique_ptr<compat::Instance> inst;
 
     explicit LiveInstance(const char* prefix) {
-        dir = std::make_unique<compat::TempDir>(std::string("/tmp/cqmgr-") + prefix + "-");
+        dir = std::make_unique<compat::WorkDir>(std::string("/tmp/cqmgr-") + prefix + "-");
         inst = std::make_unique<compat::Instance>(dir->path());
     }
     ~LiveInstance() {

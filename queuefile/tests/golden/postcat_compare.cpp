@@ -222,8 +222,8 @@ std::vector<std::string> compare_envelope(const std::string& path,
                 if (!e.first_attr.count(an)) e.first_attr[an] = av;
                 e.last_attr[an] = av;
                 if (an == "trace_flags" && e.tflags == 0) {
-                    e.tflags = c_atoi(av) & 0x2700;
-                    e.tflags_offset = e.tflags == 0x400 ? l.offset : 0;
+                    e.tflags = c_atoi(av) & trace_flag::mask;
+                    e.tflags_offset = e.tflags == trace_flag::record ? l.offset : 0;
                 }
                 continue;
             }

@@ -8,6 +8,8 @@
 // -c means chroot).
 #pragma once
 
+#include "cqmgr/common/result.hpp"
+
 #include <optional>
 #include <string>
 #include <utility>
@@ -36,11 +38,25 @@ struct CommandLine {
     std::vector<std::pair<std::string, std::string>> overrides;
 };
 
-// Parses argv.  Returns nullopt and sets `error` (Postfix's fatal text) for
-// an unknown option or one missing its value ("invalid option: q"), a
-// malformed -o value, a bad -s count, and leftover arguments (stock qmgr:
-// "unexpected command-line argument: x").
-std::optional<CommandLine> parse_command_line(int argc, char** argv, std::string& error);
+// Why a command line is refused; message() is Postfix's fatal text.
+struct CommandLineError {
+    enum class Kind {
+        unknown_option,      // "invalid option: q"
+        missing_value,       // "invalid option: n (it needs a value)"
+        bad_override,        // a malformed -o value
+        bad_socket_count,    // -s not a positive count
+        unexpected_argument, // leftover arguments (stock qmgr refuses them)
+    };
+    Kind kind = Kind::unknown_option;
+    std::string text; // the option letter, the -o or -s value, or the argument
+    std::string why;  // bad_override: what is wrong with it, in Postfix's words
+
+    std::string message() const;
+};
+
+// Parses argv; an unknown option or one missing its value, a malformed -o
+// value, a bad -s count, and leftover arguments are refused.
+Result<CommandLine, CommandLineError> parse_command_line(int argc, char** argv);
 
 // The start-up checks of Postfix's trigger server for a solitary service
 // like qmgr: a process limit of 1 (-l) unless -S, and a unix, fifo or pass

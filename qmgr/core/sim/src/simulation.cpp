@@ -276,7 +276,7 @@ class Sim : public Driver {
             // Retry transport: the error agent defers at once.
             res_.deferred += static_cast<int>(e->rcpts.size());
             tally(e->rcpts);
-            e->message->flags |= 1;
+            e->message->flags |= core::message_flag::defer;
             Transport& t = *e->queue->transport;
             sched_.delivery_done(e, DeliveryResult{DeliveryResult::Kind::replied, -1, {}});
             release_agent(t);

@@ -4,7 +4,7 @@
 // to be held in memory at once.
 #pragma once
 
-#include "cqmgr/core/recipient.hpp"
+#include "cqmgr/common/recipient.hpp"
 #include "cqmgr/queuefile/envelope_text.hpp"
 #include "cqmgr/queuefile/error.hpp"
 #include "cqmgr/queuefile/record.hpp"
@@ -24,6 +24,14 @@ inline constexpr int dsn_notify_mask = 0x1e;
 inline constexpr int user_mask = 0x1f;
 } // namespace read_flag
 
+// The trace_flags bits an envelope keeps (Postfix's DEL_REQ_TRACE_FLAGS in
+// 3.7), and the one that says the file's own trace record is to be
+// removed once its report is out (DEL_REQ_FLAG_RECORD).
+namespace trace_flag {
+inline constexpr int mask = 0x2700;
+inline constexpr int record = 0x0400;
+} // namespace trace_flag
+
 // DSN NOTIFY bits as stored in notify_flags.
 namespace dsn_notify {
 inline constexpr int never = 1, success = 2, failure = 4, delay = 8;
@@ -31,8 +39,8 @@ inline constexpr int never = 1, success = 2, failure = 4, delay = 8;
 
 // One recipient: its R record's offset, address, original address, DSN
 // original recipient and NOTIFY flags.  The scheduler core carries the
-// same struct in its entries.
-using Recipient = core::Recipient;
+// same class in its entries.
+using Recipient = cqmgr::Recipient;
 
 // Laid out largest first: an active message keeps its envelope for its
 // whole life.
@@ -147,7 +155,7 @@ struct ReadResult {
 // (env.rcpt_offset == 0 on a fresh Envelope) also reads every non-recipient
 // record; when it returns with env.rcpt_offset != 0, more recipients remain
 // and the next call resumes there, holding only one batch in memory.
-// Only the trace bits of trace_flags are kept (0x2700 in Postfix 3.7).
+// Only the trace bits of trace_flags are kept (trace_flag::mask).
 // `path` names the file in typed errors.
 ReadResult read_envelope(int fd, Envelope& env, int limit, std::string_view path = {});
 

@@ -13,6 +13,8 @@
 // read.
 #pragma once
 
+#include "cqmgr/common/result.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -41,9 +43,20 @@ inline constexpr size_t max_control_bytes = size_t{4} << 20;
 // The document for `settings` (one line and a newline).
 std::string encode_control_settings(const std::vector<ControlSetting>& settings);
 
-// The settings in `text`; nullopt and `error` set when it is not such a
-// document or longer than max_control_bytes.
-std::optional<std::vector<ControlSetting>> decode_control_settings(std::string_view text,
-                                                                   std::string& error);
+// Why a text is not a settings document.
+struct SettingsError {
+    enum class Kind {
+        too_long,  // longer than max_control_bytes
+        malformed, // not JSON, or not this document's shape
+    };
+    Kind kind = Kind::malformed;
+    std::string detail; // malformed: the parser's words
+
+    // "longer than 4194304 bytes", or the parser's words.
+    std::string message() const;
+};
+
+// The settings in `text`, or why it is not such a document.
+Result<std::vector<ControlSetting>, SettingsError> decode_control_settings(std::string_view text);
 
 } // namespace cqmgr::state

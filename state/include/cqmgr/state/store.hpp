@@ -59,6 +59,19 @@ struct WriteError {
     std::string message() const;
 };
 
+// Why a read from the store found nothing it could use.
+struct ReadError {
+    enum class Kind {
+        set_aside, // the file was damaged and set aside, and no store took its place
+        lmdb,      // LMDB (or the system) refused; code says how
+    };
+    Kind kind = Kind::lmdb;
+    int code = 0; // lmdb: LMDB's or the system's error number
+
+    // "the store is damaged and set aside", "read: Input/output error", ...
+    std::string message() const;
+};
+
 class Store {
   public:
     using Warn = std::function<void(const std::string&)>;
@@ -124,10 +137,11 @@ class Store {
     // not dead at `now`; how many.
     size_t expire(int64_t oldest, int64_t now);
 
-    // The control settings' document (control_record.hpp).
-    enum class Found { yes, no, failed };
-    Found get_control(std::string& doc, std::string& error);
-    bool put_control(std::string_view doc, std::string& error);
+    // The control settings' document (control_record.hpp); nullopt when
+    // the store holds none.
+    Result<std::optional<std::string>, ReadError> get_control();
+    // Replaces the control settings' document, in one transaction.
+    Result<void, WriteError> put_control(std::string_view doc);
 
     // How many records the store holds.
     size_t count();

@@ -15,12 +15,12 @@
 // when done.  Messages are owned by the caller.
 #pragma once
 
+#include "cqmgr/common/recipient.hpp"
 #include "cqmgr/core/admin.hpp"
 #include "cqmgr/core/feedback.hpp"
 #include "cqmgr/core/limits.hpp"
 #include "cqmgr/core/peer_index.hpp"
 #include "cqmgr/core/pooled.hpp"
-#include "cqmgr/core/recipient.hpp"
 
 #include <boost/container/small_vector.hpp>
 #include <boost/intrusive/list.hpp>
@@ -37,6 +37,10 @@ namespace cqmgr::core {
 
 namespace bi = boost::intrusive;
 using Hook = bi::list_member_hook<bi::link_mode<bi::safe_link>>;
+
+// The recipients the core groups into entries, as the queue-file reader
+// made them (cqmgr/common/recipient.hpp).
+using Recipient = cqmgr::Recipient;
 
 template <class T, Hook T::*H>
 using List = bi::list<T, bi::member_hook<T, Hook, H>, bi::constant_time_size<true>>;
@@ -165,6 +169,14 @@ class JobChain {
     Job* first_ = nullptr;
 };
 
+// Bits of Message::flags, stock's "delivery problems" word: nonzero at the
+// end means that some recipient is to be tried again, so the message is
+// deferred rather than removed.
+namespace message_flag {
+// Some recipient must be retried (stock's DELIVER_STAT_DEFER).
+inline constexpr int defer = 1;
+} // namespace message_flag
+
 // The scheduler's view of a message.  The daemon derives its own message
 // (envelope, file state) from this.  Not polymorphic (no table pointer in
 // each of up to 20,000 messages): whoever makes a message owns and destroys
@@ -173,7 +185,7 @@ struct Message {
     std::string id;
     int64_t queued_time = 0;
     int refcount = 0;            // entries in core
-    int flags = 0;               // nonzero: some recipient must be retried
+    int flags = 0;               // message_flag bits; nonzero: some recipient must be retried
     int rcpt_count = 0;          // recipients in core
     int rcpt_limit = 0;          // recipient slots lent to this message
     int rcpt_unread = 0;         // estimate of recipients not read yet

@@ -1,7 +1,8 @@
-// One recipient as the scheduler carries it in its entries: what a delivery
-// request, a deferral and the logs need, and where its R record is in the
-// queue file so that it can be marked done.  The core never looks inside;
-// it groups recipients into entries and hands them back to its driver.
+// One recipient as the queue-file reader reads it and the scheduler carries
+// it in its entries: what a delivery request, a deferral and the logs need,
+// and where its R record is in the queue file so that it can be marked
+// done.  The core never looks inside; it groups recipients into entries and
+// hands them back to its driver.
 //
 // Compact, because a queue manager may hold hundreds of thousands of them
 // (qmgr_message_recipient_limit): 24 bytes plus one heap block for all its
@@ -12,16 +13,17 @@
 // between the address's NUL and them.  Accessors hand out views into the
 // block, valid until the recipient is changed or destroyed.
 //
-// No dependencies: the queue-file library reads its recipients into this
-// same class (queuefile::Recipient is an alias), so the core needs nothing
-// of that library.
+// No dependencies, and below both of its users: the queue-file library
+// reads its recipients into this class and the core carries the same
+// objects (queuefile::Recipient and core::Recipient are aliases), so
+// neither needs anything of the other.
 #pragma once
 
 #include <cstdint>
 #include <string_view>
 #include <utility>
 
-namespace cqmgr::core {
+namespace cqmgr {
 
 class Recipient {
   public:
@@ -100,4 +102,4 @@ class Recipient {
     bool has_dsn_ = false;
 };
 
-} // namespace cqmgr::core
+} // namespace cqmgr

@@ -1,9 +1,9 @@
-#include "cqmgr/core/recipient.hpp"
+#include "cqmgr/common/recipient.hpp"
 
 #include <cstring>
 #include <utility>
 
-namespace cqmgr::core {
+namespace cqmgr {
 
 Recipient::Recipient(int64_t offset, std::string_view address, std::string_view orig_rcpt,
                      std::string_view dsn_orcpt, int notify_flags)
@@ -73,4 +73,4 @@ void Recipient::build(std::string_view address, std::string_view orig_rcpt,
     if (lens[1]) std::memcpy(p, dsn_orcpt.data(), lens[1]);
 }
 
-} // namespace cqmgr::core
+} // namespace cqmgr

@@ -1,14 +1,14 @@
 // The compact recipient keeps what it was given, in each of its layouts
 // (original recipient empty, the address itself, or its own; a DSN
 // original recipient or none), through copies, moves and a new address.
-#include "cqmgr/core/recipient.hpp"
+#include "cqmgr/common/recipient.hpp"
 
 #include <gtest/gtest.h>
 #include <string>
 #include <utility>
 #include <vector>
 
-using cqmgr::core::Recipient;
+using cqmgr::Recipient;
 
 namespace {
 
