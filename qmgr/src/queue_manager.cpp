@@ -1,7 +1,6 @@
 #include "queue_manager.hpp"
 
 #include "control_commands.hpp"
-#include "feedback_debug.hpp"
 #include "learned_state.hpp"
 #include "log.hpp"
 #include "probes.hpp"
@@ -9,14 +8,6 @@
 #include <algorithm>
 
 namespace cqmgr::qmgr {
-
-namespace {
-// Connections qmgr holds open to the bounce, defer, trace and flush services
-// for its own requests at most (service_slots.hpp).  Stock has one at a
-// time; a few in parallel keep several messages' deferrals moving, and stay
-// far below the descriptors that queue files and agents need.
-constexpr int service_slot_limit = 8;
-} // namespace
 
 QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                            const conf::QmgrParams& params, const WallClock& clock,
@@ -108,10 +99,7 @@ ControlSources QueueManager::control_sources() const {
         .deliveries = delivery_.record(),
         .counters = counters_,
         .clock = clock_,
-        .feed =
-            [this] {
-                return FeedState{feeder_.paused(), feeder_.scanning()};
-            },
+        .feed = [this] { return feed_state(); },
         .message_active_limit = params_.qmgr_message_active_limit,
         .message_recipient_limit = params_.qmgr_message_recipient_limit,
         .adaptive = adaptive_.get(),
@@ -216,11 +204,6 @@ void QueueManager::forget(Message& m) {
     feeder_.wake();
 }
 
-void QueueManager::queue_feedback(const core::Queue& q, bool positive, double step) {
-    if (params_.destination_concurrency_feedback_debug || log::verbose())
-        log_queue_feedback(q, positive, step);
-}
-
 void QueueManager::queue_window(const core::Queue& q, bool positive) {
     QueueTurn turn = QueueTurn::none;
     if (!positive && q.dead() && q.dsn && dead_queues_.insert(&q).second)
@@ -234,11 +217,6 @@ void QueueManager::queue_window(const core::Queue& q, bool positive) {
 
 void QueueManager::admin_expired(core::AdminKind kind, const core::AdminTarget& target) {
     if (control_) control_->expired(kind, target);
-}
-
-void QueueManager::wakeup() {
-    delivery_.pump();
-    arm_scheduler_timer();
 }
 
 void QueueManager::arm_scheduler_timer() {

@@ -23,6 +23,7 @@
 #include "delivery_observer.hpp"
 #include "destination_state.hpp"
 #include "fast_flush.hpp"
+#include "feedback_debug.hpp"
 #include "feeder.hpp"
 #include "intake.hpp"
 #include "log.hpp"
@@ -93,6 +94,9 @@ class QueueManager : public core::Driver {
     int messages_in_active() const { return static_cast<int>(messages_.size()); }
 
   private:
+    // Whether the feeder is paused or scanning (the control socket's
+    // queries).
+    FeedState feed_state() const { return {feeder_.paused(), feeder_.scanning()}; }
     // The feeder's offer of a ready file.
     Feeder::Taken take(const std::string& id, const std::string& queue, int scan_flags,
                        mode_t mode);
@@ -125,10 +129,16 @@ class QueueManager : public core::Driver {
                           const core::Dsn& dsn) override {
         self_defer_.defer(static_cast<Message&>(m), rcpts, dsn);
     }
-    void wakeup() override;
+    void wakeup() override {
+        delivery_.pump();
+        arm_scheduler_timer();
+    }
     void warn(const std::string& text) override { log::warn(text); }
     int active_messages() const override { return intake_.admitted(); }
-    void queue_feedback(const core::Queue& q, bool positive, double step) override;
+    void queue_feedback(const core::Queue& q, bool positive, double step) override {
+        if (params_.destination_concurrency_feedback_debug || log::verbose())
+            log_queue_feedback(q, positive, step);
+    }
     void queue_window(const core::Queue& q, bool positive) override;
     void trace(const std::string& line) override { log::debug(line); }
     void admin_expired(core::AdminKind kind, const core::AdminTarget& target) override;
