@@ -68,6 +68,21 @@ void AdaptiveLimits::started(const core::Entry& e, int busy, int64_t now_ms) {
                     q.transport->cfg.dest_concurrency_limit, now_ms);
 }
 
+void AdaptiveLimits::delivery_started(DeliveryEvent& ev) {
+    const core::Entry& e = *ev.entry;
+    if (!covers(*e.queue->transport)) return;
+    ev.defer_mark = defer_log_mark(e.message->id);
+    ev.started_ms = ev.clock->now_ms();
+    started(e, ev.busy_at_start, ev.started_ms);
+}
+
+void AdaptiveLimits::delivery_ended(DeliveryEvent& ev) {
+    const core::Entry& e = *ev.entry;
+    if (!covers(*e.queue->transport)) return;
+    ev.result.unseen = !delivered(e, ev.busy_at_start, ev.result, ev.clock->now_ms(), ev.defer_mark,
+                                  ev.started_ms);
+}
+
 bool AdaptiveLimits::delivered(const core::Entry& e, int busy_at_start,
                                const core::DeliveryResult& r, int64_t now_ms, int64_t mark,
                                int64_t started_ms) {

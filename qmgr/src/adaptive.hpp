@@ -15,6 +15,7 @@
 #include "adaptive_policy.hpp"
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
+#include "delivery_observer.hpp"
 #include "reply_class.hpp"
 
 #include <functional>
@@ -24,7 +25,7 @@
 
 namespace cqmgr::qmgr {
 
-class AdaptiveLimits {
+class AdaptiveLimits : public DeliveryObserver {
   public:
     // Why a destination has its limit: the reply that struck last.
     struct Cause {
@@ -78,6 +79,13 @@ class AdaptiveLimits {
     bool slow_start(const core::Queue& q) const;
     // The rules the replies are matched against (for its counters).
     const ReplyClassifier& classifier() const { return classifier_; }
+
+    // DeliveryObserver: each delivery on a transport it covers, from its
+    // start (the defer log's mark) to its end (before the scheduler hears
+    // of it, which it tells whether a receiver saw it), and the sweep.
+    void delivery_started(DeliveryEvent& ev) override;
+    void delivery_ended(DeliveryEvent& ev) override;
+    void before_selection(const WallClock& clock) override { sweep(clock.now_ms()); }
 
   private:
     // The class and words of the records entry `e`'s delivery added to its

@@ -37,8 +37,9 @@
 // rate to a local GCRA cell (rates go local at once: a start is never
 // waited for).
 //
-// A gate lives as long as its queue (Driver::queue_freed, whatever frees
-// it), and its leases go back with it.
+// A gate lives as long as its queue (made at its birth, gone when it is
+// freed, whatever frees it: DeliveryObserver), and its leases go back
+// with it.
 //
 // Dead marks (with cqmgr_redis_server): a destination this host declares
 // dead is marked dead in Redis, with its reason, until its revival time; a
@@ -57,6 +58,7 @@
 #include "cqmgr/conf/lookup_table.hpp"
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
+#include "delivery_observer.hpp"
 
 #include <memory>
 #include <optional>
@@ -65,7 +67,7 @@
 
 namespace cqmgr::qmgr {
 
-class ClusterLimits {
+class ClusterLimits : public DeliveryObserver {
   public:
     struct Tables {
         conf::LookupTables rates;
@@ -93,7 +95,7 @@ class ClusterLimits {
     std::optional<int> queue_gate(const core::Queue& q);
     // Queue `q` is being freed (Driver::queue_freed): its gate goes, and
     // its leases with it.
-    void queue_freed(const core::Queue& q);
+    void queue_freed(const core::Queue& q) override;
     // Asks for the leases and tokens that queues with waiting mail need,
     // and gives back those of queues that cannot start anything.
     void refresh();
@@ -108,6 +110,16 @@ class ClusterLimits {
     // Queue `q` was declared dead, or is back (Driver::queue_window).
     void queue_dead(const core::Queue& q);
     void queue_revived(const core::Queue& q);
+
+    // DeliveryObserver: the calls above, on the queue manager's events.
+    void queue_born(const core::Queue& q, std::optional<int>& gate) override {
+        gate = queue_gate(q);
+    }
+    void delivery_started(DeliveryEvent& ev) override { started(*ev.entry->queue); }
+    void delivery_ended(DeliveryEvent& ev) override;
+    void delivery_reported(const DeliveryEvent& ev) override;
+    void queue_window(const core::Queue& q, bool positive, QueueTurn turn) override;
+    void before_selection(const WallClock&) override { refresh(); }
 
   private:
     struct Gate;
@@ -129,6 +141,8 @@ class ClusterLimits {
     };
 
     Gate* gate_for(const std::string& key);
+    // The end of a delivery through gate `key`, once the scheduler has it.
+    void finished(const std::string& key);
     // Erases gate `key`; its leases go back once the linger time is over.
     void drop_gate(const std::string& key);
     // Sets the core's gate of `g`'s queue from what `g` holds.
@@ -208,6 +222,9 @@ class ClusterLimits {
     std::string lease_prefix_;
     uint64_t lease_seq_ = 0;
     bool adopting_ = false; // declaring a queue dead from a mark: not published again
+    // The gate key of the delivery whose end is being reported (kept for
+    // its capacity: no allocation per delivery).
+    std::string ending_;
 };
 
 } // namespace cqmgr::qmgr

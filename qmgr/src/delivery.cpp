@@ -4,13 +4,13 @@
 #include "delivery_request.hpp"
 #include "log.hpp"
 #include "message.hpp"
-#include "probes.hpp"
 
 namespace cqmgr::qmgr {
 
 Delivery::Delivery(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
-                   core::Scheduler& sched, Counters& counters)
-    : io_(io), params_(params), clock_(clock), sched_(sched), record_(sched), counters_(counters) {}
+                   core::Scheduler& sched, DeliveryObservers& observers)
+    : io_(io), params_(params), clock_(clock), sched_(sched), record_(sched),
+      observers_(observers) {}
 
 // Pooled: one is made and freed for every delivery.
 class Delivery::Call : public protocol::AgentCall, public core::Pooled<Delivery::Call> {
@@ -18,14 +18,8 @@ class Delivery::Call : public protocol::AgentCall, public core::Pooled<Delivery:
     Call(Delivery& d, core::Transport* t) : AgentCall(d.io_.get_executor()), transport(t), d_(d) {}
 
     core::Transport* transport;
-    // Once the agent has it: the entry, its queue's deliveries in flight
-    // then (itself included), its message's defer log mark for the
-    // adaptive limits, and when the request went out.
-    core::Entry* entry = nullptr;
-    int busy_at_start = 0;
-    int64_t defer_mark = 0;
-    int64_t started_ms = -1; // when the request went, on the adaptive limits' clock
-    std::chrono::steady_clock::time_point started{};
+    // Once the agent has it: the delivery as the observers see it.
+    DeliveryEvent ev;
     // The call in the record of deliveries in flight.
     DeliveryRecord::InFlight flight;
     // The transport rate delay's wait, when there is one.
@@ -44,9 +38,7 @@ void Delivery::pump() {
     asio::post(io_, [this] {
         posted_ = false;
         sched_.set_time(clock_.now());
-        if (adaptive_) adaptive_->sweep(now_ms());
-        if (isolation_) isolation_->sweep(now_ms());
-        if (limits_) limits_->refresh();
+        observers_.before_selection(clock_);
         while (core::Transport* t = sched_.select_transport()) {
             if (log::verbose()) log::debug("qmgr_transport_select: " + t->name);
             // The connect is tried now: when it fails at once (no such
@@ -96,20 +88,14 @@ void Delivery::go(Call& c, bool ok) {
         c.close();
         return;
     }
-    if (limits_) limits_->started(*e->queue);
     pump();
-    c.entry = e;
-    c.busy_at_start = e->queue->busy_count();
-    if (adaptive_ && adaptive_->covers(*t)) {
-        c.defer_mark = adaptive_->defer_log_mark(e->message->id);
-        c.started_ms = now_ms();
-        adaptive_->started(*e, c.busy_at_start, c.started_ms);
-    }
+    c.ev.clock = &clock_;
+    c.ev.entry = e;
+    c.ev.busy_at_start = e->queue->busy_count();
+    observers_.delivery_started(c.ev);
     trace_request(*e);
     record_.started(c.flight, *e, clock_);
-    CQMGR_PROBE_DELIVERY_START(t->name.c_str(), e->queue->name.c_str(), e->message->id.c_str(),
-                               e->rcpts.size());
-    c.started = std::chrono::steady_clock::now();
+    c.ev.started = std::chrono::steady_clock::now();
     c.send(encoded_request_for(*e));
 }
 
@@ -136,74 +122,32 @@ protocol::DeliveryTimeouts Delivery::timeouts() const {
                                                      std::chrono::seconds(params_.daemon_timeout));
 }
 
-int64_t Delivery::now_ms() const {
-    return clock_.now_ms();
-}
-
 void Delivery::report(Call& c, protocol::DeliveryOutcome&& out) {
-    core::Entry* e = c.entry;
-    const auto started = c.started;
-    using Kind = protocol::DeliveryOutcome::Kind;
-    observe(*e, out, started);
+    DeliveryEvent& ev = c.ev;
+    ev.elapsed_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                        std::chrono::steady_clock::now() - ev.started)
+                        .count();
     // Stock's attribute scanner speaks first (what was wrong with the
     // bytes), then qmgr (what it makes of that).  A reply can carry the
     // first alone: stock accepts an attribute after the status.
     if (!out.detail.empty()) log::warn(out.detail);
-    if (out.kind != Kind::replied) log::warn(out.warning);
-    using R = core::DeliveryResult::Kind;
-    // The reply's strings move on: nothing below reads them from `out`.
-    core::DeliveryResult result{out.kind == Kind::replied       ? R::replied
-                                : out.kind == Kind::unavailable ? R::unavailable
-                                                                : R::crashed,
-                                out.reply.status,
-                                {std::move(out.reply.hop.status), std::move(out.reply.hop.reason)}};
-    // A reference, not a copy of the hop status for each listener.
-    static const core::Dsn no_hop;
-    const core::Dsn& hop = out.kind == Kind::replied ? result.hop : no_hop;
-    record_.finished(c.flight, hop, clock_);
-    if (ended_ && out.kind != Kind::unavailable) ended_(*e->queue, hop);
-    if (adaptive_ && adaptive_->covers(*e->queue->transport))
-        result.unseen = !adaptive_->delivered(*e, c.busy_at_start, result, now_ms(), c.defer_mark,
-                                              c.started_ms);
-    if (isolation_)
-        isolation_->delivered(*e, result,
-                              std::chrono::duration_cast<std::chrono::milliseconds>(
-                                  std::chrono::steady_clock::now() - started)
-                                  .count(),
-                              now_ms());
-    if (!limits_) {
-        sched_.delivery_done(e, result);
-        return;
-    }
-    std::string transport = e->queue->transport->name, queue = e->queue->name;
-    sched_.delivery_done(e, result); // may free the queue
-    limits_->finished(transport, queue);
+    if (out.kind != protocol::DeliveryOutcome::Kind::replied) log::warn(out.warning);
+    ev.result = delivery_result(std::move(out));
+    record_.finished(c.flight, ev.hop(), clock_);
+    observers_.delivery_ended(ev);
+    sched_.delivery_done(ev.entry, ev.result); // may free the queue
+    ev.entry = nullptr;
+    observers_.delivery_reported(ev);
 }
 
-void Delivery::observe(const core::Entry& e, const protocol::DeliveryOutcome& out,
-                       std::chrono::steady_clock::time_point started) {
+core::DeliveryResult delivery_result(protocol::DeliveryOutcome&& out) {
     using Kind = protocol::DeliveryOutcome::Kind;
-    using Result = Counters::Result;
-    auto us = std::chrono::duration_cast<std::chrono::microseconds>(
-                  std::chrono::steady_clock::now() - started)
-                  .count();
-    Result result = out.kind == Kind::unavailable ? Result::unavailable
-                    : out.kind == Kind::crashed   ? Result::crashed
-                    : out.reply.status == 0       ? Result::done
-                                                  : Result::deferred;
-    // Only a reply carries a hop status.
-    const char* dsn = out.kind == Kind::replied ? out.reply.hop.status.c_str() : "";
-    const auto& env = static_cast<const Message&>(*e.message).env;
-    protocol::TimeVal now = clock_.precise();
-    double queue_delay = static_cast<double>(now.sec - env.arrival_sec) +
-                         static_cast<double>(now.usec - env.arrival_usec) / 1e6;
-    counters_.count_delivery(e.queue->transport->name, result, dsn, static_cast<double>(us) / 1e6,
-                             queue_delay);
-    int status = out.kind == Kind::unavailable ? -2
-                 : out.kind == Kind::crashed   ? -1
-                                               : out.reply.status;
-    CQMGR_PROBE_DELIVERY_END(e.queue->transport->name.c_str(), e.queue->name.c_str(),
-                             e.message->id.c_str(), us, status, dsn);
+    using R = core::DeliveryResult::Kind;
+    return {out.kind == Kind::replied       ? R::replied
+            : out.kind == Kind::unavailable ? R::unavailable
+                                            : R::crashed,
+            out.reply.status,
+            {std::move(out.reply.hop.status), std::move(out.reply.hop.reason)}};
 }
 
 std::string_view Delivery::encoded_request_for(const core::Entry& e) {

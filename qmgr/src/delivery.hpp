@@ -1,50 +1,36 @@
 // Delivery agents: opens connections to `private/<transport>` when the
 // scheduler asks for them, hands each ready agent the entry the scheduler
 // selects, and reports the agent's reply (or its failure) back.  A crashed,
-// silent or babbling agent costs only a deferral of its entry.
+// silent or babbling agent costs only a deferral of its entry.  The
+// features hear of each delivery through the queue manager's observers
+// (delivery_observer.hpp), from its start to its end, in one event that
+// carries the reply converted once.
 #pragma once
 
-#include "adaptive.hpp"
 #include "clock.hpp"
-#include "cluster_limits.hpp"
-#include "counters.hpp"
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
 #include "cqmgr/protocol/agent_call.hpp"
+#include "delivery_observer.hpp"
 #include "delivery_record.hpp"
 #include "delivery_request.hpp"
-#include "isolation.hpp"
-
-#include <functional>
 
 namespace cqmgr::qmgr {
 
-class Delivery {
+class Delivery : public DeliveryObserver {
   public:
+    // `observers` hear of every delivery; they outlive this object.
     Delivery(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
-             core::Scheduler& sched, Counters& counters);
+             core::Scheduler& sched, DeliveryObservers& observers);
 
     // Starts connections for every transport that has work (coalesced: many
     // calls in one loop pass cost one pass).
     void pump();
-    // Shared limits to consult and tell of each delivery (none by default).
-    void use_limits(ClusterLimits* limits) { limits_ = limits; }
     // The deliveries in flight and each destination's last hop status.
     const DeliveryRecord& record() const { return record_; }
-    // `ended` is told of every delivery that reached an agent (before the
-    // scheduler hears of it): its queue and the hop status (empty status:
-    // none, the agent crashed).
-    void observe_ends(std::function<void(const core::Queue&, const core::Dsn&)> ended) {
-        ended_ = std::move(ended);
-    }
-    // Feeds every outcome on the transports it covers to `adaptive` (none:
-    // off).  It must outlive this object.
-    void set_adaptive(AdaptiveLimits* adaptive) { adaptive_ = adaptive; }
-    // Message `m` is about to be destroyed.
-    void forget(const Message& m) { request_heads_.forget(m); }
-    // Feeds every outcome on transports with destination shares to
-    // `isolation` (none: off).  It must outlive this object.
-    void set_isolation(Isolation* isolation) { isolation_ = isolation; }
+    // DeliveryObserver: message `m` is about to be destroyed (its runs
+    // of the request go).
+    void message_ended(const Message& m) override { request_heads_.forget(m); }
 
   private:
     // One delivery: the connection to the transport's agent, then the
@@ -67,33 +53,27 @@ class Delivery {
     void trace_idle(const core::Transport& t) const;
     // The agent timeouts from main.cf.
     protocol::DeliveryTimeouts timeouts() const;
-    // Hands the agent's outcome for the entry of `c` to the scheduler,
-    // after counting it and showing it to the adaptive limits (with how
-    // many deliveries its queue had in flight when it was sent, and where
-    // its message's defer log ended then).  Takes the reply's strings.
+    // Logs what went wrong with the agent's reply, converts it into the
+    // outcome of `c`'s event (taking its strings) and hands that to the
+    // observers, the scheduler, and the observers again.
     void report(Call& c, protocol::DeliveryOutcome&& out);
-    // Milliseconds since the epoch (the adaptive limits' clock).
-    int64_t now_ms() const;
-    // Counts the outcome of entry `e` and fires the delivery__end probe.
-    void observe(const core::Entry& e, const protocol::DeliveryOutcome& out,
-                 std::chrono::steady_clock::time_point started);
 
     asio::io_context& io_;
     const conf::QmgrParams& params_;
     const WallClock& clock_;
     core::Scheduler& sched_;
     DeliveryRecord record_;
-    Counters& counters_;
-    AdaptiveLimits* adaptive_ = nullptr;
-    Isolation* isolation_ = nullptr;
+    DeliveryObservers& observers_;
     bool posted_ = false;
     // Where requests are encoded: a send copies only what the socket does
     // not take at once, so one buffer serves every delivery.
     std::string request_buf_;
     // The last message's runs of its request, for its next entry.
     RequestHeadCache request_heads_;
-    std::function<void(const core::Queue&, const core::Dsn&)> ended_;
-    ClusterLimits* limits_ = nullptr;
 };
+
+// The agent's outcome `out` as the scheduler takes it (its hop status's
+// strings are moved).
+core::DeliveryResult delivery_result(protocol::DeliveryOutcome&& out);
 
 } // namespace cqmgr::qmgr

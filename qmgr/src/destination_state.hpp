@@ -29,6 +29,7 @@
 #include "cqmgr/core/scheduler.hpp"
 #include "cqmgr/protocol/asio.hpp"
 #include "cqmgr/state/store.hpp"
+#include "delivery_observer.hpp"
 #include "state_writer.hpp"
 
 #include <functional>
@@ -43,7 +44,7 @@ namespace cqmgr::qmgr {
 // at least a day.
 int64_t state_horizon(const conf::QmgrParams& params);
 
-class DestinationState {
+class DestinationState : public DeliveryObserver {
   public:
     // Keeps nothing: every call does nothing.
     DestinationState(asio::io_context& io, const WallClock& clock);
@@ -87,9 +88,16 @@ class DestinationState {
     // A delivery to `q` ended; `hop` is the agent's hop status (empty
     // status: none, e.g. the agent crashed).
     void delivery_ended(const core::Queue& q, const core::Dsn& hop);
+    // DeliveryObserver: the end of each delivery that reached an agent,
+    // and each window change, death or revival, as above.
+    void delivery_ended(DeliveryEvent& ev) override {
+        if (ev.result.kind != core::DeliveryResult::Kind::unavailable)
+            delivery_ended(*ev.entry->queue, ev.hop());
+    }
+    void queue_window(const core::Queue& q, bool, QueueTurn) override { queue_changed(q); }
     // Queue `q` is being freed (Driver::queue_freed): its slot no longer
     // leads to its record.
-    void queue_freed(const core::Queue& q) {
+    void queue_freed(const core::Queue& q) override {
         if (q.slot < by_slot_.size()) by_slot_[q.slot] = nullptr;
     }
     // Clean shutdown: commits every change and waits for it.

@@ -30,8 +30,8 @@ IsolationSettings isolation_settings(const conf::QmgrParams& p) {
     return s;
 }
 
-Isolation::Isolation(const conf::QmgrParams& params, core::Scheduler& sched)
-    : policy_(isolation_settings(params)), sched_(sched),
+Isolation::Isolation(const conf::QmgrParams& params, CoreRequests& core, const WallClock& clock)
+    : policy_(isolation_settings(params)), core_(core), clock_(clock),
       forget_seconds_(isolation_settings(params).forget_ms / 1000) {}
 
 void Isolation::delivered(const core::Entry& e, const core::DeliveryResult& r, int64_t elapsed_ms,
@@ -51,6 +51,14 @@ void Isolation::delivered(const core::Entry& e, const core::DeliveryResult& r, i
     if (change) apply(*change, &t, r.hop.reason);
 }
 
+void Isolation::delivery_ended(DeliveryEvent& ev) {
+    delivered(*ev.entry, ev.result, ev.elapsed_us / 1000, clock_.now_ms());
+}
+
+void Isolation::queue_window(const core::Queue& q, bool, QueueTurn turn) {
+    if (turn == QueueTurn::died) died(q, clock_.now_ms());
+}
+
 void Isolation::died(const core::Queue& q, int64_t now_ms) {
     const core::Transport& t = *q.transport;
     if (!covers(t)) return;
@@ -62,8 +70,9 @@ void Isolation::sweep(int64_t now_ms) {
     if (now_ms - last_sweep_ms_ < 1000) return;
     last_sweep_ms_ = now_ms;
     for (const auto& change : policy_.sweep(now_ms)) {
-        auto it = sched_.transports().find(change.dest.first);
-        apply(change, it == sched_.transports().end() ? nullptr : it->second.get(), "");
+        const auto& transports = core_.scheduler().transports();
+        auto it = transports.find(change.dest.first);
+        apply(change, it == transports.end() ? nullptr : it->second.get(), "");
     }
 }
 
@@ -100,8 +109,8 @@ void Isolation::apply(const IsolationPolicy::Change& change, const core::Transpo
         break;
     }
     log::info("cqmgr: " + change.dest.first + ":" + change.dest.second + ": " + what);
-    sched_.set_limit(core::AdminTarget{change.dest.first, change.dest.second},
-                     core::LimitChange::share(change.after, policy_.probing(change.dest)));
+    core_.set_limit(core::AdminTarget{change.dest.first, change.dest.second},
+                    core::LimitChange::share(change.after, policy_.probing(change.dest)));
 }
 
 } // namespace cqmgr::qmgr

@@ -4,19 +4,22 @@
 // reply_class.hpp: a timeout or a dropped connection) go to the policy
 // (isolation_policy.hpp), and so does each destination's death; what the
 // policy decides is logged, one line per change, and handed to the
-// scheduler as the destination's lowered share.
+// scheduler as the destination's lowered share (through CoreRequests: a
+// death is news from inside the scheduler).
 #pragma once
 
+#include "clock.hpp"
+#include "core_requests.hpp"
 #include "cqmgr/conf/qmgr_params.hpp"
-#include "cqmgr/core/scheduler.hpp"
+#include "delivery_observer.hpp"
 #include "isolation_policy.hpp"
 #include "reply_class.hpp"
 
 namespace cqmgr::qmgr {
 
-class Isolation {
+class Isolation : public DeliveryObserver {
   public:
-    Isolation(const conf::QmgrParams& params, core::Scheduler& sched);
+    Isolation(const conf::QmgrParams& params, CoreRequests& core, const WallClock& clock);
 
     // Whether transport `t` has destination shares.
     static bool covers(const core::Transport& t) { return core::share_full(t) > 0; }
@@ -32,6 +35,11 @@ class Isolation {
     // What the policy knows (for cqmgrctl).
     const IsolationPolicy& policy() const { return policy_; }
 
+    // DeliveryObserver: the outcomes, the deaths and the upkeep above.
+    void delivery_ended(DeliveryEvent& ev) override;
+    void queue_window(const core::Queue& q, bool positive, QueueTurn turn) override;
+    void before_selection(const WallClock& clock) override { sweep(clock.now_ms()); }
+
   private:
     // Logs `change` and hands it to the scheduler.
     void apply(const IsolationPolicy::Change& change, const core::Transport* t,
@@ -39,7 +47,8 @@ class Isolation {
 
     ReplyClassifier classifier_;
     IsolationPolicy policy_;
-    core::Scheduler& sched_;
+    CoreRequests& core_;
+    const WallClock& clock_;
     int64_t forget_seconds_;
     int64_t last_sweep_ms_ = 0;
 };

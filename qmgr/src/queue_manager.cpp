@@ -1,21 +1,13 @@
 #include "queue_manager.hpp"
 
 #include "control_commands.hpp"
-#include "feedback_debug.hpp"
+#include "learned_state.hpp"
 #include "log.hpp"
 #include "probes.hpp"
 
 #include <algorithm>
 
 namespace cqmgr::qmgr {
-
-namespace {
-// Connections qmgr holds open to the bounce, defer, trace and flush services
-// for its own requests at most (service_slots.hpp).  Stock has one at a
-// time; a few in parallel keep several messages' deferrals moving, and stay
-// far below the descriptors that queue files and agents need.
-constexpr int service_slot_limit = 8;
-} // namespace
 
 QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                            const conf::QmgrParams& params, const WallClock& clock,
@@ -38,6 +30,7 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
       sched_(
           scheduler_config(params, log::verbose() > 0),
           [this](const std::string& t) { return transport_settings_(t); }, *this),
+      requests_(io, sched_), metrics_(counters_, clock),
       dest_state_(io, clock, state_store, state_horizon(params),
                   core::SchedulerConfig{}.retry_transport),
       adaptive_(params.cqmgr_adaptive_limit_transports.empty()
@@ -45,9 +38,10 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                     : std::make_unique<AdaptiveLimits>(
                           params, std::move(reply_rules), sched_,
                           [this](const std::string& id) { return store_.path("defer", id); })),
-      isolation_(params.destination_shares ? std::make_unique<Isolation>(params, sched_) : nullptr),
+      isolation_(params.destination_shares ? std::make_unique<Isolation>(params, requests_, clock)
+                                           : nullptr),
       limits_(io, params, std::move(limit_tables), sched_),
-      delivery_(io, params, clock, sched_, counters_),
+      delivery_(io, params, clock, sched_, observers_),
       service_slots_(io.get_executor(), service_slot_limit),
       self_defer_(io, params, clock, flush_domains, service_slots_,
                   [this](Message& m) { maybe_finish(m); }),
@@ -62,45 +56,32 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                .in_memory = [this](const std::string& id) { return messages_.contains(id); },
                .take = [this](const std::string& id, const std::string& queue, int flags,
                               mode_t mode) { return take(id, queue, flags, mode); },
-               .flush_dead =
-                   [this] {
-                       sched_.set_time(clock_.now());
-                       sched_.flush_dead();
-                   }},
+               .flush_dead = [this] { flush_dead(); }},
               counters_, ramp_, backlog_),
       sched_timer_(io) {
     sched_.set_time(clock_.now());
-    delivery_.set_adaptive(adaptive_.get());
-    delivery_.set_isolation(isolation_.get());
-    if (limits_.active()) delivery_.use_limits(&limits_);
-    if (dest_state_.enabled())
-        delivery_.observe_ends([this](const core::Queue& q, const core::Dsn& hop) {
-            dest_state_.delivery_ended(q, hop);
-        });
-    if (dest_state_.enabled() && adaptive_)
-        adaptive_->observe([this](const core::AdminTarget& target, const core::LearnedLimit& limit,
-                                  const AdaptiveLimits::Cause* cause) {
-            DestinationState::LearnedReply reply;
-            if (cause) reply = {reply_class_name(cause->cls), cause->status, cause->text};
-            dest_state_.learned_changed(target, limit, reply);
-        });
+    add_observers();
+}
+
+void QueueManager::add_observers() {
+    // Counted and probed first; the destination state before the
+    // features whose changes it keeps; the cluster limits last, as they
+    // hear the end of a delivery only once the scheduler has it.
+    observers_.add(&metrics_);
+    if (dest_state_.enabled()) observers_.add(&dest_state_);
+    observers_.add(adaptive_.get());
+    observers_.add(isolation_.get());
+    if (limits_.active()) observers_.add(&limits_);
+    observers_.add(&delivery_);
+    if (dest_state_.enabled() && adaptive_) keep_learned(*adaptive_, dest_state_);
 }
 
 void QueueManager::start() {
     limits_.start();
     if (control_) control_->restore();
     sched_.set_time(clock_.now());
-    DestinationState::LearnedRestore learned;
-    if (adaptive_)
-        learned = [this](const core::AdminTarget& target, const core::LearnedLimit& limit,
-                         int64_t learned_at, const DestinationState::LearnedReply& reply) {
-            // The reply is kept only if its class is still one we know.
-            std::optional<AdaptiveLimits::Cause> cause;
-            if (auto cls = reply_class_from_name(reply.cls))
-                cause = AdaptiveLimits::Cause{*cls, reply.status, reply.text, learned_at};
-            return adaptive_->restore(target, limit, learned_at, clock_.now_ms(), std::move(cause));
-        };
-    for (const core::Queue* q : dest_state_.restore(sched_, learned)) {
+    for (const core::Queue* q :
+         dest_state_.restore(sched_, restore_learned(adaptive_.get(), clock_))) {
         dead_queues_.insert(q);
         // Dead since an earlier run: probed when it comes back, as if it
         // had died in this one.
@@ -118,10 +99,7 @@ ControlSources QueueManager::control_sources() const {
         .deliveries = delivery_.record(),
         .counters = counters_,
         .clock = clock_,
-        .feed =
-            [this] {
-                return FeedState{feeder_.paused(), feeder_.scanning()};
-            },
+        .feed = [this] { return feed_state(); },
         .message_active_limit = params_.qmgr_message_active_limit,
         .message_recipient_limit = params_.qmgr_message_recipient_limit,
         .adaptive = adaptive_.get(),
@@ -195,10 +173,6 @@ void QueueManager::refill(core::Message& cm, int limit) {
     maybe_finish(m);
 }
 
-void QueueManager::message_done(core::Message& cm) {
-    maybe_finish(static_cast<Message&>(cm));
-}
-
 void QueueManager::maybe_finish(Message& m) {
     if (!m.may_finish()) return;
     m.phase = Message::Phase::finishing;
@@ -225,54 +199,24 @@ void QueueManager::forget(Message& m) {
     ramp_.left_active(m.id);
     sched_.message_free(m);
     arrivals_.remove(m);
-    delivery_.forget(m);
+    observers_.message_ended(m);
     messages_.remove(m); // destroys m
     feeder_.wake();
 }
 
-void QueueManager::defer_recipients(core::Message& m,
-                                    const std::vector<queuefile::Recipient>& rcpts,
-                                    const core::Dsn& dsn) {
-    self_defer_.defer(static_cast<Message&>(m), rcpts, dsn);
-}
-
-void QueueManager::warn(const std::string& text) {
-    log::warn(text);
-}
-
-void QueueManager::queue_feedback(const core::Queue& q, bool positive, double step) {
-    if (params_.destination_concurrency_feedback_debug || log::verbose())
-        log_queue_feedback(q, positive, step);
-}
-
 void QueueManager::queue_window(const core::Queue& q, bool positive) {
-    const char* transport = q.transport->name.c_str();
-    CQMGR_PROBE_FEEDBACK(transport, q.name.c_str(), positive ? 1 : 0, q.window);
-    if (!positive && q.dead() && q.dsn && dead_queues_.insert(&q).second) {
-        CQMGR_PROBE_DEST_DEAD(transport, q.name.c_str(), q.dsn->status.c_str(),
-                              q.dsn->reason.c_str());
-        if (limits_.active()) limits_.queue_dead(q);
-        if (isolation_) isolation_->died(q, clock_.now_ms());
-    } else if (positive && !dead_queues_.empty() && dead_queues_.erase(&q)) {
-        CQMGR_PROBE_DEST_REVIVE(transport, q.name.c_str());
-        if (limits_.active()) limits_.queue_revived(q);
-    }
+    QueueTurn turn = QueueTurn::none;
+    if (!positive && q.dead() && q.dsn && dead_queues_.insert(&q).second)
+        turn = QueueTurn::died;
+    else if (positive && !dead_queues_.empty() && dead_queues_.erase(&q))
+        turn = QueueTurn::revived;
+    observers_.queue_window(q, positive, turn);
     if (params_.destination_concurrency_feedback_debug || log::verbose())
         log_queue_window(q, positive);
-    dest_state_.queue_changed(q);
-}
-
-void QueueManager::trace(const std::string& line) {
-    log::debug(line);
 }
 
 void QueueManager::admin_expired(core::AdminKind kind, const core::AdminTarget& target) {
     if (control_) control_->expired(kind, target);
-}
-
-void QueueManager::wakeup() {
-    delivery_.pump();
-    arm_scheduler_timer();
 }
 
 void QueueManager::arm_scheduler_timer() {
@@ -280,13 +224,20 @@ void QueueManager::arm_scheduler_timer() {
     if (!due || (sched_timer_due_ != 0 && sched_timer_due_ <= *due)) return;
     sched_timer_due_ = *due;
     sched_timer_.expires_after(std::chrono::seconds(std::max<int64_t>(*due - clock_.now(), 0)));
-    sched_timer_.async_wait([this](const error_code& ec) {
-        if (ec) return;
-        sched_timer_due_ = 0;
-        sched_.set_time(clock_.now());
-        delivery_.pump();
-        arm_scheduler_timer();
-    });
+    sched_timer_.async_wait([this](const error_code& ec) { scheduler_timer_fired(ec); });
+}
+
+void QueueManager::scheduler_timer_fired(const error_code& ec) {
+    if (ec) return;
+    sched_timer_due_ = 0;
+    sched_.set_time(clock_.now());
+    delivery_.pump();
+    arm_scheduler_timer();
+}
+
+void QueueManager::flush_dead() {
+    sched_.set_time(clock_.now());
+    sched_.flush_dead();
 }
 
 } // namespace cqmgr::qmgr

@@ -3,12 +3,15 @@
 // moves each through its phases (message.hpp): the feeder offers ready
 // files, the intake claims, reads and assigns them, the scheduler and the
 // delivery part deliver their entries, and the message's end is worked out
-// once nothing is in flight.
+// once nothing is in flight.  The features hear of deliveries, queues and
+// messages through its list of observers (delivery_observer.hpp); none is
+// wired to another.
 #pragma once
 
 #include "clock.hpp"
 #include "cluster_limits.hpp"
 #include "control_queries.hpp"
+#include "core_requests.hpp"
 #include "counters.hpp"
 #include "cqmgr/conf/main_cf.hpp"
 #include "cqmgr/conf/qmgr_params.hpp"
@@ -16,10 +19,14 @@
 #include "cqmgr/queuefile/active_queue.hpp"
 #include "dead_backlog.hpp"
 #include "delivery.hpp"
+#include "delivery_metrics.hpp"
+#include "delivery_observer.hpp"
 #include "destination_state.hpp"
 #include "fast_flush.hpp"
+#include "feedback_debug.hpp"
 #include "feeder.hpp"
 #include "intake.hpp"
+#include "log.hpp"
 #include "master_link.hpp"
 #include "message.hpp"
 #include "message_end.hpp"
@@ -87,6 +94,9 @@ class QueueManager : public core::Driver {
     int messages_in_active() const { return static_cast<int>(messages_.size()); }
 
   private:
+    // Whether the feeder is paused or scanning (the control socket's
+    // queries).
+    FeedState feed_state() const { return {feeder_.paused(), feeder_.scanning()}; }
     // The feeder's offer of a ready file.
     Feeder::Taken take(const std::string& id, const std::string& queue, int scan_flags,
                        mode_t mode);
@@ -105,25 +115,37 @@ class QueueManager : public core::Driver {
     awaitable<void> finish(Message& m);
     // Forgets a message whose file has left active.
     void forget(Message& m);
+    // postqueue -f's F: every dead transport and queue comes back.
+    void flush_dead();
     void arm_scheduler_timer();
+    void scheduler_timer_fired(const error_code& ec);
+    // The features' observers, in order (delivery_observer.hpp).
+    void add_observers();
 
     // core::Driver
     void refill(core::Message& m, int limit) override;
-    void message_done(core::Message& m) override;
+    void message_done(core::Message& m) override { maybe_finish(static_cast<Message&>(m)); }
     void defer_recipients(core::Message& m, const std::vector<queuefile::Recipient>& rcpts,
-                          const core::Dsn& dsn) override;
-    void wakeup() override;
-    void warn(const std::string& text) override;
-    int active_messages() const override { return intake_.admitted(); }
-    void queue_feedback(const core::Queue& q, bool positive, double step) override;
-    void queue_window(const core::Queue& q, bool positive) override;
-    void trace(const std::string& line) override;
-    void admin_expired(core::AdminKind kind, const core::AdminTarget& target) override;
-    std::optional<int> queue_gate(const core::Queue& q) override { return limits_.queue_gate(q); }
-    void queue_freed(const core::Queue& q) override {
-        if (limits_.active()) limits_.queue_freed(q);
-        dest_state_.queue_freed(q);
+                          const core::Dsn& dsn) override {
+        self_defer_.defer(static_cast<Message&>(m), rcpts, dsn);
     }
+    void wakeup() override {
+        delivery_.pump();
+        arm_scheduler_timer();
+    }
+    void warn(const std::string& text) override { log::warn(text); }
+    int active_messages() const override { return intake_.admitted(); }
+    void queue_feedback(const core::Queue& q, bool positive, double step) override {
+        if (params_.destination_concurrency_feedback_debug || log::verbose())
+            log_queue_feedback(q, positive, step);
+    }
+    void queue_window(const core::Queue& q, bool positive) override;
+    void trace(const std::string& line) override { log::debug(line); }
+    void admin_expired(core::AdminKind kind, const core::AdminTarget& target) override;
+    std::optional<int> queue_gate(const core::Queue& q) override {
+        return observers_.queue_born(q);
+    }
+    void queue_freed(const core::Queue& q) override { observers_.queue_freed(q); }
 
     asio::io_context& io_;
     const conf::QmgrParams& params_;
@@ -136,6 +158,11 @@ class QueueManager : public core::Driver {
     Resolver resolver_;
     TransportSettings transport_settings_;
     core::Scheduler sched_;
+    // What the features ask of the scheduler, out of its callbacks.
+    CoreRequests requests_;
+    // The features' observers, in the order they hear (add_observers()).
+    DeliveryObservers observers_;
+    DeliveryMetrics metrics_;
     DestinationState dest_state_;
     // cqmgr_adaptive_limit_transports: made only when the list is not empty.
     std::unique_ptr<AdaptiveLimits> adaptive_;

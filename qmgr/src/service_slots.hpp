@@ -17,6 +17,12 @@
 
 namespace cqmgr::qmgr {
 
+// Connections qmgr holds open to the bounce, defer, trace and flush services
+// for its own requests at most.  Stock has one at a time; a few in
+// parallel keep several messages' deferrals moving, and stay far below the
+// descriptors that queue files and agents need.
+inline constexpr int service_slot_limit = 8;
+
 class ServiceSlots {
     struct State;
 

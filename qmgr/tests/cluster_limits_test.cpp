@@ -141,6 +141,19 @@ class ClusterLimitsTest : public ::testing::Test {
         return *hosts.back();
     }
 
+    // A host (limit 2, window 1) whose one delivery to d.example failed:
+    // a whole failed cohort, so d.example is dead there.
+    Host& killed_host() {
+        Host& a = host(2);
+        a.window = 1;
+        a.mail(1);
+        a.pump();
+        settle();
+        EXPECT_EQ(a.in_flight(), 1);
+        a.end(dest, false);
+        settle();
+        return a;
+    }
     // The cluster's invariant.
     void check() {
         int flying = 0;
@@ -378,13 +391,7 @@ TEST_F(ClusterLimitsTest, AFailoverThatLostALeaseDoesNotGiveItToAnotherHost) {
 TEST_F(ClusterLimitsTest, AQueueFreedByItsRevivalTimerTakesItsGateAlong) {
     // A delivery fails and kills the destination (a failed cohort); its
     // revival timer finds nothing to do and frees the queue.
-    Host& a = host(2);
-    a.window = 1;
-    a.mail(1);
-    a.pump();
-    settle();
-    ASSERT_EQ(a.in_flight(), 1);
-    a.end(dest, false);
+    Host& a = killed_host();
     wait(30ms);
     ASSERT_TRUE(a.queue() && a.queue()->dead());
     EXPECT_EQ(a.limits.gate_count(), 1u);
@@ -443,6 +450,72 @@ TEST_F(ClusterLimitsTest, ANonsenseRetryTimeDoesNotSpinOnTheStore) {
         wait(100ms);
         EXPECT_LE(a.shared->rate_takes, 3) << bad;
     }
+}
+
+TEST_F(ClusterLimitsTest, AQueueFirstSeenTakesUpTheSharedMarkWithoutPublishingItAgain) {
+    // Another host marked d.example dead for 29.5 s more.  The queue made
+    // here reads the mark before anything starts, is declared dead until
+    // the mark's end, and leaves the mark as it is (publishing the death
+    // it was told of would round it up to 30 s).
+    Host& a = host(2);
+    const std::string key = "smtp:" + dest;
+    const double until = store.now + 29'500;
+    store.dead[key] = {"4.4.1\tdead elsewhere", until};
+    a.mail(2);
+    a.pump();
+    settle();
+    ASSERT_NE(a.queue(), nullptr);
+    EXPECT_TRUE(a.queue()->dead());
+    ASSERT_TRUE(a.queue()->dsn.has_value());
+    EXPECT_EQ(a.queue()->dsn->reason, "dead elsewhere");
+    EXPECT_EQ(a.in_flight(), 0);
+    ASSERT_TRUE(store.dead.contains(key));
+    EXPECT_EQ(store.dead[key].second, until);
+}
+
+TEST_F(ClusterLimitsTest, ADeathHereIsMarkedInTheStoreAndItsRevivalClearsTheMark) {
+    Host& a = killed_host();
+    const std::string key = "smtp:" + dest;
+    ASSERT_TRUE(a.queue() && a.queue()->dead());
+    ASSERT_TRUE(store.dead.contains(key));
+    EXPECT_EQ(store.dead[key].first, "4.4.1\tdelivery temporarily suspended: connection refused");
+    a.sched.set_time(a.sched.now() + 3600); // revived (and freed: nothing waits)
+    settle();
+    EXPECT_FALSE(store.dead.contains(key));
+}
+
+TEST_F(ClusterLimitsTest, AMarkThatCannotBeReadHoldsNothingBack) {
+    // Redis goes away while the mark of a new queue is being read: the
+    // read fails, the queue is taken as not marked, and (no limit covers
+    // it) its gate goes and its mail flows.
+    Host& a = host(2);
+    a.mail(2, "other.example");
+    EXPECT_EQ(a.limits.gate_count(), 1u); // for the mark only, closed meanwhile
+    EXPECT_EQ(a.in_flight("other.example"), 0);
+    a.shared->disconnect();
+    settle();
+    EXPECT_EQ(a.limits.gate_count(), 0u);
+    EXPECT_EQ(a.in_flight("other.example"), 2);
+}
+
+TEST_F(ClusterLimitsTest, ABadLimitIsLeftOutAndItsQueueIsNotGated) {
+    // A value that is no concurrency: logged and left out, as if the
+    // table had no entry for the destination.
+    hosts.push_back(std::make_unique<Host>(io, store,
+                                           "myhostname = host0.example\n"
+                                           "cqmgr_redis_server = fake\n"
+                                           "cqmgr_cluster_concurrency_limits = inline:{ " +
+                                               dest + "=lots }\n"));
+    Host& a = *hosts.back();
+    limit = 3; // (the invariant's bound: the mail there is)
+    a.shared->connect();
+    settle();
+    a.mail(3);
+    a.pump();
+    settle();
+    EXPECT_EQ(a.limits.gate_count(), 0u);
+    EXPECT_EQ(a.in_flight(), 3);
+    EXPECT_EQ(a.shared->acquires, 0);
 }
 
 } // namespace

@@ -17,6 +17,9 @@ using cqmgr::qmgr::testing::params;
 namespace {
 
 struct IsolationTest : core::test::Fixture {
+    asio::io_context io;
+    SystemClock clock;
+    std::unique_ptr<CoreRequests> requests;
     std::unique_ptr<Isolation> isolation;
 
     // The scheduler (50 % of 100 agents per destination, or none with
@@ -28,8 +31,9 @@ struct IsolationTest : core::test::Fixture {
         tc.process_limit = 100;
         tc.dest_share = share;
         make();
-        isolation =
-            std::make_unique<Isolation>(params("cqmgr_destination_agent_share = 50%\n"), *s);
+        requests = std::make_unique<CoreRequests>(io, *s);
+        isolation = std::make_unique<Isolation>(params("cqmgr_destination_agent_share = 50%\n"),
+                                                *requests, clock);
         message("A", 20, "d.example");
         std::vector<core::Entry*> out;
         for (int i = 0; i < k; ++i)
@@ -76,4 +80,62 @@ TEST_F(IsolationTest, ATransportWithoutAShareIsLeftAlone) {
     isolation->died(queue(), 2'000'000);
     EXPECT_EQ(queue().limits.share, 0);
     EXPECT_TRUE(s->limits().shares().empty());
+}
+
+namespace {
+
+// A driver that hands the scheduler's window news to the isolation as the
+// queue manager does (QueueManager::queue_window), from inside the
+// scheduler's callback.
+struct ForwardingDriver : core::test::FakeDriver {
+    Isolation* isolation = nullptr;
+    void queue_window(const core::Queue& q, bool positive) override {
+        if (!positive && q.dead() && q.dsn) isolation->queue_window(q, positive, QueueTurn::died);
+    }
+};
+
+} // namespace
+
+TEST(IsolationInCallback, ADeathLowersTheShareOnceTheSchedulersCallHasReturned) {
+    ForwardingDriver drv;
+    core::TransportConfig tc;
+    tc.dest_recipient_limit = 1;
+    tc.init_dest_concurrency = 1;
+    tc.fail_cohort_limit = 1;
+    tc.process_limit = 100;
+    tc.dest_share = 50;
+    core::Scheduler s(
+        core::SchedulerConfig{}, [&](const std::string&) { return tc; }, drv);
+    drv.sched = &s;
+    s.set_time(1000);
+    asio::io_context io;
+    SystemClock clock;
+    CoreRequests requests(io, s);
+    Isolation isolation(params("cqmgr_destination_agent_share = 50%\n"), requests, clock);
+    drv.isolation = &isolation;
+    core::Message m;
+    m.id = "A";
+    s.message_add(m);
+    core::Transport& t = s.transport("smtp");
+    for (int i = 0; i < 3; ++i) {
+        std::string a = "r" + std::to_string(i) + "@d.example";
+        s.assign(m, s.queue_for(t, "d.example", "d.example"), core::test::rcpt(a));
+    }
+    s.batch_done(m, false, 0);
+    core::Entry* e = s.select_entry(t);
+    ASSERT_NE(e, nullptr);
+    // The whole cohort fails: the scheduler declares d.example dead and
+    // tells the driver from inside delivery_done().  The isolation's
+    // change may not re-enter the scheduler there (the core panics): it
+    // waits for the loop.
+    s.delivery_done(e, {core::DeliveryResult::Kind::replied, 1, {"4.4.1", "connect refused"}});
+    core::Queue* q = s.find_queue("smtp", "d.example");
+    ASSERT_NE(q, nullptr);
+    EXPECT_TRUE(q->dead());
+    EXPECT_TRUE(isolation.policy().probing({"smtp", "d.example"}));
+    EXPECT_EQ(q->limits.share, 50);
+    io.poll();
+    EXPECT_EQ(q->limits.share, 1);
+    EXPECT_EQ(s.limits().shares().at({"smtp", "d.example"}), 1);
+    s.check_invariants();
 }

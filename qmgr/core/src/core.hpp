@@ -5,6 +5,7 @@
 #pragma once
 
 #include "cqmgr/core/scheduler.hpp"
+#include "driver_calls.hpp"
 #include "entries.hpp"
 #include "jobs.hpp"
 #include "limit_control.hpp"
@@ -26,7 +27,8 @@ struct Core {
     }
 
     SchedulerConfig cfg;
-    Driver& driver;
+    // The driver, through the re-entry check (driver_calls.hpp).
+    DriverCalls driver;
     int64_t now = 0;
     int recipient_count = 0;
     int queue_count = 0;

@@ -20,7 +20,7 @@ double Feedback::value(int window) const {
     return base;
 }
 
-void window_grow(Queue& q, Driver& driver) {
+void window_grow(Queue& q, DriverCalls& driver) {
     const TransportConfig& c = q.transport->cfg;
     int limit = c.dest_concurrency_limit;
     if ((limit == 0 || limit > q.window) && q.window < q.busy_count() + c.init_dest_concurrency) {
@@ -37,7 +37,7 @@ void window_grow(Queue& q, Driver& driver) {
     }
 }
 
-void window_shrink(Queue& q, Driver& driver) {
+void window_shrink(Queue& q, DriverCalls& driver) {
     const TransportConfig& c = q.transport->cfg;
     // A destination that fails a whole pseudo-cohort is declared dead.
     q.fail_cohorts += 1.0 / q.window;

@@ -68,6 +68,10 @@ void panic(const std::string& what) {
     std::abort();
 }
 
+void DriverCalls::reentered(const char* api) {
+    panic(std::string("scheduler: ") + api + " called from inside a driver callback");
+}
+
 Scheduler::Scheduler(SchedulerConfig cfg, TransportConfigFn transport_cfg, Driver& driver)
     : c_(std::make_unique<Core>(std::move(cfg), std::move(transport_cfg), driver)) {}
 
@@ -76,10 +80,15 @@ Scheduler::~Scheduler() = default;
 // ---- time ----
 
 void Scheduler::set_time(int64_t now) {
+    c_->driver.outside("set_time");
     if (now < c_->now) return; // the clock never runs backwards for us
     c_->now = now;
     while (auto due = c_->timers.take_due(now))
         fire(*c_, due->second, due->first);
+}
+
+bool Scheduler::in_callback() const {
+    return c_->driver.notifying();
 }
 
 int64_t Scheduler::now() const {
@@ -93,6 +102,7 @@ std::optional<int64_t> Scheduler::next_timer() const {
 // ---- messages ----
 
 void Scheduler::message_add(Message& m) {
+    c_->driver.outside("message_add");
     m.queued_time = c_->now;
     m.rcpt_limit = c_->cfg.message_recipient_minimum;
     m.refill_time = c_->now;
@@ -111,23 +121,28 @@ int Scheduler::reread_limit(const Message& m) const {
 }
 
 Transport& Scheduler::transport(const std::string& name) {
+    c_->driver.outside("transport");
     return c_->transports.obtain(name);
 }
 
 Queue& Scheduler::queue_for(Transport& t, const std::string& name, const std::string& nexthop) {
+    c_->driver.outside("queue_for");
     return c_->queues.queue_for(t, name, nexthop);
 }
 
 Queue* Scheduler::route(Transport& t, const std::string& name, const std::string& nexthop,
                         Dsn& reason, bool flush_each) {
+    c_->driver.outside("route");
     return c_->queues.route(t, name, nexthop, reason, flush_each);
 }
 
 void Scheduler::assign(Message& m, Queue& q, Recipient r) {
+    c_->driver.outside("assign");
     c_->entries.assign(m, q, std::move(r));
 }
 
 void Scheduler::batch_done(Message& m, bool has_unread, int rcpt_unread) {
+    c_->driver.outside("batch_done");
     Core& c = *c_;
     c.trace([&] {
         return "qmgr_message_batch_done: " + m.id + ": " + std::to_string(m.rcpt_count) +
@@ -158,6 +173,7 @@ void Scheduler::batch_done(Message& m, bool has_unread, int rcpt_unread) {
 }
 
 void Scheduler::message_free(Message& m) {
+    c_->driver.outside("message_free");
     if (m.refcount != 0) panic("message_free: " + m.id + " still has entries");
     for (Job* j = m.jobs.release(); j;) {
         Job* next = j->next_job;
@@ -169,25 +185,30 @@ void Scheduler::message_free(Message& m) {
 // ---- selection and outcomes ----
 
 Transport* Scheduler::select_transport() {
+    c_->driver.outside("select_transport");
     return c_->transports.select();
 }
 
 void Scheduler::connection_ready(Transport& t) {
+    c_->driver.outside("connection_ready");
     if (t.pending <= 0) panic("connection_ready: no pending connection on " + t.name);
     t.pending--;
 }
 
 void Scheduler::connection_failed(Transport& t, const Dsn& dsn) {
+    c_->driver.outside("connection_failed");
     if (t.pending <= 0) panic("connection_failed: no pending connection on " + t.name);
     t.pending--;
     c_->transports.dead(t, dsn);
 }
 
 Entry* Scheduler::select_entry(Transport& t) {
+    c_->driver.outside("select_entry");
     return c_->selection.select_entry(t);
 }
 
 void Scheduler::delivery_done(Entry* e, const DeliveryResult& r) {
+    c_->driver.outside("delivery_done");
     Core& c = *c_;
     Queue& q = *e->queue;
     Transport& t = *q.transport;
@@ -229,16 +250,19 @@ void Scheduler::delivery_done(Entry* e, const DeliveryResult& r) {
 }
 
 void Scheduler::entry_unselect(Entry* e) {
+    c_->driver.outside("entry_unselect");
     c_->entries.unselect(e);
 }
 
 // ---- limits ----
 
 bool Scheduler::set_limit(const AdminTarget& target, const LimitChange& change) {
+    c_->driver.outside("set_limit");
     return c_->limits.set(target, change);
 }
 
 bool Scheduler::set_limit(Queue& q, const LimitChange& change) {
+    c_->driver.outside("set_limit");
     return c_->limits.set(q, change);
 }
 
@@ -249,24 +273,29 @@ const LimitBook& Scheduler::limits() const {
 // ---- dead destinations, flushes, memory ----
 
 void Scheduler::queue_mark_dead(Queue& q, const Dsn& dsn, int64_t until) {
+    c_->driver.outside("queue_mark_dead");
     c_->queues.mark_dead(q, dsn, until);
 }
 
 void Scheduler::flush_dead() {
+    c_->driver.outside("flush_dead");
     c_->transports.flush_dead();
 }
 
 std::vector<AdminTarget> Scheduler::admin_flush(const AdminTarget& target) {
+    c_->driver.outside("admin_flush");
     return c_->limits.flush(target);
 }
 
 Queue* Scheduler::queue_restore_dead(const std::string& transport, const std::string& name,
                                      const std::string& nexthop, const Dsn& dsn, int64_t until) {
+    c_->driver.outside("queue_restore_dead");
     return c_->queues.restore_dead(transport, name, nexthop, dsn, until);
 }
 
 void Scheduler::queue_remember(const std::string& transport, const std::string& name,
                                const QueueMemory& memory) {
+    c_->driver.outside("queue_remember");
     c_->queues.remember(transport, name, memory);
 }
 

@@ -5,7 +5,7 @@
 // feedback_debug).  Queues decides what follows (a death, a revival).
 #pragma once
 
-#include "cqmgr/core/scheduler.hpp"
+#include "driver_calls.hpp"
 
 namespace cqmgr::core {
 
@@ -13,10 +13,10 @@ namespace cqmgr::core {
 // positive feedback, but only while it is near what is really in use, so
 // that negative feedback is not outrun, and never past the transport's
 // destination concurrency limit.
-void window_grow(Queue& q, Driver& driver);
+void window_grow(Queue& q, DriverCalls& driver);
 // Negative feedback on ready queue `q`: one more failed pseudo-cohort
 // (1/window); at the transport's fail_cohort_limit the window drops to 0
 // (dead), else it shrinks by the negative feedback, to no less than 1.
-void window_shrink(Queue& q, Driver& driver);
+void window_shrink(Queue& q, DriverCalls& driver);
 
 } // namespace cqmgr::core

@@ -32,7 +32,9 @@ struct Steps : test::FakeDriver {
 };
 
 struct Window : ::testing::Test {
-    Steps drv;
+    Steps steps_driver;
+    // The core's calls to it (driver_calls.hpp), as the units make them.
+    DriverCalls drv{steps_driver};
     Transport t;
     Queue q;
     void SetUp() override {
@@ -53,9 +55,9 @@ TEST_F(Window, GrowsByOneAfterAWindowOfSuccesses) {
     EXPECT_EQ(q.window, 5);
     window_grow(q, drv);
     EXPECT_EQ(q.window, 6);
-    ASSERT_EQ(drv.steps.size(), 5u);
-    EXPECT_TRUE(drv.steps[0].first);
-    EXPECT_DOUBLE_EQ(drv.steps[0].second, 0.2); // 1/window, before the step
+    ASSERT_EQ(steps_driver.steps.size(), 5u);
+    EXPECT_TRUE(steps_driver.steps[0].first);
+    EXPECT_DOUBLE_EQ(steps_driver.steps[0].second, 0.2); // 1/window, before the step
 }
 
 TEST_F(Window, GrowsOnlyNearWhatIsInUseAndWithinTheLimit) {
@@ -64,7 +66,7 @@ TEST_F(Window, GrowsOnlyNearWhatIsInUseAndWithinTheLimit) {
     for (int i = 0; i < 20; ++i)
         window_grow(q, drv);
     EXPECT_EQ(q.window, 10);
-    EXPECT_EQ(drv.steps.size(), 5u); // no step once it stopped growing
+    EXPECT_EQ(steps_driver.steps.size(), 5u); // no step once it stopped growing
     t.cfg.init_dest_concurrency = 30;
     for (int i = 0; i < 20; ++i)
         window_grow(q, drv);
@@ -76,8 +78,8 @@ TEST_F(Window, AFreshNegativeStepIsDoubleWithTheOvershootGuard) {
     window_shrink(q, drv);
     EXPECT_EQ(q.window, 3);
     EXPECT_DOUBLE_EQ(q.fail_cohorts, 0.2);
-    ASSERT_EQ(drv.steps.size(), 1u);
-    EXPECT_FALSE(drv.steps[0].first);
+    ASSERT_EQ(steps_driver.steps.size(), 1u);
+    EXPECT_FALSE(steps_driver.steps[0].first);
     // Postfix's published pseudocode: one step.
     t.cfg.overshoot_guard = false;
     q.window = 5;
@@ -95,5 +97,5 @@ TEST_F(Window, AWholeFailedCohortKillsTheQueue) {
     EXPECT_EQ(q.window, 1);
     window_shrink(q, drv); // 2.2 cohorts
     EXPECT_TRUE(q.dead());
-    EXPECT_EQ(drv.steps.size(), 2u); // a dying queue takes no step
+    EXPECT_EQ(steps_driver.steps.size(), 2u); // a dying queue takes no step
 }

@@ -21,7 +21,10 @@
 
 namespace cqmgr::core {
 
-// What the scheduler needs from its driver.
+// What the scheduler needs from its driver.  refill() and message_done()
+// are requests, which the driver may answer at once by calling the
+// scheduler; every other callback is a notification, from inside which the
+// driver changes nothing in the scheduler (Scheduler::in_callback()).
 class Driver {
   public:
     virtual ~Driver() = default;
@@ -112,6 +115,14 @@ class Scheduler {
     ~Scheduler();
     Scheduler(const Scheduler&) = delete;
     Scheduler& operator=(const Scheduler&) = delete;
+
+    // Every call below that changes anything panics when made from inside
+    // a notification of the driver (every Driver callback but refill() and
+    // message_done(), which it may answer at once): the core is halfway
+    // through an operation of its own then.  A driver that wants a change
+    // from there queues it until the core's call has returned.
+    // Whether such a notification is running now.
+    bool in_callback() const;
 
     // ---- time ----
     // Sets the current time (seconds) and runs timers that are due.
