@@ -136,6 +136,7 @@ TEST(IsolationInCallback, ADeathLowersTheShareOnceTheSchedulersCallHasReturned) 
     EXPECT_EQ(q->limits.share, 50);
     io.poll();
     EXPECT_EQ(q->limits.share, 1);
-    EXPECT_EQ(s.limits().shares().at({"smtp", "d.example"}), 1);
+    EXPECT_EQ(s.limits().shares().at({"smtp", "d.example"}).agents, 1);
+    EXPECT_TRUE(q->limits.share_always); // a probe binds even alone
     s.check_invariants();
 }
