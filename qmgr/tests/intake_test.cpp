@@ -120,6 +120,7 @@ TEST(Intake, ALeftoverStillBeingDeliveredGoesBackToIncoming) {
 }
 
 TEST(Intake, AFileThatCannotBeOpenedNowGoesBackAndFeedingPauses) {
+    SKIP_UNLESS_DESCRIPTORS_MAY_RUN_OUT();
     Parts p;
     p.q.put("incoming", "A1", queue_file({"u@example.com"}, p.clock.now()));
     Intake::Claimed c;
@@ -431,6 +432,7 @@ TEST(Intake, ALaterBatchOfADamagedFileFails) {
 }
 
 TEST(Intake, ALaterBatchThatCannotBeOpenedNowIsReadAgainLater) {
+    SKIP_UNLESS_DESCRIPTORS_MAY_RUN_OUT();
     Parts p(small_batches);
     auto m = three_recipients(p);
     ASSERT_TRUE(m);

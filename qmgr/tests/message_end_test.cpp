@@ -297,6 +297,7 @@ TEST(MessageEnd, RecipientsLeftInTheFileAreReadNext) {
 }
 
 TEST(MessageEnd, RecipientsLeftInAFileThatCannotBeOpenedNowAreReadAfterABackoff) {
+    SKIP_UNLESS_DESCRIPTORS_MAY_RUN_OUT();
     Parts p(small_batches);
     Message* m = claimed(p, "A1", 10, "", {"a@x.example", "b@x.example", "c@x.example"});
     ASSERT_TRUE(m);
