@@ -14,8 +14,9 @@ namespace {
 using namespace rows;
 using TP = TransportParams;
 
-// True for a listen address of the metrics endpoint (qmgr/src/metrics_listen.hpp):
-// PORT, IPv4:PORT or [IPv6]:PORT, the port from 1 to 65535.
+// True for a listen address of the metrics endpoint
+// (qmgr/src/observe/metrics_listen.hpp): PORT, IPv4:PORT or [IPv6]:PORT,
+// the port from 1 to 65535.
 bool listen_address_ok(const std::string& a) {
     size_t colon = a.rfind(':');
     std::string port = colon == std::string::npos ? a : a.substr(colon + 1);

@@ -1,5 +1,5 @@
-#include "../src/fast_flush.hpp"
 #include "cqmgr/protocol/flush_client.hpp"
+#include "fast_flush.hpp"
 
 #include <cstdio>
 #include <fstream>

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Checks that every USDT probe of qmgr/src/probes.hpp is in the cqmgr binary
+# Checks that every USDT probe of qmgr/src/observe/probes.hpp is in the cqmgr binary
 # given as $1: one stapsdt note (provider cqmgr) per probe, as `readelf -n`
 # lists them, and no semaphore (probes cost nothing while nobody attaches).
 set -eu

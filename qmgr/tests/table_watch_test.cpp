@@ -1,5 +1,5 @@
-#include "../src/table_watch.hpp"
 #include "cqmgr/test/temp_dir.hpp"
+#include "table_watch.hpp"
 
 #include <cstdio>
 #include <fstream>

@@ -3,7 +3,8 @@
 // #26, bounded matching): the default reply rules, an admin's reply rules,
 // a message's header lines against cqmgr_priority_header_maps, and regexp:
 // tables, each on crafted subjects, timed in this process on the daemon's
-// own code (qmgr/src/reply_class.*, regex_table.*, priority_class.*).
+// own code (qmgr/src/features/: adaptive/reply_class.*,
+// tables/regex_table.*, shares/priority_class.*).
 #pragma once
 
 namespace bench {

@@ -1,8 +1,9 @@
 // What cqmgr hosts share, as the queue manager sees it: dead marks,
 // concurrency leases and rate cells, each step answered asynchronously.
 // RedisSharedState keeps them in Redis (redis_shared_state.hpp); the
-// daemon's cluster limits (qmgr/src/cluster_limits.hpp) use only this
-// interface, so that their tests can put a deterministic fake in its place.
+// daemon's cluster limits (qmgr/src/features/cluster/cluster_limits.hpp)
+// use only this interface, so that their tests can put a deterministic fake
+// in its place.
 #pragma once
 
 #include "cqmgr/cluster/rate_spec.hpp"
