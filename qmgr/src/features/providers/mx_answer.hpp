@@ -39,7 +39,7 @@ struct MxAnswer {
     //     domain is its own mail host, and provider_of() matches it, its
     //     parents' suffixes included, like any MX host.
     //   otherwise: empty.
-    std::vector<std::string> hosts;
+    std::vector<std::string> hosts{};
     // How long the answer holds, as the reply says (before the cache
     // clamps it): the least TTL of the MX records for `answer`; for
     // `no_mx` and `nxdomain` the negative TTL of the SOA record in the

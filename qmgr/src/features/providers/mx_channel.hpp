@@ -40,6 +40,9 @@ struct MxResolverOptions {
     // timeout, whatever DNS does.  c-ares's own timeout and tries are set
     // so that it gives the query up about then, too (see MxChannel).
     std::chrono::milliseconds deadline{5000};
+    // c-ares's timeout of its first try (the second waits twice as long);
+    // 0 = a third of the deadline.  Tests set it longer than the deadline.
+    std::chrono::milliseconds query_timeout{0};
     // Queries sent and not yet finished, at most (those past their
     // deadline count until c-ares gives them up); beyond that lookups
     // wait in a queue of at most `max_queued`, and beyond that they are

@@ -25,12 +25,13 @@ namespace cqmgr::qmgr {
 
 // What the resolver has done (counters) and holds (gauges).
 struct MxResolverStats {
-    uint64_t lookups = 0;    // calls of lookup()
-    uint64_t cache_hits = 0; // answered from the cache
-    uint64_t joined = 0;     // joined a lookup of the same domain under way
-    uint64_t queries = 0;    // queries sent to DNS
-    uint64_t busy = 0;       // refused as busy
-    uint64_t deadlines = 0;  // lookups ended by their deadline
+    uint64_t lookups = 0;      // calls of lookup()
+    uint64_t cache_hits = 0;   // answered from the cache
+    uint64_t joined = 0;       // joined a lookup of the same domain under way
+    uint64_t queries = 0;      // queries sent to DNS
+    uint64_t busy = 0;         // refused as busy
+    uint64_t deadlines = 0;    // lookups ended by their deadline
+    uint64_t watch_errors = 0; // c-ares sockets the loop could not watch
     // Results delivered to callers (cache hits included), by MxOutcome.
     std::array<uint64_t, 6> outcomes{};
     size_t in_flight = 0; // queries sent and not finished
@@ -45,8 +46,9 @@ class MxResolver {
     // Takes over `channel` (opened before the jail) and watches its
     // sockets on `ex`, a single-threaded loop's executor.
     MxResolver(asio::any_io_executor ex, MxChannel channel, MxResolverOptions options);
-    // Ends every lookup: c-ares's queries are dropped, and callbacks not
-    // yet called are never called.
+    // Ends every lookup: c-ares's queries are dropped, and the callbacks of
+    // lookups without an answer yet are never called (those already
+    // posted to the loop still run).
     ~MxResolver();
     MxResolver(const MxResolver&) = delete;
     MxResolver& operator=(const MxResolver&) = delete;
