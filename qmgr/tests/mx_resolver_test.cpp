@@ -3,12 +3,15 @@
 // socket that never answers.
 #include "cqmgr/test/dns_server.hpp"
 #include "cqmgr/test/temp_dir.hpp"
+#include "dns_message.hpp"
 #include "mx_resolver.hpp"
 
 #include <arpa/inet.h>
+#include <atomic>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <optional>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
@@ -18,6 +21,7 @@ using namespace cqmgr;
 using namespace cqmgr::qmgr;
 using namespace std::chrono_literals;
 using test::DnsServer;
+namespace dns = cqmgr::qmgr::testing;
 
 namespace {
 
@@ -43,6 +47,91 @@ class BlackHole {
   private:
     int fd_ = -1;
     int port_ = 0;
+};
+
+// A DNS server that answers over UDP with the TC bit and no records, and
+// over TCP with the whole reply, its length and the message, in one write.
+// c-ares reads a TCP reply in two calls, the length and then the message,
+// and the second piece brings the socket no new readiness (epoll in edge
+// mode): the resolver's next wait must still see it.  dnsmasq writes the
+// two pieces apart, so it does not show this.
+class OneWriteServer {
+  public:
+    OneWriteServer() {
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof a;
+        udp_ = ::socket(AF_INET, SOCK_DGRAM, 0);
+        tcp_ = ::socket(AF_INET, SOCK_STREAM, 0);
+        if (udp_ < 0 || tcp_ < 0 || ::bind(udp_, reinterpret_cast<sockaddr*>(&a), sizeof a) < 0 ||
+            ::getsockname(udp_, reinterpret_cast<sockaddr*>(&a), &len) < 0 ||
+            ::bind(tcp_, reinterpret_cast<sockaddr*>(&a), sizeof a) < 0 || ::listen(tcp_, 4) < 0)
+            throw std::runtime_error("one-write server sockets");
+        port_ = ntohs(a.sin_port);
+        thread_ = std::thread([this] { serve(); });
+    }
+    ~OneWriteServer() {
+        stop_ = true;
+        thread_.join();
+        for (int fd : {udp_, tcp_, conn_})
+            if (fd >= 0) ::close(fd);
+    }
+    std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+    int tcp_replies() const { return tcp_replies_; }
+
+    static constexpr const char* domain = "one.test";
+
+  private:
+    // The reply to `query` (its ID copied), with `flags`.
+    static dns::Bytes answer(const dns::Bytes& query, bool truncated) {
+        auto r = truncated ? dns::reply(domain, 0, {})
+                           : dns::reply(domain, 0, {dns::mx(domain, 10, "mx.one.test")});
+        if (query.size() < 2) return r;
+        r[0] = query[0];
+        r[1] = query[1];
+        if (truncated) r[2] |= 0x02; // TC
+        return r;
+    }
+    void serve() {
+        while (!stop_) {
+            pollfd p[3] = {{udp_, POLLIN, 0}, {tcp_, POLLIN, 0}, {conn_, POLLIN, 0}};
+            if (::poll(p, conn_ >= 0 ? 3 : 2, 20) <= 0) continue;
+            unsigned char buf[4096];
+            if (p[0].revents & POLLIN) {
+                sockaddr_in from{};
+                socklen_t flen = sizeof from;
+                ssize_t n =
+                    ::recvfrom(udp_, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &flen);
+                if (n > 0) {
+                    auto r = answer(dns::Bytes(buf, buf + n), true);
+                    ::sendto(udp_, r.data(), r.size(), 0, reinterpret_cast<sockaddr*>(&from), flen);
+                }
+            }
+            if ((p[1].revents & POLLIN) && conn_ < 0) conn_ = ::accept(tcp_, nullptr, nullptr);
+            if (conn_ >= 0 && (p[2].revents & (POLLIN | POLLHUP))) {
+                ssize_t n = ::recv(conn_, buf, sizeof buf, 0);
+                if (n <= 0) {
+                    ::close(conn_);
+                    conn_ = -1;
+                } else if (n > 2) { // the length and the query, as c-ares sends them
+                    auto r = answer(dns::Bytes(buf + 2, buf + n), false);
+                    dns::Bytes whole;
+                    dns::put16(whole, unsigned(r.size()));
+                    whole.insert(whole.end(), r.begin(), r.end());
+                    // After the query's ACK and every other event of the
+                    // socket: the reply is its only news.
+                    std::this_thread::sleep_for(50ms);
+                    ++tcp_replies_;
+                    ::send(conn_, whole.data(), whole.size(), MSG_NOSIGNAL);
+                }
+            }
+        }
+    }
+    int udp_ = -1, tcp_ = -1, conn_ = -1, port_ = 0;
+    std::atomic<bool> stop_{false};
+    std::atomic<int> tcp_replies_{0};
+    std::thread thread_;
 };
 
 // The longest label in the big set's host names (under 63).
@@ -173,6 +262,18 @@ TEST_F(MxResolverTest, ALongAnswerComesOverTcp) {
     ASSERT_EQ(a.hosts.size(), 40u);
     EXPECT_EQ(a.hosts[0], "mx-" + long_label + "-0.prov.test"); // by preference
     EXPECT_EQ(a.hosts[39], "mx-" + long_label + "-39.prov.test");
+}
+
+TEST_F(MxResolverTest, AReplyInOneTcpWriteIsReadWhole) {
+    OneWriteServer server;
+    MxResolverOptions o = options_for(server.address());
+    o.query_timeout = 10s; // a stalled read would end by the deadline
+    auto r = make(o);
+    MxAnswer a = resolve(*r, OneWriteServer::domain);
+    EXPECT_EQ(a.outcome, MxOutcome::answer);
+    EXPECT_EQ(a.hosts, Hosts{"mx.one.test"});
+    EXPECT_EQ(server.tcp_replies(), 1);
+    EXPECT_EQ(r->stats().deadlines, 0u);
 }
 
 TEST_F(MxResolverTest, NotAHostNameIsNotAsked) {

@@ -4,10 +4,7 @@
 // channel's socket hook: each open socket gets a stream_descriptor that
 // waits for what c-ares wants (reading, and writing while a TCP connection
 // is made or a query is queued on it), and hands the socket back (release,
-// never close) when c-ares closes it.  Asio waits on epoll in edge mode, so
-// after c-ares has processed a ready socket the socket is polled once more
-// without waiting: c-ares reads a TCP reply in pieces, and a piece left in
-// the socket would give no new edge.  One timer follows ares_timeout(),
+// never close) when c-ares closes it.  One timer follows ares_timeout(),
 // which covers c-ares's retries and timeouts.
 //
 // Everything c-ares calls back runs inside an ares_* call; what follows
@@ -21,7 +18,6 @@
 #include <algorithm>
 #include <ares.h>
 #include <deque>
-#include <poll.h>
 #include <unordered_map>
 
 namespace cqmgr::qmgr {
@@ -262,19 +258,16 @@ struct MxResolver::Impl : std::enable_shared_from_this<Impl> {
         });
     }
 
-    // `w` is ready: c-ares reads or writes, until the socket has nothing
-    // more (or c-ares closed it).
+    // `w` is ready: c-ares reads or writes what it can.  What it leaves in
+    // the socket (it reads a TCP reply's length and then the message, in
+    // two calls) is not lost although epoll runs in edge mode: Asio re-arms
+    // the descriptor (EPOLL_CTL_MOD) for each new wait, so the wait below
+    // sees the data still there (mx_resolver_test's one-write server).
     void ready(const std::shared_ptr<Watch>& w, bool read, bool write) {
-        for (int round = 0; round < 64 && (read || write); ++round) {
-            ares_process_fd(channel.get(), read ? w->fd : ARES_SOCKET_BAD,
-                            write ? w->fd : ARES_SOCKET_BAD);
-            auto it = watches.find(w->fd);
-            if (it == watches.end() || it->second != w || !w->open) break;
-            pollfd p{w->fd, short((w->want[0] ? POLLIN : 0) | (w->want[1] ? POLLOUT : 0)), 0};
-            if (::poll(&p, 1, 0) <= 0) break;
-            read = w->want[0] && (p.revents & (POLLIN | POLLERR | POLLHUP));
-            write = w->want[1] && (p.revents & (POLLOUT | POLLERR | POLLHUP));
-        }
+        ares_process_fd(channel.get(), read ? w->fd : ARES_SOCKET_BAD,
+                        write ? w->fd : ARES_SOCKET_BAD);
+        // c-ares may have closed the socket (and even opened another under
+        // the same number): then `w` is closed and waits no more.
         arm(w, 0);
         arm(w, 1);
         rearm_timer();
