@@ -62,7 +62,8 @@ class MxResolver {
     void lookup(std::string_view domain, Callback done);
 
     // The fresh cached answer of `domain`, or null; asks nothing.  The
-    // pointer holds until the next call into the resolver.
+    // pointer holds until the resolver is called again or the loop runs
+    // one of its handlers (an answer may replace the entry).
     const MxAnswer* cached(std::string_view domain);
 
     MxResolverStats stats() const;
