@@ -2,13 +2,13 @@
 #include "redis_server.hpp"
 
 #include "cqmgr/cluster/redis_client.hpp"
+#include "cqmgr/test/spawn.hpp"
 
 #include <arpa/inet.h>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <fcntl.h>
 #include <filesystem>
 #include <hiredis/hiredis.h>
 #include <netinet/in.h>
@@ -116,21 +116,7 @@ RedisReply RedisServer::ask(const std::vector<std::string>& args) const {
 }
 
 void RedisServer::spawn(std::vector<std::string> args) {
-    pid_ = ::fork();
-    if (pid_ < 0) throw std::runtime_error("fork failed");
-    if (pid_ == 0) {
-        // Not the test's output: a pipe reader would wait for the server.
-        int null = ::open("/dev/null", O_RDWR);
-        ::dup2(null, 0);
-        ::dup2(null, 1);
-        ::dup2(null, 2);
-        std::vector<char*> argv;
-        for (auto& a : args)
-            argv.push_back(a.data());
-        argv.push_back(nullptr);
-        ::execv(server_binary, argv.data());
-        ::_exit(127);
-    }
+    pid_ = cqmgr::test::spawn_quiet(std::move(args));
     auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (!accepting()) {
         if (std::chrono::steady_clock::now() > until)

@@ -50,6 +50,25 @@ void check_listen_address(const MainCf& cf, const std::string& name, const std::
                                           value + "\" (expected PORT, IPv4:PORT or [IPv6]:PORT)");
 }
 
+// Stops on a cqmgr_dns_servers word that is not IPv4[:PORT] or
+// [IPv6][:PORT] (a name server must be an address: there is no resolver
+// to look a name up with yet).
+void check_dns_servers(const MainCf& cf, const std::string& name, const std::string& value) {
+    size_t start = 0;
+    while ((start = value.find_first_not_of(", \t\r\n", start)) != std::string::npos) {
+        size_t end = value.find_first_of(", \t\r\n", start);
+        std::string word = value.substr(start, end - start);
+        start = end;
+        // An address without a port is checked as one with port 53.
+        bool bracketed = word.size() > 2 && word.front() == '[' && word.back() == ']';
+        bool bare = bracketed || word.find(':') == std::string::npos;
+        if (listen_address_ok(bare ? word + ":53" : word)) continue;
+        throw ConfigError(cf.where(name), "file " + cf.str("config_directory") +
+                                              "/main.cf: parameter " + name + ": bad value: \"" +
+                                              word + "\" (expected IPv4[:PORT] or [IPv6][:PORT])");
+    }
+}
+
 constexpr auto kCqmgr = std::to_array<ParamSpec>({
     C("cqmgr_control_socket", T::String, control::default_socket_path, 0, 0,
       "the control socket; empty: off")
@@ -114,6 +133,9 @@ constexpr auto kCqmgr = std::to_array<ParamSpec>({
     C("cqmgr_scheduler_policy", T::String, "rak", 0, 0, "job selection policy: rak or finch")
         .to(&Q::cqmgr_scheduler_policy)
         .checked(check_scheduler_policy),
+    C("cqmgr_dns_servers", T::String, "", 0, 0, "name servers of MX lookups; empty: resolv.conf")
+        .to(&Q::cqmgr_dns_servers)
+        .checked(check_dns_servers),
 });
 
 static_assert(rows::all_fit(kCqmgr));

@@ -319,3 +319,18 @@ TEST(QmgrParams, MetricsParameters) {
     EXPECT_EQ(fatal("cqmgr_metrics_destination_limit = x\n"),
               "bad numerical configuration: cqmgr_metrics_destination_limit = x");
 }
+
+TEST(QmgrParams, DnsServers) {
+    EXPECT_TRUE(load("").cqmgr_dns_servers.empty());
+    EXPECT_EQ(load("cqmgr_dns_servers = 127.0.0.1:5353, [::1]:53 10.0.0.1\n").cqmgr_dns_servers,
+              (std::vector<std::string>{"127.0.0.1:5353", "[::1]:53", "10.0.0.1"}));
+    EXPECT_EQ(load("cqmgr_dns_servers = [::1]\n").cqmgr_dns_servers,
+              std::vector<std::string>{"[::1]"});
+    for (const char* bad :
+         {"localhost:53", "127.0.0.1:", "127.0.0.1:0", "53", "::1", "[::1", ":53", "1.2.3:53"})
+        EXPECT_EQ(fatal(std::string("cqmgr_dns_servers = 127.0.0.1 ") + bad + "\n"),
+                  std::string("file /etc/postfix/main.cf: parameter cqmgr_dns_servers: bad "
+                              "value: \"") +
+                      bad + "\" (expected IPv4[:PORT] or [IPv6][:PORT])")
+            << bad;
+}

@@ -56,3 +56,14 @@
 
 // The scheduler asked for more recipients of a message.  (queue_id, limit)
 #define CQMGR_PROBE_REFILL(queue_id, limit) STAP_PROBE2(cqmgr, refill, queue_id, limit)
+
+// An MX lookup sent its query to DNS (a lookup answered from the cache, or
+// joining one under way, sends none).  (domain)
+#define CQMGR_PROBE_MX_LOOKUP_START(domain) STAP_PROBE1(cqmgr, mx__lookup__start, domain)
+
+// An MX lookup ended.  outcome: "answer", "no_mx", "nxdomain", "timeout",
+// "server_failure" or "busy"; hosts: how many MX hosts; duration_us: since
+// the lookup began (0 from the cache or when refused); cached: 1 when the
+// answer came from the cache.  (domain, outcome, hosts, duration_us, cached)
+#define CQMGR_PROBE_MX_LOOKUP_DONE(domain, outcome, hosts, duration_us, cached)                    \
+    STAP_PROBE5(cqmgr, mx__lookup__done, domain, outcome, hosts, duration_us, cached)

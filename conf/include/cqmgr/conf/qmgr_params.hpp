@@ -199,6 +199,10 @@ struct QmgrParams {
     // transport's policy is finch.
     std::string cqmgr_scheduler_policy;
     bool finch_policy_used = false;
+    // The name servers of the MX lookups that group destinations into
+    // providers (docs/admin-guide.md): IPv4[:PORT] or [IPv6][:PORT] each;
+    // empty = /etc/resolv.conf's.
+    std::vector<std::string> cqmgr_dns_servers;
     // Each transport's process limit (master.cf maxproc, "-" resolved),
     // for the lanes' and the destinations' shares and the finch policy's:
     // filled by the daemon from master.cf before its jail, only when a
