@@ -268,6 +268,25 @@ TEST_F(ProvidersTest, ADestinationsOwnLimitStillHoldsWithinItsProvider) {
     EXPECT_FALSE(pending(h));
 }
 
+TEST_F(ProvidersTest, TheProvidersRateHoldsAcrossItsMembers) {
+    // 10 a second with no burst: one start, then the next a tenth of a
+    // second later, whichever member it is for.
+    Host h(io, five + "cqmgr_provider_rate_limits = inline:{ { big = 10/s,1 } }\n");
+    for (int d = 1; d <= 3; d++)
+        h.mail(2, "d" + std::to_string(d) + ".example");
+    auto started = [&] { return static_cast<int>(h.busy.size()); };
+    // (Before the first start: the second is booked an interval after it.)
+    auto before = std::chrono::steady_clock::now();
+    wait_until(h, [&] { return started() >= 1; });
+    EXPECT_EQ(started(), 1);
+    ASSERT_TRUE(wait_until(h, [&] { return started() >= 2; }));
+    EXPECT_GE(std::chrono::steady_clock::now() - before, 95ms);
+    EXPECT_EQ(started(), 2);
+    auto v = h.provider_limits.view("smtp", "d2.example");
+    ASSERT_TRUE(v);
+    EXPECT_EQ(v->rate_scope, "provider:big");
+}
+
 TEST_F(ProvidersTest, AnMxAnswerMakesARunningDestinationJoinItsProvider) {
     FakeMx mx;
     Host h(io, five + "cqmgr_provider_concurrency_limits = inline:{ big=2 }\n");
