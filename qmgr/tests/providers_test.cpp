@@ -11,6 +11,7 @@
 #include "metrics.hpp"
 #include "providers.hpp"
 #include "smtp_mail.hpp"
+#include "temp_dir.hpp"
 #include "test_params.hpp"
 
 #include <gtest/gtest.h>
@@ -199,6 +200,22 @@ TEST(ProviderMapsTest, ADomainListedByNameBelongsToItsProvider) {
     EXPECT_FALSE(ProviderMaps::valid_name(""));
     EXPECT_FALSE(ProviderMaps::valid_name("a b"));
     EXPECT_FALSE(ProviderMaps::valid_name(std::string(max_provider_name + 1, 'a')));
+}
+
+TEST(ProviderMapsTest, RegularExpressionTablesAndTextFilesAreReadInOrder) {
+    TempDir dir;
+    std::string pcre = dir.write("providers.pcre", "/\\.google\\.com$/ google\n"
+                                                   "/^mx\\.other\\.example$/ {bad name}\n");
+    std::string text = dir.write("providers", "# hosted\nexample.org   microsoft\n");
+    std::vector<std::string> warnings;
+    auto m = ProviderMaps::open({"pcre:" + pcre, "texthash:" + text},
+                                [&](const std::string& w) { warnings.push_back(w); });
+    EXPECT_EQ(m.find("mx1.l.google.com"), "google");
+    EXPECT_EQ(m.provider_of_domain("example.org"), "microsoft");
+    EXPECT_EQ(m.find("mx.other.example"), std::nullopt);
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("bad provider name"), std::string::npos) << warnings[0];
+    EXPECT_THROW(ProviderMaps::open({"texthash:" + dir.str() + "/none"}, {}), conf::ConfigError);
 }
 
 TEST(ProviderMapsTest, OnlyNamesThatAreDomainsAreLookedUpInDns) {
