@@ -152,7 +152,9 @@ ClusterLimits::Gate* ClusterLimits::make_gate(const core::Queue& q) {
     g->retry = std::make_unique<asio::steady_timer>(io_);
     g->rate_timer = std::make_unique<asio::steady_timer>(io_);
     set_gated(q, true);
-    return gates_.emplace(key, std::move(g)).first->second.get();
+    Gate* made = gates_.emplace(key, std::move(g)).first->second.get();
+    if (made->limit > 0) scope_gates_[made->lease_scope].push_back(made);
+    return made;
 }
 
 void ClusterLimits::set_gated(const core::Queue& q, bool on) {
@@ -276,6 +278,13 @@ void ClusterLimits::drop_gate(const std::string& key) {
             });
         }
     }
+    if (g.limit > 0) {
+        auto s = scope_gates_.find(g.lease_scope);
+        if (s != scope_gates_.end()) {
+            std::erase(s->second, &g);
+            if (s->second.empty()) scope_gates_.erase(s);
+        }
+    }
     gates_.erase(it); // its timers' waits end as cancelled
 }
 
@@ -296,8 +305,10 @@ void ClusterLimits::apply_none(const std::string& transport, const std::string& 
 }
 
 void ClusterLimits::apply_scope(const std::string& scope) {
-    for (auto& [key, g] : gates_)
-        if (g->limit > 0 && g->lease_scope == scope) apply(*g);
+    auto it = scope_gates_.find(scope);
+    if (it == scope_gates_.end()) return;
+    for (Gate* g : it->second)
+        apply(*g);
 }
 
 void ClusterLimits::apply_all() {

@@ -317,6 +317,8 @@ class ClusterLimits : public DeliveryObserver {
     double lease_ms_ = 0; // cqmgr_cluster_lease_time
     std::unique_ptr<cluster::SharedState> shared_;
     std::unordered_map<std::string, std::unique_ptr<Gate>> gates_; // by transport + '\0' + queue
+    // The gates of each concurrency scope (apply_scope()).
+    std::unordered_map<std::string, std::vector<Gate*>> scope_gates_;
     // The local fallback: this host's deliveries in flight per concurrency
     // scope, and its GCRA cells per rate scope.
     std::unordered_map<std::string, int> local_busy_;
