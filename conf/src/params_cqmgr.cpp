@@ -110,6 +110,16 @@ constexpr auto kCqmgr = std::to_array<ParamSpec>({
     C("cqmgr_cluster_concurrency_limits", T::String, "", 0, 0,
       "tables of cluster-wide concurrency limits")
         .tables(&Q::cqmgr_cluster_concurrency_limits),
+    C("cqmgr_provider_maps", T::String, "", 0, 0, "tables of providers by domain or MX host")
+        .tables(&Q::cqmgr_provider_maps),
+    C("cqmgr_provider_concurrency_limits", T::String, "", 0, 0,
+      "tables of concurrency limits per provider")
+        .tables(&Q::cqmgr_provider_concurrency_limits),
+    C("cqmgr_provider_rate_limits", T::String, "", 0, 0, "tables of delivery rates per provider")
+        .tables(&Q::cqmgr_provider_rate_limits),
+    C("cqmgr_metrics_provider_limit", T::Int, "20", 0, 0,
+      "providers with metric series of their own")
+        .to(&Q::cqmgr_metrics_provider_limit),
     C("cqmgr_recovery_rate", T::Int, "0", 0, 0, "deferred messages per second per destination")
         .to(&Q::cqmgr_recovery_rate),
     C("cqmgr_dead_backlog", T::Bool, "no", 0, 0, "leave mail for dead destinations in deferred")

@@ -8,13 +8,14 @@ namespace cqmgr::control {
 
 namespace {
 
-constexpr std::array<VerbSpec, 11> kVerbs{{
+constexpr std::array<VerbSpec, 12> kVerbs{{
     {Verb::help, "help", "help", 0, 0},
     {Verb::summary, "summary", "summary", 0, 0},
     {Verb::queues, "queues", "queues [TRANSPORT]", 0, 1},
     {Verb::jobs, "jobs", "jobs [TRANSPORT]", 0, 1},
     {Verb::message, "message", "message QUEUE_ID", 1, 1},
     {Verb::deliveries, "deliveries", "deliveries", 0, 0},
+    {Verb::providers, "providers", "providers", 0, 0},
     {Verb::suspend, "suspend", "suspend TRANSPORT[:DESTINATION] [for DURATION] [reason TEXT...]", 1,
      SIZE_MAX},
     {Verb::resume, "resume", "resume TRANSPORT[:DESTINATION]", 1, 1},
@@ -260,6 +261,7 @@ Parsed parse_request(std::string_view line) {
     case Verb::help:
     case Verb::summary:
     case Verb::deliveries:
+    case Verb::providers:
         break;
     case Verb::queues:
     case Verb::jobs:

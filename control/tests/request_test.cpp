@@ -22,6 +22,7 @@ TEST(Request, QueriesWithoutArguments) {
     EXPECT_EQ(ok("summary").verb, Verb::summary);
     EXPECT_EQ(ok("help").verb, Verb::help);
     EXPECT_EQ(ok("deliveries").verb, Verb::deliveries);
+    EXPECT_EQ(ok("providers").verb, Verb::providers);
     EXPECT_TRUE(ok("deliveries").is_query());
     EXPECT_EQ(error("summary now"), "usage: summary");
 }
@@ -154,7 +155,7 @@ TEST(Request, FormatParsesBack) {
 }
 
 TEST(Request, UsageListsEveryRequest) {
-    EXPECT_EQ(usage_lines().size(), 11u);
+    EXPECT_EQ(usage_lines().size(), 12u);
     EXPECT_EQ(usage_lines()[0], "help");
     EXPECT_EQ(verb_name(Verb::unthrottle), "unthrottle");
 }
@@ -163,7 +164,7 @@ TEST(Request, UsageListsEveryRequest) {
 // request with those counts and valid words parses, one word fewer or more
 // is refused with the usage line.
 TEST(Request, TheTableCountsEachRequestsWords) {
-    ASSERT_EQ(verbs().size(), 11u);
+    ASSERT_EQ(verbs().size(), 12u);
     for (const VerbSpec& v : verbs()) {
         EXPECT_EQ(find_verb(v.name), &v);
         EXPECT_EQ(verb_name(v.verb), v.name);

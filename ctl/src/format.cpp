@@ -84,6 +84,8 @@ std::string format_reply(std::string_view request, const json& reply, int64_t no
         return format_message(reply, now);
     case control::Verb::deliveries:
         return format_deliveries(reply);
+    case control::Verb::providers:
+        return format_providers(reply);
     case control::Verb::suspend:
     case control::Verb::resume:
     case control::Verb::flush:
@@ -303,6 +305,33 @@ std::string format_deliveries(const json& reply) {
                    count_of(*d, "recipients"), age ? format_seconds(*age) : "-"});
     }
     return table.text();
+}
+
+std::string format_providers(const json& reply) {
+    const json& list = array_of(reply, "providers");
+    if (list.empty()) return "no provider has members\n";
+    std::string out;
+    for (const auto& p : list) {
+        // One line for the provider and its limits, then its members.
+        std::string limits;
+        for (const auto& l : array_of(p, "limits")) {
+            std::string one = string_of(l, "scope") + ": ";
+            if (number_of(l, "concurrency"))
+                one += "concurrency " + count_of(l, "concurrency") + " (" +
+                       count_of(l, "in_flight_here") + " in flight here, " +
+                       count_of(l, "leases_held") + " leases)";
+            else
+                one += "rate " + string_of(l, "rate");
+            limits += (limits.empty() ? "" : "; ") + one;
+        }
+        out += string_of(p, "provider") + ": " + count_of(p, "in_flight") + " in flight" +
+               (limits.empty() ? "" : "; " + limits) + '\n';
+        Table table({{"TRANSPORT"}, {"QUEUE"}, {"IN_FLIGHT", Align::Right}});
+        for (const auto& m : array_of(p, "members"))
+            table.add({string_of(m, "transport"), string_of(m, "queue"), count_of(m, "in_flight")});
+        out += table.text();
+    }
+    return out;
 }
 
 std::string format_changed(const json& reply, int64_t now) {

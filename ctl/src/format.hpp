@@ -26,6 +26,7 @@ std::string format_queues(const json& reply, int64_t now);
 std::string format_jobs(const json& reply);
 std::string format_message(const json& reply, int64_t now);
 std::string format_deliveries(const json& reply);
+std::string format_providers(const json& reply);
 // The reply of a command (suspend, resume, flush, throttle, unthrottle):
 // what it changed.
 std::string format_changed(const json& reply, int64_t now);

@@ -44,7 +44,8 @@ inline void write_all(int fd, const std::string& text) {
 inline std::string sample_reply(const std::string& request) {
     const std::string name = request.substr(0, request.find(' '));
     if (name == "message" && request != "message 4F3A2B1C") return sample("message_error").dump();
-    for (const char* known : {"summary", "queues", "jobs", "message", "deliveries", "suspend"})
+    for (const char* known :
+         {"summary", "queues", "jobs", "message", "deliveries", "providers", "suspend"})
         if (name == known) return sample(known).dump();
     return R"({"ok":false,"error":"unknown request"})";
 }

@@ -143,6 +143,17 @@ TEST(Format, Deliveries) {
               "no deliveries in flight\n");
 }
 
+TEST(Format, Providers) {
+    EXPECT_EQ(format_reply("providers", sample("providers"), now),
+              "google: 3 in flight; provider:google: concurrency 10 (3 in flight here, 4 "
+              "leases); provider:smtp:google: rate 300/60000ms,300\n"
+              "TRANSPORT  QUEUE        IN_FLIGHT\n"
+              "smtp       example.com          2\n"
+              "smtp       example.net          1\n");
+    EXPECT_EQ(format_providers(json::parse(R"({"ok":true,"providers":[]})")),
+              "no provider has members\n");
+}
+
 TEST(Format, DeliveriesOldestFirst) {
     auto d = sample("deliveries");
     auto young = d["deliveries"][0];

@@ -7,6 +7,7 @@
 // limit.
 #include "cluster_limits.hpp"
 #include "fake_shared_state.hpp"
+#include "smtp_mail.hpp"
 #include "test_params.hpp"
 
 #include <cmath>
@@ -54,18 +55,7 @@ struct Host : core::Driver {
     }
 
     // `n` one-recipient entries of a new message for `queue`.
-    void mail(int n, const std::string& queue = dest) {
-        auto m = std::make_unique<core::Message>();
-        m->id = "M" + std::to_string(msgs.size());
-        sched.message_add(*m);
-        core::Transport& t = sched.transport("smtp");
-        for (int i = 0; i < n; i++) {
-            std::string a = m->id + "-" + std::to_string(i) + "@" + queue;
-            sched.assign(*m, sched.queue_for(t, queue, queue), core::Recipient(0, a, a, "", 0));
-        }
-        sched.batch_done(*m, false, 0);
-        msgs.push_back(std::move(m));
-    }
+    void mail(int n, const std::string& queue = dest) { testing::smtp_mail(sched, msgs, n, queue); }
     // As Delivery::pump: the limits ask for what is wanted, then agents
     // take what the gates allow.
     void pump() {

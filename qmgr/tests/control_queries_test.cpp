@@ -348,7 +348,7 @@ TEST_F(Queries, DispatchAnswersQueriesAndHandsOnCommands) {
         return nlohmann::json::parse(s);
     };
     EXPECT_EQ(reply("summary")["ok"], true);
-    EXPECT_EQ(reply("help")["requests"].size(), 11u);
+    EXPECT_EQ(reply("help")["requests"].size(), 12u);
     EXPECT_EQ(reply("frob"),
               (nlohmann::json{{"ok", false}, {"error", "unknown request: frob (try help)"}}));
     EXPECT_TRUE(lines.empty());

@@ -1,7 +1,11 @@
 #include "control_queries.hpp"
 
+#include "cluster_limits.hpp"
+#include "providers.hpp"
+
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace cqmgr::qmgr {
 
@@ -70,6 +74,8 @@ const Json& ControlQueries::answer(const control::Request& r) const {
         return reply_ = message(r.queue_id);
     case Verb::deliveries:
         return reply_ = deliveries();
+    case Verb::providers:
+        return reply_ = providers();
     default:
         return reply_ = control::error_reply("not a query");
     }
@@ -234,6 +240,58 @@ Json ControlQueries::deliveries() const {
     Json j;
     j["ok"] = true;
     j["deliveries"] = std::move(list);
+    return j;
+}
+
+Json ControlQueries::providers() const {
+    Json list = Json::array();
+    if (src_.providers) {
+        for (const auto& [name, members] : src_.providers->members()) {
+            Json ms = Json::array();
+            int in_flight = 0;
+            // Each scope of the provider's limits once, in order.
+            std::map<std::string, Json> scopes;
+            for (const auto& [transport, queue] : members) {
+                const core::Queue* q = src_.sched.find_queue(transport, queue);
+                int busy = q ? q->busy_count() : 0;
+                in_flight += busy;
+                Json m;
+                m["transport"] = transport;
+                m["queue"] = queue;
+                m["in_flight"] = busy;
+                ms.push_back(std::move(m));
+                if (!src_.provider_limits) continue;
+                auto v = src_.provider_limits->view(transport, queue);
+                if (!v) continue;
+                if (v->limit > 0 && !scopes.contains(v->lease_scope)) {
+                    Json s;
+                    s["scope"] = v->lease_scope;
+                    s["concurrency"] = v->limit;
+                    s["in_flight_here"] = src_.provider_limits->scope_busy(v->lease_scope);
+                    s["leases_held"] = src_.provider_limits->scope_leases(v->lease_scope);
+                    scopes.emplace(v->lease_scope, std::move(s));
+                }
+                if (v->rate && !scopes.contains(v->rate_scope)) {
+                    Json s;
+                    s["scope"] = v->rate_scope;
+                    s["rate"] = v->rate->text();
+                    scopes.emplace(v->rate_scope, std::move(s));
+                }
+            }
+            Json limits = Json::array();
+            for (auto& [scope, s] : scopes)
+                limits.push_back(std::move(s));
+            Json p;
+            p["provider"] = name;
+            p["in_flight"] = in_flight;
+            p["limits"] = std::move(limits);
+            p["members"] = std::move(ms);
+            list.push_back(std::move(p));
+        }
+    }
+    Json j;
+    j["ok"] = true;
+    j["providers"] = std::move(list);
     return j;
 }
 

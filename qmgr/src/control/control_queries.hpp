@@ -26,6 +26,9 @@
 
 namespace cqmgr::qmgr {
 
+class ClusterLimits;
+class Providers;
+
 // The state of the scans and the feed.
 struct FeedState {
     bool paused = false;
@@ -48,6 +51,10 @@ struct ControlSources {
     const AdaptiveLimits* adaptive = nullptr;
     // The destination shares' isolation (nullptr: no share is set).
     const Isolation* isolation = nullptr;
+    // Providers' membership (nullptr: cqmgr_provider_maps is empty) and
+    // their limits.
+    const Providers* providers = nullptr;
+    const ClusterLimits* provider_limits = nullptr;
 };
 
 // Who answers: the process, its version and when it started.
@@ -73,6 +80,7 @@ class ControlQueries {
     Json jobs(const std::string& transport) const;
     Json message(const std::string& queue_id) const;
     Json deliveries() const;
+    Json providers() const;
 
   private:
     Json job_state(const core::Transport& t, const core::Job& j) const;

@@ -40,6 +40,14 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
                           [this](const std::string& id) { return store_.path("defer", id); })),
       isolation_(params.destination_shares ? std::make_unique<Isolation>(params, requests_, clock)
                                            : nullptr),
+      providers_(
+          limit_tables.provider_maps.empty()
+              ? nullptr
+              : std::make_unique<Providers>(io, std::move(limit_tables.provider_maps), sched_)),
+      provider_limits_(io, params,
+                       ClusterLimits::Tables::of(std::move(limit_tables.provider_rates),
+                                                 std::move(limit_tables.provider_concurrency)),
+                       sched_, ClusterLimits::provider_scoping(providers_.get())),
       limits_(io, params, std::move(limit_tables), sched_),
       delivery_(io, params, clock, sched_, observers_),
       service_slots_(io.get_executor(), service_slot_limit),
@@ -71,13 +79,25 @@ void QueueManager::add_observers() {
     if (dest_state_.enabled()) observers_.add(&dest_state_);
     observers_.add(adaptive_.get());
     observers_.add(isolation_.get());
+    // Membership before the providers' limits, which read it at a queue's
+    // birth; the two limits' gates combine into the core's one.
+    observers_.add(providers_.get());
     if (limits_.active()) observers_.add(&limits_);
+    if (providers_ && provider_limits_.active()) {
+        observers_.add(&provider_limits_);
+        providers_->set_listener([this](const core::Queue& q) { provider_limits_.rescope(q); });
+        if (limits_.active()) {
+            limits_.combine_with(&provider_limits_);
+            provider_limits_.combine_with(&limits_);
+        }
+    }
     observers_.add(&delivery_);
     if (dest_state_.enabled() && adaptive_) keep_learned(*adaptive_, dest_state_);
 }
 
 void QueueManager::start() {
     limits_.start();
+    if (providers_) provider_limits_.start();
     if (control_) control_->restore();
     sched_.set_time(clock_.now());
     for (const core::Queue* q :
@@ -104,6 +124,8 @@ ControlSources QueueManager::control_sources() const {
         .message_recipient_limit = params_.qmgr_message_recipient_limit,
         .adaptive = adaptive_.get(),
         .isolation = isolation_.get(),
+        .providers = providers_.get(),
+        .provider_limits = &provider_limits_,
     };
 }
 

@@ -30,6 +30,7 @@
 #include "master_link.hpp"
 #include "message.hpp"
 #include "message_end.hpp"
+#include "providers.hpp"
 #include "recovery_ramp.hpp"
 #include "resolver.hpp"
 #include "scheduler_config.hpp"
@@ -65,7 +66,10 @@ class QueueManager : public core::Driver {
     // Before a clean exit: commits the destination state's last changes.
     void save_state() { dest_state_.finish(); }
     // The process is about to exit: what must not wait for the loop.
-    void exiting() { limits_.release_at_exit(); }
+    void exiting() {
+        limits_.release_at_exit();
+        provider_limits_.release_at_exit();
+    }
     // Handles the bytes of one trigger request.
     void on_trigger(std::string_view bytes) { feeder_.on_trigger(bytes); }
     // The priority lanes' tables (priority_class.hpp), before start().
@@ -78,6 +82,8 @@ class QueueManager : public core::Driver {
     const AdaptiveLimits* adaptive() const { return adaptive_.get(); }
     // The destination shares' isolation, or nullptr when no share is set.
     const Isolation* isolation() const { return isolation_.get(); }
+    // Providers' membership, or nullptr when cqmgr_provider_maps is empty.
+    Providers* providers() { return providers_.get(); }
     // The scheduler's state, for the control socket's queries and the
     // metrics (read only, on the loop thread).
     const core::Scheduler& scheduler() const { return sched_; }
@@ -168,6 +174,11 @@ class QueueManager : public core::Driver {
     std::unique_ptr<AdaptiveLimits> adaptive_;
     // Destination shares: made only when one is set.
     std::unique_ptr<Isolation> isolation_;
+    // cqmgr_provider_maps: made only when it names a table; before the
+    // limits, which take their tables from the constructor's argument.
+    std::unique_ptr<Providers> providers_;
+    // The providers' limits (ClusterLimits::provider_scoping).
+    ClusterLimits provider_limits_;
     ClusterLimits limits_;
     Delivery delivery_;
     // The connections to Postfix's services that qmgr opens for itself.

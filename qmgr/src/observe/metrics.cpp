@@ -1,5 +1,7 @@
 #include "metrics.hpp"
 
+#include "providers.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -252,6 +254,60 @@ void destination_families(std::vector<MetricFamily>& out, const MetricsSnapshot&
     }
 }
 
+// The providers' series (MetricsSnapshot::providers, bounded already).
+void provider_families(std::vector<MetricFamily>& out, const MetricsSnapshot& s) {
+    if (s.providers.empty()) return;
+    auto& members = family(out, "cqmgr_provider_members",
+                           "Destination queues that belong to the provider (for provider=\"other\" "
+                           "those of the providers not shown)",
+                           MetricType::Gauge);
+    auto& busy =
+        family(out, "cqmgr_provider_busy", "Entries being delivered to the provider's destinations",
+               MetricType::Gauge);
+    auto& todo = family(out, "cqmgr_provider_todo",
+                        "Entries waiting for the provider's destinations", MetricType::Gauge);
+    for (const auto& p : s.providers) {
+        sample(members, {{"provider", p.name}}, p.members);
+        sample(busy, {{"provider", p.name}}, p.busy);
+        sample(todo, {{"provider", p.name}}, p.todo);
+    }
+}
+
+// The providers with members, at most `limit` by name (the busiest by busy
+// + todo, then by name), the rest summed as "other", which a real provider
+// named so always joins.
+std::vector<MetricsSnapshot::Provider> provider_rows(const core::Scheduler& sched,
+                                                     const Providers& providers, size_t limit) {
+    std::vector<MetricsSnapshot::Provider> all;
+    for (const auto& [name, members] : providers.members()) {
+        MetricsSnapshot::Provider p{name, static_cast<int>(members.size()), 0, 0};
+        for (const auto& [transport, queue] : members)
+            if (const core::Queue* q = sched.find_queue(transport, queue)) {
+                p.busy += q->busy_count();
+                p.todo += q->todo_count();
+            }
+        all.push_back(std::move(p));
+    }
+    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+        return a.busy + a.todo > b.busy + b.todo;
+    });
+    std::vector<MetricsSnapshot::Provider> rows;
+    MetricsSnapshot::Provider other{"other", 0, 0, 0};
+    for (auto& p : all) {
+        if (rows.size() < limit && p.name != "other") {
+            rows.push_back(std::move(p));
+            continue;
+        }
+        other.members += p.members;
+        other.busy += p.busy;
+        other.todo += p.todo;
+    }
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& a, const auto& b) { return a.name < b.name; });
+    if (other.members > 0) rows.push_back(other);
+    return rows;
+}
+
 // One histogram family with a series per transport.
 void histogram_family(std::vector<MetricFamily>& out, std::string name, std::string help,
                       const std::map<std::string, Histogram>& by_transport,
@@ -273,7 +329,8 @@ void histogram_families(std::vector<MetricFamily>& out, const Counters& c) {
 } // namespace
 
 MetricsSnapshot take_metrics_snapshot(const core::Scheduler& sched, const Counters& counters,
-                                      int active_messages) {
+                                      int active_messages, const Providers* providers,
+                                      size_t provider_limit) {
     MetricsSnapshot s;
     s.counters = counters;
     s.active_messages = active_messages;
@@ -304,6 +361,7 @@ MetricsSnapshot take_metrics_snapshot(const core::Scheduler& sched, const Counte
     }
     s.suspensions = static_cast<int>(sched.limits().holds().size());
     s.throttles = static_cast<int>(sched.limits().caps().size());
+    if (providers) s.providers = provider_rows(sched, *providers, provider_limit);
     return s;
 }
 
@@ -315,6 +373,7 @@ std::vector<prometheus::MetricFamily> build_metrics(const MetricsSnapshot& s,
     transport_families(out, s);
     control_families(out, s);
     destination_families(out, s, destination_limit);
+    provider_families(out, s);
     histogram_families(out, s.counters);
     return out;
 }

@@ -16,6 +16,8 @@
 
 namespace cqmgr::qmgr {
 
+class Providers;
+
 // What a scrape shows, copied out of the daemon in one go.
 struct MetricsSnapshot {
     Counters counters;
@@ -52,11 +54,22 @@ struct MetricsSnapshot {
     // not any mail in memory is covered by them.
     int suspensions = 0;
     int throttles = 0;
+    // Providers with members (cqmgr_provider_maps): at most the limit of
+    // them by name, the busiest first, the rest summed as "other" (last).
+    struct Provider {
+        std::string name;
+        int members = 0; // destination queues
+        int busy = 0;
+        int todo = 0;
+    };
+    std::vector<Provider> providers;
 };
 
-// Copies what the metrics show.  On the event loop thread only.
+// Copies what the metrics show.  On the event loop thread only.  With
+// `providers`, at most `provider_limit` providers get series of their own.
 MetricsSnapshot take_metrics_snapshot(const core::Scheduler& sched, const Counters& counters,
-                                      int active_messages);
+                                      int active_messages, const Providers* providers = nullptr,
+                                      size_t provider_limit = 0);
 
 // The metric families of `s`.  At most `destination_limit` destinations get
 // series of their own (dead, suspended, throttled or share-lowered ones

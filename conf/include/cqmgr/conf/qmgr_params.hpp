@@ -160,6 +160,16 @@ struct QmgrParams {
     // concurrency limits (counts).
     std::vector<std::string> cqmgr_rate_limits;
     std::vector<std::string> cqmgr_cluster_concurrency_limits;
+    // Providers (docs/admin-guide.md): lookup tables from a recipient
+    // domain, or an MX host name and its parent suffixes, to a provider
+    // name; and the providers' limits across all their destinations,
+    // tables keyed by transport:provider, then provider (a count, or
+    // N/period[,burst]).
+    std::vector<std::string> cqmgr_provider_maps;
+    std::vector<std::string> cqmgr_provider_concurrency_limits;
+    std::vector<std::string> cqmgr_provider_rate_limits;
+    // Providers with metric series of their own (the rest are "other").
+    int64_t cqmgr_metrics_provider_limit{};
     // The recovery ramp: deferred mail moves into the active queue at no
     // more than this many messages per second per destination; 0 = off.
     int64_t cqmgr_recovery_rate{};

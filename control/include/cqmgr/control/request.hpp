@@ -28,6 +28,7 @@ enum class Verb {
     jobs,
     message,
     deliveries,
+    providers,
     suspend,
     resume,
     flush,

@@ -83,8 +83,9 @@ int serve(Daemon& d) {
 
     if (d.opened.metrics)
         d.opened.metrics->attach(d.io, [&d] {
-            return qmgr::take_metrics_snapshot(d.qm->scheduler(), d.qm->counters(),
-                                               d.qm->messages_in_active());
+            return qmgr::take_metrics_snapshot(
+                d.qm->scheduler(), d.qm->counters(), d.qm->messages_in_active(), d.qm->providers(),
+                static_cast<size_t>(d.config.params.cqmgr_metrics_provider_limit));
         });
     d.qm->start();
     d.io.run();

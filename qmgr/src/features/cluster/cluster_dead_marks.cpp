@@ -23,8 +23,7 @@ void ClusterLimits::mark_read(const std::string& transport, const std::string& q
         if (g->limit == 0 && !g->rate) {
             // The gate was there for the mark only.
             gates_.erase(key);
-            if (core::Queue* q = sched_.find_queue(transport, queue))
-                sched_.set_limit(*q, core::LimitChange::gate(std::nullopt));
+            apply_none(transport, queue);
         } else {
             apply(*g);
         }

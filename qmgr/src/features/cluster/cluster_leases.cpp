@@ -44,8 +44,8 @@ void ClusterLimits::ask_lease(Gate& g) {
     const uint64_t epoch = epoch_;
     shared_->lease_acquire(
         scope, id, g.limit, static_cast<int64_t>(lease_ms_),
-        [this, key, id, scope, sent, epoch](const cluster::LeaseAnswer& a) {
-            Gate* g = gate_for(key);
+        [this, key, gid = g.id, id, scope, sent, epoch](const cluster::LeaseAnswer& a) {
+            Gate* g = gate_for(key, gid);
             if (g) g->lease_asking = false;
             // Granted by a connection since lost (the leases held have been
             // taken again on the new one without it), or for a queue that
@@ -76,9 +76,9 @@ void ClusterLimits::retry_after(Gate& g, double ms) {
     g.retry_armed = true;
     g.retry->expires_after(micros(std::max(ms, 1.0)));
     std::string key = gate_key(g.transport, g.queue);
-    g.retry->async_wait([this, key](error_code ec) {
+    g.retry->async_wait([this, key, id = g.id](error_code ec) {
         if (ec) return;
-        if (Gate* g = gate_for(key)) {
+        if (Gate* g = gate_for(key, id)) {
             g->retry_armed = false;
             want(*g);
         }
@@ -136,11 +136,11 @@ void ClusterLimits::renew_all(bool sync) {
         l.limit = std::max(l.limit, g->limit);
         size_t in_use = static_cast<size_t>(std::max(g->busy + g->closing, 0));
         for (size_t i = 0; i < g->leases.size(); i++)
-            (i < in_use ? l.in_use : l.spare).push_back({key, g->leases[i].id, false});
+            (i < in_use ? l.in_use : l.spare).push_back({key, g->id, g->leases[i].id, false});
         // Deliveries started on local limits (Redis away for a lease time)
         // hold no lease: the cluster is told of them as well, up to its limit.
         for (size_t i = g->leases.size(); i < in_use; i++)
-            l.in_use.push_back({key, lease_prefix_ + std::to_string(++lease_seq_), true});
+            l.in_use.push_back({key, g->id, lease_prefix_ + std::to_string(++lease_seq_), true});
     }
     std::erase_if(by_scope, [](const auto& kv) {
         return kv.second.in_use.empty() && kv.second.spare.empty();
@@ -173,7 +173,7 @@ void ClusterLimits::renewed(const std::string& scope, const std::vector<Renewing
     }
     for (size_t i = 0; i < items.size(); i++) {
         const Renewing& r = items[i];
-        Gate* g = gate_for(r.key);
+        Gate* g = gate_for(r.key, r.gate);
         if (!a.kept[i]) {
             // Lost (it expired, or Redis forgot it and the limit is reached):
             // not held any more.

@@ -5,6 +5,7 @@
 #include "cluster_limits_gate.hpp"
 #include "cqmgr/cluster/redis_replies.hpp"
 #include "log.hpp"
+#include "providers.hpp"
 
 #include <cmath>
 #include <unistd.h>
@@ -13,31 +14,51 @@ namespace cqmgr::qmgr {
 
 namespace {
 
-// The first key of transport:queue, queue, transport that `t` has, and its
-// value.
-std::optional<std::pair<std::string, std::string>>
-lookup(const conf::LookupTables& t, const std::string& transport, const std::string& queue) {
-    if (t.empty()) return std::nullopt;
-    for (const std::string& key : {transport + ":" + queue, queue, transport})
-        if (auto v = t.find(key)) return std::make_pair(key, *v);
-    return std::nullopt;
+std::optional<int> narrower(std::optional<int> a, std::optional<int> b) {
+    if (!a) return b;
+    if (!b) return a;
+    return std::min(*a, *b);
 }
 
 } // namespace
 
 using namespace cluster_gate;
 
+std::optional<std::pair<std::string, std::string>>
+ClusterLimits::lookup(const conf::LookupTables& t, const std::string& transport,
+                      const std::string& queue) const {
+    if (t.empty()) return std::nullopt;
+    if (scoping_.keys) {
+        for (const std::string& key : scoping_.keys(transport, queue))
+            if (auto v = t.find(key)) return std::make_pair(key, *v);
+        return std::nullopt;
+    }
+    for (const std::string& key : {transport + ":" + queue, queue, transport})
+        if (auto v = t.find(key)) return std::make_pair(key, *v);
+    return std::nullopt;
+}
+
 ClusterLimits::Tables ClusterLimits::open_tables(const conf::QmgrParams& params) {
-    return {conf::LookupTables::open(params.cqmgr_rate_limits),
-            conf::LookupTables::open(params.cqmgr_cluster_concurrency_limits)};
+    Tables t;
+    t.rates = conf::LookupTables::open(params.cqmgr_rate_limits);
+    t.concurrency = conf::LookupTables::open(params.cqmgr_cluster_concurrency_limits);
+    t.provider_rates = conf::LookupTables::open(params.cqmgr_provider_rate_limits);
+    t.provider_concurrency = conf::LookupTables::open(params.cqmgr_provider_concurrency_limits);
+    t.provider_maps =
+        ProviderMaps::open(params.cqmgr_provider_maps, [](const std::string& w) { log::warn(w); });
+    return t;
 }
 
 ClusterLimits::ClusterLimits(asio::io_context& io, const conf::QmgrParams& params, Tables tables,
                              core::Scheduler& sched)
-    : io_(io), params_(params), tables_(std::move(tables)), sched_(sched), renewal_(io),
-      hold_timer_(io) {
+    : ClusterLimits(io, params, std::move(tables), sched, Scoping{}) {}
+
+ClusterLimits::ClusterLimits(asio::io_context& io, const conf::QmgrParams& params, Tables tables,
+                             core::Scheduler& sched, Scoping scoping)
+    : io_(io), params_(params), tables_(std::move(tables)), sched_(sched),
+      scoping_(std::move(scoping)), renewal_(io), hold_timer_(io) {
     active_ = !tables_.rates.empty() || !tables_.concurrency.empty() ||
-              !params.cqmgr_redis_server.empty();
+              (scoping_.dead_marks && !params.cqmgr_redis_server.empty());
     lease_ms_ = static_cast<double>(params.cqmgr_cluster_lease_time) * 1000;
     lease_prefix_ = params.myhostname + "/" + std::to_string(::getpid()) + "/";
 }
@@ -84,12 +105,21 @@ void ClusterLimits::start() {
 
 std::optional<int> ClusterLimits::queue_gate(const core::Queue& q) {
     if (!active_) return std::nullopt;
-    const std::string& transport = q.transport->name;
-    std::string key = gate_key(transport, q.name);
+    std::string key = gate_key(q.transport->name, q.name);
     if (Gate* g = gate_for(key)) {
         g->freed = false; // the same name again before the old gate's last end
+        set_gated(q, true);
         return gate_value(*g);
     }
+    Gate* g = make_gate(q);
+    // Closed until the first lease or token is in hand (which, without
+    // Redis, is at once: refresh() runs before the next selection).
+    return g ? gate_value(*g) : std::nullopt;
+}
+
+ClusterLimits::Gate* ClusterLimits::make_gate(const core::Queue& q) {
+    const std::string& transport = q.transport->name;
+    std::string key = gate_key(transport, q.name);
     auto g = std::make_unique<Gate>();
     g->transport = transport;
     g->queue = q.name;
@@ -102,30 +132,109 @@ std::optional<int> ClusterLimits::queue_gate(const core::Queue& q) {
         if (!found) return value;
         auto parsed = parse(found->second);
         if (parsed) {
-            scope = found->first;
+            scope = scoping_.scope_prefix + found->first;
             value = std::move(*parsed);
         } else {
             log::warn(std::string(param) + ": " + found->first + ": " + parsed.error().message());
         }
         return value;
     };
-    if (auto n = limit_of("cqmgr_cluster_concurrency_limits", tables_.concurrency,
+    if (auto n = limit_of(scoping_.concurrency_param, tables_.concurrency,
                           &cluster::parse_concurrency, g->lease_scope))
         g->limit = *n;
-    g->rate = limit_of("cqmgr_rate_limits", tables_.rates, &cluster::parse_rate, g->rate_scope);
+    g->rate = limit_of(scoping_.rate_param, tables_.rates, &cluster::parse_rate, g->rate_scope);
     // With Redis there, nothing starts before its dead mark is read (one
     // round trip, or the deadline).
-    g->mark_pending = rate_shared();
+    g->mark_pending = scoping_.dead_marks && rate_shared();
     if (g->mark_pending) read_dead_mark(transport, q.name);
-    if (g->limit == 0 && !g->rate && !g->mark_pending) return std::nullopt;
+    if (g->limit == 0 && !g->rate && !g->mark_pending) return nullptr;
+    g->id = ++gate_seq_;
     g->retry = std::make_unique<asio::steady_timer>(io_);
     g->rate_timer = std::make_unique<asio::steady_timer>(io_);
-    // Closed until the first lease or token is in hand (which, without
-    // Redis, is at once: refresh() runs before the next selection).
-    return gate_value(*gates_.emplace(key, std::move(g)).first->second);
+    set_gated(q, true);
+    Gate* made = gates_.emplace(key, std::move(g)).first->second.get();
+    if (made->limit > 0) scope_gates_[made->lease_scope].push_back(made);
+    return made;
+}
+
+void ClusterLimits::set_gated(const core::Queue& q, bool on) {
+    if (q.slot >= gated_.size()) {
+        if (!on) return;
+        gated_.resize(q.slot + 1);
+    }
+    gated_[q.slot] = on ? 1 : 0;
+}
+
+ClusterLimits::Scoping ClusterLimits::provider_scoping(const Providers* providers) {
+    Scoping s;
+    s.concurrency_param = "cqmgr_provider_concurrency_limits";
+    s.rate_param = "cqmgr_provider_rate_limits";
+    s.scope_prefix = "provider:";
+    s.dead_marks = false;
+    s.keys = [providers](const std::string& transport, const std::string& queue) {
+        std::vector<std::string> keys;
+        const std::string* p = providers ? providers->provider_of(transport, queue) : nullptr;
+        if (p) keys = {transport + ":" + *p, *p};
+        return keys;
+    };
+    return s;
+}
+
+std::optional<int> ClusterLimits::own_gate(const std::string& transport, const std::string& queue) {
+    if (gates_.empty()) return std::nullopt;
+    Gate* g = gate_for(gate_key(transport, queue));
+    return g ? gate_value(*g) : std::nullopt;
+}
+
+std::optional<ClusterLimits::GateView> ClusterLimits::view(const std::string& transport,
+                                                           const std::string& queue) const {
+    auto it = gates_.find(gate_key(transport, queue));
+    if (it == gates_.end()) return std::nullopt;
+    const Gate& g = *it->second;
+    return GateView{g.lease_scope, g.rate_scope, g.limit,
+                    g.rate,        g.busy,       static_cast<int>(g.leases.size())};
+}
+
+int ClusterLimits::scope_busy(const std::string& scope) const {
+    auto it = local_busy_.find(scope);
+    return it == local_busy_.end() ? 0 : it->second;
+}
+
+int ClusterLimits::scope_leases(const std::string& scope) const {
+    auto it = scope_leases_.find(scope);
+    return it == scope_leases_.end() ? 0 : it->second;
+}
+
+void ClusterLimits::rescope(const core::Queue& q) {
+    if (!active_) return;
+    std::string key = gate_key(q.transport->name, q.name);
+    // What it has in flight now counts in its new scope (if any) instead:
+    // those started before it had a gate here too.
+    const int busy = q.busy_count();
+    std::string old_scope;
+    if (Gate* g = gate_for(key)) {
+        if (g->limit > 0) {
+            local_busy_[g->lease_scope] -= g->busy;
+            old_scope = g->lease_scope;
+        }
+        drop_gate(key); // its leases go back after the linger
+        set_gated(q, false);
+    }
+    Gate* g = make_gate(q);
+    if (g) {
+        g->busy = busy;
+        if (g->limit > 0) local_busy_[g->lease_scope] += busy;
+        apply(*g);
+        want(*g);
+    } else {
+        apply_none(q.transport->name, q.name);
+    }
+    if (!old_scope.empty() && !leases_count()) apply_scope(old_scope);
+    if (g && g->limit > 0 && !leases_count()) apply_scope(g->lease_scope);
 }
 
 void ClusterLimits::queue_freed(const core::Queue& q) {
+    set_gated(q, false);
     if (gates_.empty()) return;
     std::string key = gate_key(q.transport->name, q.name);
     Gate* g = gate_for(key);
@@ -142,6 +251,11 @@ void ClusterLimits::queue_freed(const core::Queue& q) {
 ClusterLimits::Gate* ClusterLimits::gate_for(const std::string& key) {
     auto it = gates_.find(key);
     return it == gates_.end() ? nullptr : it->second.get();
+}
+
+ClusterLimits::Gate* ClusterLimits::gate_for(const std::string& key, uint64_t id) {
+    Gate* g = gate_for(key);
+    return g && g->id == id ? g : nullptr;
 }
 
 void ClusterLimits::drop_gate(const std::string& key) {
@@ -164,12 +278,37 @@ void ClusterLimits::drop_gate(const std::string& key) {
             });
         }
     }
+    if (g.limit > 0) {
+        auto s = scope_gates_.find(g.lease_scope);
+        if (s != scope_gates_.end()) {
+            std::erase(s->second, &g);
+            if (s->second.empty()) scope_gates_.erase(s);
+        }
+    }
     gates_.erase(it); // its timers' waits end as cancelled
 }
 
 void ClusterLimits::apply(Gate& g) {
     if (core::Queue* q = sched_.find_queue(g.transport, g.queue))
-        sched_.set_limit(*q, core::LimitChange::gate(gate_value(g)));
+        sched_.set_limit(*q, core::LimitChange::gate(combined(g)));
+}
+
+std::optional<int> ClusterLimits::combined(Gate& g) {
+    std::optional<int> v = gate_value(g);
+    return partner_ ? narrower(v, partner_->own_gate(g.transport, g.queue)) : v;
+}
+
+void ClusterLimits::apply_none(const std::string& transport, const std::string& queue) {
+    if (core::Queue* q = sched_.find_queue(transport, queue))
+        sched_.set_limit(*q, core::LimitChange::gate(partner_ ? partner_->own_gate(transport, queue)
+                                                              : std::nullopt));
+}
+
+void ClusterLimits::apply_scope(const std::string& scope) {
+    auto it = scope_gates_.find(scope);
+    if (it == scope_gates_.end()) return;
+    for (Gate* g : it->second)
+        apply(*g);
 }
 
 void ClusterLimits::apply_all() {
@@ -227,13 +366,17 @@ void ClusterLimits::want(Gate& g) {
 }
 
 void ClusterLimits::started(const core::Queue& q) {
-    if (gates_.empty()) return;
+    if (gates_.empty() || !gated(q)) return;
     Gate* g = gate_for(gate_key(q.transport->name, q.name));
     if (!g) return;
     g->busy++;
     if (g->limit > 0) local_busy_[g->lease_scope]++;
     if (g->tokens > 0) g->tokens--;
-    apply(*g);
+    // On this host's own count, the scope's other queues have less room.
+    if (g->limit > 0 && !leases_count())
+        apply_scope(g->lease_scope);
+    else
+        apply(*g);
     want(*g);
 }
 
@@ -244,12 +387,13 @@ void ClusterLimits::finished(const std::string& transport, const std::string& qu
 
 void ClusterLimits::delivery_ended(DeliveryEvent& ev) {
     const core::Queue& q = *ev.entry->queue;
+    ending_gated_ = gated(q);
     // Named before the scheduler hears of the end: it may free the queue.
-    ending_.assign(q.transport->name).append(1, '\0').append(q.name);
+    if (ending_gated_) ending_.assign(q.transport->name).append(1, '\0').append(q.name);
 }
 
 void ClusterLimits::delivery_reported(const DeliveryEvent&) {
-    if (gates_.empty()) return;
+    if (gates_.empty() || !ending_gated_) return;
     finished(ending_);
 }
 
@@ -267,20 +411,27 @@ void ClusterLimits::finished(const std::string& key) {
     core::Queue* q = sched_.find_queue(g->transport, g->queue);
     if (!q || g->freed) {
         // The queue is gone (nothing left for it): so is its gate.
-        if (g->limit > 0) local_busy_[g->lease_scope]--;
+        std::string scope = g->limit > 0 ? g->lease_scope : std::string();
+        if (!scope.empty()) local_busy_[scope]--;
         if (g->busy == 0) drop_gate(key);
+        if (!scope.empty() && !leases_count()) apply_scope(scope);
         return;
     }
     if (g->limit > 0) {
         // The slot stays taken a little longer (see linger_ms).
         g->closing++;
         auto t = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(linger_ms));
-        t->async_wait([this, t, key, scope = g->lease_scope](error_code) {
+        t->async_wait([this, t, key, id = g->id, scope = g->lease_scope](error_code) {
             local_busy_[scope]--;
-            Gate* g = gate_for(key);
-            if (!g) return;
+            Gate* g = gate_for(key, id);
+            if (!g) {
+                // Scoped again meanwhile: its old scope's queues have room.
+                if (!leases_count()) apply_scope(scope);
+                return;
+            }
             g->closing--;
             settle(*g);
+            if (!leases_count()) apply_scope(scope);
         });
         // The gate follows at once all the same: it also counts the rate's
         // starts, which the delivery's end must not give back.

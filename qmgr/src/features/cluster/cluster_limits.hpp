@@ -50,6 +50,22 @@
 // A table's key is tried as transport:destination, then destination, then
 // transport; the key that matched is the limit's scope, shared by every
 // queue (and host) it covers.
+//
+// Providers' limits (cqmgr_provider_concurrency_limits,
+// cqmgr_provider_rate_limits) are a second ClusterLimits with another
+// Scoping: its keys are transport:provider, then provider, for a queue
+// that is a provider's member (Providers), and its scopes are named
+// "provider:KEY" in the shared state.  The two keep one gate per queue
+// each; the core's gate is the smaller (combine_with()).  A queue whose
+// membership changes after its birth is scoped again (rescope()): its
+// gate goes, with its leases (after the linger), and a new one counts the
+// deliveries it has in flight, so that it starts nothing more until the
+// new scope has room for those as well.
+//
+// Without Redis, a scope's limit is kept on this host's own count; every
+// start or end there re-applies the gates of all the scope's queues (a
+// gate's room depends on its siblings' deliveries).  A queue no gate
+// covers costs a look at one byte per delivery (gated_).
 #pragma once
 
 #include "cluster_gate.hpp"
@@ -59,7 +75,9 @@
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
 #include "delivery_observer.hpp"
+#include "provider_maps.hpp"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -67,15 +85,55 @@
 
 namespace cqmgr::qmgr {
 
+class Providers;
+
 class ClusterLimits : public DeliveryObserver {
   public:
     struct Tables {
         conf::LookupTables rates;
         conf::LookupTables concurrency;
+        // The providers' (the second instance's) tables, and the maps that
+        // make queues members (Providers).
+        conf::LookupTables provider_rates;
+        conf::LookupTables provider_concurrency;
+        ProviderMaps provider_maps;
+
+        // Tables with `rates` and `concurrency` only (the providers' limits'
+        // instance).
+        static Tables of(conf::LookupTables rates, conf::LookupTables concurrency) {
+            Tables t;
+            t.rates = std::move(rates);
+            t.concurrency = std::move(concurrency);
+            return t;
+        }
     };
-    // Reads the two tables (before the jail); throws conf::ConfigError.
+    // Reads the tables (before the jail); throws conf::ConfigError.
     static Tables open_tables(const conf::QmgrParams& params);
 
+    // Which scopes cover a queue: by default the destination limits' keys
+    // (transport:destination, destination, transport).
+    struct Scoping {
+        const char* concurrency_param = "cqmgr_cluster_concurrency_limits";
+        const char* rate_param = "cqmgr_rate_limits";
+        // The keys tried for queue `queue` of `transport`, in order (none:
+        // no limit covers it); unset: the destination limits' keys.
+        std::function<std::vector<std::string>(const std::string& transport,
+                                               const std::string& queue)>
+            keys;
+        // Before a key, the scope's name in the shared state.
+        std::string scope_prefix;
+        // Shared dead marks (the destination limits only).
+        bool dead_marks = true;
+    };
+    // The providers' scoping: members of a provider of `providers`, keyed
+    // by transport:provider, then provider.
+    static Scoping provider_scoping(const Providers* providers);
+
+    // `tables`: the instance's rates and concurrency tables (the provider
+    // ones are not read here).
+    ClusterLimits(asio::io_context& io, const conf::QmgrParams& params, Tables tables,
+                  core::Scheduler& sched, Scoping scoping);
+    // The destination limits (the default Scoping).
     ClusterLimits(asio::io_context& io, const conf::QmgrParams& params, Tables tables,
                   core::Scheduler& sched);
     ~ClusterLimits();
@@ -84,6 +142,30 @@ class ClusterLimits : public DeliveryObserver {
     bool active() const { return active_; }
     // How many queues have a gate (for tests).
     size_t gate_count() const { return gates_.size(); }
+    // The other instance whose gate the core's is combined with (each
+    // names the other): the core's gate is the smaller of the two.
+    void combine_with(ClusterLimits* other) { partner_ = other; }
+    // This instance's gate of queue `queue` of `transport` (none: it has
+    // none for it).
+    std::optional<int> own_gate(const std::string& transport, const std::string& queue);
+    // What covers a queue, for the control socket: its scopes, limit and
+    // rate, and this host's deliveries in flight and leases held there.
+    struct GateView {
+        std::string lease_scope, rate_scope;
+        int limit = 0;
+        std::optional<cluster::RateSpec> rate;
+        int busy = 0;
+        int leases = 0;
+    };
+    std::optional<GateView> view(const std::string& transport, const std::string& queue) const;
+    // This host's deliveries in flight in concurrency scope `scope`, and
+    // the leases it holds there.
+    int scope_busy(const std::string& scope) const;
+    int scope_leases(const std::string& scope) const;
+    // Queue `q`'s scopes may have changed (its provider membership did):
+    // its gate goes, with its leases, and a new one is made that counts
+    // its deliveries in flight.  Not from inside a scheduler callback.
+    void rescope(const core::Queue& q);
     // Connects to Redis, if configured (or to the shared state given to
     // use_shared()).
     void start();
@@ -113,7 +195,7 @@ class ClusterLimits : public DeliveryObserver {
 
     // DeliveryObserver: the calls above, on the queue manager's events.
     void queue_born(const core::Queue& q, std::optional<int>& gate) override {
-        gate = queue_gate(q);
+        if (auto v = queue_gate(q); v && (!gate || *v < *gate)) gate = v;
     }
     void delivery_started(DeliveryEvent& ev) override { started(*ev.entry->queue); }
     void delivery_ended(DeliveryEvent& ev) override;
@@ -135,12 +217,35 @@ class ClusterLimits : public DeliveryObserver {
     };
     // A lease id of a renewal, and whose it is.
     struct Renewing {
-        std::string key; // the gate's
+        std::string key;   // the gate's
+        uint64_t gate = 0; // its number
         std::string id;
         bool fresh = false; // for a delivery in flight that holds no lease
     };
 
     Gate* gate_for(const std::string& key);
+    // The same, only while it is gate number `id` (not one made since for
+    // the same queue: rescope()).
+    Gate* gate_for(const std::string& key, uint64_t id);
+    // Makes the gate of queue `q` if some limit covers it (nullptr: none).
+    Gate* make_gate(const core::Queue& q);
+    // The values in `table` for `transport`/`queue`: the key that matched,
+    // and the value.
+    std::optional<std::pair<std::string, std::string>> lookup(const conf::LookupTables& table,
+                                                              const std::string& transport,
+                                                              const std::string& queue) const;
+    // Whether queue slot `slot` may have a gate.
+    bool gated(const core::Queue& q) const { return q.slot < gated_.size() && gated_[q.slot] != 0; }
+    void set_gated(const core::Queue& q, bool on);
+    // The core's gate for `g`'s queue: this instance's, narrowed by the
+    // partner's.
+    std::optional<int> combined(Gate& g);
+    // Sets the core's gate of queue `transport`/`queue` that has no gate
+    // here (the partner's, or none).
+    void apply_none(const std::string& transport, const std::string& queue);
+    // On this host's own count: every gate of concurrency scope `scope`
+    // (their room changed with a start or end).
+    void apply_scope(const std::string& scope);
     // The end of a delivery through gate `key`, once the scheduler has it.
     void finished(const std::string& key);
     // Erases gate `key`; its leases go back once the linger time is over.
@@ -201,10 +306,19 @@ class ClusterLimits : public DeliveryObserver {
     const conf::QmgrParams& params_;
     Tables tables_;
     core::Scheduler& sched_;
+    Scoping scoping_;
+    ClusterLimits* partner_ = nullptr;
+    uint64_t gate_seq_ = 0; // the last gate's number
+    // By queue slot: whether the queue may have a gate (1), so that a
+    // delivery elsewhere costs no lookup.
+    std::vector<uint8_t> gated_;
+    bool ending_gated_ = false;
     bool active_ = false;
     double lease_ms_ = 0; // cqmgr_cluster_lease_time
     std::unique_ptr<cluster::SharedState> shared_;
     std::unordered_map<std::string, std::unique_ptr<Gate>> gates_; // by transport + '\0' + queue
+    // The gates of each concurrency scope (apply_scope()).
+    std::unordered_map<std::string, std::vector<Gate*>> scope_gates_;
     // The local fallback: this host's deliveries in flight per concurrency
     // scope, and its GCRA cells per rate scope.
     std::unordered_map<std::string, int> local_busy_;

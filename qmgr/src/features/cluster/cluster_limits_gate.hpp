@@ -14,6 +14,9 @@ namespace cqmgr::qmgr {
 
 struct ClusterLimits::Gate {
     std::string transport, queue;
+    // Its number: a gate made again for the same queue (rescope()) is
+    // another, and answers for the old one are not its own.
+    uint64_t id = 0;
     // Concurrency: the scope, the cluster-wide limit, the leases held.
     std::string lease_scope;
     int limit = 0;

@@ -26,8 +26,8 @@ void ClusterLimits::ask_token(Gate& g) {
     const double sent = steady_ms();
     const double own = local_tat_[g.rate_scope] - sent - 1;
     shared_->rate_take(g.rate_scope, *g.rate, horizon, own,
-                       [this, key, local, sent](const cluster::RateAnswer& a) {
-                           Gate* g = gate_for(key);
+                       [this, key, id = g.id, local, sent](const cluster::RateAnswer& a) {
+                           Gate* g = gate_for(key, id);
                            if (!g) return;
                            g->rate_asking = false;
                            // A wait no timer can hold is no answer either.
@@ -58,9 +58,9 @@ void ClusterLimits::token_answer(Gate& g, bool granted, double ms) {
     g.rate_waiting = true;
     g.rate_timer->expires_after(micros(std::max(ms, granted ? 0.0 : 1.0)));
     std::string key = gate_key(g.transport, g.queue);
-    g.rate_timer->async_wait([this, key, granted](error_code ec) {
+    g.rate_timer->async_wait([this, key, id = g.id, granted](error_code ec) {
         if (ec) return;
-        Gate* g = gate_for(key);
+        Gate* g = gate_for(key, id);
         if (!g) return;
         g->rate_waiting = false;
         if (granted) {
