@@ -17,6 +17,7 @@
 #include "isolation.hpp"
 #include "message.hpp"
 #include "message_table.hpp"
+#include "reply_actions.hpp"
 
 #include <functional>
 #include <memory>
@@ -48,6 +49,8 @@ struct ControlSources {
     const AdaptiveLimits* adaptive = nullptr;
     // The destination shares' isolation (nullptr: no share is set).
     const Isolation* isolation = nullptr;
+    // The reply rules' actions in force (nullptr: no rules).
+    const ReplyActions* actions = nullptr;
 };
 
 // Who answers: the process, its version and when it started.
