@@ -35,6 +35,7 @@ const char* const rules_text = R"(
 /bad rule/        suspend galaxy for 1h
 /sender words/    suspend sender-destination for 1h
 /provider words/  suspend provider for 1h
+/slow down/       rate 2/1m destination for 1h
 )";
 
 const char* const tss04 =
@@ -191,6 +192,20 @@ TEST_F(Actions, UntilNDeliveredEndsAThrottle) {
     EXPECT_FALSE(q.limits.rule);
     EXPECT_TRUE(actions->actives().empty());
     EXPECT_TRUE(logs.has_part("throttle ended after 2 deliveries")) << logs.text();
+}
+
+TEST_F(Actions, ARateIsAPauseAfterEachDelivery) {
+    auto busy = select("M", 4, 2);
+    core::Queue& q = *busy[0]->queue;
+    end(busy[0], deferred("4.3.0", "host mx said: 451 please slow down"));
+    ASSERT_TRUE(q.limits.rule);
+    EXPECT_FALSE(q.limits.rule->hold);
+    EXPECT_EQ(q.limits.rule->pause, 30); // 2 a minute
+    EXPECT_EQ(q.limits.pause(), 30);
+    EXPECT_EQ(q.limits.window(5), 1); // one at a time
+    // The next delivery's end pauses the queue, as a learned pause does.
+    end(busy[1], core::DeliveryResult{});
+    EXPECT_TRUE(q.suspended);
 }
 
 TEST_F(Actions, AWarningActsOnNothing) {
