@@ -92,6 +92,8 @@ constexpr auto kCqmgr = std::to_array<ParamSpec>({
         .to(&Q::cqmgr_adaptive_forget_time),
     C("cqmgr_adaptive_rate_margin", T::Int, "10", 0, 99, "percent kept below a learned rate")
         .to(&Q::cqmgr_adaptive_rate_margin),
+    C("cqmgr_reply_actions", T::String, "", 0, 0, "reply rules that act; empty: off")
+        .to(&Q::cqmgr_reply_actions),
     C("cqmgr_backoff_jitter", T::Int, "0", 0, 100, "percent of random retry offset")
         .to(&Q::cqmgr_backoff_jitter),
     C("cqmgr_state_database", T::String, "$data_directory/cqmgr-state.lmdb", 0, 0,

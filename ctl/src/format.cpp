@@ -41,14 +41,27 @@ std::string learned_text(const json& entry) {
     return out;
 }
 
+// A reply rule's action ("rule suspend", "rule throttle 2", "rule pause
+// 60s"), or "" when none bounds the queue.
+std::string rule_text(const json& entry) {
+    const json* r = field(entry, "rule");
+    if (!r) return "";
+    if (bool_of(*r, "hold")) return "rule suspend";
+    if (field(*r, "concurrency")) return "rule throttle " + count_of(*r, "concurrency");
+    if (field(*r, "pause")) return "rule pause " + count_of(*r, "pause") + "s";
+    return "rule";
+}
+
 // The short state flags of a transport or queue: dead, suspended, throttled,
-// learned limits, a lowered destination share, rate delay.
+// a reply rule's action, learned limits, a lowered destination share, rate
+// delay.
 std::string state_flags(const json& entry) {
     std::vector<std::string> flags;
     if (field(entry, "dead")) flags.push_back("dead");
     if (field(entry, "suspended")) flags.push_back("suspended");
     if (const json* t = field(entry, "throttle"))
         flags.push_back("throttle " + count_of(*t, "concurrency"));
+    if (std::string r = rule_text(entry); !r.empty()) flags.push_back(r);
     if (std::string l = learned_text(entry); !l.empty()) flags.push_back(l);
     // A destination share the isolation lowered ("share 2/50", "probe
     // 1/50"); the full share is no news.
@@ -209,6 +222,13 @@ Table condition_table(const json& queues_reply, int64_t now, bool throttled) {
         if (const json* t = field(e, "throttle"); t && throttled)
             table.add({target, "throttle " + count_of(*t, "concurrency"),
                        format_until(*t, "until", now), ""});
+        if (const json* r = field(e, "rule")) {
+            // The reply that made the rule act, and the rule.
+            std::string reason = string_of(*r, "reason", "");
+            const std::string rule = string_of(*r, "rule", "");
+            if (!rule.empty()) reason += (reason.empty() ? "(" : " (") + rule + ")";
+            table.add({target, rule_text(e), format_until(*r, "until", now), reason});
+        }
         if (std::string l = learned_text(e); !l.empty() && throttled) {
             const json& learned = *field(e, "learned");
             std::string reason = string_of(learned, "reason", "");

@@ -82,6 +82,29 @@ TEST(Format, QueuesShowLearnedLimits) {
     EXPECT_NE(format_queues(q, now).find("4.4.1  slow start 6\n"), std::string::npos);
 }
 
+TEST(Format, QueuesShowAReplyRulesAction) {
+    auto q = queues_without_conditions();
+    auto& dest = q["transports"][0]["queues"][0];
+    dest["rule"] = json::parse(R"({"target":"smtp:example.com",
+        "action":"suspend destination after 3/10m for 1h",
+        "rule":"pcre:/etc/postfix/reply_actions, line 2",
+        "reason":"4.7.0 host mx said: 421 4.7.0 [TSS04] unexpected volume","hold":true,
+        "concurrency":null,"pause":null,"since":1763999500,"until":null,"deliveries_left":null})");
+    std::string out = format_queues(q, now);
+    EXPECT_NE(out.find("4.4.1  rule suspend\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("smtp:example.com  rule suspend"), std::string::npos) << out;
+    EXPECT_NE(out.find("4.7.0 host mx said: 421 4.7.0 [TSS04] unexpected volume "
+                       "(pcre:/etc/postfix/reply_actions, line 2)\n"),
+              std::string::npos)
+        << out;
+    dest["rule"]["hold"] = false;
+    dest["rule"]["concurrency"] = 2;
+    EXPECT_NE(format_queues(q, now).find("4.4.1  rule throttle 2\n"), std::string::npos);
+    dest["rule"]["concurrency"] = nullptr;
+    dest["rule"]["pause"] = 6;
+    EXPECT_NE(format_queues(q, now).find("4.4.1  rule pause 6s\n"), std::string::npos);
+}
+
 TEST(Format, QueuesShowALoweredDestinationShare) {
     auto q = queues_without_conditions();
     auto& dest = q["transports"][0]["queues"][0];

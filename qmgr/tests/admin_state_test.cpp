@@ -188,3 +188,47 @@ TEST(AdminState, RootImportsTheRootFileOfAnEarlierVersionInMailOwnersDirectory) 
     ASSERT_EQ(::stat(d.path.c_str(), &st), 0);
     EXPECT_EQ(st.st_uid, owner.uid);
 }
+
+TEST(AdminState, ReplyRuleActionsAreKeptNextToTheSettings) {
+    StoreDir d;
+    state::ControlSetting rule;
+    rule.kind = state::ControlSetting::Kind::rule;
+    rule.transport = "smtp";
+    rule.destination = "yahoo.example";
+    rule.until = 5000;
+    rule.reason = "4.7.0 host mx said: 421 4.7.0 [TSS04] unexpected volume";
+    rule.action = "suspend destination after 3/10m for 1h";
+    rule.rule = "pcre:/etc/postfix/reply_actions, line 2";
+    rule.since = 1400;
+    state::ControlSetting counted = rule;
+    counted.destination.clear(); // a whole transport's
+    counted.until = 0;
+    counted.deliveries = 7;
+    {
+        AdminState state(d.open());
+        EXPECT_TRUE(state.load_rules().empty());
+        ASSERT_TRUE(state.save(sample()));
+        ASSERT_TRUE(state.save_rules({rule, counted}));
+        // Each half is saved with the other.
+        ASSERT_TRUE(state.save({sample()[0]}));
+    }
+    {
+        AdminState again(d.open());
+        EXPECT_EQ(again.load(), (std::vector<AdminRecord>{sample()[0]}));
+        EXPECT_EQ(again.load_rules(), (std::vector<state::ControlSetting>{rule, counted}));
+        ASSERT_TRUE(again.save_rules({}));
+    }
+    {
+        AdminState last(d.open());
+        EXPECT_TRUE(last.load_rules().empty());
+        EXPECT_EQ(last.load(), (std::vector<AdminRecord>{sample()[0]}));
+    }
+    // An earlier version's document has no "rule"; a rule without a
+    // transport is refused.
+    auto old = state::decode_control_settings(R"({"version":1,"suspend":[],"throttle":[]})");
+    ASSERT_TRUE(old);
+    EXPECT_TRUE(old->empty());
+    EXPECT_FALSE(state::decode_control_settings(
+        R"({"version":1,"suspend":[],"throttle":[],"rule":[{"destination":"d","action":"a",)"
+        R"("rule":"r","reason":"","since":1,"until":null,"deliveries":null}]})"));
+}

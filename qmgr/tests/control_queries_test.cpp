@@ -251,6 +251,24 @@ TEST_F(Queries, QueuesShowTheAdministratorsSettings) {
     EXPECT_TRUE(parsed(queries->queues("smtp"))["transports"][0]["suspended"].is_null());
 }
 
+TEST_F(Queries, QueuesShowAReplyRulesAction) {
+    add("A", 1, "a.example");
+    add("B", 1, "b.example");
+    // A rule's action on the whole transport reaches each queue; without
+    // the rules' record (none configured) only what the scheduler holds.
+    ASSERT_TRUE(sched->set_limit(
+        {"smtp", ""}, core::LimitChange::rule(core::RuleLimit{.concurrency = 2, .until = 1900})));
+    auto j = parsed(queries->queues("smtp"));
+    auto a = j["transports"][0]["queues"][0];
+    EXPECT_EQ(a["rule"]["hold"], false);
+    EXPECT_EQ(a["rule"]["concurrency"], 2);
+    EXPECT_TRUE(a["rule"]["pause"].is_null());
+    EXPECT_EQ(a["rule"]["until"], 1900);
+    EXPECT_EQ(a["rule"]["action"], "");
+    ASSERT_TRUE(sched->set_limit({"smtp", ""}, core::LimitChange::rule(std::nullopt)));
+    EXPECT_TRUE(parsed(queries->queues("smtp"))["transports"][0]["queues"][1]["rule"].is_null());
+}
+
 TEST_F(Queries, JobsListThePreemptionState) {
     tc.dest_recipient_limit = 1;
     make();

@@ -96,6 +96,21 @@ TEST_F(SelfCheck, BadValueOfACqmgrParameter) {
     EXPECT_TRUE(has_error(f, "cqmgr_backoff_jitter")) << text(f);
 }
 
+TEST_F(SelfCheck, ReplyRuleWhoseResultIsNoAction) {
+    Instance in;
+    std::ofstream(in.dir + "/conf/reply_actions")
+        << "/\\[TSS04\\]/ suspend destination after 3/10m for 1h\n"
+        << "/blocked/ suspend galaxy for 1h\n";
+    in.main_cf("cqmgr_reply_actions = pcre:" + in.dir + "/conf/reply_actions\n");
+    auto f = in.check();
+    ASSERT_EQ(f.size(), 1u) << text(f);
+    EXPECT_FALSE(f[0].error);
+    EXPECT_NE(f[0].text.find("reply_actions, line 2: bad result \"suspend galaxy for 1h\": "
+                             "unknown scope \"galaxy\""),
+              std::string::npos)
+        << text(f);
+}
+
 TEST_F(SelfCheck, BadValueGivenOnTheQmgrLine) {
     Instance in;
     in.master_cf("qmgr unix n - n 300 1 cqmgr -o cqmgr_recovery_rate=-1");

@@ -53,10 +53,18 @@ int64_t until_of(const json& j) {
 } // namespace
 
 std::string encode_control_settings(const std::vector<ControlSetting>& settings) {
-    json suspend = json::array(), throttle = json::array();
+    json suspend = json::array(), throttle = json::array(), rule = json::array();
     for (const ControlSetting& s : settings) {
         json j = target_json(s);
-        if (s.kind == ControlSetting::Kind::suspend) {
+        if (s.kind == ControlSetting::Kind::rule) {
+            j["action"] = s.action;
+            j["rule"] = s.rule;
+            j["reason"] = s.reason;
+            j["since"] = s.since;
+            j["until"] = until_json(s.until);
+            j["deliveries"] = s.deliveries > 0 ? json(s.deliveries) : json(nullptr);
+            rule.push_back(std::move(j));
+        } else if (s.kind == ControlSetting::Kind::suspend) {
             j["until"] = until_json(s.until);
             j["reason"] = s.reason;
             j["uid"] = s.uid;
@@ -69,6 +77,7 @@ std::string encode_control_settings(const std::vector<ControlSetting>& settings)
         }
     }
     json doc{{"version", format_version}, {"suspend", suspend}, {"throttle", throttle}};
+    if (!rule.empty()) doc["rule"] = std::move(rule);
     // Text that is not UTF-8 (a reason is the client's bytes) is replaced
     // rather than refused: the setting is kept, its reason made readable.
     return doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
@@ -109,6 +118,23 @@ Result<std::vector<ControlSetting>, SettingsError> decode_control_settings(std::
             s.uid = integer(j, "uid");
             out.push_back(std::move(s));
         }
+        if (doc.contains("rule"))
+            for (const json& j : doc.at("rule")) {
+                ControlSetting s;
+                s.kind = ControlSetting::Kind::rule;
+                read_target(j, s);
+                if (s.transport.empty()) throw std::invalid_argument("rule without transport");
+                s.action = j.at("action").get<std::string>();
+                s.rule = j.at("rule").get<std::string>();
+                s.reason = j.at("reason").get<std::string>();
+                s.since = integer(j, "since");
+                s.until = until_of(j);
+                if (!j.at("deliveries").is_null()) {
+                    s.deliveries = integer(j, "deliveries");
+                    if (s.deliveries < 1) throw std::invalid_argument("bad deliveries");
+                }
+                out.push_back(std::move(s));
+            }
     } catch (const std::exception& e) {
         // nlohmann's exceptions and ours alike.
         return Failure{SettingsError{SettingsError::Kind::malformed, e.what()}};

@@ -44,6 +44,13 @@ std::vector<Queue*> LimitControl::queues(const AdminTarget& target) const {
 
 namespace {
 
+// The timer that ends a setting of bound `which` by itself.
+Timer::Kind expiry_kind(Bound which) {
+    return which == Bound::hold  ? Timer::Kind::hold_expire
+           : which == Bound::cap ? Timer::Kind::cap_expire
+                                 : Timer::Kind::rule_expire;
+}
+
 // The line -v logs for `change` of `target`.
 std::string change_text(const AdminTarget& target, const LimitChange& change) {
     const Limits& value = change.value;
@@ -60,6 +67,11 @@ std::string change_text(const AdminTarget& target, const LimitChange& change) {
                std::to_string(value.learned.rate_delay);
     case Bound::share:
         return "share_set: " + target.text() + " " + std::to_string(value.share);
+    case Bound::rule:
+        return value.rule ? "rule_set: " + target.text() + (value.rule->hold ? " hold" : "") +
+                                " concurrency " + std::to_string(value.rule->concurrency) +
+                                " pause " + std::to_string(value.rule->pause)
+                          : "rule_end: " + target.text();
     case Bound::gate:
         break;
     }
@@ -78,16 +90,15 @@ bool LimitControl::set(const AdminTarget& target, const LimitChange& change) {
     }
     if (!book_.set(target, change)) return false;
     c_.trace([&] { return change_text(target, change); });
-    // A hold or a cap that ends by itself is timed (a replaced setting's
-    // old timer finds a different `until` and does nothing).
-    int64_t until = which == Bound::hold && value.hold ? value.hold->until
-                    : which == Bound::cap && value.cap ? value.cap->until
-                                                       : 0;
-    if (until != 0)
-        c_.timers.add(
-            until, Timer{which == Bound::hold ? Timer::Kind::hold_expire : Timer::Kind::cap_expire,
-                         target.transport, target.queue});
-    changed(target);
+    // A hold, a cap or a rule's action that ends by itself is timed (a
+    // replaced setting's old timer finds a different `until` and does
+    // nothing).
+    int64_t until = which == Bound::hold && value.hold   ? value.hold->until
+                    : which == Bound::cap && value.cap   ? value.cap->until
+                    : which == Bound::rule && value.rule ? value.rule->until
+                                                         : 0;
+    if (until != 0) c_.timers.add(until, Timer{expiry_kind(which), target.transport, target.queue});
+    changed(target, which);
     return true;
 }
 
@@ -101,9 +112,11 @@ bool LimitControl::set(Queue& q, const LimitChange& change) {
 }
 
 // A setting of `target` changed: renew the copies it covers, let jobs that
-// were waiting for those queues go again, and wake the driver.
-void LimitControl::changed(const AdminTarget& target) {
-    if (target.whole_transport()) {
+// were waiting for those queues go again, and wake the driver.  A rule's
+// action on a whole transport is copied to each of its queues; the
+// administrator's suspension of one is the transport's own.
+void LimitControl::changed(const AdminTarget& target, Bound which) {
+    if (target.whole_transport() && which != Bound::rule) {
         if (Transport* t = c_.transports.find(target.transport)) apply(*t);
     } else {
         for (Queue* q : queues(target)) {
@@ -114,12 +127,15 @@ void LimitControl::changed(const AdminTarget& target) {
     c_.driver.wakeup();
 }
 
-// A suspension or cap timer is due: the setting ends unless it was
-// replaced or removed since the timer was set.
+// A suspension, cap or rule's timer is due: the setting ends unless it
+// was replaced or removed since the timer was set.
 void LimitControl::expire(Bound which, const AdminTarget& target, int64_t due) {
     if (!book_.expire(which, target, due)) return;
-    c_.driver.admin_expired(which == Bound::hold ? AdminKind::hold : AdminKind::cap, target);
-    changed(target);
+    c_.driver.admin_expired(which == Bound::hold  ? AdminKind::hold
+                            : which == Bound::cap ? AdminKind::cap
+                                                  : AdminKind::rule,
+                            target);
+    changed(target, which);
 }
 
 std::vector<AdminTarget> LimitControl::flush(const AdminTarget& target) {
@@ -163,6 +179,8 @@ void LimitControl::check() const {
         timed(Timer::Kind::hold_expire, target, hold.until);
     for (const auto& [target, cap] : book_.caps())
         timed(Timer::Kind::cap_expire, target, cap.until);
+    for (const auto& [target, rule] : book_.rules())
+        timed(Timer::Kind::rule_expire, target, rule.until);
 }
 
 } // namespace cqmgr::core

@@ -68,6 +68,13 @@ bool LimitBook::set(const AdminTarget& target, const LimitChange& change) {
         return keep(shares_, target,
                     value.share > 0 ? std::optional(Share{value.share, value.share_always})
                                     : std::nullopt);
+    case Bound::rule:
+        if (value.rule) {
+            if (target.transport.empty()) panic("rule: no transport in target " + target.text());
+            if (!value.rule->any() || value.rule->concurrency < 0 || value.rule->pause < 0)
+                panic("rule: empty or negative limit for " + target.text());
+        }
+        return keep(rules_, target, value.rule);
     case Bound::gate:
         break;
     }
@@ -83,7 +90,8 @@ bool LimitBook::expire(Bound which, const AdminTarget& target, int64_t until) {
     };
     if (which == Bound::hold) return end(holds_);
     if (which == Bound::cap) return end(caps_);
-    panic("limit book: only a hold or a cap ends by itself (" + target.text() + ")");
+    if (which == Bound::rule) return end(rules_);
+    panic("limit book: only a hold, a cap or a rule ends by itself (" + target.text() + ")");
 }
 
 Limits LimitBook::covering(const std::string& transport, const std::string& queue,
@@ -100,6 +108,11 @@ Limits LimitBook::covering(const std::string& transport, const std::string& queu
             l.share = full_share > 0 ? std::min(full_share, it->second.agents) : it->second.agents;
             l.share_always = it->second.always;
         }
+    if (!rules_.empty()) {
+        auto it = rules_.find(AdminTarget{transport, queue});
+        if (it == rules_.end()) it = rules_.find(AdminTarget{transport, {}});
+        if (it != rules_.end()) l.rule = it->second;
+    }
     return l;
 }
 
@@ -123,6 +136,9 @@ void LimitBook::check() const {
     for (const auto& [target, share] : shares_)
         if (share.agents < 1 || target.transport.empty() || target.queue.empty())
             fail(target.text() + ": empty or untargeted lowered share");
+    for (const auto& [target, rule] : rules_)
+        if (!rule.any() || rule.concurrency < 0 || rule.pause < 0 || target.transport.empty())
+            fail(target.text() + ": empty or untargeted rule's action");
 }
 
 } // namespace cqmgr::core

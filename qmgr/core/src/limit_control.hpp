@@ -25,7 +25,7 @@ class LimitControl {
     void apply(Transport& t);
     // Gives queue `q` its copies of what covers it (its gate stays).
     void apply(Queue& q);
-    // A hold's or cap's timer is due: it ends unless replaced since.
+    // A hold's, cap's or rule's timer is due: it ends unless replaced since.
     void expire(Bound which, const AdminTarget& target, int64_t due);
     // Scheduler::admin_flush and Scheduler::admin_queues.
     std::vector<AdminTarget> flush(const AdminTarget& target);
@@ -34,8 +34,9 @@ class LimitControl {
     void check() const;
 
   private:
-    // A setting of `target` changed: renew the copies it covers.
-    void changed(const AdminTarget& target);
+    // A setting of bound `which` of `target` changed: renew the copies it
+    // covers.
+    void changed(const AdminTarget& target, Bound which);
 
     Core& c_;
     LimitBook book_;

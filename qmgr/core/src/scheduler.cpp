@@ -32,10 +32,14 @@ bool dsn_valid(std::string_view s) {
 
 // Runs timer `t`, which was due at `due`.
 void fire(Core& c, const Timer& t, int64_t due) {
-    // The administrator's settings are kept by name, not by queue.
-    if (t.kind == Timer::Kind::hold_expire || t.kind == Timer::Kind::cap_expire) {
-        c.limits.expire(t.kind == Timer::Kind::hold_expire ? Bound::hold : Bound::cap,
-                        AdminTarget{t.transport, t.queue}, due);
+    // The administrator's settings and the rules' actions are kept by
+    // name, not by queue.
+    if (t.kind == Timer::Kind::hold_expire || t.kind == Timer::Kind::cap_expire ||
+        t.kind == Timer::Kind::rule_expire) {
+        Bound which = t.kind == Timer::Kind::hold_expire  ? Bound::hold
+                      : t.kind == Timer::Kind::cap_expire ? Bound::cap
+                                                          : Bound::rule;
+        c.limits.expire(which, AdminTarget{t.transport, t.queue}, due);
         return;
     }
     // Timers name their objects, so a timer that outlives its queue is harmless.

@@ -1,8 +1,8 @@
 // The scheduler's timers: revivals of dead queues and transports, the end
 // of a queue's rate-delay pause, and the end of an administrator's hold or
-// cap.  Each names what it is for, not a pointer to it, so a timer that
-// outlives its object is harmless: it finds nothing, or finds that the
-// object's own due time moved on.
+// cap or of a reply rule's action.  Each names what it is for, not a
+// pointer to it, so a timer that outlives its object is harmless: it finds
+// nothing, or finds that the object's own due time moved on.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +20,7 @@ struct Timer {
         transport_revive,
         hold_expire, // an administrator's suspension ends
         cap_expire,  // an administrator's cap ends
+        rule_expire, // a reply rule's action ends
     } kind;
     std::string transport;
     std::string queue;

@@ -1,7 +1,8 @@
 // Runtime control on a fake clock: the administrator's suspensions and
 // concurrency caps, their ends by time, the flush of one destination, and
 // settings by bare destination name that reach queues created later; the
-// random property test mixes in learned limits (learned_test.cpp).
+// random property test mixes in learned limits (learned_test.cpp) and
+// reply rules' actions (rule_limit_test.cpp).
 #include "scheduler_fixture.hpp"
 
 #include <algorithm>
@@ -374,6 +375,7 @@ TEST(AdminProperty, RandomCommandsKeepInvariantsAndLoseNothing) {
         auto check_selected = [&](Entry* e) {
             Queue& q = *e->queue;
             ASSERT_FALSE(q.limits.hold) << "seed " << seed;
+            ASSERT_FALSE(q.limits.stopped()) << "seed " << seed;
             ASSERT_FALSE(q.transport->hold) << "seed " << seed;
             ASSERT_LE(q.busy_count(), q.select_window()) << "seed " << seed;
         };
@@ -428,7 +430,16 @@ TEST(AdminProperty, RandomCommandsKeepInvariantsAndLoseNothing) {
                 break;
             case 7: {
                 AdminTarget target = random_target();
-                if (pick(0, 1))
+                if (pick(0, 3) == 0) { // a reply rule acts (RuleLimit)
+                    if (target.transport.empty()) target.transport = transports[pick(0, 1)];
+                    RuleLimit r;
+                    r.concurrency = pick(0, 2);
+                    r.pause = pick(0, 1) * pick(1, 20);
+                    r.hold = pick(0, 1) == 1 || (r.concurrency == 0 && r.pause == 0);
+                    r.until = pick(0, 1) ? now + pick(1, 60) : 0;
+                    s.set_limit(target,
+                                LimitChange::rule(pick(0, 2) ? std::optional(r) : std::nullopt));
+                } else if (pick(0, 1))
                     s.set_limit(target,
                                 LimitChange::hold(hold_until(pick(0, 1) ? now + pick(1, 60) : 0)));
                 else
@@ -463,6 +474,8 @@ TEST(AdminProperty, RandomCommandsKeepInvariantsAndLoseNothing) {
             s.set_limit(target, LimitChange::cap(std::nullopt));
         for (auto [target, limit] : std::map(s.limits().learned()))
             s.set_limit(target, LimitChange::learned(LearnedLimit{}));
+        for (auto [target, rule] : std::map(s.limits().rules()))
+            s.set_limit(target, LimitChange::rule(std::nullopt));
         for (Entry* e : busy)
             s.delivery_done(e, DeliveryResult{});
         for (int round = 0; round < 100 && s.recipient_count() > 0; ++round) {

@@ -80,7 +80,10 @@ struct FakeDriver : Driver {
     // Administrative settings that ended by themselves, as "hold smtp:d".
     std::vector<std::string> expired;
     void admin_expired(AdminKind kind, const AdminTarget& target) override {
-        expired.push_back((kind == AdminKind::hold ? "hold " : "cap ") + target.text());
+        expired.push_back((kind == AdminKind::hold  ? "hold "
+                           : kind == AdminKind::cap ? "cap "
+                                                    : "rule ") +
+                          target.text());
     }
 };
 

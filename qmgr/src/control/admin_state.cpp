@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 namespace cqmgr::qmgr {
 
@@ -84,7 +85,7 @@ Result<std::vector<AdminRecord>, state::SettingsError> decode_admin_records(std:
     std::vector<AdminRecord> out;
     out.reserve(settings->size());
     for (const Setting& s : *settings)
-        out.push_back(record_of(s));
+        if (s.kind != Setting::Kind::rule) out.push_back(record_of(s));
     return out;
 }
 
@@ -95,21 +96,37 @@ void AdminState::log_store_warnings() const {
         log::warn(w);
 }
 
-std::vector<AdminRecord> AdminState::load() const {
-    if (!store_) return {};
+void AdminState::load_all() const {
+    if (loaded_ || !store_) return;
+    loaded_ = true;
     auto doc = store_->get_control();
     log_store_warnings();
     if (!doc)
         log::warn("control: cannot read the kept settings from " + store_->path() + ": " +
                   doc.error().message());
-    if (!doc || !*doc) return {};
-    auto records = decode_admin_records(**doc);
-    if (!records) {
+    if (!doc || !*doc) return;
+    auto settings = state::decode_control_settings(**doc);
+    if (!settings) {
         log::warn("control: ignoring the corrupt settings kept in " + store_->path() + ": " +
-                  records.error().message());
-        return {};
+                  settings.error().message());
+        return;
     }
-    return *records;
+    for (Setting& s : *settings) {
+        if (s.kind == Setting::Kind::rule)
+            rules_.push_back(std::move(s));
+        else
+            admin_.push_back(record_of(s));
+    }
+}
+
+std::vector<AdminRecord> AdminState::load() const {
+    load_all();
+    return admin_;
+}
+
+std::vector<state::ControlSetting> AdminState::load_rules() const {
+    load_all();
+    return rules_;
 }
 
 bool AdminState::save(const std::vector<AdminRecord>& records) const {
@@ -118,7 +135,30 @@ bool AdminState::save(const std::vector<AdminRecord>& records) const {
                   "(cqmgr_state_database)");
         return false;
     }
-    std::string doc = encode_admin_records(records);
+    load_all();
+    // What is kept is what the store holds: nothing changes on a failure.
+    std::vector<AdminRecord> before = std::exchange(admin_, records);
+    if (write()) return true;
+    admin_ = std::move(before);
+    return false;
+}
+
+bool AdminState::save_rules(std::vector<state::ControlSetting> rules) const {
+    if (!store_) return false;
+    load_all();
+    std::vector<Setting> before = std::exchange(rules_, std::move(rules));
+    if (write()) return true;
+    rules_ = std::move(before);
+    return false;
+}
+
+bool AdminState::write() const {
+    std::vector<Setting> settings;
+    settings.reserve(admin_.size() + rules_.size());
+    for (const AdminRecord& r : admin_)
+        settings.push_back(setting_of(r));
+    settings.insert(settings.end(), rules_.begin(), rules_.end());
+    std::string doc = state::encode_control_settings(settings);
     std::string error;
     if (doc.size() > state::max_control_bytes)
         error = "longer than " + std::to_string(state::max_control_bytes) + " bytes";

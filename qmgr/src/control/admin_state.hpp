@@ -1,7 +1,9 @@
 // The control socket's suspensions and throttles, kept across restarts and
 // `postfix reload` in the state store (cqmgr_state_database), next to the
 // destination records: one document (state/control_record.hpp) under its
-// own key, replaced in one LMDB transaction.
+// own key, replaced in one LMDB transaction.  The reply rules' actions in
+// force (cqmgr_reply_actions) are kept in the same document: each half is
+// saved with the other half as last read or saved.
 //
 // Nothing of it lives in data_directory by name, and no descriptor of that
 // directory is kept: the store's files are open already when cqmgr enters
@@ -66,6 +68,11 @@ class AdminState {
     // Replaces the kept settings with `records`, atomically; false (with a
     // warning logged) when that failed.
     bool save(const std::vector<AdminRecord>& records) const;
+    // The reply rules' actions kept (ControlSetting::Kind::rule), and
+    // their replacement (false without a store, or when it failed, with a
+    // warning then).
+    std::vector<state::ControlSetting> load_rules() const;
+    bool save_rules(std::vector<state::ControlSetting> rules) const;
     // Whether `records` can be kept: their document is no longer than
     // state::max_control_bytes.
     static bool fits(const std::vector<AdminRecord>& records);
@@ -82,8 +89,15 @@ class AdminState {
   private:
     // Logs what the store had to report.
     void log_store_warnings() const;
+    // Reads the document once, into admin_ and rules_.
+    void load_all() const;
+    // Writes admin_ and rules_ as the document.
+    bool write() const;
 
     std::shared_ptr<state::Store> store_;
+    mutable bool loaded_ = false;
+    mutable std::vector<AdminRecord> admin_;
+    mutable std::vector<state::ControlSetting> rules_;
 };
 
 } // namespace cqmgr::qmgr

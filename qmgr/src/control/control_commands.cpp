@@ -138,7 +138,12 @@ Json ControlCommands::execute(const control::Request& r, int64_t uid) {
         if (!r.reason.empty()) line += ": " + r.reason;
         break;
     case Verb::resume:
-        note(sched_.set_limit(target, core::LimitChange::hold(std::nullopt)), {{"suspended", false}});
+        note(sched_.set_limit(target, core::LimitChange::hold(std::nullopt)),
+             {{"suspended", false}});
+        // The reply rules' actions it covers end too (they keep themselves).
+        if (actions_)
+            for (const core::AdminTarget& ended : actions_->resume(target))
+                changed.push_back(Json{{"target", ended.text()}, {"rule", nullptr}});
         line += by;
         break;
     case Verb::throttle:
@@ -147,7 +152,8 @@ Json ControlCommands::execute(const control::Request& r, int64_t uid) {
         line += " concurrency " + std::to_string(r.concurrency) + until_text(until, span) + by;
         break;
     case Verb::unthrottle:
-        note(sched_.set_limit(target, core::LimitChange::cap(std::nullopt)), {{"throttle", nullptr}});
+        note(sched_.set_limit(target, core::LimitChange::cap(std::nullopt)),
+             {{"throttle", nullptr}});
         line += by;
         break;
     case Verb::flush:

@@ -18,6 +18,7 @@
 #include "cqmgr/control/reply.hpp"
 #include "cqmgr/control/request.hpp"
 #include "cqmgr/core/scheduler.hpp"
+#include "reply_actions.hpp"
 
 #include <functional>
 #include <string>
@@ -52,7 +53,8 @@ class ControlCommands {
     // (state::max_control_bytes; nothing changes then).
     // Objects in "changed", with their keys in this order:
     //   suspend     {"target","suspended":true,"until":T|null,"reason":TEXT}
-    //   resume      {"target","suspended":false}
+    //   resume      {"target","suspended":false}, and {"target","rule":null}
+    //               for each reply rule's action it ended
     //   throttle    {"target","throttle":{"concurrency":N,"until":T|null}}
     //   unthrottle  {"target","throttle":null}
     //   flush       {"target","revived":true}, one per queue or transport revived
@@ -71,6 +73,11 @@ class ControlCommands {
     // The scheduler ended a setting by itself (Driver::admin_expired):
     // logged, and no longer kept.
     void expired(core::AdminKind kind, const core::AdminTarget& target);
+    // The reply rules' actions that resume ends too (nullptr: none).
+    void use_rule_actions(ReplyActions* actions) { actions_ = actions; }
+    // Where the settings are kept (the reply rules' actions are kept there
+    // too).
+    const AdminState& state() const { return state_; }
 
   private:
     // Places the hold or cap of `setting` in the scheduler: the one way a
@@ -94,6 +101,7 @@ class ControlCommands {
     const WallClock& clock_;
     FlushSite flush_site_;
     LogLine log_line_;
+    ReplyActions* actions_ = nullptr;
 };
 
 } // namespace cqmgr::qmgr

@@ -17,6 +17,7 @@
 #include "isolation.hpp"
 #include "message.hpp"
 #include "message_table.hpp"
+#include "reply_actions.hpp"
 
 #include <functional>
 #include <memory>
@@ -55,6 +56,8 @@ struct ControlSources {
     // their limits.
     const Providers* providers = nullptr;
     const ClusterLimits* provider_limits = nullptr;
+    // The reply rules' actions in force (nullptr: no rules).
+    const ReplyActions* actions = nullptr;
 };
 
 // Who answers: the process, its version and when it started.

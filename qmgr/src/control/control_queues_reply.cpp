@@ -140,6 +140,26 @@ void QueuesReply::fill_queue_state(const ControlSources& src, Json& out, const c
     } else {
         share = nullptr;
     }
+    // The reply rule's action that bounds it (null: none): on this queue
+    // or on its whole transport.
+    Json& rule = j["rule"];
+    if (q.limits.rule) {
+        control::Refill r(rule);
+        const ReplyActions::Active* a = src.actions ? src.actions->covering(q) : nullptr;
+        r.string("target", a ? a->target.text() : t.name + ":" + q.name);
+        r.string("action", a ? a->action : std::string());
+        r.string("rule", a ? a->rule : std::string());
+        r.string("reason", a ? a->reason : std::string());
+        r["hold"] = q.limits.rule->hold;
+        r["concurrency"] =
+            q.limits.rule->concurrency > 0 ? Json(q.limits.rule->concurrency) : Json(nullptr);
+        r["pause"] = q.limits.rule->pause > 0 ? Json(q.limits.rule->pause) : Json(nullptr);
+        r["since"] = a ? Json(a->since) : Json(nullptr);
+        r["until"] = until_json(q.limits.rule->until);
+        r["deliveries_left"] = a && a->deliveries > 0 ? Json(a->deliveries) : Json(nullptr);
+    } else {
+        rule = nullptr;
+    }
     // What the adaptive limits learned here, and from which reply (null:
     // nothing).
     Json& learned = j["learned"];

@@ -4,6 +4,7 @@
 #include "learned_state.hpp"
 #include "log.hpp"
 #include "probes.hpp"
+#include "rule_state.hpp"
 
 #include <algorithm>
 
@@ -95,10 +96,32 @@ void QueueManager::add_observers() {
     if (dest_state_.enabled() && adaptive_) keep_learned(*adaptive_, dest_state_);
 }
 
+void QueueManager::use_control(ControlCommands* commands) {
+    if (control_) control_->use_rule_actions(nullptr);
+    if (actions_) keep_rule_actions(*actions_, nullptr);
+    control_ = commands;
+    wire_actions();
+}
+
+void QueueManager::use_reply_actions(RegexTable rules, ReplyActions::Scopes scopes) {
+    actions_ = std::make_unique<ReplyActions>(
+        std::move(rules), requests_, clock_,
+        [this](const std::string& id) { return store_.path("defer", id); }, std::move(scopes));
+    observers_.add(actions_.get());
+    wire_actions();
+}
+
+void QueueManager::wire_actions() {
+    if (!actions_ || !control_) return;
+    control_->use_rule_actions(actions_.get());
+    keep_rule_actions(*actions_, &control_->state());
+}
+
 void QueueManager::start() {
     limits_.start();
     if (providers_) provider_limits_.start();
     if (control_) control_->restore();
+    if (control_ && actions_) restore_rule_actions(*actions_, control_->state());
     sched_.set_time(clock_.now());
     for (const core::Queue* q :
          dest_state_.restore(sched_, restore_learned(adaptive_.get(), clock_))) {
@@ -126,6 +149,7 @@ ControlSources QueueManager::control_sources() const {
         .isolation = isolation_.get(),
         .providers = providers_.get(),
         .provider_limits = &provider_limits_,
+        .actions = actions_.get(),
     };
 }
 
@@ -238,7 +262,11 @@ void QueueManager::queue_window(const core::Queue& q, bool positive) {
 }
 
 void QueueManager::admin_expired(core::AdminKind kind, const core::AdminTarget& target) {
-    if (control_) control_->expired(kind, target);
+    if (kind == core::AdminKind::rule) {
+        if (actions_) actions_->expired(target);
+    } else if (control_) {
+        control_->expired(kind, target);
+    }
 }
 
 void QueueManager::arm_scheduler_timer() {

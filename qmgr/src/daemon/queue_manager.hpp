@@ -32,6 +32,7 @@
 #include "message_end.hpp"
 #include "providers.hpp"
 #include "recovery_ramp.hpp"
+#include "reply_actions.hpp"
 #include "resolver.hpp"
 #include "scheduler_config.hpp"
 #include "self_defer.hpp"
@@ -77,7 +78,13 @@ class QueueManager : public core::Driver {
     // The control socket's commands (ControlSurface), or nullptr: they
     // restore their kept settings in start() and hear when the scheduler
     // ends one.
-    void use_control(ControlCommands* commands) { control_ = commands; }
+    void use_control(ControlCommands* commands);
+    // The reply rules that act (cqmgr_reply_actions), before start():
+    // their table, read before the jail, and what their scopes name
+    // beyond a destination or a transport (none known by default).
+    void use_reply_actions(RegexTable rules, ReplyActions::Scopes scopes = {});
+    // The reply rules that act, or nullptr when none are configured.
+    const ReplyActions* reply_actions() const { return actions_.get(); }
     // The adaptive limits, or nullptr when no transport learns them.
     const AdaptiveLimits* adaptive() const { return adaptive_.get(); }
     // The destination shares' isolation, or nullptr when no share is set.
@@ -127,6 +134,9 @@ class QueueManager : public core::Driver {
     void scheduler_timer_fired(const error_code& ec);
     // The features' observers, in order (delivery_observer.hpp).
     void add_observers();
+    // Wires the reply rules' actions to the control commands (resume, and
+    // the kept settings' document), when both exist.
+    void wire_actions();
 
     // core::Driver
     void refill(core::Message& m, int limit) override;
@@ -179,6 +189,8 @@ class QueueManager : public core::Driver {
     std::unique_ptr<Providers> providers_;
     // The providers' limits (ClusterLimits::provider_scoping).
     ClusterLimits provider_limits_;
+    // cqmgr_reply_actions: made only when its table is given.
+    std::unique_ptr<ReplyActions> actions_;
     ClusterLimits limits_;
     Delivery delivery_;
     // The connections to Postfix's services that qmgr opens for itself.

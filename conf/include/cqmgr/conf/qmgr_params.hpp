@@ -144,6 +144,10 @@ struct QmgrParams {
     int64_t cqmgr_adaptive_probe_time{};
     int64_t cqmgr_adaptive_forget_time{};
     int64_t cqmgr_adaptive_rate_margin{}; // percent
+    // Reply rules that act (docs/admin-guide.md): a pcre: or regexp:
+    // table whose results are actions (suspend, throttle, rate, warn) with
+    // a scope, a threshold and a duration; empty = off.
+    std::string cqmgr_reply_actions;
     // Retry jitter: each deferral's backoff moves by a random offset within
     // this percentage of it (0 = off, as stock).
     int64_t cqmgr_backoff_jitter{};

@@ -63,6 +63,11 @@ Preopened pre_jail(DaemonConfig& config) {
             RegexTable::open(params.cqmgr_adaptive_reply_rules, [](const std::string& w) {
                 log::warn("cqmgr_adaptive_reply_rules: " + w);
             });
+    // The reply rules that act, in the configuration directory.
+    if (!params.cqmgr_reply_actions.empty())
+        o.reply_actions = RegexTable::open(params.cqmgr_reply_actions, [](const std::string& w) {
+            log::warn("cqmgr_reply_actions: " + w);
+        });
     // The control socket serves root and mail_owner and belongs to
     // mail_owner: the account is looked up now, as the jail has no
     // password file.

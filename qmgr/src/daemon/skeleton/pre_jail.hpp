@@ -26,6 +26,7 @@ struct Preopened {
     PriorityTables priorities{};
     std::shared_ptr<state::Store> state_store{};
     std::optional<RegexTable> reply_rules{};
+    std::optional<RegexTable> reply_actions{}; // cqmgr_reply_actions
     std::optional<ControlSurface::Owner> control_owner{};
     std::unique_ptr<MetricsEndpoint> metrics{};
 };

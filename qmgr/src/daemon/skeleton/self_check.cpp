@@ -10,6 +10,7 @@
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/conf/transport_params.hpp"
 #include "regex_table.hpp"
+#include "reply_action.hpp"
 
 #include <algorithm>
 #include <arpa/inet.h>
@@ -196,6 +197,16 @@ std::vector<CheckFinding> self_check(const std::string& config_dir) {
             // The daemon skips such a rule (or the table) and goes on.
             out.warn("cqmgr_adaptive_reply_rules: " + w);
         });
+    if (!params.cqmgr_reply_actions.empty())
+        if (auto rules = RegexTable::open(params.cqmgr_reply_actions, [&out](const std::string& w) {
+                out.warn("cqmgr_reply_actions: " + w);
+            }))
+            // A result that is no action is ignored when its rule matches.
+            for (size_t i = 0; i < rules->size(); ++i)
+                if (auto a = parse_reply_action(rules->result(i)); !a)
+                    out.warn("cqmgr_reply_actions: " + rules->label() + ", line " +
+                             std::to_string(rules->line(i)) + ": bad result \"" + rules->result(i) +
+                             "\": " + a.error().message());
     if (have_master) check_transports(cf, master, out);
     if (spawn && spawn->chroot) check_chroot(params, out);
     return out.list;

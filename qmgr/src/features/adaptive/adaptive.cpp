@@ -1,6 +1,7 @@
 #include "adaptive.hpp"
 
 #include "defer_log.hpp"
+#include "entry_records.hpp"
 #include "log.hpp"
 
 #include <algorithm>
@@ -43,18 +44,11 @@ int64_t AdaptiveLimits::defer_log_mark(const std::string& id) const {
 
 std::optional<std::pair<ReplyClass, core::Dsn>>
 AdaptiveLimits::defer_log_class(const core::Entry& e, int64_t mark) const {
-    // One delivery adds a record of a few hundred bytes per recipient.
-    constexpr size_t max_read = 256 * 1024;
-    std::string text = read_from(defer_log_path_(e.message->id), mark, max_read);
     std::optional<std::pair<ReplyClass, core::Dsn>> best;
     // One budget for the delivery: a receiver's texts made to hit the rules'
     // limits cost a few limits' work, however many recipients it refused.
     MatchBudget budget;
-    for (const DeferRecord& rec : parse_defer_records(text)) {
-        // Other deliveries of the message may have written in between.
-        bool ours = std::any_of(e.rcpts.begin(), e.rcpts.end(),
-                                [&](const auto& r) { return r.offset() == rec.offset; });
-        if (!ours) continue;
+    for (const DeferRecord& rec : entry_records(e, defer_log_path_(e.message->id), mark)) {
         // The enum lists the classes from the most limiting down.
         ReplyClass c = classifier_.classify(rec.status, rec.reason, budget);
         if (!best || c < best->first) best = {{c, core::Dsn{rec.status, rec.reason}}};

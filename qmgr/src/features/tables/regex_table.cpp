@@ -278,8 +278,14 @@ RegexTable RegexTable::parse(const std::string& type, const std::string& name,
 }
 
 std::optional<std::string> RegexTable::find(std::string_view key, MatchBudget& budget) const {
+    if (auto hit = match(key, budget)) return *hit->result;
+    return std::nullopt;
+}
+
+std::optional<RegexTable::Hit> RegexTable::match(std::string_view key, MatchBudget& budget) const {
     key = key.substr(0, max_subject);
-    for (const Rule& r : rules_) {
+    for (size_t i = 0; i < rules_.size(); ++i) {
+        const Rule& r = rules_[i];
         if (budget.spent()) return std::nullopt;
         std::optional<bool> m = r.pattern->matches(key);
         if (!m) {
@@ -289,7 +295,7 @@ std::optional<std::string> RegexTable::find(std::string_view key, MatchBudget& b
             limit_hit(r);
             continue;
         }
-        if (*m != r.negate) return r.result;
+        if (*m != r.negate) return Hit{i, r.line, &r.result};
     }
     return std::nullopt;
 }

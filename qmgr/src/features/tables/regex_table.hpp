@@ -78,7 +78,21 @@ class RegexTable {
     std::optional<std::string> find(std::string_view key, MatchBudget& budget) const;
     // The same with a budget of its own.
     std::optional<std::string> find(std::string_view key) const;
+    // The rule that matched: its place in the table (0 for the first),
+    // the line it is on and its result.
+    struct Hit {
+        size_t index = 0;
+        int line = 0;
+        const std::string* result = nullptr;
+    };
+    // As find(), with the rule that matched.
+    std::optional<Hit> match(std::string_view key, MatchBudget& budget) const;
     size_t size() const { return rules_.size(); }
+    // The result and line of the rule at `index` (< size()).
+    const std::string& result(size_t index) const { return rules_[index].result; }
+    int line(size_t index) const { return rules_[index].line; }
+    // "pcre:/etc/postfix/reply_rules", as warnings name the table.
+    const std::string& label() const { return label_; }
 
     // Who is told, at most once a minute per rule, that a rule hit a limit
     // (the table's parse-time `warn` is for reading it).

@@ -1,16 +1,19 @@
 // The control socket's suspensions and throttles as the state store keeps
 // them (and as cqmgr-control.json, which earlier versions wrote to
-// data_directory, held them): one JSON document,
+// data_directory, held them), and the actions of the reply rules in force
+// (cqmgr_reply_actions): one JSON document,
 //
 //   {"version":1,
 //    "suspend":[{"transport":T,"destination":D,"until":U|null,"reason":R,"uid":N},...],
-//    "throttle":[{"transport":T,"destination":D,"concurrency":C,"until":U|null,"uid":N},...]}
+//    "throttle":[{"transport":T,"destination":D,"concurrency":C,"until":U|null,"uid":N},...],
+//    "rule":[{"transport":T,"destination":D,"action":A,"rule":W,"reason":R,"since":S,
+//             "until":U|null,"deliveries":N|null},...]}
 //
 // where a bare destination has no "transport" and a whole transport no
-// "destination".  One limit, max_control_bytes, holds for what is written
-// and what is read back: a list that would be longer is not written (the
-// command that would make it so is refused), and a longer document is not
-// read.
+// "destination"; a rule's action always has a transport.  "rule" is
+// optional (a document without it has none).  One limit, max_control_bytes, holds for what is
+// written and what is read back: a list that would be longer is not written (the command that would
+// make it so is refused), and a longer document is not read.
 #pragma once
 
 #include "cqmgr/common/result.hpp"
@@ -25,14 +28,20 @@
 namespace cqmgr::state {
 
 struct ControlSetting {
-    enum class Kind { suspend, throttle };
+    enum class Kind { suspend, throttle, rule };
     Kind kind = Kind::suspend;
     std::string transport;   // "" = every transport (throttle only)
-    std::string destination; // "" = the whole transport (suspend only)
+    std::string destination; // "" = the whole transport (suspend and rule only)
     int64_t until = 0;       // when it ends by itself (Unix seconds); 0 = never
-    std::string reason;      // suspend only
+    std::string reason;      // suspend; rule: the reply that made it act
     int concurrency = 0;     // throttle only, >= 1
-    int64_t uid = 0;         // who set it
+    int64_t uid = 0;         // who set it (not for a rule)
+    // A rule's action only: its result as written, the rule ("TABLE, line
+    // N"), when it began, and how many deliveries end it (0: none).
+    std::string action;
+    std::string rule;
+    int64_t since = 0;
+    int64_t deliveries = 0;
 
     bool operator==(const ControlSetting&) const = default;
 };

@@ -48,7 +48,8 @@ struct AdminCap {
     bool operator==(const AdminCap&) const = default;
 };
 
-// Which kind of setting (for the driver's expiry notice).
-enum class AdminKind { hold, cap };
+// Which kind of setting (for the driver's expiry notice): an
+// administrator's hold or cap, or a reply rule's action (limits.hpp).
+enum class AdminKind { hold, cap, rule };
 
 } // namespace cqmgr::core

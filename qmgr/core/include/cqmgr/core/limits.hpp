@@ -9,6 +9,9 @@
 //            while another destination of the transport waits for an
 //            agent (work-conserving: share.cpp)
 //   gate     the driver's gate (cluster leases, rate tokens it holds)
+//   rule     what a reply rule's action set (the daemon's
+//            cqmgr_reply_actions): a hold, a cap and a pause after each
+//            delivery, each until the rule's time is over
 //
 // None of them makes a queue dead or pauses it (Queue::ready() does not
 // read them): its deliveries in flight still give feedback and its
@@ -26,7 +29,23 @@
 namespace cqmgr::core {
 
 // Which of the bounds a change sets (Scheduler::set_limit, LimitBook).
-enum class Bound : uint8_t { hold, cap, learned, share, gate };
+enum class Bound : uint8_t { hold, cap, learned, share, gate, rule };
+
+// A reply rule's action on a queue, or on every queue of a transport: no
+// new delivery while `hold`, at most `concurrency` at once (0: no cap), a
+// pause of `pause` seconds after each delivery (0: none, as a learned
+// pause: one delivery at a time then).  It ends by itself at `until` (0:
+// when the driver ends it).  Like the others it only stops or narrows new
+// selections: it never makes a queue dead, so nothing is deferred by it.
+struct RuleLimit {
+    bool hold = false;
+    int concurrency = 0;
+    int pause = 0;
+    int64_t until = 0;
+
+    bool any() const { return hold || concurrency > 0 || pause > 0; }
+    bool operator==(const RuleLimit&) const = default;
+};
 
 struct Limits {
     std::optional<AdminHold> hold;
@@ -38,25 +57,30 @@ struct Limits {
     // the agents.
     bool share_always = false;
     std::optional<int> gate; // deliveries in flight; none = no gate
+    std::optional<RuleLimit> rule;
 
     bool operator==(const Limits&) const = default;
 
     // No new delivery may start.
-    bool stopped() const { return hold.has_value(); }
+    bool stopped() const { return hold.has_value() || (rule && rule->hold); }
     // The window selection works with, given the concurrency window
     // `window`: the smallest bound, and one delivery at a time while a
-    // learned pause applies; the share counts only `with_share` (it binds
+    // pause (learned or a rule's) applies; the share counts only `with_share` (it binds
     // only while other destinations wait, share.cpp).  Inline: selection
     // asks for every queue it looks at.
     int window(int window, bool with_share = true) const {
         int w = cap && cap->concurrency < window ? cap->concurrency : window;
         if (learned.concurrency > 0 && learned.concurrency < w) w = learned.concurrency;
         if ((with_share || share_always) && share > 0 && share < w) w = share;
-        if (learned.rate_delay > 0 && w > 1) w = 1;
+        if (rule && rule->concurrency > 0 && rule->concurrency < w) w = rule->concurrency;
+        if (pause() > 0 && w > 1) w = 1;
         return gate && *gate < w ? *gate : w;
     }
-    // Seconds to pause after each delivery the receiver saw; 0 = none.
-    int pause() const { return learned.rate_delay; }
+    // Seconds to pause after each delivery the receiver saw, the longer of
+    // the learned and the rule's pause; 0 = none.
+    int pause() const {
+        return rule && rule->pause > learned.rate_delay ? rule->pause : learned.rate_delay;
+    }
 };
 
 // A change to one bound: which, and its new value in that field of
@@ -90,6 +114,11 @@ struct LimitChange {
     static LimitChange gate(std::optional<int> gate) {
         LimitChange c{Bound::gate, {}};
         c.value.gate = gate;
+        return c;
+    }
+    static LimitChange rule(std::optional<RuleLimit> rule) {
+        LimitChange c{Bound::rule, {}};
+        c.value.rule = rule;
         return c;
     }
 };

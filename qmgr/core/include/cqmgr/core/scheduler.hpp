@@ -57,8 +57,9 @@ class Driver {
     // With SchedulerConfig::verbose: one line about a scheduling decision
     // and its reason (logged with -v).
     virtual void trace(const std::string& line) { (void)line; }
-    // An administrator's suspension (AdminKind::hold) or cap of `target`
-    // ended by itself; wakeup() follows.
+    // An administrator's suspension (AdminKind::hold) or cap of `target`,
+    // or a reply rule's action (AdminKind::rule), ended by itself; wakeup()
+    // follows.
     virtual void admin_expired(AdminKind kind, const AdminTarget& target) {
         (void)kind, (void)target;
     }
@@ -194,9 +195,10 @@ class Scheduler {
     // removes the bound.  A hold (of a transport, a queue, or a queue
     // name on every transport), a cap (of a queue or a queue name), a
     // learned limit and a lowered share (of one queue: 0 gives back its
-    // transport's full share) are kept by name in limits(), so that a
-    // queue created later picks them up; a hold or a cap with `until` ends
-    // by itself then (Driver::admin_expired).  A queue covered both by its
+    // transport's full share) and a rule's action (of a queue or of every
+    // queue of a transport) are kept by name in limits(), so that a queue
+    // created later picks them up; a hold, a cap or a rule's action with
+    // `until` ends by itself then (Driver::admin_expired).  A queue covered both by its
     // own target and by its bare name takes its own.  A gate belongs to the
     // one queue `target` names, if it exists, and goes with it.  Every
     // change reaches the queues it covers (Queue::limits) at once, lets

@@ -1,0 +1,69 @@
+// libFuzzer target for the reply rules' grammar and windows
+// (reply_action.hpp, threshold_windows.hpp).  The input's first byte picks
+// what the rest is:
+//   even  a rule's result: parsed; an action must have its numbers in
+//         range and parse back from its text() to the same action;
+//   odd   a script of matches for a few windows (each three bytes: a
+//         rule, a key, a time step): the windows kept stay within their
+//         bound, and a count of 1 always acts.
+#include "reply_action.hpp"
+#include "threshold_windows.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+using namespace cqmgr::qmgr;
+
+namespace {
+
+// Aborts with a message: a finding.
+[[noreturn]] void finding(const std::string& what) {
+    std::fprintf(stderr, "fuzz invariant violated: %s\n", what.c_str());
+    std::abort();
+}
+
+void grammar(std::string_view text) {
+    auto a = parse_reply_action(text);
+    if (!a) {
+        if (a.error().message().empty()) finding("a refusal without a reason");
+        return;
+    }
+    if (a->after_count < 1 || a->after_count > ReplyAction::max_after || a->after_period_ms < 0 ||
+        a->after_period_ms > ReplyAction::max_period_ms || a->duration_ms < 0 ||
+        a->duration_ms > ReplyAction::max_period_ms || a->until_delivered < 0 ||
+        a->until_delivered > ReplyAction::max_count)
+        finding("out of range: " + a->text());
+    if (a->kind == ReplyAction::Kind::rate &&
+        (a->pause_seconds() < 1 || a->pause_seconds() > 604800))
+        finding("pause out of range: " + a->text());
+    auto again = parse_reply_action(a->text());
+    if (!again || !(*again == *a)) finding("\"" + std::string(text) + "\" -> " + a->text());
+}
+
+void windows(std::string_view script) {
+    ThresholdWindows w(8);
+    int64_t now = 0;
+    for (size_t i = 0; i + 2 < script.size(); i += 3) {
+        auto rule = static_cast<size_t>(static_cast<uint8_t>(script[i]) % 4);
+        int count = static_cast<uint8_t>(script[i]) / 4 % 5 + 1;
+        std::string key(1, static_cast<char>('a' + static_cast<uint8_t>(script[i + 1]) % 16));
+        now += static_cast<uint8_t>(script[i + 2]);
+        bool acted = w.hit(rule, key, count, 100, now);
+        if (count == 1 && !acted) finding("a count of 1 did not act");
+        if (w.size() > 8) finding("more windows than the bound");
+    }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    if (size < 1) return 0;
+    std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
+    if (data[0] % 2 == 0)
+        grammar(in);
+    else
+        windows(in);
+    return 0;
+}

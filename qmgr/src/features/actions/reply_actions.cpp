@@ -1,0 +1,302 @@
+#include "reply_actions.hpp"
+
+#include "defer_log.hpp"
+#include "entry_records.hpp"
+#include "log.hpp"
+
+#include <algorithm>
+
+namespace cqmgr::qmgr {
+
+namespace {
+
+// How many distinct replies of one delivery are matched: a receiver gives
+// the same words for each recipient, and a few kinds of them at most.
+constexpr size_t max_subjects = 4;
+
+// "3600s" for a span of seconds.
+std::string span(int64_t seconds) {
+    return std::to_string(seconds) + "s";
+}
+
+// What an action does, for the log: "suspend for 3600s", "throttle 2
+// until 100 delivered", "rate 1/60s (a pause of 60s) for 7200s".
+std::string doing(const ReplyAction& a) {
+    std::string out = action_kind_name(a.kind);
+    if (a.kind == ReplyAction::Kind::throttle) out += " " + std::to_string(a.concurrency);
+    if (a.kind == ReplyAction::Kind::rate)
+        out += " (a pause of " + span(a.pause_seconds()) + " after each delivery)";
+    if (a.duration_ms > 0) out += " for " + span(a.duration_seconds());
+    if (a.until_delivered > 0) out += " until " + std::to_string(a.until_delivered) + " delivered";
+    return out;
+}
+
+// " after 3 in 600s", or "" when every match acts.
+std::string threshold(const ReplyAction& a) {
+    if (a.after_count <= 1) return "";
+    return " after " + std::to_string(a.after_count) + " in " +
+           span((a.after_period_ms + 999) / 1000);
+}
+
+} // namespace
+
+core::RuleLimit ReplyActions::Active::limit() const {
+    core::RuleLimit l;
+    l.hold = parsed.kind == ReplyAction::Kind::suspend;
+    l.concurrency = parsed.kind == ReplyAction::Kind::throttle ? parsed.concurrency : 0;
+    l.pause = parsed.kind == ReplyAction::Kind::rate ? parsed.pause_seconds() : 0;
+    l.until = until;
+    return l;
+}
+
+ReplyActions::ReplyActions(RegexTable rules, CoreRequests& requests, const WallClock& clock,
+                           DeferLogPath defer_log_path, Scopes scopes)
+    : rules_(std::move(rules)), requests_(requests), clock_(clock),
+      defer_log_path_(std::move(defer_log_path)), scopes_(std::move(scopes)),
+      retry_transport_(core::SchedulerConfig{}.retry_transport) {
+    rules_.warn_on_limit([](const std::string& w) { log::warn("cqmgr_reply_actions: " + w); });
+    parsed_.reserve(rules_.size());
+    for (size_t i = 0; i < rules_.size(); ++i) {
+        auto a = parse_reply_action(rules_.result(i));
+        parsed_.push_back(a ? std::optional(*a) : std::nullopt);
+    }
+}
+
+size_t ReplyActions::bad_rules() const {
+    return static_cast<size_t>(std::count(parsed_.begin(), parsed_.end(), std::nullopt));
+}
+
+void ReplyActions::delivery_started(DeliveryEvent& ev) {
+    // The adaptive limits take the same mark for the transports they cover.
+    if (ev.started_ms >= 0) return;
+    ev.defer_mark = file_size(defer_log_path_(ev.entry->message->id));
+    ev.started_ms = ev.clock->now_ms();
+}
+
+void ReplyActions::delivery_ended(DeliveryEvent& ev) {
+    delivered(*ev.entry, ev.result, ev.defer_mark);
+}
+
+std::vector<std::string> ReplyActions::subjects(const core::Entry& e, const core::DeliveryResult& r,
+                                                int64_t mark) const {
+    std::vector<std::string> out;
+    auto add = [&](std::string_view status, std::string_view text) {
+        // The rules see "STATUS TEXT", its first max_subject bytes.
+        std::string key(status.substr(0, max_subject));
+        key += ' ';
+        key += text.substr(0, max_subject - std::min(max_subject, key.size()));
+        if (out.size() < max_subjects && std::find(out.begin(), out.end(), key) == out.end())
+            out.push_back(std::move(key));
+    };
+    if (!r.hop.reason.empty()) add(r.hop.status, r.hop.reason);
+    // Recipients deferred or refused one by one: their words are in the
+    // defer log (also when the session then failed as a whole, e.g. a
+    // receiver that answered 421 to RCPT TO and hung up).
+    for (const DeferRecord& rec : entry_records(e, defer_log_path_(e.message->id), mark))
+        add(rec.status, rec.reason);
+    return out;
+}
+
+void ReplyActions::delivered(const core::Entry& e, const core::DeliveryResult& r, int64_t mark) {
+    if (r.kind != core::DeliveryResult::Kind::replied) return;
+    const core::Queue& q = *e.queue;
+    // The retry transport repeats a dead destination's reason: not a reply.
+    if (q.transport->name == retry_transport_) return;
+    if (r.status == 0) {
+        // A success: the actions that end after N deliveries count it.
+        if (counting_ == 0) return;
+        for (const core::AdminTarget& t : {core::AdminTarget{q.transport->name, q.name},
+                                           core::AdminTarget{q.transport->name, {}}}) {
+            auto it = actives_.find(t);
+            if (it == actives_.end() || it->second.deliveries == 0) continue;
+            // Kept as counted at the action's start: a write per delivery
+            // would cost more than a count after a restart is worth.
+            if (--it->second.deliveries == 0)
+                end_action(
+                    t, "after " + std::to_string(it->second.parsed.until_delivered) + " deliveries",
+                    true);
+        }
+        return;
+    }
+    if (rules_.size() == 0) return;
+    const int64_t now_ms = clock_.now_ms();
+    // One budget for the delivery, as the adaptive limits spend theirs.
+    MatchBudget budget;
+    std::vector<size_t> fired; // each rule counts once per delivery
+    for (const std::string& words : subjects(e, r, mark)) {
+        auto hit = rules_.match(words, budget);
+        if (!hit || std::find(fired.begin(), fired.end(), hit->index) != fired.end()) continue;
+        fired.push_back(hit->index);
+        matched(hit->index, e, words, now_ms);
+    }
+}
+
+void ReplyActions::matched(size_t rule, const core::Entry& e, const std::string& words,
+                           int64_t now_ms) {
+    const std::string where = rules_.label() + ", line " + std::to_string(rules_.line(rule));
+    const std::optional<ReplyAction>& a = parsed_[rule];
+    if (!a) {
+        // As stock treats a table's bad result: a warning that names the
+        // table and the key, and the rule does nothing.
+        std::string why = parse_reply_action(rules_.result(rule)).error().message();
+        if (auto text =
+                limiter_.filter(where,
+                                where + ": bad result \"" + rules_.result(rule) + "\" for \"" +
+                                    words + "\": " + why + "; the rule is ignored",
+                                now_ms / 1000))
+            log::warn("cqmgr_reply_actions: " + *text);
+        return;
+    }
+    const core::Queue& q = *e.queue;
+    const std::string& transport = q.transport->name;
+    // The scope's key, for the threshold, and the targets the action
+    // covers.
+    std::string key;
+    std::vector<core::AdminTarget> targets;
+    using S = ReplyAction::Scope;
+    std::string group;
+    if (a->scope == S::sender_destination || a->scope == S::sender_provider) {
+        group = scopes_.sender_group ? scopes_.sender_group(e) : std::string();
+        if (group.empty()) return; // no sender groups known
+    }
+    switch (a->scope) {
+    case S::destination:
+    case S::sender_destination:
+        targets.push_back({transport, q.name});
+        key = targets.back().text();
+        break;
+    case S::transport:
+        targets.push_back({transport, {}});
+        key = transport;
+        break;
+    case S::provider:
+    case S::sender_provider: {
+        std::string provider = scopes_.provider ? scopes_.provider(q) : std::string();
+        if (provider.empty()) return; // a destination in no provider
+        key = transport + ":provider " + provider;
+        if (scopes_.provider_queues)
+            for (const std::string& name : scopes_.provider_queues(transport, provider))
+                targets.push_back({transport, name});
+        break;
+    }
+    }
+    if (!group.empty()) key = "sender " + group + " " + key;
+    if (!windows_.hit(rule, key, a->after_count, a->after_period_ms, now_ms)) return;
+    const std::string result = rules_.result(rule);
+    if (a->kind == ReplyAction::Kind::warn) {
+        log::warn("cqmgr: " + key + ": reply rule " + where + " (\"" + result + "\")" +
+                  threshold(*a) + ": \"" + words + "\"");
+        return;
+    }
+    if (!group.empty()) {
+        // The scheduler keeps no bound per sender group yet: said, not done.
+        log::info("cqmgr: " + key + ": reply rule " + where + " (\"" + result +
+                  "\"): no bound per sender group; nothing done");
+        return;
+    }
+    for (const core::AdminTarget& target : targets) {
+        // The same rule again while its action is in force: nothing new.
+        if (auto it = actives_.find(target); it != actives_.end() && it->second.rule == where)
+            continue;
+        Active act;
+        act.target = target;
+        act.rule = where;
+        act.action = result;
+        act.parsed = *a;
+        act.reason = words;
+        act.since = now_ms / 1000;
+        act.until = a->duration_ms > 0 ? act.since + a->duration_seconds() : 0;
+        act.deliveries = a->until_delivered;
+        start(std::move(act), key, words);
+    }
+}
+
+void ReplyActions::start(Active a, const std::string& key, const std::string& words) {
+    const core::AdminTarget target = a.target;
+    std::string line = "cqmgr: " + target.text() + ": reply rule " + a.rule + " (\"" + a.action +
+                       "\"): " + doing(a.parsed) + threshold(a.parsed);
+    if (key != target.text()) line += " of " + key;
+    line += ", from \"" + words + "\"";
+    log::info(line);
+    requests_.set_limit(target, core::LimitChange::rule(a.limit()));
+    if (auto it = actives_.find(target); it != actives_.end() && it->second.deliveries > 0)
+        --counting_;
+    if (a.deliveries > 0) ++counting_;
+    actives_.insert_or_assign(target, std::move(a));
+    changed();
+}
+
+void ReplyActions::end_action(const core::AdminTarget& target, const std::string& why, bool tell) {
+    auto it = actives_.find(target);
+    if (it == actives_.end()) return;
+    log::info("cqmgr: " + target.text() + ": reply rule " + it->second.rule + " (\"" +
+              it->second.action + "\"): " + action_kind_name(it->second.parsed.kind) + " ended " +
+              why);
+    if (it->second.deliveries > 0) --counting_;
+    actives_.erase(it);
+    windows_.forget(target.text());
+    if (tell) requests_.set_limit(target, core::LimitChange::rule(std::nullopt));
+    changed();
+}
+
+std::vector<core::AdminTarget> ReplyActions::resume(const core::AdminTarget& target) {
+    std::vector<core::AdminTarget> ended;
+    for (const auto& [t, a] : actives_) {
+        bool covered = target.any_transport()     ? t.queue == target.queue
+                       : target.whole_transport() ? t.transport == target.transport
+                                                  : t == target;
+        if (covered) ended.push_back(t);
+    }
+    for (const core::AdminTarget& t : ended)
+        end_action(t, "by resume", true);
+    return ended;
+}
+
+void ReplyActions::expired(const core::AdminTarget& target) {
+    end_action(target, "at its time", false);
+}
+
+void ReplyActions::restore(std::vector<Active> kept) {
+    const int64_t now = clock_.now();
+    bool dropped = false;
+    for (Active& a : kept) {
+        auto parsed = parse_reply_action(a.action);
+        if (!parsed || parsed->kind == ReplyAction::Kind::warn || a.target.transport.empty()) {
+            log::warn("cqmgr: " + a.target.text() + ": kept reply rule action \"" + a.action +
+                      "\" is not one; dropped");
+            dropped = true;
+            continue;
+        }
+        a.parsed = *parsed;
+        if (a.until != 0 && a.until <= now) {
+            log::info("cqmgr: " + a.target.text() + ": reply rule " + a.rule + " (\"" + a.action +
+                      "\"): " + action_kind_name(a.parsed.kind) +
+                      " ended while cqmgr was not running");
+            dropped = true;
+            continue;
+        }
+        log::info("cqmgr: " + a.target.text() + ": reply rule " + a.rule + " (\"" + a.action +
+                  "\"): " + action_kind_name(a.parsed.kind) + " restored" +
+                  (a.until ? ", " + span(a.until - now) + " left" : std::string()) +
+                  (a.deliveries ? ", " + std::to_string(a.deliveries) + " deliveries left"
+                                : std::string()));
+        core::AdminTarget target = a.target;
+        requests_.set_limit(target, core::LimitChange::rule(a.limit()));
+        if (a.deliveries > 0) ++counting_;
+        actives_.insert_or_assign(target, std::move(a));
+    }
+    if (dropped) changed();
+}
+
+const ReplyActions::Active* ReplyActions::active(const core::AdminTarget& target) const {
+    auto it = actives_.find(target);
+    return it == actives_.end() ? nullptr : &it->second;
+}
+
+const ReplyActions::Active* ReplyActions::covering(const core::Queue& q) const {
+    if (actives_.empty()) return nullptr;
+    if (const Active* a = active({q.transport->name, q.name})) return a;
+    return active({q.transport->name, {}});
+}
+
+} // namespace cqmgr::qmgr

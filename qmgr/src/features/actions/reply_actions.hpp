@@ -1,0 +1,138 @@
+// Reply rules that act (cqmgr_reply_actions; docs/admin-guide.md): each
+// delivery's outcome that is not a success is matched, boundedly, against
+// the admin's pcre: or regexp: table: the enhanced status code and the
+// receiver's text, "STATUS TEXT" as the adaptive limits' reply rules see
+// it, from the agent's hop status or, for recipients deferred one by one,
+// from the records the delivery added to the message's defer log
+// (entry_records.hpp).  A rule's result (reply_action.hpp) names an
+// action, a scope, a threshold and a duration: once a rule matched N times
+// within its period for one scope key (threshold_windows.hpp), its action
+// becomes the queues' rule bound in the scheduler (core::Limits::rule),
+// asked for through CoreRequests, and is logged as one line naming the
+// rule.  The action ends at its time (the scheduler's timer, then
+// expired()), after N deliveries (`until N delivered`), or by
+// `cqmgrctl resume` (resume()).  Actions only decide when mail is tried:
+// a hold, a cap or a pause; nothing is deferred or bounced by them.
+//
+// A later action on the same target replaces the one in force; the same
+// rule matching again while its action is in force changes nothing (its
+// end is not pushed back).
+#pragma once
+
+#include "clock.hpp"
+#include "core_requests.hpp"
+#include "delivery_observer.hpp"
+#include "regex_table.hpp"
+#include "reply_action.hpp"
+#include "threshold_windows.hpp"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cqmgr::qmgr {
+
+class ReplyActions : public DeliveryObserver {
+  public:
+    // Where the defer log of a message (by queue ID) is.
+    using DeferLogPath = std::function<std::string(const std::string& id)>;
+
+    // What a scope names beyond one destination or one transport: the
+    // queue manager's providers and sender groups.  Each may be empty
+    // (nothing known): an action of that scope then does nothing.
+    struct Scopes {
+        // The provider of queue `q` ("": none).
+        std::function<std::string(const core::Queue& q)> provider;
+        // The destinations (queue names) of `provider` on `transport`.
+        std::function<std::vector<std::string>(const std::string& transport,
+                                               const std::string& provider)>
+            provider_queues;
+        // The sender group of entry `e`'s message ("": none).
+        std::function<std::string(const core::Entry& e)> sender_group;
+    };
+
+    // An action in force on one target (a queue, or every queue of a
+    // transport).
+    struct Active {
+        core::AdminTarget target;
+        std::string rule;   // "pcre:/etc/postfix/reply_actions, line 3"
+        std::string action; // the rule's result as written
+        ReplyAction parsed;
+        std::string reason;     // the reply that made the rule act
+        int64_t since = 0;      // Unix seconds
+        int64_t until = 0;      // when it ends by itself (0: not by time)
+        int64_t deliveries = 0; // deliveries left before it ends (0: not by count)
+        core::RuleLimit limit() const;
+    };
+    // Told of every change of what is in force (to keep it across restarts).
+    using Keep = std::function<void(const std::map<core::AdminTarget, Active>& actives)>;
+
+    // `rules`: the table of cqmgr_reply_actions, read before the jail.
+    ReplyActions(RegexTable rules, CoreRequests& requests, const WallClock& clock,
+                 DeferLogPath defer_log_path, Scopes scopes = {});
+
+    // Who is told of changes.
+    void keep(Keep keep) { keep_ = std::move(keep); }
+    // Takes up the actions an earlier run kept (after a restart), except
+    // those whose time is over, which are logged and dropped.
+    void restore(std::vector<Active> kept);
+
+    // DeliveryObserver: the defer log's mark at each start (unless the
+    // adaptive limits took it already), the match at each end.
+    void delivery_started(DeliveryEvent& ev) override;
+    void delivery_ended(DeliveryEvent& ev) override;
+
+    // Entry `e` of queue `q` ended with `r`: matched against the rules
+    // (`mark`: where the message's defer log ended when it was sent), and
+    // counted for the actions that end after N deliveries.
+    void delivered(const core::Entry& e, const core::DeliveryResult& r, int64_t mark);
+    // Ends the actions in force that `target` covers (a queue, a queue's
+    // name on every transport, or a whole transport and its queues):
+    // `cqmgrctl resume`.  Returns the targets whose action ended.
+    std::vector<core::AdminTarget> resume(const core::AdminTarget& target);
+    // The scheduler ended the action on `target` at its time
+    // (core::Driver::admin_expired): from inside a scheduler callback.
+    void expired(const core::AdminTarget& target);
+
+    // The action in force on `target` exactly, if any.
+    const Active* active(const core::AdminTarget& target) const;
+    // The action that bounds queue `q` (its own, else its transport's).
+    const Active* covering(const core::Queue& q) const;
+    const std::map<core::AdminTarget, Active>& actives() const { return actives_; }
+    // Rules whose result is not an action (warned about when they match).
+    size_t bad_rules() const;
+
+  private:
+    // The words a delivery's outcome gives the rules: "STATUS TEXT" of
+    // each distinct reply, at most a few.
+    std::vector<std::string> subjects(const core::Entry& e, const core::DeliveryResult& r,
+                                      int64_t mark) const;
+    // Rule `rule` matched for entry `e` with `words`: counted, and acted
+    // on at its threshold.
+    void matched(size_t rule, const core::Entry& e, const std::string& words, int64_t now_ms);
+    // Places `a` in the scheduler and in actives_, logs it.
+    void start(Active a, const std::string& key, const std::string& words);
+    // Ends the action on `target` (it is in actives_) for `why`; `tell`:
+    // also remove it from the scheduler (not when the scheduler ended it).
+    void end_action(const core::AdminTarget& target, const std::string& why, bool tell);
+    void changed() {
+        if (keep_) keep_(actives_);
+    }
+
+    RegexTable rules_;
+    std::vector<std::optional<ReplyAction>> parsed_; // by rule
+    CoreRequests& requests_;
+    const WallClock& clock_;
+    DeferLogPath defer_log_path_;
+    Scopes scopes_;
+    std::string retry_transport_;
+    ThresholdWindows windows_;
+    std::map<core::AdminTarget, Active> actives_;
+    size_t counting_ = 0; // actives that end after N deliveries
+    WarningLimiter limiter_;
+    Keep keep_;
+};
+
+} // namespace cqmgr::qmgr

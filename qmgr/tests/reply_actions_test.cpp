@@ -1,0 +1,329 @@
+// The reply rules that act, between the delivery path and a real scheduler
+// core (the core tests' scripted driver), on a fake clock: a rule acts at
+// its threshold, on the words of the hop status or of the records the
+// delivery added to the defer log, with one log line naming the rule; the
+// action is the queue's rule bound (nothing deferred); it ends at its
+// time, after N deliveries, or by resume; a bad result is warned about
+// with the table and the key and does nothing; the actions in force are
+// kept in the state store and taken up after a restart.
+// (The daemon runs these from the delivery path: scenario reply-action-suspend.)
+#include "admin_state.hpp"
+#include "control_commands.hpp"
+#include "cqmgr/control/request.hpp"
+#include "daemon_fixture.hpp"
+#include "fake_driver.hpp"
+#include "reply_actions.hpp"
+#include "rule_state.hpp"
+#include "temp_dir.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+using namespace cqmgr;
+using namespace cqmgr::qmgr;
+
+namespace {
+
+const core::AdminTarget smtp_d{"smtp", "d.example"};
+
+const char* const rules_text = R"(
+/\[TSS04\]/       suspend destination after 3/10m for 1h
+/\b4\.7\.28\b/    throttle 2 destination until 2 delivered
+/unusual volume/  warn transport after 2/1h
+/bad rule/        suspend galaxy for 1h
+/sender words/    suspend sender-destination for 1h
+/provider words/  suspend provider for 1h
+/slow down/       rate 2/1m destination for 1h
+)";
+
+const char* const tss04 =
+    "host mx[192.0.2.1] said: 421 4.7.0 [TSS04] Messages from 192.0.2.9 temporarily deferred due "
+    "to unexpected volume";
+
+struct Actions : ::testing::Test {
+    TempDir dir{"cqmgr-reply-actions"};
+    cqmgr::qmgr::testing::FakeClock clock;
+    cqmgr::qmgr::testing::LogCapture logs{dir.file("postlog")};
+    asio::io_context io;
+    core::test::FakeDriver drv;
+    std::unique_ptr<core::Scheduler> sched;
+    std::unique_ptr<CoreRequests> requests;
+    std::vector<std::unique_ptr<core::Message>> msgs;
+    std::string log_path = dir.file("defer");
+    std::unique_ptr<ReplyActions> actions;
+
+    // Recipients per entry.
+    virtual int recipient_limit() const { return 1; }
+
+    void SetUp() override {
+        core::TransportConfig tc;
+        tc.dest_recipient_limit = recipient_limit();
+        // A hop status is the destination's failure: stock's feedback
+        // would declare it dead after a few, which is not what is tested.
+        tc.fail_cohort_limit = 0;
+        sched = std::make_unique<core::Scheduler>(
+            core::SchedulerConfig{}, [tc](const std::string&) { return tc; }, drv);
+        drv.sched = sched.get();
+        sched->set_time(clock.t);
+        requests = std::make_unique<CoreRequests>(io, *sched);
+        actions = make_actions();
+    }
+    std::unique_ptr<ReplyActions> make_actions(ReplyActions::Scopes scopes = {}) {
+        return std::make_unique<ReplyActions>(
+            RegexTable::parse("pcre", "/etc/postfix/reply_actions", rules_text,
+                              [](const std::string&) {}),
+            *requests, clock, [this](const std::string&) { return log_path; }, scopes);
+    }
+    // Message `id` with `n` recipients (offsets 100, 200, ...) for
+    // d.example; its first `k` entries, selected.
+    std::vector<core::Entry*> select(const std::string& id, int n, int k) {
+        auto m = std::make_unique<core::Message>();
+        m->id = id;
+        sched->message_add(*m);
+        core::Transport& t = sched->transport("smtp");
+        for (int i = 0; i < n; ++i) {
+            auto r = core::test::rcpt("r" + std::to_string(i) + "@d.example", 100 * (i + 1));
+            sched->assign(*m, sched->queue_for(t, "d.example", "d.example"), r);
+        }
+        sched->batch_done(*m, false, 0);
+        msgs.push_back(std::move(m));
+        std::vector<core::Entry*> out;
+        for (int i = 0; i < k; ++i)
+            out.push_back(sched->select_entry(t));
+        return out;
+    }
+    // Entry `e`'s delivery ended with `r`: the rules hear of it, then the
+    // scheduler.
+    void end(core::Entry* e, const core::DeliveryResult& r, int64_t mark = 0) {
+        actions->delivered(*e, r, mark);
+        sched->delivery_done(e, r);
+        sched->check_invariants();
+    }
+    static core::DeliveryResult deferred(const std::string& status, const std::string& text) {
+        return core::DeliveryResult{core::DeliveryResult::Kind::replied, 1, {status, text}};
+    }
+    void defer_record(int64_t offset, const std::string& status, const std::string& reason) {
+        std::ofstream(log_path, std::ios::app)
+            << "\nrecipient=x@d.example\noffset=" << offset << "\nstatus=" << status
+            << "\naction=delayed\nreason=" << reason << "\n\n";
+    }
+};
+
+// Entries of up to 3 recipients.
+struct ActionsBatch : Actions {
+    int recipient_limit() const override { return 3; }
+};
+
+} // namespace
+
+TEST_F(Actions, ASuspensionAtItsThresholdHoldsTheDestination) {
+    auto busy = select("M", 6, 4);
+    core::Queue& q = *busy[0]->queue;
+    end(busy[0], deferred("4.7.0", tss04));
+    clock.t += 60;
+    end(busy[1], deferred("4.7.0", tss04));
+    EXPECT_FALSE(q.limits.rule); // two of three
+    EXPECT_TRUE(actions->actives().empty());
+    clock.t += 60;
+    end(busy[2], deferred("4.7.0", tss04));
+    ASSERT_TRUE(q.limits.rule);
+    EXPECT_TRUE(q.limits.rule->hold);
+    EXPECT_EQ(q.limits.rule->until, clock.t + 3600);
+    EXPECT_FALSE(q.may_start());
+    const ReplyActions::Active* a = actions->active(smtp_d);
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->rule, "pcre:/etc/postfix/reply_actions, line 2");
+    EXPECT_EQ(a->reason, std::string("4.7.0 ") + tss04);
+    EXPECT_TRUE(logs.has_part("cqmgr: smtp:d.example: reply rule pcre:/etc/postfix/reply_actions, "
+                              "line 2 (\"suspend destination after 3/10m for 1h\"): suspend for "
+                              "3600s after 3 in 600s, from \"4.7.0 host mx[192.0.2.1] said: 421"))
+        << logs.text();
+    // Nothing was deferred by it; the mail waits.
+    EXPECT_TRUE(drv.deferred.empty());
+    EXPECT_EQ(sched->select_entry(sched->transport("smtp")), nullptr);
+    // The one in flight ends; the same rule again changes nothing.
+    int64_t until = q.limits.rule->until;
+    clock.t += 60;
+    end(busy[3], deferred("4.7.0", tss04));
+    EXPECT_EQ(q.limits.rule->until, until);
+    // At its time the scheduler ends it, and the rules hear of it.
+    sched->set_time(until);
+    EXPECT_EQ(drv.expired, (std::vector<std::string>{"rule smtp:d.example"}));
+    actions->expired(smtp_d);
+    EXPECT_TRUE(actions->actives().empty());
+    EXPECT_FALSE(q.limits.rule);
+    EXPECT_TRUE(logs.has_part("suspend ended at its time")) << logs.text();
+}
+
+TEST_F(ActionsBatch, WordsInTheDeferLogCountOncePerDelivery) {
+    // Entries of three recipients deferred one by one (no hop text).
+    auto busy = select("M", 9, 3);
+    core::Queue& q = *busy[0]->queue;
+    defer_record(999, "4.7.0", tss04); // another delivery's recipient
+    defer_record(999, "4.7.0", tss04);
+    defer_record(999, "4.7.0", tss04);
+    EXPECT_FALSE(q.limits.rule);
+    for (int i = 0; i < 2; ++i) {
+        for (int k = 0; k < 3; ++k)
+            defer_record(100 * (3 * i + k + 1), "4.7.0", tss04);
+        end(busy[i], core::DeliveryResult{core::DeliveryResult::Kind::replied, 1, {}});
+    }
+    EXPECT_FALSE(q.limits.rule); // six records, two deliveries
+    int64_t mark = static_cast<int64_t>(std::ifstream(log_path, std::ios::ate).tellg());
+    defer_record(700, "4.7.0", tss04);
+    end(busy[2], core::DeliveryResult{core::DeliveryResult::Kind::replied, 1, {}}, mark);
+    ASSERT_TRUE(q.limits.rule);
+    EXPECT_TRUE(q.limits.rule->hold);
+}
+
+TEST_F(Actions, UntilNDeliveredEndsAThrottle) {
+    auto busy = select("M", 6, 3);
+    core::Queue& q = *busy[0]->queue;
+    end(busy[0], deferred("4.7.28", "host mx said: 421 4.7.28 unusual rate"));
+    ASSERT_TRUE(q.limits.rule);
+    EXPECT_EQ(q.limits.rule->concurrency, 2);
+    EXPECT_EQ(q.limits.rule->until, 0);
+    EXPECT_EQ(actions->active(smtp_d)->deliveries, 2);
+    end(busy[1], core::DeliveryResult{});
+    EXPECT_TRUE(q.limits.rule);
+    end(busy[2], core::DeliveryResult{});
+    EXPECT_FALSE(q.limits.rule);
+    EXPECT_TRUE(actions->actives().empty());
+    EXPECT_TRUE(logs.has_part("throttle ended after 2 deliveries")) << logs.text();
+}
+
+TEST_F(Actions, ARateIsAPauseAfterEachDelivery) {
+    auto busy = select("M", 4, 2);
+    core::Queue& q = *busy[0]->queue;
+    end(busy[0], deferred("4.3.0", "host mx said: 451 please slow down"));
+    ASSERT_TRUE(q.limits.rule);
+    EXPECT_FALSE(q.limits.rule->hold);
+    EXPECT_EQ(q.limits.rule->pause, 30); // 2 a minute
+    EXPECT_EQ(q.limits.pause(), 30);
+    EXPECT_EQ(q.limits.window(5), 1); // one at a time
+    // The next delivery's end pauses the queue, as a learned pause does.
+    end(busy[1], core::DeliveryResult{});
+    EXPECT_TRUE(q.suspended);
+}
+
+TEST_F(Actions, AWarningActsOnNothing) {
+    auto busy = select("M", 4, 2);
+    end(busy[0], deferred("4.3.0", "host mx said: 451 unusual volume"));
+    EXPECT_FALSE(logs.has_part("reply rule")) << logs.text();
+    end(busy[1], deferred("4.3.0", "host mx said: 451 unusual volume"));
+    EXPECT_TRUE(logs.has_part("warning: cqmgr: smtp: reply rule pcre:/etc/postfix/reply_actions, "
+                              "line 4 (\"warn transport after 2/1h\") after 2 in 3600s: \"4.3.0 "
+                              "host mx said: 451 unusual volume\""))
+        << logs.text();
+    EXPECT_TRUE(actions->actives().empty());
+    EXPECT_TRUE(sched->limits().rules().empty());
+}
+
+TEST_F(Actions, ABadResultIsWarnedAboutAndIgnored) {
+    EXPECT_EQ(actions->bad_rules(), 1u);
+    auto busy = select("M", 4, 2);
+    end(busy[0], deferred("4.3.0", "host mx said: 451 bad rule"));
+    EXPECT_TRUE(
+        logs.has_part("warning: cqmgr_reply_actions: pcre:/etc/postfix/reply_actions, "
+                      "line 5: bad result \"suspend galaxy for 1h\" for \"4.3.0 host mx "
+                      "said: 451 bad rule\": unknown scope \"galaxy\"; the rule is ignored"))
+        << logs.text();
+    EXPECT_TRUE(sched->limits().rules().empty());
+}
+
+TEST_F(Actions, ScopesWithoutMembersDoNothing) {
+    // No provider or sender group is known (the defaults).
+    auto busy = select("M", 4, 2);
+    end(busy[0], deferred("4.3.0", "host mx said: 451 sender words"));
+    end(busy[1], deferred("4.3.0", "host mx said: 451 provider words"));
+    EXPECT_TRUE(sched->limits().rules().empty());
+    // A provider with members: each member destination is held.
+    actions = make_actions(
+        ReplyActions::Scopes{.provider = [](const core::Queue&) { return std::string("yahoo"); },
+                             .provider_queues =
+                                 [](const std::string&, const std::string&) {
+                                     return std::vector<std::string>{"d.example", "e.example"};
+                                 },
+                             .sender_group = {}});
+    auto more = select("N", 2, 1);
+    end(more[0], deferred("4.3.0", "host mx said: 451 provider words"));
+    EXPECT_TRUE(sched->limits().rules().count(smtp_d));
+    EXPECT_TRUE(sched->limits().rules().count({"smtp", "e.example"}));
+    EXPECT_TRUE(logs.has_part("reply rule pcre:/etc/postfix/reply_actions, line 7 (\"suspend "
+                              "provider for 1h\"): suspend for 3600s of smtp:provider yahoo"))
+        << logs.text();
+}
+
+TEST_F(Actions, ResumeEndsWhatItCovers) {
+    auto busy = select("M", 4, 1);
+    end(busy[0], deferred("4.7.28", "host mx said: 421 4.7.28 unusual rate"));
+    ASSERT_TRUE(sched->limits().rules().count(smtp_d));
+    EXPECT_TRUE(actions->resume({"smtp", "other.example"}).empty());
+    EXPECT_EQ(actions->resume({"", "d.example"}), (std::vector<core::AdminTarget>{smtp_d}));
+    EXPECT_TRUE(sched->limits().rules().empty());
+    EXPECT_TRUE(logs.has_part("smtp:d.example: reply rule pcre:/etc/postfix/reply_actions, line 3 "
+                              "(\"throttle 2 destination until 2 delivered\"): throttle ended by "
+                              "resume"))
+        << logs.text();
+}
+
+TEST_F(Actions, TheControlSocketsResumeEndsThem) {
+    AdminState nothing_kept;
+    ControlCommands commands(*sched, nothing_kept, clock, {}, [](const std::string&) {});
+    commands.use_rule_actions(actions.get());
+    auto busy = select("M", 4, 1);
+    end(busy[0], deferred("4.7.28", "host mx said: 421 4.7.28 unusual rate"));
+    ASSERT_TRUE(sched->limits().rules().count(smtp_d));
+    auto request = control::parse_request("resume smtp:d.example");
+    ASSERT_TRUE(request.ok()) << request.error;
+    std::string reply = control::reply_line(commands.execute(*request.request, 0));
+    EXPECT_NE(reply.find(R"({"target":"smtp:d.example","rule":null})"), std::string::npos) << reply;
+    EXPECT_TRUE(sched->limits().rules().empty());
+    EXPECT_TRUE(actions->actives().empty());
+}
+
+TEST_F(Actions, KeptAcrossARestart) {
+    TempDir store_dir{"cqmgr-reply-actions-store"};
+    auto open = [&] {
+        state::Store::Options o;
+        o.no_sync = true;
+        return state::Store::open(
+            store_dir.file("state.lmdb"), [](const std::string&) {}, o);
+    };
+    int64_t until = 0;
+    {
+        AdminState kept(open());
+        // An administrator's suspension is kept next to it.
+        ASSERT_TRUE(kept.save({{core::AdminKind::hold, {"relay", ""}, {0, "maintenance", 0}, {}}}));
+        keep_rule_actions(*actions, &kept);
+        auto busy = select("M", 4, 3);
+        for (auto* e : busy) {
+            end(e, deferred("4.7.0", tss04));
+            clock.t += 1;
+        }
+        ASSERT_TRUE(actions->active(smtp_d));
+        until = actions->active(smtp_d)->until;
+        keep_rule_actions(*actions, nullptr);
+    }
+    // A new process: a new scheduler, the same store.
+    SetUp();
+    clock.t += 100;
+    AdminState again(open());
+    EXPECT_EQ(again.load().size(), 1u);
+    restore_rule_actions(*actions, again);
+    const ReplyActions::Active* a = actions->active(smtp_d);
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->until, until);
+    EXPECT_EQ(a->rule, "pcre:/etc/postfix/reply_actions, line 2");
+    EXPECT_EQ(sched->limits().rules().at(smtp_d), (core::RuleLimit{.hold = true, .until = until}));
+    EXPECT_TRUE(logs.has_part("suspend restored, " + std::to_string(until - clock.t) + "s left"))
+        << logs.text();
+    // One that ended meanwhile is dropped.
+    clock.t = until;
+    SetUp();
+    restore_rule_actions(*actions, again);
+    EXPECT_TRUE(actions->actives().empty());
+    EXPECT_TRUE(logs.has_part("suspend ended while cqmgr was not running")) << logs.text();
+}
