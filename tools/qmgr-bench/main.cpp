@@ -106,8 +106,9 @@ int run_session(const Options& o) {
     // Each pair runs side a, then side b.
     const std::string side_a = o.poll ? "cqmgr" : "stock";
     const std::string side_b = o.poll ? "polled" : "cqmgr";
-    std::cout << "qmgr-bench: " << o.pairs << " pair(s) per workload (" << side_a << ", " << side_b
-              << "), scale " << o.scale << ", cqmgr " << ro.cqmgr_path << "\n";
+    std::cout << "qmgr-bench: " << o.pairs << " pair(s) per workload ("
+              << (o.side.empty() ? side_a + ", " + side_b : o.side + " alone") << "), scale "
+              << o.scale << ", cqmgr " << ro.cqmgr_path << "\n";
     for (const auto& [k, v] : ro.cqmgr_main_cf)
         std::cout << "  every cqmgr run: " << k << " = " << v << "\n";
     double t0 = boot_seconds();
@@ -130,6 +131,7 @@ int run_session(const Options& o) {
         std::vector<RunResult> runs;
         for (int p = 1; p <= o.pairs; ++p)
             for (const auto& side : {side_a, side_b}) {
+                if (!o.side.empty() && side != o.side) continue;
                 auto kind = side == "stock" ? compat::QmgrKind::Stock : compat::QmgrKind::Cqmgr;
                 ro.polled = side == "polled";
                 ro.attach_out =

@@ -10,10 +10,11 @@
 // domain `concurrency=8 rate=1140/1m,1 per provider`, so that the trickle
 // finds room (until the daemon knows them they change nothing).  The
 // figures: the trickle's delays (delay= in the maillog: arrival to
-// delivery) and the campaign's drain (its last message accepted by the
-// receiver, from the first injection).  A run stops when everything is
-// delivered or at a quarter more than the allowance needs, and a minute
-// (stop_after()): stock may take many times that.
+// delivery, of the messages delivered before the run stopped) and the
+// campaign's drain (its last message accepted by the receiver, from the
+// first injection).  A run stops when everything is delivered or at a
+// quarter more than the allowance needs, and a minute (stop_after()):
+// stock may take many times that.
 #include "clock.hpp"
 #include "fsutil.hpp"
 #include "mail_setup.hpp"
@@ -126,6 +127,7 @@ class Tenant : public Workload {
     std::string tag() const override { return "trickle"; }
     std::vector<MetricDef> extra_metrics() const override {
         auto defs = receiver_metric_defs();
+        defs.push_back({"trickle_delivered", "trickle: messages delivered", 0});
         defs.push_back({"trickle_median", "trickle: median delay (s)", 2});
         defs.push_back({"trickle_p99", "trickle: p99 delay (s)", 2});
         defs.push_back({"trickle_max", "trickle: maximum delay (s)", 2});
@@ -135,6 +137,7 @@ class Tenant : public Workload {
     }
     void add_metrics(const DeliveryWatch& w, const Injection*, Metrics& m) const override {
         const auto& d = w.tagged_delays();
+        m["trickle_delivered"] = static_cast<double>(d.size());
         m["trickle_median"] = median(d);
         m["trickle_p99"] = percentile(d, 99);
         m["trickle_max"] = d.empty() ? 0 : *std::max_element(d.begin(), d.end());
