@@ -6,6 +6,7 @@
 #include "control_cost.hpp"
 #include "dead_restart.hpp"
 #include "error.hpp"
+#include "fsutil.hpp"
 #include "netns.hpp"
 #include "options.hpp"
 #include "process.hpp"
@@ -86,12 +87,28 @@ int run_session(const Options& o) {
     std::vector<std::unique_ptr<Workload>> workloads;
     for (const auto& n : names)
         workloads.push_back(make_workload(n, session));
+    // Before any thread starts: a mount namespace is per process.
+    std::unique_ptr<compat::WorkDir> resolver_dir;
+    if (std::any_of(workloads.begin(), workloads.end(),
+                    [](const auto& w) { return w->follows_mx(); })) {
+        resolver_dir = std::make_unique<compat::WorkDir>("/tmp/cqmgr-bench-resolv-");
+        resolver_dir->remove_on_exit(true);
+        std::string conf = resolver_dir->path() + "/resolv.conf";
+        compat::write_file(conf, "nameserver 127.0.0.1\noptions timeout:2 attempts:2\n");
+        std::string err = session.private_network
+                              ? use_private_resolver(conf)
+                              : "no private network namespace (--shared-network or it failed)";
+        if (!err.empty())
+            std::cerr << "qmgr-bench: warning: no private resolver (" << err
+                      << "); the workloads that follow MX records will fail\n";
+    }
 
     // Each pair runs side a, then side b.
     const std::string side_a = o.poll ? "cqmgr" : "stock";
     const std::string side_b = o.poll ? "polled" : "cqmgr";
-    std::cout << "qmgr-bench: " << o.pairs << " pair(s) per workload (" << side_a << ", " << side_b
-              << "), scale " << o.scale << ", cqmgr " << ro.cqmgr_path << "\n";
+    std::cout << "qmgr-bench: " << o.pairs << " pair(s) per workload ("
+              << (o.side.empty() ? side_a + ", " + side_b : o.side + " alone") << "), scale "
+              << o.scale << ", cqmgr " << ro.cqmgr_path << "\n";
     for (const auto& [k, v] : ro.cqmgr_main_cf)
         std::cout << "  every cqmgr run: " << k << " = " << v << "\n";
     double t0 = boot_seconds();
@@ -114,6 +131,7 @@ int run_session(const Options& o) {
         std::vector<RunResult> runs;
         for (int p = 1; p <= o.pairs; ++p)
             for (const auto& side : {side_a, side_b}) {
+                if (!o.side.empty() && side != o.side) continue;
                 auto kind = side == "stock" ? compat::QmgrKind::Stock : compat::QmgrKind::Cqmgr;
                 ro.polled = side == "polled";
                 ro.attach_out =

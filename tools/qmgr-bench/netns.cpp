@@ -6,6 +6,7 @@
 #include <net/if.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -46,6 +47,18 @@ std::string enter_private_network() {
         err += std::string("; and setns back failed: ") + std::strerror(errno);
     close(old);
     return err;
+}
+
+// unshare(CLONE_NEWNS), every mount private (so that nothing done here
+// reaches the original namespace), then the bind mount.
+std::string use_private_resolver(const std::string& resolv_conf) {
+    if (unshare(CLONE_NEWNS) != 0)
+        return std::string("unshare(CLONE_NEWNS): ") + std::strerror(errno);
+    if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+        return std::string("mount --make-rprivate /: ") + std::strerror(errno);
+    if (mount(resolv_conf.c_str(), "/etc/resolv.conf", nullptr, MS_BIND, nullptr) != 0)
+        return "mount --bind " + resolv_conf + " /etc/resolv.conf: " + std::strerror(errno);
+    return "";
 }
 
 } // namespace bench

@@ -56,6 +56,7 @@ void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
     compat::UserIds postfix = compat::lookup_user("postfix");
     compat::make_dir(dir + "/sinks", 0755, 0, 0);
     std::vector<std::unique_ptr<compat::Sink>> sinks; // outlive the instance
+    std::unique_ptr<RunFixture> fixture;              // so does the fixture
     for (size_t i = 0; i < specs.size(); ++i) {
         const auto& s = specs[i];
         sinks.push_back(std::make_unique<compat::Sink>(
@@ -82,6 +83,7 @@ void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
     cfg.master_exit_after = w.timeout() + 120;
     inst.create(cfg);
     w.populate(ctx);
+    fixture = w.fixture(ctx);
     inst.start();
 
     QmgrProbe probe(inst);
@@ -181,6 +183,7 @@ void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
             static_cast<double>(std::max<std::uint64_t>(watch.deferred() + watch.sent(), 1));
     }
     w.add_metrics(watch, inj.get(), m);
+    if (fixture) fixture->add_metrics(start, m);
     inst.stop();
 }
 

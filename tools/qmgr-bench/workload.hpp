@@ -57,6 +57,17 @@ class Injection {
 
 using MainCf = std::vector<std::pair<std::string, std::string>>;
 
+// Servers of a workload's own that run beside its sinks for one run (a DNS
+// server, a receiver that enforces limits): started once the instance is
+// laid out, before its master, and stopped after it.
+class RunFixture {
+  public:
+    virtual ~RunFixture() = default;
+    // Adds the figures the fixture measured; `start` is what the run's
+    // drain time counts from.
+    virtual void add_metrics(double /*start*/, Metrics&) const {}
+};
+
 class Workload {
   public:
     virtual ~Workload() = default;
@@ -98,6 +109,13 @@ class Workload {
     virtual bool reports_delivery() const { return true; }
     // Before master starts: fill the queue, write lookup tables.
     virtual void populate(const RunContext&) const {}
+    // After populate(), before master starts: the run's own servers
+    // (nullptr: none).
+    virtual std::unique_ptr<RunFixture> fixture(const RunContext&) const { return nullptr; }
+    // True if smtp(8) must follow MX records from the run's DNS server: the
+    // session then gives every process it starts a resolv.conf of its own
+    // (netns.hpp, use_private_resolver()).
+    virtual bool follows_mx() const { return false; }
     // True if injection() returns mail to inject while the run is measured.
     virtual bool live_injection() const { return false; }
     // Mail to inject once the queue manager runs (nullptr: none).

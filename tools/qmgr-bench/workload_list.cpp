@@ -35,6 +35,10 @@ const std::vector<Known>& registry() {
         {"deferred-scale", make_deferred_scale, false},
         {"hostile-reply", make_hostile_reply, false},
         {"hostile-reply-off", make_hostile_reply_off, false},
+        {"provider", make_provider, false},
+        {"reply-rule", make_reply_rule, false},
+        {"learned-rate", make_learned_rate, false},
+        {"tenant", make_tenant, false},
     };
     return r;
 }

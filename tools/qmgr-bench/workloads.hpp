@@ -48,5 +48,15 @@ std::unique_ptr<Workload> make_deferred_scale(const Session& session);
 // adaptive limits on the cqmgr side, and the same with them off.
 std::unique_ptr<Workload> make_hostile_reply(const Session& session);
 std::unique_ptr<Workload> make_hostile_reply_off(const Session& session);
+// Receivers that enforce limits: one provider's 50 domains behind MX
+// records (dnsmasq) and a receiver that limits sessions and messages for
+// all of them together; the same provider with a receiver that stops a
+// sender for 2 minutes past its rate ([TSS04]); a receiving smtpd with a
+// message-rate limit (adaptive limits on the cqmgr side); and two senders'
+// mail to one provider (sender limits on the cqmgr side).
+std::unique_ptr<Workload> make_provider(const Session& session);
+std::unique_ptr<Workload> make_reply_rule(const Session& session);
+std::unique_ptr<Workload> make_learned_rate(const Session& session);
+std::unique_ptr<Workload> make_tenant(const Session& session);
 
 } // namespace bench
