@@ -1,9 +1,9 @@
 #include "control_commands.hpp"
 
+#include "control_time.hpp"
 #include "log.hpp"
 
 #include <algorithm>
-#include <ctime>
 #include <optional>
 
 namespace cqmgr::qmgr {
@@ -15,16 +15,6 @@ using Verb = control::Verb;
 
 Json until_json(int64_t until) {
     return until == 0 ? Json(nullptr) : Json(until);
-}
-
-// Unix seconds as ISO 8601 in UTC, e.g. 2026-11-24T06:00:00Z.
-std::string iso_utc(int64_t t) {
-    time_t tt = static_cast<time_t>(t);
-    struct tm tm;
-    ::gmtime_r(&tt, &tm);
-    char buf[32];
-    ::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
 }
 
 // "suspension" or "throttle", as the log lines name a kept setting.
@@ -138,7 +128,8 @@ Json ControlCommands::execute(const control::Request& r, int64_t uid) {
         if (!r.reason.empty()) line += ": " + r.reason;
         break;
     case Verb::resume:
-        note(sched_.set_limit(target, core::LimitChange::hold(std::nullopt)), {{"suspended", false}});
+        note(sched_.set_limit(target, core::LimitChange::hold(std::nullopt)),
+             {{"suspended", false}});
         line += by;
         break;
     case Verb::throttle:
@@ -147,7 +138,8 @@ Json ControlCommands::execute(const control::Request& r, int64_t uid) {
         line += " concurrency " + std::to_string(r.concurrency) + until_text(until, span) + by;
         break;
     case Verb::unthrottle:
-        note(sched_.set_limit(target, core::LimitChange::cap(std::nullopt)), {{"throttle", nullptr}});
+        note(sched_.set_limit(target, core::LimitChange::cap(std::nullopt)),
+             {{"throttle", nullptr}});
         line += by;
         break;
     case Verb::flush:

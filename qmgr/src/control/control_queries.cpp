@@ -70,6 +70,8 @@ const Json& ControlQueries::answer(const control::Request& r) const {
         return reply_ = message(r.queue_id);
     case Verb::deliveries:
         return reply_ = deliveries();
+    case Verb::explain:
+        return reply_ = explain(*r.target);
     default:
         return reply_ = control::error_reply("not a query");
     }
@@ -235,6 +237,10 @@ Json ControlQueries::deliveries() const {
     j["ok"] = true;
     j["deliveries"] = std::move(list);
     return j;
+}
+
+Json ControlQueries::explain(const control::Target& target) const {
+    return explain_reply(src_, target);
 }
 
 } // namespace cqmgr::qmgr

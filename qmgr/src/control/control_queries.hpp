@@ -8,6 +8,7 @@
 #include "adaptive.hpp"
 #include "arrival_index.hpp"
 #include "clock.hpp"
+#include "control_explain.hpp"
 #include "control_queues_reply.hpp"
 #include "counters.hpp"
 #include "cqmgr/control/reply.hpp"
@@ -25,6 +26,9 @@
 #include <vector>
 
 namespace cqmgr::qmgr {
+
+class ClusterLimits;
+class DeferredIndex;
 
 // The state of the scans and the feed.
 struct FeedState {
@@ -48,6 +52,12 @@ struct ControlSources {
     const AdaptiveLimits* adaptive = nullptr;
     // The destination shares' isolation (nullptr: no share is set).
     const Isolation* isolation = nullptr;
+    // The cluster's limits (nullptr: none is configured).
+    const ClusterLimits* cluster = nullptr;
+    // The index of the mail cqmgr deferred (nullptr: none is kept).
+    const DeferredIndex* deferred = nullptr;
+    // What the features with limits of their own add to explain.
+    ExplainHooks explain = {};
 };
 
 // Who answers: the process, its version and when it started.
@@ -73,6 +83,7 @@ class ControlQueries {
     Json jobs(const std::string& transport) const;
     Json message(const std::string& queue_id) const;
     Json deliveries() const;
+    Json explain(const control::Target& target) const;
 
   private:
     Json job_state(const core::Transport& t, const core::Job& j) const;

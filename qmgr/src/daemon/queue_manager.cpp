@@ -104,6 +104,8 @@ ControlSources QueueManager::control_sources() const {
         .message_recipient_limit = params_.qmgr_message_recipient_limit,
         .adaptive = adaptive_.get(),
         .isolation = isolation_.get(),
+        .cluster = limits_.active() ? &limits_ : nullptr,
+        .deferred = ramp_.on() || params_.cqmgr_dead_backlog ? &ramp_.index() : nullptr,
     };
 }
 
