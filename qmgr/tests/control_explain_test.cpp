@@ -4,6 +4,7 @@
 // the window selection uses.
 #include "control_fixture.hpp"
 #include "control_queries.hpp"
+#include "deferred_index.hpp"
 
 #include <gtest/gtest.h>
 #include <map>
@@ -172,8 +173,8 @@ TEST_F(Explain, MainCfRateDelays) {
 TEST_F(Explain, ABareDestinationOnEveryTransportAndASuspendedTransport) {
     add("A", 1, "a.example");
     add("B", 1, "a.example", "relay");
-    ASSERT_TRUE(sched->set_limit({"relay", ""},
-                                 core::LimitChange::hold(core::AdminHold{1600, "maintenance", 7})));
+    ASSERT_TRUE(sched->set_limit(
+        {"relay", ""}, core::LimitChange::hold(core::AdminHold{1600, "maintenance", 7, 940})));
     auto j = explain("a.example");
     ASSERT_EQ(j["queues"].size(), 2u);
     EXPECT_EQ(j["queues"][0]["transport"], "relay");
@@ -182,7 +183,8 @@ TEST_F(Explain, ABareDestinationOnEveryTransportAndASuspendedTransport) {
     EXPECT_EQ(relay["effective"]["concurrency"], 0);
     EXPECT_EQ(binding(relay), std::vector<std::string>{"admin"});
     EXPECT_EQ(line(relay, "admin")["detail"],
-              "suspend relay by uid 7 until 1970-01-01T00:26:40Z (in 600s): maintenance");
+              "suspend relay by uid 7 at 1970-01-01T00:15:40Z (60s ago) until "
+              "1970-01-01T00:26:40Z (in 600s): maintenance");
     EXPECT_EQ(relay["next_retry"]["when"], 1600);
     EXPECT_EQ(j["queues"][1]["effective"]["concurrency"], 5);
 }
@@ -224,6 +226,20 @@ TEST_F(Explain, HooksAddSourcesAndProviders) {
     // agent there, so b.example's share binds.
     EXPECT_EQ(binding(j["queues"][1]), std::vector<std::string>{"share"});
     EXPECT_TRUE(explain("yahoo")["provider"].is_null());
+}
+
+// With the index of the mail cqmgr deferred (recovery ramp, dead backlog),
+// its deferred messages are counted.
+TEST_F(Explain, DeferredMailIsCountedWhenAnIndexIsKept) {
+    add("A", 1, "a.example");
+    DeferredIndex index;
+    index.add("D1", {"smtp:a.example", "smtp:b.example"}, 1000);
+    index.add("D2", {"smtp:a.example"}, 1000);
+    index.add("D3", {"relay:a.example"}, 1000);
+    src->deferred = &index;
+    auto q = explain("smtp:a.example")["queues"][0];
+    EXPECT_EQ(q["deferred"]["messages"], 2);
+    EXPECT_NE(q["deferred"]["note"].get<std::string>().find("since it started"), std::string::npos);
 }
 
 TEST_F(Explain, TheQueriesAnswerIt) {

@@ -100,9 +100,9 @@ Json ControlCommands::execute(const control::Request& r, int64_t uid) {
     // would take the list past it is refused before it takes effect.
     std::optional<AdminRecord> setting;
     if (r.verb == Verb::suspend)
-        setting = AdminRecord{core::AdminKind::hold, target, {until, r.reason, uid}, {}};
+        setting = AdminRecord{core::AdminKind::hold, target, {until, r.reason, uid, now}, {}};
     else if (r.verb == Verb::throttle)
-        setting = AdminRecord{core::AdminKind::cap, target, {}, {r.concurrency, until, uid}};
+        setting = AdminRecord{core::AdminKind::cap, target, {}, {r.concurrency, until, uid, now}};
     if (setting && !fits(*setting))
         return control::error_reply("the suspensions and throttles kept would take more than " +
                                     std::to_string(state::max_control_bytes) +

@@ -26,6 +26,24 @@ std::string until_words(int64_t until, int64_t now, const std::string& open) {
     return until > 0 ? " until " + when_text(until, now) : open;
 }
 
+// Who set an administrator's setting, and when, if known.
+std::string set_by(int64_t uid, int64_t since, int64_t now) {
+    return " by uid " + std::to_string(uid) + (since > 0 ? " at " + when_text(since, now) : "");
+}
+
+// A suspension of `target` in words.
+std::string hold_text(const std::string& target, const core::AdminHold& h, int64_t now) {
+    return "suspend " + target + set_by(h.uid, h.since, now) +
+           until_words(h.until, now, " until cqmgrctl resume") +
+           (h.reason.empty() ? "" : ": " + h.reason);
+}
+
+// A throttle of `target` in words.
+std::string cap_text(const std::string& target, const core::AdminCap& c, int64_t now) {
+    return "throttle " + target + set_by(c.uid, c.since, now) +
+           until_words(c.until, now, " until cqmgrctl unthrottle");
+}
+
 // "4.4.1 reason" of a hop status.
 std::string dsn_text(const std::optional<core::Dsn>& dsn) {
     if (!dsn) return "no reason recorded";
@@ -223,17 +241,12 @@ Json kept_settings(const core::LimitBook& book, const control::Target& target, i
     };
     for (const auto& [a, h] : book.holds())
         if (matches(a))
-            list.push_back(line_json({Bound::stop, 0, "admin",
-                                      "suspend " + a.text() + " by uid " + std::to_string(h.uid) +
-                                          until_words(h.until, now, " until cqmgrctl resume") +
-                                          (h.reason.empty() ? "" : ": " + h.reason),
-                                      false, false}));
+            list.push_back(
+                line_json({Bound::stop, 0, "admin", hold_text(a.text(), h, now), false}));
     for (const auto& [a, c] : book.caps())
         if (matches(a))
             list.push_back(line_json({Bound::concurrency, double(c.concurrency), "admin",
-                                      "throttle " + a.text() + " by uid " + std::to_string(c.uid) +
-                                          until_words(c.until, now, " until cqmgrctl unthrottle"),
-                                      false, false}));
+                                      cap_text(a.text(), c, now), false}));
     return list;
 }
 
@@ -256,22 +269,13 @@ void admin_lines(const ExplainSubject& s, std::vector<LimitLine>& lines) {
     const core::Transport& t = s.transport;
     const core::Queue& q = s.queue;
     const core::LimitBook& book = s.src.sched.limits();
-    if (t.hold)
-        lines.push_back({Bound::stop, 0, "admin",
-                         "suspend " + t.name + " by uid " + std::to_string(t.hold->uid) +
-                             until_words(t.hold->until, s.now, " until cqmgrctl resume") +
-                             (t.hold->reason.empty() ? "" : ": " + t.hold->reason)});
+    if (t.hold) lines.push_back({Bound::stop, 0, "admin", hold_text(t.name, *t.hold, s.now)});
     if (const auto& h = q.limits.hold)
-        lines.push_back({Bound::stop, 0, "admin",
-                         "suspend " + admin_target(book.holds(), q) + " by uid " +
-                             std::to_string(h->uid) +
-                             until_words(h->until, s.now, " until cqmgrctl resume") +
-                             (h->reason.empty() ? "" : ": " + h->reason)});
+        lines.push_back(
+            {Bound::stop, 0, "admin", hold_text(admin_target(book.holds(), q), *h, s.now)});
     if (const auto& c = q.limits.cap)
         lines.push_back({Bound::concurrency, double(c->concurrency), "admin",
-                         "throttle " + admin_target(book.caps(), q) + " by uid " +
-                             std::to_string(c->uid) +
-                             until_words(c->until, s.now, " until cqmgrctl unthrottle")});
+                         cap_text(admin_target(book.caps(), q), *c, s.now)});
 }
 
 void cluster_lines(const ExplainSubject& s, std::vector<LimitLine>& lines) {

@@ -198,6 +198,8 @@ std::optional<ClusterLimits::GateView> ClusterLimits::gate_view(const core::Queu
     auto it = gates_.find(gate_key(q.transport->name, q.name));
     if (it == gates_.end()) return std::nullopt;
     const Gate& g = *it->second;
+    // A gate kept only for the dead marks, once its mark is read.
+    if (g.limit <= 0 && !g.rate && !g.mark_pending) return std::nullopt;
     auto count = [](const std::unordered_map<std::string, int>& m, const std::string& k) {
         auto f = m.find(k);
         return f == m.end() ? 0 : f->second;

@@ -96,7 +96,8 @@ class ClusterLimits : public DeliveryObserver {
         bool mark_pending = false;    // its dead mark is still being read
         std::optional<int> allowance; // the core's gate it gives
     };
-    // The gate of queue `q`, or nothing when no limit covers it.
+    // The gate of queue `q`, or nothing when no limit covers it (and no
+    // dead mark is being read for it).
     std::optional<GateView> gate_view(const core::Queue& q) const;
     // How many queues have a gate (for tests).
     size_t gate_count() const { return gates_.size(); }

@@ -7,10 +7,10 @@
 //    "throttle":[{"transport":T,"destination":D,"concurrency":C,"until":U|null,"uid":N},...]}
 //
 // where a bare destination has no "transport" and a whole transport no
-// "destination".  One limit, max_control_bytes, holds for what is written
-// and what is read back: a list that would be longer is not written (the
-// command that would make it so is refused), and a longer document is not
-// read.
+// "destination".  Each setting may also have "since":S, when it was set
+// (documents of earlier versions have none).  One limit, max_control_bytes, holds for what is
+// written and what is read back: a list that would be longer is not written (the command that would
+// make it so is refused), and a longer document is not read.
 #pragma once
 
 #include "cqmgr/common/result.hpp"
@@ -33,6 +33,7 @@ struct ControlSetting {
     std::string reason;      // suspend only
     int concurrency = 0;     // throttle only, >= 1
     int64_t uid = 0;         // who set it
+    int64_t since = 0;       // when it was set (Unix seconds); 0 = not known
 
     bool operator==(const ControlSetting&) const = default;
 };
