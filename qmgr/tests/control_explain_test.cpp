@@ -187,6 +187,13 @@ TEST_F(Explain, ABareDestinationOnEveryTransportAndASuspendedTransport) {
               "1970-01-01T00:26:40Z (in 600s): maintenance");
     EXPECT_EQ(relay["next_retry"]["when"], 1600);
     EXPECT_EQ(j["queues"][1]["effective"]["concurrency"], 5);
+
+    // A word before a colon that names no transport is part of the name.
+    add("C", 1, "c.example:25");
+    j = explain("c.example:25");
+    ASSERT_EQ(j["queues"].size(), 1u);
+    EXPECT_EQ(j["queues"][0]["destination"], "c.example:25");
+    EXPECT_EQ(j["target"], "c.example:25");
 }
 
 TEST_F(Explain, NoQueueShowsWhatIsKeptForItsNextMail) {

@@ -213,20 +213,30 @@ Json queue_json(const ControlSources& src, const core::Transport& t, const core:
     return j;
 }
 
-// The queues `target` names, by transport: its own queue, or the queue of
-// that name on every transport (also when the word before a colon names
-// no transport: "example.com:25" is then one destination).
+// What `target` names: as the grammar splits it, or, when the word before
+// its colon names no transport and a queue has the whole text for its name
+// ("example.com:25"), that destination on every transport.
+control::Target named(const core::Scheduler& sched, const control::Target& target) {
+    const auto& transports = sched.transports();
+    if (target.transport.empty() || transports.count(target.transport)) return target;
+    for (const auto& [name, t] : transports)
+        if (sched.find_queue(name, target.text))
+            return control::Target{target.text, {}, target.text};
+    return target;
+}
+
+// The queues `target` names: its own queue, or the queue of that name on
+// every transport (by transport name).
 std::vector<const core::Queue*> queues_named(const core::Scheduler& sched,
                                              const control::Target& target) {
     std::vector<const core::Queue*> out;
-    const auto& transports = sched.transports();
-    if (!target.transport.empty() && transports.count(target.transport)) {
+    if (!target.transport.empty()) {
         if (const core::Queue* q = sched.find_queue(target.transport, target.destination))
             out.push_back(q);
         return out;
     }
-    for (const auto& [name, t] : transports)
-        if (const core::Queue* q = sched.find_queue(name, target.text)) out.push_back(q);
+    for (const auto& [name, t] : sched.transports())
+        if (const core::Queue* q = sched.find_queue(name, target.destination)) out.push_back(q);
     return out;
 }
 
@@ -404,8 +414,9 @@ void main_cf_lines(const ExplainSubject& s, std::vector<LimitLine>& lines) {
                              "s (the whole transport)"});
 }
 
-control::Json explain_reply(const ControlSources& src, const control::Target& target) {
+control::Json explain_reply(const ControlSources& src, const control::Target& asked) {
     const int64_t now = src.clock.now();
+    const control::Target target = named(src.sched, asked);
     std::vector<const core::Queue*> queues = queues_named(src.sched, target);
     Json provider = nullptr;
     if (queues.empty() && target.transport.empty() && src.explain.provider_queues) {
