@@ -118,6 +118,19 @@ TEST_F(Explain, TheShareBindsOnlyWhileAnotherDestinationWaits) {
     EXPECT_TRUE(q["next_retry"]["when"].is_null());
 }
 
+// A throttled destination alone on its transport, its one delivery in
+// flight: its mail waits for that delivery, not for an agent.
+TEST_F(Explain, AFullWindowWaitsForADeliveryToEnd) {
+    add("A", 3, "a.example");
+    ASSERT_TRUE(
+        sched->set_limit({"", "a.example"}, core::LimitChange::cap(core::AdminCap{1, 0, 0})));
+    ASSERT_NE(send(), nullptr);
+    auto q = explain("a.example")["queues"][0];
+    EXPECT_TRUE(q["next_retry"]["when"].is_null()) << q.dump();
+    EXPECT_EQ(q["next_retry"]["what"],
+              "when a delivery in flight ends (1 in flight, 1 at once allowed)");
+}
+
 TEST_F(Explain, ADeadDestinationStopsWithItsReasonAndRevival) {
     tc.fail_cohort_limit = 1;
     tc.init_dest_concurrency = 1;
