@@ -8,7 +8,7 @@ namespace cqmgr::control {
 
 namespace {
 
-constexpr std::array<VerbSpec, 12> kVerbs{{
+constexpr std::array<VerbSpec, 13> kVerbs{{
     {Verb::help, "help", "help", 0, 0},
     {Verb::summary, "summary", "summary", 0, 0},
     {Verb::queues, "queues", "queues [TRANSPORT]", 0, 1},
@@ -16,6 +16,7 @@ constexpr std::array<VerbSpec, 12> kVerbs{{
     {Verb::message, "message", "message QUEUE_ID", 1, 1},
     {Verb::deliveries, "deliveries", "deliveries", 0, 0},
     {Verb::providers, "providers", "providers", 0, 0},
+    {Verb::explain, "explain", "explain [TRANSPORT:]DESTINATION|PROVIDER", 1, 1},
     {Verb::suspend, "suspend", "suspend TRANSPORT[:DESTINATION] [for DURATION] [reason TEXT...]", 1,
      SIZE_MAX},
     {Verb::resume, "resume", "resume TRANSPORT[:DESTINATION]", 1, 1},
@@ -116,7 +117,7 @@ std::optional<Target> transport_target(std::string_view w) {
     return t;
 }
 
-// [TRANSPORT:]DESTINATION (flush, throttle, unthrottle).  A colon splits
+// [TRANSPORT:]DESTINATION (explain, flush, throttle, unthrottle).  A colon splits
 // only when what precedes it can be a transport name, so that a bare
 // "[192.0.2.1]:25" stays one destination.
 Target destination_target(std::string_view w) {
@@ -279,6 +280,7 @@ Parsed parse_request(std::string_view line) {
         r.target = transport_target(w[1].text);
         if (!r.target) return fail("bad target: " + echo(w[1].text));
         return options(std::move(r), line, w, 2, true);
+    case Verb::explain:
     case Verb::flush:
     case Verb::unthrottle:
         r.target = destination_target(w[1].text);

@@ -128,6 +128,20 @@ TEST(Request, FlushAndUnthrottleTakeABareDestination) {
     EXPECT_EQ(error("flush a b"), "usage: flush [TRANSPORT:]DESTINATION");
 }
 
+// explain takes one destination, split as flush splits it, or a word that
+// may name a provider; it only reads.
+TEST(Request, ExplainTakesADestinationOrAProvider) {
+    Request r = ok("explain smtp:example.com");
+    EXPECT_EQ(r.verb, Verb::explain);
+    EXPECT_TRUE(r.is_query());
+    EXPECT_EQ(*r.target, (Target{"smtp:example.com", "smtp", "example.com"}));
+    EXPECT_EQ(*ok("EXPLAIN google").target, (Target{"google", "", "google"}));
+    EXPECT_EQ(*ok("explain [192.0.2.1]:25").target,
+              (Target{"[192.0.2.1]:25", "", "[192.0.2.1]:25"}));
+    EXPECT_EQ(error("explain"), "usage: explain [TRANSPORT:]DESTINATION|PROVIDER");
+    EXPECT_EQ(error("explain a b"), "usage: explain [TRANSPORT:]DESTINATION|PROVIDER");
+}
+
 TEST(Request, Throttle) {
     Request r = ok("throttle example.com 2 for 1h");
     EXPECT_EQ(r.target->destination, "example.com");
@@ -145,7 +159,8 @@ TEST(Request, Throttle) {
 TEST(Request, FormatParsesBack) {
     for (auto line :
          {"help", "summary", "queues", "queues smtp", "jobs local", "message ABC123", "deliveries",
-          "suspend smtp", "suspend smtp:example.com for 600", "suspend smtp:x for 60 reason a  b",
+          "explain example.com", "explain smtp:example.com", "suspend smtp",
+          "suspend smtp:example.com for 600", "suspend smtp:x for 60 reason a  b",
           "suspend smtp reason why not", "resume smtp:x", "flush x", "flush smtp:x", "throttle x 3",
           "throttle smtp:x 3 for 86400", "unthrottle smtp:x"}) {
         Request r = ok(line);
@@ -155,7 +170,7 @@ TEST(Request, FormatParsesBack) {
 }
 
 TEST(Request, UsageListsEveryRequest) {
-    EXPECT_EQ(usage_lines().size(), 12u);
+    EXPECT_EQ(usage_lines().size(), 13u);
     EXPECT_EQ(usage_lines()[0], "help");
     EXPECT_EQ(verb_name(Verb::unthrottle), "unthrottle");
 }
@@ -164,7 +179,7 @@ TEST(Request, UsageListsEveryRequest) {
 // request with those counts and valid words parses, one word fewer or more
 // is refused with the usage line.
 TEST(Request, TheTableCountsEachRequestsWords) {
-    ASSERT_EQ(verbs().size(), 12u);
+    ASSERT_EQ(verbs().size(), 13u);
     for (const VerbSpec& v : verbs()) {
         EXPECT_EQ(find_verb(v.name), &v);
         EXPECT_EQ(verb_name(v.verb), v.name);

@@ -99,6 +99,8 @@ std::string format_reply(std::string_view request, const json& reply, int64_t no
         return format_deliveries(reply);
     case control::Verb::providers:
         return format_providers(reply);
+    case control::Verb::explain:
+        return format_explain(reply, now);
     case control::Verb::suspend:
     case control::Verb::resume:
     case control::Verb::flush:
@@ -350,6 +352,81 @@ std::string format_providers(const json& reply) {
         for (const auto& m : array_of(p, "members"))
             table.add({string_of(m, "transport"), string_of(m, "queue"), count_of(m, "in_flight")});
         out += table.text();
+    }
+    return out;
+}
+
+namespace {
+
+// "4.4.1 reason (12s ago)" of an explain reply's last deferral.
+std::string last_deferral_text(const json& q, int64_t now) {
+    const json* d = field(q, "last_deferral");
+    if (!d) return "none since cqmgr started";
+    std::string text = string_of(*d, "status", "");
+    const std::string reason = string_of(*d, "reason", "");
+    if (!reason.empty()) text += (text.empty() ? "" : " ") + reason;
+    if (auto when = number_of(*d, "when"))
+        text += " (" + format_time(static_cast<int64_t>(*when)) +
+                (*when <= static_cast<double>(now)
+                     ? ", " + format_seconds(static_cast<double>(now) - *when) + " ago"
+                     : std::string()) +
+                ")";
+    return text;
+}
+
+// What the marks of limit_table() mean.
+constexpr const char* limit_legend = "(* binds now, - not in force now)\n";
+
+// The limits of one queue (or the settings kept for a destination) as a
+// table: the binding line marked "*", lines not in force "-".
+Table limit_table(const json& lines) {
+    Table table({{""}, {"BOUND"}, {"VALUE", Align::Right}, {"SOURCE"}, {"DETAIL"}});
+    for (const auto& l : lines) {
+        const json* v = field(l, "value");
+        std::string value = !v               ? "-"
+                            : v->is_string() ? v->get<std::string>()
+                            : v->is_number() ? number_text(v->get<double>())
+                                             : v->dump();
+        std::string mark = bool_of(l, "binds") ? "*" : bool_of(l, "in_force") ? "" : "-";
+        table.add({mark, string_of(l, "bound"), value, string_of(l, "source"),
+                   string_of(l, "detail", "")});
+    }
+    return table;
+}
+
+} // namespace
+
+std::string format_explain(const json& reply, int64_t now) {
+    std::string out;
+    if (const json* p = field(reply, "provider"); p && p->is_string())
+        out += "provider " + p->get<std::string>() + '\n';
+    for (const auto& q : array_of(reply, "queues")) {
+        if (!out.empty()) out += '\n';
+        const json& eff = object_of(q, "effective");
+        const json& w = object_of(q, "waiting");
+        const json& next = object_of(q, "next_retry");
+        const json& deferred = object_of(q, "deferred");
+        std::string rate = field(eff, "rate") ? string_of(eff, "rate") : "no limit";
+        std::string deferred_text = string_of(deferred, "note", "");
+        if (field(deferred, "messages"))
+            deferred_text = count_of(deferred, "messages") + " messages; " + deferred_text;
+        out +=
+            string_of(q, "transport") + ":" + string_of(q, "destination") + '\n' +
+            labelled({
+                {"effective", "concurrency " + count_of(eff, "concurrency") + ", rate " + rate},
+                {"waiting", counted(w, "messages", "messages") + ", " +
+                                counted(w, "recipients", "recipients") + " in the active queue, " +
+                                count_of(w, "in_flight") + " in flight"},
+                {"last deferral", last_deferral_text(q, now)},
+                {"next retry", string_of(next, "what")},
+                {"deferred mail", deferred_text},
+            }) +
+            '\n' + limit_table(array_of(q, "limits")).text() + limit_legend;
+    }
+    if (array_of(reply, "queues").empty()) {
+        out += string_of(reply, "note", "no such destination") + '\n';
+        const json& kept = array_of(reply, "kept");
+        if (!kept.empty()) out += "kept for its next mail:\n" + limit_table(kept).text();
     }
     return out;
 }

@@ -27,6 +27,10 @@ std::string format_jobs(const json& reply);
 std::string format_message(const json& reply, int64_t now);
 std::string format_deliveries(const json& reply);
 std::string format_providers(const json& reply);
+// Why a destination's mail goes or waits: per queue, its effective
+// concurrency and rate, and one line per limit with the binding one
+// marked "*" (and those not in force "-").
+std::string format_explain(const json& reply, int64_t now);
 // The reply of a command (suspend, resume, flush, throttle, unthrottle):
 // what it changed.
 std::string format_changed(const json& reply, int64_t now);

@@ -252,3 +252,68 @@ TEST(Format, OddRepliesDoNotThrow) {
         }
     }
 }
+
+TEST(Format, Explain) {
+    EXPECT_EQ(format_reply("explain example.com", sample("explain"), now),
+              "smtp:example.com\n"
+              "effective:      concurrency 1, rate no limit\n"
+              "waiting:        4 messages, 5 recipients in the active queue, 1 in flight\n"
+              "last deferral:  4.4.2 lost connection with example.com[192.0.2.1] while receiving "
+              "the initial server greeting (2025-11-24T15:58:20Z, 1m40s ago)\n"
+              "next retry:     when a delivery in flight ends (1 in flight, 1 at once allowed)\n"
+              "deferred mail:  not known: like stock, cqmgr keeps no index of deferred mail by "
+              "destination unless cqmgr_recovery_rate or cqmgr_dead_backlog is set\n"
+              "\n"
+              "   BOUND        VALUE  SOURCE   DETAIL\n"
+              "*  concurrency      1  admin    throttle smtp:example.com by uid 0 at "
+              "2025-11-24T15:50:00Z (600s ago) until 2025-11-24T16:10:00Z (in 600s)\n"
+              "   concurrency      3  share    cqmgr_destination_agent_share = 30% of the process "
+              "limit 10: 3 agents; binds while another destination of smtp waits for an agent, as "
+              "one does now\n"
+              "   concurrency     20  main.cf  smtp_destination_concurrency_limit\n"
+              "   concurrency      5  main.cf  the concurrency window now (from "
+              "smtp_initial_destination_concurrency 5, moved by the concurrency feedback)\n"
+              "(* binds now, - not in force now)\n");
+}
+
+TEST(Format, ExplainMarksLinesNotInForceAndRates) {
+    auto r = sample("explain");
+    auto& q = r["queues"][0];
+    q["limits"][1]["in_force"] = false;
+    q["limits"].push_back({{"bound", "rate"},
+                           {"value", "1/5s"},
+                           {"source", "learned"},
+                           {"detail", "a pause"},
+                           {"in_force", true},
+                           {"binds", true}});
+    q["effective"]["rate"] = "1/5s";
+    q["deferred"] = {{"messages", 12}, {"note", "each is tried at its own time"}};
+    q["last_deferral"] = nullptr;
+    const std::string text = format_explain(r, now);
+    EXPECT_NE(text.find("effective:      concurrency 1, rate 1/5s\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("-  concurrency      3  share"), std::string::npos) << text;
+    EXPECT_NE(text.find("*  rate          1/5s  learned  a pause\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("deferred mail:  12 messages; each is tried at its own time\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("last deferral:  none since cqmgr started\n"), std::string::npos) << text;
+}
+
+TEST(Format, ExplainOfADestinationWithoutAQueue) {
+    json r = {{"ok", true},
+              {"target", "x.example"},
+              {"provider", nullptr},
+              {"queues", json::array()},
+              {"note", "no queue of x.example is in the active queue now"},
+              {"kept", json::array({{{"bound", "stop"},
+                                     {"value", 0},
+                                     {"source", "admin"},
+                                     {"detail", "suspend x.example by uid 0"},
+                                     {"in_force", false},
+                                     {"binds", false}}})}};
+    EXPECT_EQ(format_reply("explain x.example", r, now),
+              "no queue of x.example is in the active queue now\n"
+              "kept for its next mail:\n"
+              "   BOUND  VALUE  SOURCE  DETAIL\n"
+              "-  stop       0  admin   suspend x.example by uid 0\n");
+}

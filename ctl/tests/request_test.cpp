@@ -45,5 +45,5 @@ TEST(Request, UnknownRequestsPassForANewerDaemon) {
     EXPECT_EQ(request_line("frobnicate", {"a", "b"}), "frobnicate a b");
     ASSERT_NE(cqmgr::control::find_verb("Summary"), nullptr);
     EXPECT_EQ(cqmgr::control::find_verb("Summary")->name, "summary");
-    EXPECT_EQ(cqmgr::control::verbs().size(), 12u);
+    EXPECT_EQ(cqmgr::control::verbs().size(), 13u);
 }

@@ -18,9 +18,9 @@ namespace {
 
 std::vector<AdminRecord> sample() {
     return {
-        {core::AdminKind::hold, {"smtp", "example.com"}, {2000, "maintenance", 0}, {}},
+        {core::AdminKind::hold, {"smtp", "example.com"}, {2000, "maintenance", 0, 1400}, {}},
         {core::AdminKind::hold, {"relay", ""}, {0, "", 107}, {}},
-        {core::AdminKind::cap, {"", "slow.example"}, {}, {2, 0, 0}},
+        {core::AdminKind::cap, {"", "slow.example"}, {}, {2, 0, 0, 1450}},
         {core::AdminKind::cap, {"smtp", "x.example"}, {}, {1, 1500, 0}},
     };
 }
@@ -60,6 +60,25 @@ TEST(AdminState, EncodeDecodeRoundTrip) {
     auto back = decode_admin_records(encode_admin_records(sample()));
     ASSERT_TRUE(back) << back.error().message();
     EXPECT_EQ(*back, sample());
+}
+
+// When a setting was set is kept with it; documents of earlier versions
+// have no "since" and read as "not known".
+TEST(AdminState, WhenASettingWasSetIsKept) {
+    const std::string text = encode_admin_records(sample());
+    EXPECT_NE(text.find(R"("reason":"maintenance","since":1400,)"), std::string::npos) << text;
+    EXPECT_NE(text.find(R"({"reason":"","transport":"relay","uid":107,"until":null})"),
+              std::string::npos)
+        << text;
+    auto old = decode_admin_records(
+        R"({"version":1,"suspend":[{"transport":"smtp","until":null,"reason":"","uid":3}],)"
+        R"("throttle":[]})");
+    ASSERT_TRUE(old) << old.error().message();
+    ASSERT_EQ(old->size(), 1u);
+    EXPECT_EQ((*old)[0].hold.since, 0);
+    EXPECT_FALSE(decode_admin_records(R"({"version":1,"suspend":[{"transport":"smtp",)"
+                                      R"("until":null,"reason":"","uid":3,"since":-1}],)"
+                                      R"("throttle":[]})"));
 }
 
 TEST(AdminState, MalformedDocumentsAreRefused) {

@@ -508,5 +508,33 @@ TEST_F(ClusterLimitsTest, ABadLimitIsLeftOutAndItsQueueIsNotGated) {
     EXPECT_EQ(a.shared->acquires, 0);
 }
 
+// What cqmgrctl explain shows of a gate: its scope and limit, the leases
+// held here, and the rate.
+TEST_F(ClusterLimitsTest, TheGateViewShowsTheLeasesHeldHere) {
+    Host& a = host(2, "cqmgr_rate_limits = inline:{ d.example=600/1m }\n");
+    a.mail(6);
+    a.pump();
+    settle();
+    ASSERT_TRUE(wait_until([&] { return a.in_flight() == 2; }));
+    auto v = a.limits.gate_view(*a.queue());
+    ASSERT_TRUE(v);
+    EXPECT_EQ(v->lease_scope, dest);
+    EXPECT_EQ(v->limit, 2);
+    EXPECT_EQ(v->leases, 2);
+    EXPECT_EQ(v->scope_leases, 2);
+    EXPECT_TRUE(v->shared);
+    EXPECT_FALSE(v->mark_pending);
+    EXPECT_EQ(v->rate_scope, dest);
+    ASSERT_TRUE(v->rate);
+    EXPECT_EQ(v->rate->count, 600);
+    EXPECT_EQ(v->allowance, a.queue()->limits.gate);
+    // No limit covers another destination: nothing to show once its dead
+    // mark has been read.
+    a.mail(1, "other.example");
+    EXPECT_TRUE(a.limits.gate_view(*a.queue("other.example"))->mark_pending);
+    settle();
+    EXPECT_FALSE(a.limits.gate_view(*a.queue("other.example")));
+}
+
 } // namespace
 } // namespace cqmgr::qmgr

@@ -136,6 +136,7 @@ TEST_F(Control, SuspendAndResumeAreLoggedAnsweredAndKept) {
     ASSERT_EQ(kept.size(), 1u);
     EXPECT_EQ(kept[0].target.text(), "smtp:example.com");
     EXPECT_EQ(kept[0].hold.reason, "maintenance");
+    EXPECT_EQ(kept[0].hold.since, 1795500000 - 600); // when it was set
 
     r = run("resume smtp:example.com");
     EXPECT_EQ(lines.back(), "control: resume smtp:example.com by uid 0");

@@ -6,8 +6,8 @@
 #include "admin_state.hpp"
 #include "control_commands.hpp"
 #include "control_dispatch.hpp"
+#include "control_fixture.hpp"
 #include "control_queries.hpp"
-#include "fake_driver.hpp"
 
 #include <chrono>
 #include <gtest/gtest.h>
@@ -19,23 +19,7 @@ using Json = control::Json;
 
 namespace {
 
-struct FakeClock final : WallClock {
-    protocol::TimeVal t{1000, 0};
-    int64_t now() const override { return t.sec; }
-    protocol::TimeVal precise() const override { return t; }
-};
-
-struct Queries : ::testing::Test {
-    core::test::FakeDriver drv;
-    core::TransportConfig tc;
-    std::unique_ptr<core::Scheduler> sched;
-    FakeClock clock;
-    MessageTable messages;
-    ArrivalIndex arrivals;
-    std::unique_ptr<DeliveryRecord> record;
-    // What each delivery in flight holds for the record, by entry.
-    std::map<const core::Entry*, DeliveryRecord::InFlight> flights;
-    Counters counters;
+struct Queries : cqmgr::qmgr::test::ControlFixture {
     FeedState feed{false, {"incoming"}};
     std::unique_ptr<ControlQueries> queries;
     // The commands, for the dispatch: nothing kept (every reply has a
@@ -45,12 +29,7 @@ struct Queries : ::testing::Test {
     std::unique_ptr<ControlCommands> commands;
 
     void make() {
-        sched = std::make_unique<core::Scheduler>(
-            core::SchedulerConfig{}, [this](const std::string&) { return tc; }, drv);
-        drv.sched = sched.get();
-        drv.free_on_done = false;
-        sched->set_time(1000);
-        record = std::make_unique<DeliveryRecord>(*sched);
+        make_core();
         queries = std::make_unique<ControlQueries>(
             ControlSources{*sched, messages, arrivals, *record, counters, clock,
                            [this] { return feed; }, 20000, 20000},
@@ -66,37 +45,6 @@ struct Queries : ::testing::Test {
     ControlDispatch dispatch() const { return ControlDispatch(*queries, *commands); }
     void SetUp() override { make(); }
 
-    // A message with `n` recipients for `queue` on `transport`, arrived at
-    // `arrival` (Unix seconds).
-    Message& add(const std::string& id, int n, const std::string& queue,
-                 const std::string& transport = "smtp", int64_t arrival = 900) {
-        auto m = std::make_unique<Message>();
-        m->id = id;
-        m->env.arrival_sec = arrival;
-        m->active_arrival = {arrival + 10, 0};
-        m->phase = Message::Phase::waiting;
-        sched->message_add(*m);
-        core::Transport& t = sched->transport(transport);
-        for (int i = 0; i < n; ++i)
-            sched->assign(*m, sched->queue_for(t, queue, queue),
-                          core::test::rcpt(id + "-" + std::to_string(i) + "@" + queue));
-        sched->batch_done(*m, false, 0);
-        Message& ref = messages.add(std::move(m));
-        arrivals.add(ref);
-        return ref;
-    }
-    // Hands the next entry of `transport` to an "agent" now.
-    core::Entry* send(const std::string& transport = "smtp") {
-        core::Entry* e = sched->select_entry(sched->transport(transport));
-        if (e) record->started(flights[e], *e, clock);
-        return e;
-    }
-    // The agent's reply for `e`.
-    void reply(core::Entry* e, int status, core::Dsn hop = {}) {
-        record->finished(flights[e], hop, clock);
-        flights.erase(e);
-        sched->delivery_done(e, {core::DeliveryResult::Kind::replied, status, hop});
-    }
     // The reply as a parsed object, to compare field by field.
     static nlohmann::json parsed(const Json& j) {
         return nlohmann::json::parse(control::reply_line(j));
@@ -366,7 +314,7 @@ TEST_F(Queries, DispatchAnswersQueriesAndHandsOnCommands) {
         return nlohmann::json::parse(s);
     };
     EXPECT_EQ(reply("summary")["ok"], true);
-    EXPECT_EQ(reply("help")["requests"].size(), 12u);
+    EXPECT_EQ(reply("help")["requests"].size(), 13u);
     EXPECT_EQ(reply("frob"),
               (nlohmann::json{{"ok", false}, {"error", "unknown request: frob (try help)"}}));
     EXPECT_TRUE(lines.empty());

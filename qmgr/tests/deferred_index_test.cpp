@@ -32,6 +32,19 @@ TEST(DeferredIndex, FindsWhatWasAddedAndForgetsWhatLeft) {
     EXPECT_EQ(x.names(), 0u);
 }
 
+// What cqmgrctl explain counts: the messages that go (in part) to one
+// destination.
+TEST(DeferredIndex, CountsTheMessagesOfADestination) {
+    DeferredIndex x;
+    x.add("A1", {"smtp:a", "smtp:b"}, 100);
+    x.add("B2", {"smtp:b", "smtp:b"}, 100);
+    EXPECT_EQ(x.messages_for("smtp:a"), 1);
+    EXPECT_EQ(x.messages_for("smtp:b"), 2);
+    EXPECT_EQ(x.messages_for("relay:b"), 0);
+    x.erase("B2");
+    EXPECT_EQ(x.messages_for("smtp:b"), 1);
+}
+
 TEST(DeferredIndex, AddingAgainReplacesAndRepeatsCountOnce) {
     DeferredIndex x;
     x.add("A1", {"smtp:a", "smtp:a", "smtp:b"}, 100);

@@ -50,6 +50,14 @@ int64_t until_of(const json& j) {
     return v;
 }
 
+// "since", absent in documents of earlier versions (0).
+int64_t since_of(const json& j) {
+    if (!j.contains("since")) return 0;
+    int64_t v = integer(j, "since");
+    if (v < 0) throw std::invalid_argument("bad since");
+    return v;
+}
+
 } // namespace
 
 std::string encode_control_settings(const std::vector<ControlSetting>& settings) {
@@ -68,11 +76,13 @@ std::string encode_control_settings(const std::vector<ControlSetting>& settings)
             j["until"] = until_json(s.until);
             j["reason"] = s.reason;
             j["uid"] = s.uid;
+            if (s.since > 0) j["since"] = s.since;
             suspend.push_back(std::move(j));
         } else {
             j["concurrency"] = s.concurrency;
             j["until"] = until_json(s.until);
             j["uid"] = s.uid;
+            if (s.since > 0) j["since"] = s.since;
             throttle.push_back(std::move(j));
         }
     }
@@ -103,6 +113,7 @@ Result<std::vector<ControlSetting>, SettingsError> decode_control_settings(std::
             s.until = until_of(j);
             s.reason = j.at("reason").get<std::string>();
             s.uid = integer(j, "uid");
+            s.since = since_of(j);
             out.push_back(std::move(s));
         }
         for (const json& j : doc.at("throttle")) {
@@ -116,6 +127,7 @@ Result<std::vector<ControlSetting>, SettingsError> decode_control_settings(std::
             s.concurrency = static_cast<int>(concurrency);
             s.until = until_of(j);
             s.uid = integer(j, "uid");
+            s.since = since_of(j);
             out.push_back(std::move(s));
         }
         if (doc.contains("rule"))

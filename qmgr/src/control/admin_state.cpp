@@ -24,11 +24,13 @@ Setting setting_of(const AdminRecord& r) {
         s.until = r.hold.until;
         s.reason = r.hold.reason;
         s.uid = r.hold.uid;
+        s.since = r.hold.since;
     } else {
         s.kind = Setting::Kind::throttle;
         s.until = r.cap.until;
         s.concurrency = r.cap.concurrency;
         s.uid = r.cap.uid;
+        s.since = r.cap.since;
     }
     return s;
 }
@@ -38,10 +40,10 @@ AdminRecord record_of(const Setting& s) {
     r.target = core::AdminTarget{s.transport, s.destination};
     if (s.kind == Setting::Kind::suspend) {
         r.kind = core::AdminKind::hold;
-        r.hold = core::AdminHold{s.until, s.reason, s.uid};
+        r.hold = core::AdminHold{s.until, s.reason, s.uid, s.since};
     } else {
         r.kind = core::AdminKind::cap;
-        r.cap = core::AdminCap{s.concurrency, s.until, s.uid};
+        r.cap = core::AdminCap{s.concurrency, s.until, s.uid, s.since};
     }
     return r;
 }

@@ -1,9 +1,9 @@
 #include "control_commands.hpp"
 
+#include "control_time.hpp"
 #include "log.hpp"
 
 #include <algorithm>
-#include <ctime>
 #include <optional>
 
 namespace cqmgr::qmgr {
@@ -15,16 +15,6 @@ using Verb = control::Verb;
 
 Json until_json(int64_t until) {
     return until == 0 ? Json(nullptr) : Json(until);
-}
-
-// Unix seconds as ISO 8601 in UTC, e.g. 2026-11-24T06:00:00Z.
-std::string iso_utc(int64_t t) {
-    time_t tt = static_cast<time_t>(t);
-    struct tm tm;
-    ::gmtime_r(&tt, &tm);
-    char buf[32];
-    ::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
 }
 
 // "suspension" or "throttle", as the log lines name a kept setting.
@@ -110,9 +100,9 @@ Json ControlCommands::execute(const control::Request& r, int64_t uid) {
     // would take the list past it is refused before it takes effect.
     std::optional<AdminRecord> setting;
     if (r.verb == Verb::suspend)
-        setting = AdminRecord{core::AdminKind::hold, target, {until, r.reason, uid}, {}};
+        setting = AdminRecord{core::AdminKind::hold, target, {until, r.reason, uid, now}, {}};
     else if (r.verb == Verb::throttle)
-        setting = AdminRecord{core::AdminKind::cap, target, {}, {r.concurrency, until, uid}};
+        setting = AdminRecord{core::AdminKind::cap, target, {}, {r.concurrency, until, uid, now}};
     if (setting && !fits(*setting))
         return control::error_reply("the suspensions and throttles kept would take more than " +
                                     std::to_string(state::max_control_bytes) +

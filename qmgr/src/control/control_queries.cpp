@@ -76,6 +76,8 @@ const Json& ControlQueries::answer(const control::Request& r) const {
         return reply_ = deliveries();
     case Verb::providers:
         return reply_ = providers();
+    case Verb::explain:
+        return reply_ = explain(*r.target);
     default:
         return reply_ = control::error_reply("not a query");
     }
@@ -293,6 +295,8 @@ Json ControlQueries::providers() const {
     j["ok"] = true;
     j["providers"] = std::move(list);
     return j;
+Json ControlQueries::explain(const control::Target& target) const {
+    return explain_reply(src_, target);
 }
 
 } // namespace cqmgr::qmgr

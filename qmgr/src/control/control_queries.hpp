@@ -8,6 +8,7 @@
 #include "adaptive.hpp"
 #include "arrival_index.hpp"
 #include "clock.hpp"
+#include "control_explain.hpp"
 #include "control_queues_reply.hpp"
 #include "counters.hpp"
 #include "cqmgr/control/reply.hpp"
@@ -29,6 +30,7 @@ namespace cqmgr::qmgr {
 
 class ClusterLimits;
 class Providers;
+class DeferredIndex;
 
 // The state of the scans and the feed.
 struct FeedState {
@@ -58,6 +60,12 @@ struct ControlSources {
     const ClusterLimits* provider_limits = nullptr;
     // The reply rules' actions in force (nullptr: no rules).
     const ReplyActions* actions = nullptr;
+    // The cluster's limits (nullptr: none is configured).
+    const ClusterLimits* cluster = nullptr;
+    // The index of the mail cqmgr deferred (nullptr: none is kept).
+    const DeferredIndex* deferred = nullptr;
+    // What the features with limits of their own add to explain.
+    ExplainHooks explain = {};
 };
 
 // Who answers: the process, its version and when it started.
@@ -84,6 +92,7 @@ class ControlQueries {
     Json message(const std::string& queue_id) const;
     Json deliveries() const;
     Json providers() const;
+    Json explain(const control::Target& target) const;
 
   private:
     Json job_state(const core::Transport& t, const core::Job& j) const;

@@ -150,6 +150,8 @@ ControlSources QueueManager::control_sources() const {
         .providers = providers_.get(),
         .provider_limits = &provider_limits_,
         .actions = actions_.get(),
+        .cluster = limits_.active() ? &limits_ : nullptr,
+        .deferred = ramp_.on() || params_.cqmgr_dead_backlog ? &ramp_.index() : nullptr,
     };
 }
 

@@ -29,6 +29,7 @@ enum class Verb {
     message,
     deliveries,
     providers,
+    explain,
     suspend,
     resume,
     flush,
@@ -53,6 +54,8 @@ const VerbSpec* find_verb(std::string_view name);
 
 // What a command acts on: `TRANSPORT`, `TRANSPORT:DESTINATION`, or (for
 // flush, throttle and unthrottle) a bare `DESTINATION` on every transport.
+// What explain explains: `TRANSPORT:DESTINATION`, or a bare word that
+// names a destination on every transport or a provider.
 struct Target {
     std::string text;        // as written
     std::string transport;   // empty: every transport that has the destination
@@ -65,7 +68,7 @@ struct Request {
     Verb verb = Verb::help;
     std::string transport;           // queues, jobs: only this transport (empty: all)
     std::string queue_id;            // message
-    std::optional<Target> target;    // the commands
+    std::optional<Target> target;    // the commands; explain: what it explains
     std::optional<int64_t> duration; // suspend, throttle: "for DURATION", in seconds
     std::string reason;              // suspend: "reason TEXT..." (empty: none)
     int concurrency = 0;             // throttle

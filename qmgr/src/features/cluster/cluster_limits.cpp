@@ -333,6 +333,31 @@ GateCounts ClusterLimits::counts(Gate& g) {
     return c;
 }
 
+std::optional<ClusterLimits::GateView> ClusterLimits::gate_view(const core::Queue& q) const {
+    auto it = gates_.find(gate_key(q.transport->name, q.name));
+    if (it == gates_.end()) return std::nullopt;
+    const Gate& g = *it->second;
+    // A gate kept only for the dead marks, once its mark is read.
+    if (g.limit <= 0 && !g.rate && !g.mark_pending) return std::nullopt;
+    auto count = [](const std::unordered_map<std::string, int>& m, const std::string& k) {
+        auto f = m.find(k);
+        return f == m.end() ? 0 : f->second;
+    };
+    GateView v;
+    v.lease_scope = g.limit > 0 ? g.lease_scope : std::string();
+    v.limit = g.limit;
+    v.leases = usable_leases(g);
+    v.scope_leases = g.limit > 0 ? count(scope_leases_, g.lease_scope) : 0;
+    v.shared = leases_count();
+    v.rate_scope = g.rate ? g.rate_scope : std::string();
+    v.rate = g.rate;
+    v.tokens = g.tokens;
+    v.rate_shared = rate_shared();
+    v.mark_pending = g.mark_pending;
+    v.allowance = q.limits.gate;
+    return v;
+}
+
 std::optional<int> ClusterLimits::gate_value(Gate& g) {
     return gate_allowance(counts(g));
 }

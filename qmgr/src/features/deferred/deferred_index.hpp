@@ -49,6 +49,12 @@ class DeferredIndex {
     void sweep(int64_t before);
 
     std::size_t size() const { return entries_.size(); }
+    // How many messages in the index go (in part) to `destination`
+    // (transport:nexthop), for cqmgrctl explain.
+    int messages_for(const std::string& destination) const {
+        auto it = names_.find(destination);
+        return it == names_.end() ? 0 : it->second;
+    }
     // Distinct destination names kept (for tests).
     std::size_t names() const { return names_.size(); }
 

@@ -11,7 +11,9 @@
 //
 // where a bare destination has no "transport" and a whole transport no
 // "destination"; a rule's action always has a transport.  "rule" is
-// optional (a document without it has none).  One limit, max_control_bytes, holds for what is
+// optional (a document without it has none).  Each suspension and
+// throttle may also have "since":S, when it was set (documents of
+// earlier versions have none).  One limit, max_control_bytes, holds for what is
 // written and what is read back: a list that would be longer is not written (the command that would
 // make it so is refused), and a longer document is not read.
 #pragma once
@@ -36,11 +38,13 @@ struct ControlSetting {
     std::string reason;      // suspend; rule: the reply that made it act
     int concurrency = 0;     // throttle only, >= 1
     int64_t uid = 0;         // who set it (not for a rule)
+    // When it was set, or a rule's action began (Unix seconds); 0 = not
+    // known (a suspension or throttle kept by an earlier version).
+    int64_t since = 0;
     // A rule's action only: its result as written, the rule ("TABLE, line
-    // N"), when it began, and how many deliveries end it (0: none).
+    // N"), and how many deliveries end it (0: none).
     std::string action;
     std::string rule;
-    int64_t since = 0;
     int64_t deliveries = 0;
 
     bool operator==(const ControlSetting&) const = default;

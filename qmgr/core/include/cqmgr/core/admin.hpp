@@ -35,7 +35,8 @@ struct AdminTarget {
 struct AdminHold {
     int64_t until = 0; // when it ends by itself; 0 = at resume only
     std::string reason;
-    int64_t uid = 0; // who set it
+    int64_t uid = 0;   // who set it
+    int64_t since = 0; // when it was set (Unix seconds); 0 = not known
     bool operator==(const AdminHold&) const = default;
 };
 
@@ -45,6 +46,7 @@ struct AdminCap {
     int concurrency = 1; // >= 1
     int64_t until = 0;   // when it ends by itself; 0 = at unthrottle only
     int64_t uid = 0;     // who set it
+    int64_t since = 0;   // when it was set (Unix seconds); 0 = not known
     bool operator==(const AdminCap&) const = default;
 };
 

@@ -1,0 +1,315 @@
+// The explain reply, built from a real scheduler core driven by the core
+// tests' scripted driver: every limit with its source, which binds, and
+// what waits; and, over random limits, that its effective concurrency is
+// the window selection uses.
+#include "control_fixture.hpp"
+#include "control_queries.hpp"
+#include "deferred_index.hpp"
+
+#include <gtest/gtest.h>
+#include <map>
+#include <random>
+
+using namespace cqmgr;
+using namespace cqmgr::qmgr;
+
+namespace {
+
+struct Explain : cqmgr::qmgr::test::ControlFixture {
+    std::unique_ptr<ControlSources> src;
+
+    void make() {
+        make_core();
+        src = std::make_unique<ControlSources>(
+            ControlSources{*sched, messages, arrivals, *record, counters, clock, {}, 20000, 20000});
+    }
+    void SetUp() override {
+        tc.dest_recipient_limit = 1; // one entry per recipient
+        tc.process_limit = 10;
+        tc.dest_share = 30; // 3 agents
+        make();
+    }
+    // The reply to `explain what`, parsed as the client sees it.
+    nlohmann::json explain(const std::string& what) {
+        control::Parsed p = control::parse_request("explain " + what);
+        EXPECT_TRUE(p.ok()) << p.error;
+        return nlohmann::json::parse(control::reply_line(explain_reply(*src, *p.request->target)));
+    }
+    // The limit line of `q` from `source` whose detail has `words`.
+    static nlohmann::json line(const nlohmann::json& q, const std::string& source,
+                               const std::string& words = "") {
+        for (const auto& l : q["limits"])
+            if (l["source"] == source &&
+                l["detail"].get<std::string>().find(words) != std::string::npos)
+                return l;
+        return nullptr;
+    }
+    // The sources of the lines that bind.
+    static std::vector<std::string> binding(const nlohmann::json& q) {
+        std::vector<std::string> out;
+        for (const auto& l : q["limits"])
+            if (l["binds"] == true) out.push_back(l["source"]);
+        return out;
+    }
+};
+
+} // namespace
+
+TEST_F(Explain, AThrottleAndAShareAreBothShownAndTheThrottleBinds) {
+    add("A", 6, "a.example");
+    add("B", 6, "b.example");
+    ASSERT_TRUE(
+        sched->set_limit({"smtp", "a.example"}, core::LimitChange::cap(core::AdminCap{1, 0, 0})));
+    auto j = explain("smtp:a.example");
+    EXPECT_EQ(j["ok"], true);
+    EXPECT_EQ(j["target"], "smtp:a.example");
+    EXPECT_TRUE(j["provider"].is_null());
+    ASSERT_EQ(j["queues"].size(), 1u) << j.dump();
+    auto q = j["queues"][0];
+    EXPECT_EQ(q["transport"], "smtp");
+    EXPECT_EQ(q["destination"], "a.example");
+    EXPECT_EQ(q["effective"]["concurrency"], 1);
+    EXPECT_TRUE(q["effective"]["rate"].is_null());
+    auto admin = line(q, "admin");
+    EXPECT_EQ(admin["bound"], "concurrency");
+    EXPECT_EQ(admin["value"], 1);
+    EXPECT_EQ(admin["detail"], "throttle smtp:a.example by uid 0 until cqmgrctl unthrottle");
+    EXPECT_EQ(admin["binds"], true);
+    // b.example waits for an agent: the share is in force, and does not bind.
+    auto share = line(q, "share");
+    EXPECT_EQ(share["value"], 3);
+    EXPECT_EQ(share["in_force"], true);
+    EXPECT_EQ(share["binds"], false);
+    EXPECT_NE(share["detail"].get<std::string>().find(
+                  "cqmgr_destination_agent_share = 30% of the process limit 10: 3 agents"),
+              std::string::npos)
+        << share.dump();
+    EXPECT_EQ(line(q, "main.cf", "_destination_concurrency_limit")["value"], 20);
+    EXPECT_EQ(line(q, "main.cf", "window")["value"], 5);
+    EXPECT_EQ(binding(q), std::vector<std::string>{"admin"});
+    EXPECT_EQ(q["waiting"]["messages"], 1);
+    EXPECT_EQ(q["waiting"]["recipients"], 6);
+    EXPECT_EQ(q["waiting"]["in_flight"], 0);
+    EXPECT_TRUE(q["last_deferral"].is_null());
+    EXPECT_EQ(q["next_retry"]["when"], 1000);
+    EXPECT_TRUE(q["deferred"]["messages"].is_null());
+}
+
+TEST_F(Explain, TheShareBindsOnlyWhileAnotherDestinationWaits) {
+    add("A", 6, "a.example");
+    for (int i = 0; i < 3; ++i)
+        ASSERT_NE(send(), nullptr);
+    auto q = explain("a.example")["queues"][0];
+    // Alone, a.example may go up to its window.
+    EXPECT_EQ(q["effective"]["concurrency"], 5);
+    EXPECT_EQ(line(q, "share")["in_force"], false);
+    EXPECT_NE(line(q, "share")["detail"].get<std::string>().find("not in force"),
+              std::string::npos);
+    EXPECT_EQ(binding(q), std::vector<std::string>{"main.cf"});
+    EXPECT_EQ(q["waiting"]["in_flight"], 3);
+    EXPECT_EQ(q["waiting"]["recipients"], 3);
+
+    add("B", 2, "b.example");
+    q = explain("a.example")["queues"][0];
+    EXPECT_EQ(q["effective"]["concurrency"], 3);
+    EXPECT_EQ(binding(q), std::vector<std::string>{"share"});
+    EXPECT_EQ(q["next_retry"]["what"],
+              "when a delivery in flight ends (3 in flight, 3 at once allowed)");
+    EXPECT_TRUE(q["next_retry"]["when"].is_null());
+}
+
+// A throttled destination alone on its transport, its one delivery in
+// flight: its mail waits for that delivery, not for an agent.
+TEST_F(Explain, AFullWindowWaitsForADeliveryToEnd) {
+    add("A", 3, "a.example");
+    ASSERT_TRUE(
+        sched->set_limit({"", "a.example"}, core::LimitChange::cap(core::AdminCap{1, 0, 0})));
+    ASSERT_NE(send(), nullptr);
+    auto q = explain("a.example")["queues"][0];
+    EXPECT_TRUE(q["next_retry"]["when"].is_null()) << q.dump();
+    EXPECT_EQ(q["next_retry"]["what"],
+              "when a delivery in flight ends (1 in flight, 1 at once allowed)");
+}
+
+TEST_F(Explain, ADeadDestinationStopsWithItsReasonAndRevival) {
+    tc.fail_cohort_limit = 1;
+    tc.init_dest_concurrency = 1;
+    make();
+    add("A", 3, "down.example");
+    clock.t = {1005, 0};
+    sched->set_time(1005);
+    reply(send(), 4, {"4.4.1", "connect to down.example[192.0.2.1]:25: Connection refused"});
+    auto q = explain("smtp:down.example")["queues"][0];
+    EXPECT_EQ(q["effective"]["concurrency"], 0);
+    EXPECT_EQ(binding(q), std::vector<std::string>{"dead"});
+    EXPECT_EQ(line(q, "dead")["bound"], "stop");
+    EXPECT_NE(line(q, "dead")["detail"].get<std::string>().find("4.4.1 delivery temporarily "
+                                                                "suspended: connect to"),
+              std::string::npos);
+    EXPECT_EQ(q["last_deferral"]["status"], "4.4.1");
+    EXPECT_EQ(q["last_deferral"]["when"], 1005);
+    EXPECT_EQ(q["next_retry"]["when"], 1005 + 300);
+}
+
+TEST_F(Explain, LearnedLimitsAndRateDelays) {
+    tc.dest_rate_delay = 0;
+    add("A", 2, "a.example");
+    ASSERT_TRUE(sched->set_limit({"smtp", "a.example"},
+                                 core::LimitChange::learned(core::LearnedLimit{2, 0})));
+    auto q = explain("a.example")["queues"][0];
+    EXPECT_EQ(q["effective"]["concurrency"], 2);
+    EXPECT_EQ(binding(q), std::vector<std::string>{"learned"});
+
+    ASSERT_TRUE(sched->set_limit({"smtp", "a.example"},
+                                 core::LimitChange::learned(core::LearnedLimit{0, 5})));
+    q = explain("a.example")["queues"][0];
+    EXPECT_EQ(q["effective"]["concurrency"], 1);
+    EXPECT_EQ(q["effective"]["rate"], "1/5s");
+    EXPECT_EQ(line(q, "learned", "after each delivery")["value"], "1/5s");
+    EXPECT_EQ(binding(q), (std::vector<std::string>{"learned", "learned"}));
+}
+
+TEST_F(Explain, MainCfRateDelays) {
+    tc.dest_rate_delay = 10;
+    tc.transport_rate_delay = 2;
+    make();
+    add("A", 2, "a.example");
+    auto q = explain("a.example")["queues"][0];
+    EXPECT_EQ(q["effective"]["concurrency"], 1);
+    EXPECT_EQ(q["effective"]["rate"], "1/10s");
+    auto delay = line(q, "main.cf", "smtp_destination_rate_delay 10s");
+    EXPECT_EQ(delay["value"], "1/10s");
+    EXPECT_EQ(delay["binds"], true);
+    EXPECT_EQ(line(q, "main.cf", "smtp_transport_rate_delay")["binds"], false);
+}
+
+TEST_F(Explain, ABareDestinationOnEveryTransportAndASuspendedTransport) {
+    add("A", 1, "a.example");
+    add("B", 1, "a.example", "relay");
+    ASSERT_TRUE(sched->set_limit(
+        {"relay", ""}, core::LimitChange::hold(core::AdminHold{1600, "maintenance", 7, 940})));
+    auto j = explain("a.example");
+    ASSERT_EQ(j["queues"].size(), 2u);
+    EXPECT_EQ(j["queues"][0]["transport"], "relay");
+    EXPECT_EQ(j["queues"][1]["transport"], "smtp");
+    auto relay = j["queues"][0];
+    EXPECT_EQ(relay["effective"]["concurrency"], 0);
+    EXPECT_EQ(binding(relay), std::vector<std::string>{"admin"});
+    EXPECT_EQ(line(relay, "admin")["detail"],
+              "suspend relay by uid 7 at 1970-01-01T00:15:40Z (60s ago) until "
+              "1970-01-01T00:26:40Z (in 600s): maintenance");
+    EXPECT_EQ(relay["next_retry"]["when"], 1600);
+    EXPECT_EQ(j["queues"][1]["effective"]["concurrency"], 5);
+
+    // A word before a colon that names no transport is part of the name.
+    add("C", 1, "c.example:25");
+    j = explain("c.example:25");
+    ASSERT_EQ(j["queues"].size(), 1u);
+    EXPECT_EQ(j["queues"][0]["destination"], "c.example:25");
+    EXPECT_EQ(j["target"], "c.example:25");
+}
+
+TEST_F(Explain, NoQueueShowsWhatIsKeptForItsNextMail) {
+    ASSERT_TRUE(sched->set_limit({"", "x.example"},
+                                 core::LimitChange::hold(core::AdminHold{0, "quiet", 0})));
+    auto j = explain("x.example");
+    EXPECT_EQ(j["ok"], true);
+    EXPECT_EQ(j["queues"].size(), 0u);
+    EXPECT_NE(j["note"].get<std::string>().find("no queue of x.example"), std::string::npos);
+    ASSERT_EQ(j["kept"].size(), 1u);
+    EXPECT_EQ(j["kept"][0]["detail"], "suspend x.example by uid 0 until cqmgrctl resume: quiet");
+    EXPECT_EQ(explain("smtp:x.example")["kept"].size(), 1u);
+    EXPECT_EQ(explain("y.example")["kept"].size(), 0u);
+}
+
+// A feature with limits of its own plugs in a source and a provider.
+TEST_F(Explain, HooksAddSourcesAndProviders) {
+    add("A", 2, "a.example");
+    add("B", 2, "b.example");
+    src->explain.sources.push_back([](const ExplainSubject& s, std::vector<LimitLine>& lines) {
+        if (s.queue.name == "a.example")
+            lines.push_back({LimitLine::Bound::concurrency, 2, "provider", "google: 2 at once"});
+    });
+    src->explain.provider_queues = [](const std::string& name) {
+        using Members = std::vector<core::AdminTarget>;
+        return name == "google"
+                   ? std::optional(Members{
+                         {"smtp", "a.example"}, {"smtp", "b.example"}, {"smtp", "gone.example"}})
+                   : std::nullopt;
+    };
+    auto j = explain("google");
+    EXPECT_EQ(j["provider"], "google");
+    ASSERT_EQ(j["queues"].size(), 2u);
+    EXPECT_EQ(j["queues"][0]["effective"]["concurrency"], 2);
+    EXPECT_EQ(binding(j["queues"][0]), std::vector<std::string>{"provider"});
+    // The core does not know the hook's limit: a.example still waits for an
+    // agent there, so b.example's share binds.
+    EXPECT_EQ(binding(j["queues"][1]), std::vector<std::string>{"share"});
+    EXPECT_TRUE(explain("yahoo")["provider"].is_null());
+}
+
+// With the index of the mail cqmgr deferred (recovery ramp, dead backlog),
+// its deferred messages are counted.
+TEST_F(Explain, DeferredMailIsCountedWhenAnIndexIsKept) {
+    add("A", 1, "a.example");
+    DeferredIndex index;
+    index.add("D1", {"smtp:a.example", "smtp:b.example"}, 1000);
+    index.add("D2", {"smtp:a.example"}, 1000);
+    index.add("D3", {"relay:a.example"}, 1000);
+    src->deferred = &index;
+    auto q = explain("smtp:a.example")["queues"][0];
+    EXPECT_EQ(q["deferred"]["messages"], 2);
+    EXPECT_NE(q["deferred"]["note"].get<std::string>().find("since it started"), std::string::npos);
+}
+
+TEST_F(Explain, TheQueriesAnswerIt) {
+    add("A", 1, "a.example");
+    ControlQueries queries(*src, ControlIdentity{1, "cqmgr test", {990, 0}});
+    control::Parsed p = control::parse_request("explain smtp:a.example");
+    ASSERT_TRUE(p.ok());
+    auto j = nlohmann::json::parse(control::reply_line(queries.answer(*p.request)));
+    EXPECT_EQ(j["queues"][0]["destination"], "a.example");
+}
+
+// Over random bounds, the effective concurrency is the window selection
+// works with (core::Limits::window, the share only while another
+// destination waits), and exactly one concurrency or stop line binds it.
+TEST_F(Explain, TheEffectiveConcurrencyIsTheWindowSelectionUses) {
+    std::mt19937 rng(28);
+    auto pick = [&rng](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+    for (int round = 0; round < 300; ++round) {
+        tc.init_dest_concurrency = 1 + pick(6);
+        tc.dest_share = pick(2) ? 30 : 0;
+        drv.gates.clear();
+        if (pick(3) == 0) drv.gates["a.example"] = pick(5);
+        make();
+        const std::string r = std::to_string(round);
+        add("A" + r, 8, "a.example");
+        if (pick(2)) add("B" + r, 8, "b.example");
+        const core::AdminTarget a{"smtp", "a.example"};
+        if (pick(3) == 0)
+            sched->set_limit(a, core::LimitChange::cap(core::AdminCap{1 + pick(6), 0, 0}));
+        if (pick(3) == 0)
+            sched->set_limit(a, core::LimitChange::learned(core::LearnedLimit{pick(5), pick(2)}));
+        if (pick(4) == 0) sched->set_limit(a, core::LimitChange::share(1 + pick(3), pick(2) == 0));
+        if (pick(6) == 0)
+            sched->set_limit({"", "a.example"}, core::LimitChange::hold(core::AdminHold{0, "", 0}));
+        if (pick(4) == 0)
+            sched->set_limit({"smtp", "b.example"},
+                             core::LimitChange::hold(core::AdminHold{0, "", 0}));
+        for (int n = pick(4); n > 0; --n)
+            if (!send()) break;
+
+        const core::Queue& q = *sched->find_queue("smtp", "a.example");
+        const core::Queue* b = sched->find_queue("smtp", "b.example");
+        bool others = b && b->may_start() && b->selectable_count() > 0 &&
+                      b->select_window() > b->busy_count();
+        int want = q.limits.stopped() ? 0 : q.limits.window(q.window, others);
+        auto j = explain("smtp:a.example")["queues"][0];
+        ASSERT_EQ(j["effective"]["concurrency"], want) << "round " << round << ": " << j.dump();
+        int binds = 0;
+        for (const auto& l : j["limits"])
+            binds += l["binds"] == true && l["bound"] != "rate";
+        ASSERT_EQ(binds, 1) << j.dump();
+    }
+}
