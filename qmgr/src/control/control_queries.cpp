@@ -295,6 +295,8 @@ Json ControlQueries::providers() const {
     j["ok"] = true;
     j["providers"] = std::move(list);
     return j;
+}
+
 Json ControlQueries::explain(const control::Target& target) const {
     return explain_reply(src_, target);
 }

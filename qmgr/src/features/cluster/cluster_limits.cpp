@@ -188,11 +188,8 @@ std::optional<int> ClusterLimits::own_gate(const std::string& transport, const s
 
 std::optional<ClusterLimits::GateView> ClusterLimits::view(const std::string& transport,
                                                            const std::string& queue) const {
-    auto it = gates_.find(gate_key(transport, queue));
-    if (it == gates_.end()) return std::nullopt;
-    const Gate& g = *it->second;
-    return GateView{g.lease_scope, g.rate_scope, g.limit,
-                    g.rate,        g.busy,       static_cast<int>(g.leases.size())};
+    const core::Queue* q = sched_.find_queue(transport, queue);
+    return q ? gate_view(*q) : std::nullopt;
 }
 
 int ClusterLimits::scope_busy(const std::string& scope) const {

@@ -165,15 +165,7 @@ class ClusterLimits : public DeliveryObserver {
     // This instance's gate of queue `queue` of `transport` (none: it has
     // none for it).
     std::optional<int> own_gate(const std::string& transport, const std::string& queue);
-    // What covers a queue, for the control socket: its scopes, limit and
-    // rate, and this host's deliveries in flight and leases held there.
-    struct GateView {
-        std::string lease_scope, rate_scope;
-        int limit = 0;
-        std::optional<cluster::RateSpec> rate;
-        int busy = 0;
-        int leases = 0;
-    };
+    // The gate of queue `queue` of `transport` (gate_view()), by name.
     std::optional<GateView> view(const std::string& transport, const std::string& queue) const;
     // This host's deliveries in flight in concurrency scope `scope`, and
     // the leases it holds there.
