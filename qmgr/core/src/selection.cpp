@@ -46,7 +46,7 @@ Entry* Selection::select_entry(Transport& t) {
     Entry* e = nullptr;
     waits_ = -1;
     c_.jobs.share_update(t);
-    if (!t.hold) e = t.urgent_jobs.empty() && !lane_capped(t) ? walk(t) : lanes(t);
+    if (!t.hold) e = t.urgent_jobs.empty() ? walk(t) : lanes(t);
     // Nothing to send: release the rate lock so the transport is not stalled.
     if (!e) t.rate_locked = false;
     return e;

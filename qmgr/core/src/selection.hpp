@@ -31,7 +31,7 @@ class Selection {
     // at `p`'s job.
     Entry* take(Peer& p, Job* resume);
     // lanes.cpp
-    Entry* urgent(Transport& t, Peer*& held);
+    Entry* urgent(Transport& t);
     Entry* lanes(Transport& t);
     // finch.cpp
     Entry* finch(Transport& t, bool skip_urgent);

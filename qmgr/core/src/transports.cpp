@@ -78,8 +78,9 @@ Transport* Transports::select() {
         Transport& t = *it;
         if (t.dead || t.hold || t.rate_locked || t.pending >= max_pending) continue;
         int need = t.pending + 1;
-        // Beyond its cap, only urgent mail may use an agent (lanes.cpp).
-        bool urgent_only = lane_capped(t);
+        // Beyond its cap, only urgent mail may use an agent while some
+        // waits for one (lanes.cpp).
+        bool urgent_only = lane_reserve_binds(t);
         int8_t waits = -1; // share_room: asked once per transport
         c_.jobs.share_update(t);
         for (Queue& q : t.queues_rr) {

@@ -272,6 +272,14 @@ int lane_other_busy(const Transport& t);
 bool lane_owed(const Transport& t);
 // True when mail other than urgent is at its cap on `t`.
 bool lane_capped(const Transport& t);
+// Whether some urgent entry of `t` could start a delivery now: an entry of
+// an urgent job, not held back for a refill, whose queue has room within
+// every bound.
+bool urgent_waits(const Transport& t);
+// True when the urgent reserve binds on `t`: other mail is at its cap and
+// urgent mail waits for an agent, so only urgent mail may have one (the
+// reserve is work-conserving, lanes.cpp).
+bool lane_reserve_binds(const Transport& t);
 
 // Destination shares (share.cpp): the most deliveries one queue of `t` may
 // have in flight, its process limit times dest_share percent (at least 1),
