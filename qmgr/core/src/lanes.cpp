@@ -68,13 +68,13 @@ bool lane_capped(const Transport& t) {
 }
 
 bool urgent_waits(const Transport& t) {
-    int8_t waits = -1; // share_room: asked once
+    ShareDemand demand; // share_room: computed once
     for (const Job& j : t.urgent_jobs)
         for (const Peer& p : j.peers) {
             const Queue& q = *p.queue;
             // As Selection::peer chooses, without reading more recipients.
             if (!p.entries.empty() && !p.held && !q.suspended && !q.limits.stopped() &&
-                share_room(q, waits) > 0)
+                share_room(q, demand) > 0)
                 return true;
         }
     return false;

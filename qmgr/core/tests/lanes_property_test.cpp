@@ -14,7 +14,9 @@
 // fake clock), and every recipient finishes.
 #include "lanes_workload.hpp"
 
+#include <algorithm>
 #include <gtest/gtest.h>
+#include <map>
 #include <random>
 
 using namespace cqmgr::core;
@@ -37,10 +39,49 @@ bool ready(const Transport& t, bool urgent) {
     return false;
 }
 
+// What each queue of `t` wanted before a selection, for the shares' rules
+// (share.cpp), worked out here from the queues' fields.
+struct Wanted {
+    bool wants = false; // mail it could send with one more agent, shares aside
+    bool waits = false; // the same within its share and its slow start
+    bool whole = false; // no share, or its full share, earned
+};
+std::map<const Queue*, Wanted> wanted(const Transport& t) {
+    std::map<const Queue*, Wanted> out;
+    int full = share_full(t);
+    for (const Queue& q : t.queues_rr) {
+        Wanted w;
+        int busy = q.busy_count();
+        bool mail = q.may_start() && q.todo_count() > q.held;
+        w.wants = mail && q.open_window() > busy;
+        w.waits = mail && q.select_window() > busy;
+        w.whole = q.limits.share <= 0 ||
+                  (q.share_earned >= q.limits.share && full > 0 && q.limits.share >= full);
+        out[&q] = w;
+    }
+    return out;
+}
+
+// Whether queue `q`, which just went beyond its share (what it earned of
+// it) with one more delivery, was allowed to by what the others wanted.
+bool beyond_share_allowed(const Queue& q, const std::map<const Queue*, Wanted>& before) {
+    bool other_waits = false, other_wants = false, whole_wants = false;
+    for (const auto& [other, w] : before) {
+        if (other == &q) continue;
+        other_waits |= w.waits;
+        other_wants |= w.wants;
+        whole_wants |= w.wants && w.whole;
+    }
+    if (q.share_earned < q.limits.share) return !other_wants;      // slow start
+    if (!before.at(&q).whole) return !other_waits && !whole_wants; // lowered
+    return !other_waits;
+}
+
 TEST(LanesProperty, UrgentFirstWithinTheShares) {
     // How often each rule decided a selection, over all seeds: each must
     // have been put to the test.
     int capped_urgent = 0, owed_other = 0, urgent_past_other = 0, beyond_cap = 0;
+    int beyond_share = 0;
     for (unsigned seed = 1; seed <= 150; ++seed) {
         std::mt19937 rng(seed);
         auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<>(lo, hi)(rng); };
@@ -84,12 +125,20 @@ TEST(LanesProperty, UrgentFirstWithinTheShares) {
                 bool urgent_ready = ready(*t, true);
                 bool other_ready = ready(*t, false);
                 bool waited = destination_waits(*t);
+                auto before = wanted(*t);
                 Entry* e = s.select_entry(*t);
                 ASSERT_NE(e, nullptr) << "seed " << seed << " step " << step << ": idle connection";
-                // Beyond its share only while no destination waited.
-                if (e->queue->limits.share > 0 && waited) {
-                    ASSERT_LE(e->queue->busy_count(), e->queue->limits.share)
+                // Beyond its share only while no destination waited, and
+                // by the rule of its kind of share.
+                const Queue& q = *e->queue;
+                int entitled = std::min(q.limits.share, q.share_earned);
+                if (q.limits.share > 0 && q.busy_count() > entitled) {
+                    ASSERT_FALSE(waited && !before.at(&q).waits)
                         << "seed " << seed << " step " << step << ": share exceeded";
+                    ASSERT_TRUE(beyond_share_allowed(q, before))
+                        << "seed " << seed << " step " << step << ": " << q.name
+                        << " beyond its share while others wanted agents";
+                    beyond_share++;
                 }
                 bool urgent = e->message->lane == Lane::urgent;
                 if (!urgent) {
@@ -124,6 +173,7 @@ TEST(LanesProperty, UrgentFirstWithinTheShares) {
     EXPECT_GT(owed_other, 0);
     EXPECT_GT(urgent_past_other, 0);
     EXPECT_GT(beyond_cap, 0);
+    EXPECT_GT(beyond_share, 0);
 }
 
 } // namespace
