@@ -54,11 +54,22 @@ const core::DeliveryResult timed_out{
 TEST_F(IsolationTest, ATimeoutLowersTheShareInTheScheduler) {
     auto busy = start(8);
     EXPECT_EQ(queue().limits.share, 50);
+    queue().share_earned = 50; // past its slow start
     isolation->delivered(*busy[0], timed_out, 300'000, 2'000'000);
     // Half of the 8 the window lets go.
     EXPECT_EQ(queue().limits.share, 4);
     EXPECT_EQ(s->limits().shares().at({"smtp", "d.example"}).agents, 4);
     EXPECT_EQ(isolation->policy().lowered({"smtp", "d.example"}), 4);
+    s->check_invariants();
+}
+
+TEST_F(IsolationTest, ANewDestinationsTimeoutLowersItsShareToOne) {
+    // Still in its slow start: it may have had 1 delivery in flight (or
+    // 2, with the one that ended) while others wanted agents.
+    auto busy = start(8);
+    EXPECT_EQ(queue().share_earned, 1);
+    isolation->delivered(*busy[0], timed_out, 300'000, 2'000'000);
+    EXPECT_EQ(queue().limits.share, 1);
     s->check_invariants();
 }
 

@@ -16,11 +16,13 @@
 #include "soak.hpp"
 #include "summary.hpp"
 #include "workload.hpp"
+#include "workloads.hpp"
 
 #include <algorithm>
 #include <climits>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <unistd.h>
 
@@ -113,6 +115,7 @@ int run_session(const Options& o) {
         std::cout << "  every cqmgr run: " << k << " = " << v << "\n";
     double t0 = boot_seconds();
     std::ostringstream tables;
+    std::map<std::string, std::vector<RunResult>> by_name; // for tables over workloads
     int failed = 0;
     for (auto& w : workloads) {
         std::cout << "\n" << w->name() << ": " << w->describe() << "\n" << std::flush;
@@ -142,8 +145,10 @@ int run_session(const Options& o) {
             }
         print_table(std::cout, *w, runs, side_a, side_b);
         print_table(tables, *w, runs, side_a, side_b);
+        by_name[w->name()] = std::move(runs);
         w.reset(); // removes its queue template
     }
+    print_tarpit_targets(tables, by_name);
     std::cout << "\n## Summary (" << static_cast<int>(boot_seconds() - t0) << " s in all"
               << (failed ? ", " + std::to_string(failed) + " failed run(s)" : "") << ")\n"
               << tables.str();

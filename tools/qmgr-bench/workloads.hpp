@@ -4,9 +4,15 @@
 
 #include "workload.hpp"
 
+#include <map>
 #include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
 
 namespace bench {
+
+struct RunResult;
 
 // 20,000 one-recipient messages waiting in incoming, drained to one sink.
 std::unique_ptr<Workload> make_flush(const Session& session);
@@ -25,8 +31,14 @@ std::unique_ptr<Workload> make_outage_recovery(const Session& session);
 // Urgent mail arriving during a campaign of one-recipient bulk
 // messages to one destination (priority lanes on the cqmgr side).
 std::unique_ptr<Workload> make_urgent_amid_bulk(const Session& session);
+// A healthy destination's mail with 4 tarpits', and alone (destination
+// shares on the cqmgr side).
 std::unique_ptr<Workload> make_tarpit(const Session& session);
 std::unique_ptr<Workload> make_tarpit_alone(const Session& session);
+// The two ratios the destination shares are held to, from the runs of
+// "tarpit-alone" and "tarpit" by workload name (nothing unless both ran).
+void print_tarpit_targets(std::ostream& out,
+                          const std::map<std::string, std::vector<RunResult>>& runs);
 // Fresh mail while a large deferred backlog for dead
 // destinations comes due (the dead backlog on the cqmgr side).
 std::unique_ptr<Workload> make_dead_backlog(const Session& session);

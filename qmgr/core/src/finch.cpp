@@ -111,7 +111,7 @@ Peer* Selection::finch_peer(Job& j, bool& blocked) {
     for (auto it = j.peers.begin(); it != j.peers.end(); ++it) {
         Queue& q = *it->queue;
         if (q.suspended || q.limits.stopped() || it->entries.empty()) continue;
-        int room = share_room(q, waits_);
+        int room = share_room(q, demand_);
         if (room <= 0) continue;
         blocked = false;
         int in_flight = it->refcount - static_cast<int>(it->entries.size());

@@ -351,7 +351,7 @@ void Jobs::block(Job& j) {
     for (Peer& p : j.peers)
         if (!p.entries.empty()) {
             p.queue->blocker_tag = t.blocker_tag;
-            if (p.queue->share_bound()) t.share_blocked = true;
+            if (p.queue->share_bound()) t.share_blocked |= share_kind(*p.queue);
         }
 }
 
@@ -364,26 +364,35 @@ void Jobs::unblock_all(Transport& t) {
     t.candidate_cache_current = nullptr;
 }
 
-void Jobs::share_update(Transport& t) {
-    if (t.share_blocked && !destination_waits(t)) {
-        t.share_blocked = false;
+void Jobs::share_update(Transport& t, ShareDemand& d) {
+    if (!t.share_blocked) return;
+    if (!d.known) d.compute(t);
+    // Whether each kind of share that marked blockers may have stopped
+    // binding (share_binds; for a queue still earning its share, another
+    // queue than itself must want an agent).
+    uint8_t k = t.share_blocked;
+    bool free = ((k & share_whole) && !d.waits) ||
+                ((k & share_lowered) && !d.waits && d.whole_wants == 0) ||
+                ((k & share_earning) && d.wants < 2);
+    if (free) {
+        t.share_blocked = 0;
         unblock_all(t);
     }
 }
 
 void Jobs::blocker_update(Queue& q) {
     Transport& t = *q.transport;
-    share_update(t);
+    ShareDemand d;
+    share_update(t, d);
     if (q.blocker_tag != t.blocker_tag) return;
     // A queue the administrator suspended or capped frees nobody until it
     // may take more.
-    int8_t waits = -1;
-    int room = share_room(q, waits);
+    int room = share_room(q, d);
     if (q.may_start() && room > 0 && !q.todo.empty()) unblock_all(t);
-    // Still held back, now by its share alone: the jobs go when nobody
-    // waits any more (share_update).
+    // Still held back, now by its share alone: the jobs go when the others
+    // no longer make it bind (share_update).
     else if (q.may_start() && !q.todo.empty() && q.share_bound())
-        t.share_blocked = true;
+        t.share_blocked |= share_kind(q);
     // A queue pausing for a rate delay keeps its mark: its resumption
     // frees the jobs it blocks.
     if ((q.may_start() && room > 0) || q.dead()) q.blocker_tag = 0;

@@ -63,9 +63,10 @@ class Jobs {
     void block(Job& j);
     // `q` may have room again: when it was blocking jobs, free them all.
     void blocker_update(Queue& q);
-    // Jobs held back by a destination share may go again once no
-    // destination of `t` waits: the share no longer binds (share.cpp).
-    void share_update(Transport& t);
+    // Jobs held back by destination shares may go again once the other
+    // queues of `t` no longer make those shares bind (share.cpp); `d` is
+    // computed when needed, for the caller to use further.
+    void share_update(Transport& t, ShareDemand& d);
 
   private:
     // Unmarks every blocker of `t`.

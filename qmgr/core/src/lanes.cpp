@@ -11,18 +11,27 @@
 // destination: an urgent entry takes the next free place in its queue's
 // window.  Normal and bulk mail stay on Rak's job list as stock's mail.
 //
-// Two shares bound this, when the administrator sets them:
+// Two shares bound this, when the administrator sets them.  Both are
+// work-conserving: a share binds only while mail of the other lane waits
+// for an agent, so that it costs nothing on a transport where one lane
+// alone has mail, and the agents go back as soon as the other lane waits
+// (deliveries in flight are never cut short; each one that ends frees its
+// agent for the lane that is owed it):
 //   - urgent_share reserves floor(P x share / 100) agents (at most P - 1)
-//     of the transport's process limit P (master.cf maxproc)
-//     for urgent mail: other mail never has more than the rest in flight,
-//     so an urgent message finds an agent at once even while a campaign
-//     fills the transport; select_transport() asks for no connection that
-//     only other mail could use beyond that;
+//     of the transport's process limit P (master.cf maxproc) for urgent
+//     mail: while urgent mail waits for an agent (urgent_waits(): an entry
+//     that a destination window lets go now), other mail with the rest or
+//     more in flight gets no new agent, and select_transport() asks for no
+//     connection that only other mail could use, so each agent that frees
+//     goes to urgent mail.  While none waits, other mail may use the
+//     reserve as well: a campaign alone has every agent, and an urgent
+//     message that comes then takes the next agent that frees;
 //   - bulk_share is the share of the transport's deliveries in flight that
 //     other mail keeps while it has mail waiting: while it has less (none
 //     at all, with urgent mail in flight), the job list is walked first,
 //     past urgent jobs and without preemption, so a stream of urgent mail
-//     cannot starve it.  It is a share of what is in flight, not of P, so
+//     cannot starve it; when that walk finds nothing to send, urgent mail
+//     has the agent.  It is a share of what is in flight, not of P, so
 //     that it holds where a destination's window, not the process limit,
 //     is what the two compete for.
 //
@@ -58,6 +67,23 @@ bool lane_capped(const Transport& t) {
     return cap >= 0 && lane_other_busy(t) >= cap;
 }
 
+bool urgent_waits(const Transport& t) {
+    ShareDemand demand; // share_room: computed once
+    for (const Job& j : t.urgent_jobs)
+        for (const Peer& p : j.peers) {
+            const Queue& q = *p.queue;
+            // As Selection::peer chooses, without reading more recipients.
+            if (!p.entries.empty() && !p.held && !q.suspended && !q.limits.stopped() &&
+                share_room(q, demand) > 0)
+                return true;
+        }
+    return false;
+}
+
+bool lane_reserve_binds(const Transport& t) {
+    return !t.urgent_jobs.empty() && lane_capped(t) && urgent_waits(t);
+}
+
 // Puts urgent job `j` (just linked) on its transport's urgent list, by
 // enqueue time.
 void lane_link(Job& j) {
@@ -77,14 +103,12 @@ void lane_unlink(Job& j) {
         j.transport->urgent_jobs.erase(j.transport->urgent_jobs.iterator_to(j));
 }
 
-// The first urgent entry of `t` that a destination window lets go; `held`
-// is set to the first peer passed over because its entry is held back for
-// a refill.
-Entry* Selection::urgent(Transport& t, Peer*& held) {
+// The first urgent entry of `t` that a destination window lets go.
+Entry* Selection::urgent(Transport& t) {
     for (auto it = t.urgent_jobs.begin(); it != t.urgent_jobs.end();) {
         Job& j = *it++;
-        Peer* h = nullptr;
-        if (Peer* p = job_peer(j, h)) {
+        Peer* held = nullptr;
+        if (Peer* p = job_peer(j, held)) {
             c_.trace([&] {
                 return "lanes: " + j.message->id + " " + t.name + ": urgent, selected first (" +
                        std::to_string(lane_other_busy(t)) + " other deliveries in flight)";
@@ -92,25 +116,21 @@ Entry* Selection::urgent(Transport& t, Peer*& held) {
             // Rak's current job stays where it was.
             return take(*p, t.job_current);
         }
-        if (h && !held) held = h;
     }
     return nullptr;
 }
 
-// Selection on a transport with urgent mail or a reserve to keep: see the
-// top of this file.
+// Selection on a transport with urgent jobs: see the top of this file.
 Entry* Selection::lanes(Transport& t) {
-    bool capped = lane_capped(t);
-    bool owed = lane_owed(t);
-    if (owed && !capped)
+    // Other mail first while it is owed its share, unless it is at its
+    // cap (the reserve binds then, if urgent mail waits).
+    if (lane_owed(t) && !lane_capped(t))
         if (Entry* e = walk(t, true)) return e;
-    Peer* held = nullptr;
-    if (Entry* e = urgent(t, held)) return e;
-    if (!capped) return walk(t);
-    // Only urgent mail may go: rather a held urgent entry than none.
-    if (!held || held->entries.empty()) return nullptr;
-    if (held->held) t.early_entries++;
-    return take(*held, t.job_current);
+    if (Entry* e = urgent(t)) return e;
+    // No urgent entry may go now, so the reserve does not bind: the job
+    // walk has the agent, beyond the cap if need be (and sends an entry
+    // held for its refill, urgent or not, rather than none).
+    return walk(t);
 }
 
 } // namespace cqmgr::core

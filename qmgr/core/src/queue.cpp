@@ -26,6 +26,8 @@ Queue& Queues::create(Transport& t, const std::string& name, const std::string& 
     c_.queue_count++;
     if (!memories_.empty()) recall(*slot);
     if (!c_.limits.book().empty() || t.cfg.dest_share > 0) c_.limits.apply(*slot);
+    // Nothing is known of it yet: its share starts at one agent (share.cpp).
+    if (share_full(t) > 0) slot->share_earned = 1;
     slot->limits.gate = c_.driver.queue_gate(*slot);
     c_.trace([&] { return "qmgr_queue_create: " + t.name + " " + name + " nexthop " + nexthop; });
     return *slot;

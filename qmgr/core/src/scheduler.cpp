@@ -246,6 +246,7 @@ void Scheduler::delivery_done(Entry* e, const DeliveryResult& r) {
     if (!r.crashed()) {
         c.transports.unthrottle(t);
         if (r.hop.reason.empty() && (q.ready() || q.dead())) c.queues.unthrottle(q);
+        if (r.hop.reason.empty() && t.cfg.dest_share > 0) share_earn(q);
     } else {
         t.rate_locked = false;
     }

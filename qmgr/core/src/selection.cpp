@@ -27,7 +27,7 @@ Peer* Selection::peer(Job& j, Peer*& held) {
     for (auto it = j.peers.begin(); it != j.peers.end(); ++it) {
         Queue& q = *it->queue;
         if (!it->entries.empty() && !q.suspended && !q.limits.stopped() &&
-            share_room(q, waits_) > 0) {
+            share_room(q, demand_) > 0) {
             if (it->held) {
                 if (!held) held = &*it;
                 continue;
@@ -44,9 +44,9 @@ Peer* Selection::peer(Job& j, Peer*& held) {
 Entry* Selection::select_entry(Transport& t) {
     // A transport suspended since its connection was granted gets nothing.
     Entry* e = nullptr;
-    waits_ = -1;
-    c_.jobs.share_update(t);
-    if (!t.hold) e = t.urgent_jobs.empty() && !lane_capped(t) ? walk(t) : lanes(t);
+    demand_ = {};
+    c_.jobs.share_update(t, demand_);
+    if (!t.hold) e = t.urgent_jobs.empty() ? walk(t) : lanes(t);
     // Nothing to send: release the rate lock so the transport is not stalled.
     if (!e) t.rate_locked = false;
     return e;

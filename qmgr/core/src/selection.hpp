@@ -31,7 +31,7 @@ class Selection {
     // at `p`'s job.
     Entry* take(Peer& p, Job* resume);
     // lanes.cpp
-    Entry* urgent(Transport& t, Peer*& held);
+    Entry* urgent(Transport& t);
     Entry* lanes(Transport& t);
     // finch.cpp
     Entry* finch(Transport& t, bool skip_urgent);
@@ -39,9 +39,9 @@ class Selection {
     Peer* finch_peer(Job& j, bool& blocked);
 
     Core& c_;
-    // destination_waits() of the transport being selected for, asked at
-    // most once per selection (share_room; -1: not asked yet).
-    int8_t waits_ = -1;
+    // What the queues of the transport being selected for want, computed
+    // at most once per selection (share_room).
+    ShareDemand demand_;
 };
 
 // Lane bookkeeping (lanes.cpp).  Puts urgent job `j` (just linked) on its

@@ -78,17 +78,18 @@ Transport* Transports::select() {
         Transport& t = *it;
         if (t.dead || t.hold || t.rate_locked || t.pending >= max_pending) continue;
         int need = t.pending + 1;
-        // Beyond its cap, only urgent mail may use an agent (lanes.cpp).
-        bool urgent_only = lane_capped(t);
-        int8_t waits = -1; // share_room: asked once per transport
-        c_.jobs.share_update(t);
+        // Beyond its cap, only urgent mail may use an agent while some
+        // waits for one (lanes.cpp).
+        bool urgent_only = lane_reserve_binds(t);
+        ShareDemand demand; // share_room: computed once per transport
+        c_.jobs.share_update(t, demand);
         for (Queue& q : t.queues_rr) {
             if (!q.may_start()) continue;
             // Entries held back for a refill give an agent nothing to do.
             // A cap or gate below what is in flight gives no room (not less).
             int usable =
                 urgent_only ? std::min(q.selectable_count(), q.urgent_todo) : q.selectable_count();
-            need -= std::max(0, std::min(share_room(q, waits), usable));
+            need -= std::max(0, std::min(share_room(q, demand), usable));
             if (need <= 0) {
                 // Rotate: the next search starts after this transport.
                 if (std::next(it) != rr_.end())

@@ -81,9 +81,9 @@ TEST_F(Lanes, UrgentPreemptsABigJobWhateverItsSlots) {
     EXPECT_EQ(after->message->id, "BIG");
 }
 
-TEST_F(Lanes, TheUrgentReserveStaysFreeForUrgentMail) {
-    // Process limit 10, 20 % for urgent mail: other mail has at most 8
-    // deliveries in flight, over all destinations.
+TEST_F(Lanes, TheUrgentReserveGoesToUrgentMailWhileItWaits) {
+    // Process limit 10, 20 % for urgent mail: while urgent mail waits for
+    // an agent, other mail with 8 or more in flight gets none.
     unlimited(10);
     tc.urgent_share = 20;
     make();
@@ -92,25 +92,44 @@ TEST_F(Lanes, TheUrgentReserveStaysFreeForUrgentMail) {
                      "d" + std::to_string(i % 3) + ".example");
     Transport& t = s->transport("smtp");
     EXPECT_EQ(lane_cap(t), 8);
-    std::vector<Entry*> busy = fill();
-    EXPECT_EQ(busy.size(), 8u);
-    EXPECT_EQ(s->select_transport(), nullptr);
+    // No urgent mail: other mail has every agent, the reserve's too.
+    std::vector<Entry*> busy = fill_agents("smtp", 10);
+    EXPECT_EQ(busy.size(), 10u);
+    EXPECT_FALSE(lane_reserve_binds(t));
     lane_message("U1", Lane::urgent, 1, "d1.example");
     lane_message("U2", Lane::urgent, 1, "d2.example");
     lane_message("U3", Lane::urgent, 1, "d0.example");
-    std::vector<Entry*> urgent = fill();
-    // Urgent mail is not limited by the reserve's size: it is the rest of
-    // the transport that is.
-    ASSERT_EQ(urgent.size(), 3u);
-    for (Entry* e : urgent)
-        EXPECT_EQ(e->message->lane, Lane::urgent);
-    // An urgent delivery's end frees no room for other mail beyond the cap.
-    deliver(urgent[0]);
-    EXPECT_EQ(s->select_transport(), nullptr);
+    EXPECT_TRUE(urgent_waits(t));
+    EXPECT_TRUE(lane_reserve_binds(t));
+    EXPECT_TRUE(fill_agents("smtp", 10).empty()); // every agent is busy
+    // Each agent that a delivery of other mail frees goes to urgent mail.
     deliver(busy[0]);
-    std::vector<Entry*> one = fill();
-    ASSERT_EQ(one.size(), 1u);
-    EXPECT_NE(one[0]->message->lane, Lane::urgent);
+    std::vector<Entry*> u1 = fill_agents("smtp", 10);
+    ASSERT_EQ(u1.size(), 1u);
+    EXPECT_EQ(u1[0]->message->id, "U1");
+    deliver(busy[1]);
+    std::vector<Entry*> u2 = fill_agents("smtp", 10);
+    ASSERT_EQ(u2.size(), 1u);
+    EXPECT_EQ(u2[0]->message->id, "U2");
+    // 8 other deliveries in flight, at the cap: an urgent one's end gives
+    // one connection, for U3, and none that only other mail could use.
+    deliver(u1[0]);
+    EXPECT_EQ(s->select_transport(), &t);
+    EXPECT_EQ(s->select_transport(), nullptr);
+    s->connection_ready(t);
+    Entry* u3 = s->select_entry(t);
+    ASSERT_NE(u3, nullptr);
+    EXPECT_EQ(u3->message->id, "U3");
+    // No urgent mail waits any more: the agents that free go to other
+    // mail, beyond the cap.
+    deliver(u2[0]);
+    deliver(u3);
+    std::vector<Entry*> more = fill_agents("smtp", 10);
+    ASSERT_EQ(more.size(), 2u);
+    for (Entry* e : more)
+        EXPECT_NE(e->message->lane, Lane::urgent);
+    EXPECT_EQ(lane_other_busy(t), 10);
+    s->check_invariants();
 }
 
 TEST_F(Lanes, OtherMailKeepsItsGuaranteedShare) {
@@ -151,6 +170,31 @@ TEST_F(Lanes, OtherMailKeepsItsGuaranteedShare) {
     e = s->select_entry(t);
     ASSERT_NE(e, nullptr);
     EXPECT_EQ(e->message->lane, Lane::urgent);
+}
+
+TEST_F(Lanes, UrgentMailHasTheAgentsOtherMailDoesNotWaitFor) {
+    // Other mail is owed 30 % of the deliveries in flight, but has only
+    // two messages: urgent mail has the rest, and the agent a bulk
+    // delivery frees once no other mail waits.
+    unlimited(10);
+    tc.bulk_share = 30;
+    make();
+    lane_message("b0", Lane::bulk, 1);
+    lane_message("b1", Lane::bulk, 1);
+    for (int i = 0; i < 20; ++i)
+        lane_message("u" + std::to_string(i), Lane::urgent, 1);
+    std::vector<Entry*> sel = fill_agents("smtp", 10);
+    ASSERT_EQ(sel.size(), 10u);
+    auto bulk = [](const Entry* e) { return e->message->lane == Lane::bulk; };
+    EXPECT_EQ(std::count_if(sel.begin(), sel.end(), bulk), 2);
+    Transport& t = s->transport("smtp");
+    auto b = std::find_if(sel.begin(), sel.end(), bulk);
+    deliver(*b);
+    EXPECT_TRUE(lane_owed(t));
+    std::vector<Entry*> next = fill_agents("smtp", 10);
+    ASSERT_EQ(next.size(), 1u);
+    EXPECT_EQ(next[0]->message->lane, Lane::urgent);
+    s->check_invariants();
 }
 
 TEST_F(Lanes, GivingAnEntryBackKeepsTheCounts) {

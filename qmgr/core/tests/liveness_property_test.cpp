@@ -19,8 +19,10 @@ namespace {
 
 // A queue of `t` that may start a delivery now: live, not paused or held,
 // with room in its selection window and an entry not held for a refill.
+// The urgent reserve does not count: it binds only while urgent mail could
+// start, and then that is served.
 const Queue* startable(const Transport& t) {
-    if (t.dead || t.hold || t.rate_locked || lane_capped(t)) return nullptr;
+    if (t.dead || t.hold || t.rate_locked) return nullptr;
     for (const Queue& q : t.queues_rr)
         if (q.may_start() && q.select_window() > q.busy_count() && q.selectable_count() > 0)
             return &q;

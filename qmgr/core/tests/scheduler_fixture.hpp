@@ -74,6 +74,17 @@ struct Fixture : ::testing::Test {
             n += b;
         return n;
     }
+    // Reports every entry of `busy` for queue `q` delivered, and takes
+    // them out of `busy`.
+    void deliver_queue(std::vector<Entry*>& busy, const Queue& q) {
+        for (auto it = busy.begin(); it != busy.end();)
+            if ((*it)->queue == &q) {
+                deliver(*it);
+                it = busy.erase(it);
+            } else {
+                ++it;
+            }
+    }
     // Reports entry `e` delivered.
     void deliver(Entry* e) {
         s->delivery_done(e, DeliveryResult{DeliveryResult::Kind::replied, 0, {}});

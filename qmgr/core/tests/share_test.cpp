@@ -1,8 +1,11 @@
 // Destination shares on a fake clock: a queue never has more than its
 // share of the transport's process limit in flight (at least 1) while
-// another destination takes the rest; a lowered share bounds selection at
-// once, is kept by name for a queue created later, and giving it back
-// lifts it.  (lanes_property_test.cpp runs random workloads with shares.)
+// another destination waits, and goes beyond it while none does; a
+// lowered share bounds selection at once, also while a destination with a
+// whole share wants agents, is kept by name for a queue created later,
+// and giving it back lifts it; a new queue starts with one agent of its
+// share and doubles it with each delivery that goes through (slow start).
+// (lanes_property_test.cpp runs random workloads with shares.)
 #include "scheduler_fixture.hpp"
 
 #include <gtest/gtest.h>
@@ -29,6 +32,9 @@ TEST_F(Fixture, ShareKeepsEachDestinationsPlaceWhileAnotherHoldsItsAgents) {
     Queue& fast = *t.queue_by_name.at("fast.example");
     EXPECT_EQ(share_full(t), 3);
     EXPECT_EQ(slow.limits.share, 3);
+    // Both past their slow start (SlowStart tests below).
+    EXPECT_EQ(slow.share_earned, 1);
+    slow.share_earned = fast.share_earned = 3;
     EXPECT_EQ(slow.select_window(), 3);
     EXPECT_EQ(slow.open_window(), 10);
     auto busy = fill_agents("smtp", 10);
@@ -39,13 +45,7 @@ TEST_F(Fixture, ShareKeepsEachDestinationsPlaceWhileAnotherHoldsItsAgents) {
     // slow one takes the agents nobody else waits for, but never the three
     // that are the fast one's share.
     for (int round = 0; round < 5; ++round) {
-        for (auto it = busy.begin(); it != busy.end();)
-            if ((*it)->queue == &fast) {
-                s->delivery_done(*it, DeliveryResult{});
-                it = busy.erase(it);
-            } else {
-                ++it;
-            }
+        deliver_queue(busy, fast);
         for (Entry* e : fill_agents("smtp", 10))
             busy.push_back(e);
         EXPECT_EQ(fast.busy_count(), 3) << "round " << round;
@@ -133,6 +133,7 @@ TEST_F(Fixture, LoweredShareBoundsSelectionAndIsKeptByName) {
     Queue& q = *t.queue_by_name.at("slow.example");
     Queue& other = *t.queue_by_name.at("other.example");
     EXPECT_EQ(q.limits.share, 2);
+    q.share_earned = other.share_earned = 50; // past their slow start
     auto busy = fill_agents("smtp", 6);
     EXPECT_EQ(q.busy_count(), 2);
     EXPECT_EQ(other.busy_count(), 4);
@@ -193,5 +194,114 @@ TEST_F(Fixture, AProbeShareBindsEvenAlone) {
     // The probe succeeded: the same share, now one that gives way.
     ASSERT_TRUE(s->set_limit(smtp_slow, LimitChange::share(1, false)));
     EXPECT_EQ(fill().size(), 4u);
+    s->check_invariants();
+}
+
+TEST_F(Fixture, SlowStartKeepsNewTarpitsToOneAgentEach) {
+    // 20 agents, 20 %: 4 each once earned.  A healthy destination and four
+    // tarpits, all new, their mail interleaved as it is read.
+    tc.dest_recipient_limit = 1;
+    tc.init_dest_concurrency = 5;
+    tc.dest_concurrency_limit = 20;
+    tc.process_limit = 20;
+    tc.dest_share = 20;
+    make();
+    const std::vector<std::string> dests{"healthy.example", "t0.example", "t1.example",
+                                         "t2.example", "t3.example"};
+    for (int i = 0; i < 60; ++i)
+        for (const auto& d : dests)
+            message(d + std::to_string(i), 1, d);
+    Transport& t = s->transport("smtp");
+    Queue& healthy = *t.queue_by_name.at("healthy.example");
+    auto busy = fill_agents("smtp", 20);
+    // All new: each holds the others to its slow start.
+    EXPECT_EQ(busy.size(), 5u);
+    for (const auto& d : dests)
+        EXPECT_EQ(t.queue_by_name.at(d)->busy_count(), 1) << d;
+    // The healthy destination's deliveries go through: 2, then its whole
+    // share, and then the agents the tarpits cannot take while it wants
+    // them.
+    for (int round = 0; round < 4; ++round) {
+        deliver_queue(busy, healthy);
+        for (Entry* e : fill_agents("smtp", 20))
+            busy.push_back(e);
+        s->check_invariants();
+    }
+    EXPECT_EQ(healthy.share_earned, 4);
+    EXPECT_GT(healthy.busy_count(), 4);
+    EXPECT_EQ(healthy.busy_count(), std::min(healthy.open_window(), 16));
+    for (int d = 1; d < 5; ++d)
+        EXPECT_EQ(t.queue_by_name.at(dests[d])->busy_count(), 1) << dests[d];
+}
+
+TEST_F(Fixture, SlowStartHoldsNobodyAlone) {
+    tc.dest_recipient_limit = 1;
+    tc.init_dest_concurrency = 5;
+    tc.process_limit = 20;
+    tc.dest_share = 20;
+    make();
+    message("A", 8, "new.example");
+    Queue& q = *s->find_queue("smtp", "new.example");
+    EXPECT_EQ(q.select_window(), 1);
+    EXPECT_EQ(q.open_window(), 5);
+    EXPECT_EQ(fill().size(), 5u);
+    s->check_invariants();
+}
+
+TEST_F(Fixture, SlowStartDoublesWithEachDeliveryThatGoesThrough) {
+    tc.dest_recipient_limit = 1;
+    tc.init_dest_concurrency = 5;
+    tc.process_limit = 20;
+    tc.dest_share = 30; // 6 agents
+    make();
+    message("A", 8, "new.example");
+    Queue& q = *s->find_queue("smtp", "new.example");
+    auto busy = fill();
+    ASSERT_EQ(busy.size(), 5u);
+    EXPECT_EQ(q.share_earned, 1);
+    // A deferral that names the destination (a hop status) earns nothing.
+    s->delivery_done(
+        busy[0],
+        DeliveryResult{DeliveryResult::Kind::replied, -1, {"4.4.1", "connection refused"}});
+    EXPECT_EQ(q.share_earned, 1);
+    deliver(busy[1]);
+    EXPECT_EQ(q.share_earned, 2);
+    deliver(busy[2]);
+    EXPECT_EQ(q.share_earned, 4);
+    deliver(busy[3]);
+    EXPECT_EQ(q.share_earned, 6); // the full share, no more
+    EXPECT_EQ(share_kind(q), share_whole);
+    s->check_invariants();
+}
+
+TEST_F(Fixture, ALoweredShareGivesWayOnlyWhenNoWholeShareWantsAgents) {
+    // 10 agents, 20 %: 2 each.  The slow destination's share is lowered
+    // to 1; the healthy one has earned its whole share and wants more
+    // agents beyond it: none goes to the slow one past its 1.
+    tc.dest_recipient_limit = 1;
+    tc.init_dest_concurrency = 10;
+    tc.process_limit = 10;
+    tc.dest_share = 20;
+    make();
+    ASSERT_TRUE(s->set_limit(smtp_slow, LimitChange::share(1)));
+    message("A", 20, "slow.example");
+    message("B", 12, "healthy.example");
+    Transport& t = s->transport("smtp");
+    Queue& slow = *t.queue_by_name.at("slow.example");
+    Queue& healthy = *t.queue_by_name.at("healthy.example");
+    slow.share_earned = healthy.share_earned = 2; // past the slow start
+    EXPECT_EQ(share_kind(slow), share_lowered);
+    EXPECT_EQ(share_kind(healthy), share_whole);
+    auto busy = fill_agents("smtp", 10);
+    EXPECT_EQ(slow.busy_count(), 1);
+    EXPECT_EQ(healthy.busy_count(), 9);
+    EXPECT_FALSE(destination_waits(t)); // nobody within its share waits
+    // The healthy deliveries end: their agents go to its last 3, and once
+    // it has no more mail, the slow one takes the idle ones.
+    deliver_queue(busy, healthy);
+    for (Entry* e : fill_agents("smtp", 10))
+        busy.push_back(e);
+    EXPECT_EQ(healthy.busy_count(), 3);
+    EXPECT_EQ(slow.busy_count(), 7);
     s->check_invariants();
 }

@@ -46,7 +46,10 @@ void Isolation::delivered(const core::Entry& e, const core::DeliveryResult& r, i
         outcome = classifier_.classify(r.hop.status, r.hop.reason) == ReplyClass::timeout
                       ? Outcome::timeout
                       : Outcome::failure;
-    auto change = policy_.delivered({t.name, q.name}, core::share_full(t), q.window, outcome,
+    // What it may have in flight, its share aside: its window, or what it
+    // has earned of its share if less (its slow start, share.cpp).
+    int window = std::min(q.window, q.share_earned);
+    auto change = policy_.delivered({t.name, q.name}, core::share_full(t), window, outcome,
                                     elapsed_ms, now_ms);
     if (change) apply(*change, &t, r.hop.reason);
 }

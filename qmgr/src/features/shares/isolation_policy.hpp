@@ -11,7 +11,8 @@
 // - a slow delivery, or one that failed with a timeout or a dropped
 //   connection (ReplyClass::timeout), lowers the share to half of what the
 //   destination may have in flight (the smaller of its share and its
-//   window), at least 1;
+//   window, which the daemon gives as what the queue earned of its share
+//   where that is less), at least 1;
 // - a delivery that is not slow raises a lowered share to twice its value,
 //   and back to the full share once that would reach it;
 // - only deliveries that started after the last change count for another

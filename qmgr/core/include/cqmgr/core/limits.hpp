@@ -6,8 +6,8 @@
 //   learned  what the adaptive limits learned from the receivers: a
 //            concurrency cap, and a pause after each delivery
 //   share    the destination share: at most this many deliveries in flight
-//            while another destination of the transport waits for an
-//            agent (work-conserving: share.cpp)
+//            while other destinations of the transport want agents
+//            (work-conserving, with a slow start: share.cpp)
 //   gate     the driver's gate (cluster leases, rate tokens it holds)
 //   rule     what a reply rule's action set (the daemon's
 //            cqmgr_reply_actions): a hold, a cap and a pause after each
@@ -65,13 +65,18 @@ struct Limits {
     bool stopped() const { return hold.has_value() || (rule && rule->hold); }
     // The window selection works with, given the concurrency window
     // `window`: the smallest bound, and one delivery at a time while a
-    // pause (learned or a rule's) applies; the share counts only `with_share` (it binds
-    // only while other destinations wait, share.cpp).  Inline: selection
-    // asks for every queue it looks at.
-    int window(int window, bool with_share = true) const {
+    // pause (learned or a rule's) applies; the share counts only
+    // `with_share` (it binds only while other destinations want agents,
+    // share.cpp), and no more of it than the queue has `earned` (its slow
+    // start, share.cpp).  Inline: selection asks for every queue it looks
+    // at.
+    int window(int window, bool with_share = true, int earned = 0x7fffffff) const {
         int w = cap && cap->concurrency < window ? cap->concurrency : window;
         if (learned.concurrency > 0 && learned.concurrency < w) w = learned.concurrency;
-        if ((with_share || share_always) && share > 0 && share < w) w = share;
+        if ((with_share || share_always) && share > 0) {
+            int s = share < earned ? share : earned;
+            if (s < w) w = s;
+        }
         if (rule && rule->concurrency > 0 && rule->concurrency < w) w = rule->concurrency;
         if (pause() > 0 && w > 1) w = 1;
         return gate && *gate < w ? *gate : w;

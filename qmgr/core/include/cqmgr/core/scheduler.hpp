@@ -274,19 +274,48 @@ int lane_other_busy(const Transport& t);
 bool lane_owed(const Transport& t);
 // True when mail other than urgent is at its cap on `t`.
 bool lane_capped(const Transport& t);
+// Whether some urgent entry of `t` could start a delivery now: an entry of
+// an urgent job, not held back for a refill, whose queue has room within
+// every bound.
+bool urgent_waits(const Transport& t);
+// True when the urgent reserve binds on `t`: other mail is at its cap and
+// urgent mail waits for an agent, so only urgent mail may have one (the
+// reserve is work-conserving, lanes.cpp).
+bool lane_reserve_binds(const Transport& t);
 
 // Destination shares (share.cpp): the most deliveries one queue of `t` may
 // have in flight, its process limit times dest_share percent (at least 1),
 // or 0 for no cap.
 int share_full(const Transport& t);
+// The rule that decides when a queue's share binds (share.cpp): bits, so
+// that Transport::share_blocked can hold several.
+enum ShareKind : uint8_t {
+    share_whole = 1,   // its full share, earned: binds while another waits
+    share_lowered = 2, // lowered: also while a queue with a whole share wants an agent
+    share_earning = 4, // still earning it (slow start): while another wants one
+};
+ShareKind share_kind(const Queue& q);
+// What the queues of one transport want, as the shares see it, computed
+// when first asked and kept for one selection (the state changes only
+// with a selection or a delivery's end).
+struct ShareDemand {
+    bool known = false;
+    bool waits = false;  // some queue could start a delivery within its share
+    int wants = 0;       // queues that could use one more agent, shares aside
+    int whole_wants = 0; // of those, the ones with a whole share (or none)
+    void compute(const Transport& t);
+};
 // Whether some queue of `t` could start a delivery now within every bound,
-// its share included: mail waiting for an agent, which is what makes the
-// shares bind.
+// its share included.
 bool destination_waits(const Transport& t);
-// The room queue `q` has for new deliveries: within its share while
-// another destination of its transport waits, up to its other bounds
-// otherwise.  `waits` remembers destination_waits() for a caller that
-// asks of many queues (-1: not asked yet).
-int share_room(const Queue& q, int8_t& waits);
+// Whether queue `q`'s share binds, given what the queues of its transport
+// want (`d`, computed).
+bool share_binds(const Queue& q, const ShareDemand& d);
+// The room queue `q` has for new deliveries: within its share while its
+// share binds, up to its other bounds otherwise.  `d` is computed when
+// first needed, for a caller that asks of many queues.
+int share_room(const Queue& q, ShareDemand& d);
+// A delivery of `q` went through: it earns more of its share.
+void share_earn(Queue& q);
 
 } // namespace cqmgr::core

@@ -253,9 +253,14 @@ struct Queue {
     // Ready, and not suspended by the administrator: new deliveries may
     // start here, as far as select_window() allows.
     bool may_start() const { return ready() && !limits.stopped(); }
+    // How much of its destination share the queue has earned (share.cpp):
+    // 1 when it is created on a transport with shares, doubled by each
+    // delivery that goes through, up to the transport's share.  The share
+    // binds at the smaller of the two.
+    int share_earned = 0x7fffffff;
     // The window selection works with: the concurrency window within the
     // bounds the features place here (Limits::window).
-    int select_window() const { return limits.window(window); }
+    int select_window() const { return limits.window(window, true, share_earned); }
     // The same without the destination share: what the queue may use
     // while no other destination of its transport waits (share.cpp).
     int open_window() const { return limits.window(window, false); }
@@ -442,10 +447,11 @@ struct Transport {
     // or an empty selection (stock keeps it then, see docs/compatibility.md)
     // and when a dead transport revives.
     bool rate_locked = false;
-    // A job was marked a blocker while a destination share held one of its
-    // queues back: when no destination waits any more, the marks go
-    // (share.cpp), since the share no longer binds.
-    bool share_blocked = false;
+    // Jobs were marked blockers while destination shares held their
+    // queues back, by the rules of these kinds (ShareKind bits): when the
+    // other queues no longer make such a share bind, the marks go
+    // (Jobs::share_update).
+    uint8_t share_blocked = 0;
     // Entries sent before their refill landed, because an agent had nothing
     // else to do (see Selection::walk).
     long early_entries = 0;
