@@ -66,10 +66,11 @@ class Jobs {
     // Jobs held back by a destination share may go again once no
     // destination of `t` waits: the share no longer binds (share.cpp).
     void share_update(Transport& t);
+    // Unmarks every blocker of `t`: selection finds the real current job
+    // again (a queue or a sender group that stopped them has room).
+    void unblock_all(Transport& t);
 
   private:
-    // Unmarks every blocker of `t`.
-    void unblock_all(Transport& t);
     // refill() past its first test: reads when the refill is due.
     void refill_if_due(Job& j, bool any_room);
     // The reference candidate search: stock's walk of the job list.

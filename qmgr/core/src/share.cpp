@@ -21,6 +21,7 @@
 // share is kept by name (LimitBook), as a learned limit is, so that a
 // queue freed and created again keeps it.
 #include "cqmgr/core/scheduler.hpp"
+#include "senders.hpp"
 
 #include <algorithm>
 
@@ -33,7 +34,8 @@ int share_full(const Transport& t) {
 
 bool destination_waits(const Transport& t) {
     for (const Queue& q : t.queues_rr)
-        if (q.may_start() && q.selectable_count() > 0 && q.select_window() > q.busy_count())
+        if (q.may_start() && q.selectable_count() > (q.sender_todo ? sender_stopped(q) : 0) &&
+            q.select_window() > q.busy_count())
             return true;
     return false;
 }
