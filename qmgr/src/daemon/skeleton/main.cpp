@@ -54,6 +54,7 @@ void post_jail(Daemon& d) {
         d.io, d.config.cf, d.config.params, d.clock, d.opened.flush_domains, *d.master,
         d.opened.state_store, std::move(d.opened.reply_rules), std::move(d.opened.limit_tables));
     d.qm->use_priorities(std::move(d.opened.priorities));
+    d.qm->use_senders(std::move(d.opened.senders));
 }
 
 // Serves triggers until master goes away; with -S, only the one on
