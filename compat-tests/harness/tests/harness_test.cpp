@@ -752,18 +752,27 @@ bool eventually(const std::function<bool()>& done) {
     return done();
 }
 
+// A session counter's backend on loopback `port`: a listener whose kernel
+// completes the connections (nobody accepts them); -1 if it cannot listen.
+int listen_backend(uint16_t port) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 64) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 } // namespace
 
 TEST(SessionCounter, CountsEverySessionFromAcceptToClose) {
     auto ports = allocate_ports(2);
-    // The backend: a listener whose kernel completes the connections.
-    int backend = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(ports[1]);
-    ASSERT_EQ(::bind(backend, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    ASSERT_EQ(::listen(backend, 64), 0);
+    int backend = listen_backend(ports[1]);
+    ASSERT_GE(backend, 0);
     cqmgr::test::TempDir dir("compat-sessions");
     SessionCounter c(ports[0], ports[1], dir.str() + "/sessions.log");
     c.start();
@@ -793,13 +802,8 @@ TEST(SessionCounter, CountsEverySessionFromAcceptToClose) {
 
 TEST(SessionCounter, PutsEachSessionDownToItsSenderDomain) {
     auto ports = allocate_ports(2);
-    int backend = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(ports[1]);
-    ASSERT_EQ(::bind(backend, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    ASSERT_EQ(::listen(backend, 64), 0);
+    int backend = listen_backend(ports[1]);
+    ASSERT_GE(backend, 0);
     cqmgr::test::TempDir dir("compat-sessions");
     SessionCounter c(ports[0], ports[1], dir.str() + "/sessions.log");
     c.start();

@@ -15,17 +15,7 @@ struct Senders : Fixture {
     // `queue` on smtp.
     Message& sent(const std::string& id, SenderGroup group, int n = 1,
                   const std::string& queue = "d.example") {
-        auto m = std::make_unique<Message>();
-        m->id = id;
-        m->sender_group = group;
-        s->message_add(*m);
-        Transport& t = s->transport("smtp");
-        for (int i = 0; i < n; ++i)
-            s->assign(*m, s->queue_for(t, queue, queue),
-                      rcpt(id + "-" + std::to_string(i) + "@" + queue));
-        s->batch_done(*m, false, 0);
-        msgs.push_back(std::move(m));
-        return *msgs.back();
+        return message(id, n, queue, "smtp", Lane::normal, group);
     }
     // One-recipient entries and a window of `window` from the start.
     void wide(int window) {
