@@ -186,11 +186,11 @@ inline constexpr int defer = 1;
 struct Message {
     std::string id;
     int64_t queued_time = 0;
-    int refcount = 0;            // entries in core
-    int flags = 0;               // message_flag bits; nonzero: some recipient must be retried
-    int rcpt_count = 0;          // recipients in core
-    int rcpt_limit = 0;          // recipient slots lent to this message
-    int rcpt_unread = 0;         // estimate of recipients not read yet
+    int refcount = 0;    // entries in core
+    int flags = 0;       // message_flag bits; nonzero: some recipient must be retried
+    int rcpt_count = 0;  // recipients in core
+    int rcpt_limit = 0;  // recipient slots lent to this message
+    int rcpt_unread = 0; // estimate of recipients not read yet
     // The flags share a byte, so that the lane and the sender group fit in
     // the word they share with them.
     bool has_unread : 1 = false;     // more recipients wait in the queue file
@@ -290,11 +290,12 @@ struct Queue {
     List<Entry, &Entry::queue_hook> busy;
     int held = 0;        // todo entries held back for a refill (Peer::held)
     int urgent_todo = 0; // todo entries of urgent messages (held ones too)
+    int window = 0;      // 0 = dead ("throttled")
     // Sender groups (sender.cpp): waiting entries of limited groups (held
-    // ones too), and the loads of the groups here.
+    // ones too; in the word the window leaves), and the loads of the groups
+    // here.
     int sender_todo = 0;
     UncountedList<SenderLoad, &SenderLoad::queue_hook> senders;
-    int window = 0; // 0 = dead ("throttled")
     double success = 0, failure = 0, fail_cohorts = 0;
     std::optional<Dsn> dsn; // why it is dead
     unsigned blocker_tag = 0;
