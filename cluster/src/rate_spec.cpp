@@ -107,6 +107,9 @@ Result<RateSpec, LimitError> parse_rate(std::string_view text) {
     }
     auto unit = unit_ms(trim(rest.substr(digits)));
     if (!unit) return fail(Kind::rate_unit, text);
+    // A period whose milliseconds would not be a count again (or would
+    // overflow) is no period: 2^40 ms is 34 years.
+    if (multiple > (int64_t{1} << 40) / *unit) return fail(Kind::rate_period, text);
     r.period_ms = multiple * *unit;
     r.burst = r.count;
     if (!burst.empty() || s.find(',') != std::string_view::npos) {

@@ -45,6 +45,11 @@ TEST(RateSpec, RejectsWhatIsNotARate) {
     EXPECT_EQ(parse_rate("x/s").error().kind, LimitError::Kind::rate_count);
     EXPECT_EQ(parse_rate("50/0s").error().kind, LimitError::Kind::rate_period);
     EXPECT_EQ(parse_rate("50/s,0").error().kind, LimitError::Kind::rate_burst);
+    // Periods whose milliseconds overflow, or would not read back as a
+    // count of milliseconds.
+    EXPECT_EQ(parse_rate("1/1000000000000d").error().kind, LimitError::Kind::rate_period);
+    EXPECT_EQ(parse_rate("1/400000d").error().kind, LimitError::Kind::rate_period);
+    EXPECT_EQ(parse_rate("1/12000d")->period_ms, 12000 * int64_t{86'400'000});
 }
 
 TEST(RateSpec, TextRoundTrips) {

@@ -664,6 +664,17 @@ std::vector<std::string> check_expectations(const Expect& e, const Outcome& o, c
                         "' (exact peak), found " + std::to_string(got) + " (sessions-" + name +
                         ".log has each open and close)");
     }
+    for (const auto& [key, rg] : e.sender_session_peak) {
+        std::string sink = key.substr(0, key.find(':')), sender = key.substr(key.find(':') + 1);
+        int got = 0;
+        if (auto it = o.sessions.find(sink); it != o.sessions.end())
+            if (auto s = it->second.senders.find(sender); s != it->second.senders.end())
+                got = s->second;
+        if (!rg.contains(got))
+            f.push_back("expected " + rg.describe() + " sessions of sender domain " + sender +
+                        " at once at sink '" + sink + "' (exact peak), found " +
+                        std::to_string(got));
+    }
     for (const auto& [name, want] : e.transactions) {
         int got = 0;
         if (o.transactions.count(name)) got = total(o.transactions.at(name));
@@ -840,9 +851,16 @@ void print_outcome(std::ostream& out, const Outcome& o, bool verbose) {
     }
     for (const auto& line : o.peer_summary)
         out << "  " << line << "\n";
-    for (const auto& [k, v] : o.sessions)
+    for (const auto& [k, v] : o.sessions) {
         out << "  sink " << k << ": exact peak " << v.peak << " sessions at once (" << v.total
             << " sessions; " << v.mixed_wakeups << " wakeups saw an end and a new one)\n";
+        if (v.senders.size() > 1) {
+            out << "  sink " << k << ": exact peak by sender domain:";
+            for (const auto& [sender, peak] : v.senders)
+                out << ' ' << (sender.empty() ? "<>" : sender) << '=' << peak;
+            out << "\n";
+        }
+    }
     for (const auto& [name, seconds] : o.milestones) {
         if (seconds >= 0)
             out << "  " << name << ": " << seconds << " s after the first injection\n";

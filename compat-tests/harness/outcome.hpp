@@ -53,10 +53,12 @@ struct Outcome {
     std::map<std::string, int> peak_connections;  // sink -> most simultaneous connections
     // Counting sinks (SessionCounter): the most sessions open at once, the
     // sessions in all, and the wakeups that saw both an end and a new one.
+    // Also each sender domain's peak (SessionCounter::sender_peaks).
     struct Sessions {
         int peak = 0;
         long total = 0;
         long mixed_wakeups = 0;
+        std::map<std::string, int> senders;
     };
     std::map<std::string, Sessions> sessions;
     std::vector<std::string> peer_summary;  // one line per [peers] instance

@@ -341,7 +341,8 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
     for (size_t i = 0; i < sinks.size(); ++i) {
         res.outcome.peak_connections[sinks[i]->name()] = sampler.peak(i);
         if (const SessionCounter* c = sinks[i]->sessions())
-            res.outcome.sessions[sinks[i]->name()] = {c->peak(), c->sessions(), c->mixed_wakeups()};
+            res.outcome.sessions[sinks[i]->name()] = {c->peak(), c->sessions(), c->mixed_wakeups(),
+                                                      c->sender_peaks()};
         if (sinks[i]->dumps()) {
             res.outcome.transactions[sinks[i]->name()] = sink_transactions(sinks[i]->dump_dir());
             res.outcome.transaction_times[sinks[i]->name()] =

@@ -449,6 +449,7 @@ Expect parse_expect(const toml::table& t, const std::string& source) {
     };
     sink_ranges("peak_connections", e.peak_connections);
     sink_ranges("session_peak", e.session_peak);
+    sink_ranges("sender_session_peak", e.sender_session_peak);
     if (const auto* tx = r.table("transactions"))
         e.transactions = parse_counts(*tx, "expect.transactions", source);
     if (const auto* fl = r.table("flush_log"))
@@ -797,6 +798,14 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
         if (it == s.sinks.end() || !it->count_sessions)
             throw Error(source + ": expect.session_peak." + name +
                         ": expected the name of a [[sink]] with count_sessions = true");
+    }
+    for (const auto& [key, rg] : s.expect.sender_session_peak) {
+        (void)rg;
+        size_t colon = key.find(':');
+        auto it = sink_named(key.substr(0, colon));
+        if (colon == std::string::npos || it == s.sinks.end() || !it->count_sessions)
+            throw Error(source + ": expect.sender_session_peak.\"" + key +
+                        "\": expected SINK:DOMAIN, SINK a [[sink]] with count_sessions = true");
     }
     for (const auto& [name, n] : s.expect.transactions) {
         (void)n;

@@ -161,6 +161,8 @@ struct Expect {
     std::vector<OrderExpect> order;                // maillog lines before others
     std::map<std::string, Range> peak_connections; // sink -> most simultaneous connections seen
     std::map<std::string, Range> session_peak;     // counting sink -> most sessions at once
+    // "SINK:DOMAIN" -> most sessions of that sender domain at once
+    std::map<std::string, Range> sender_session_peak;
     std::optional<Range> deferral_rate;      // percent: status=deferred / (sent + deferred) lines
     std::map<std::string, int> transactions; // dump sink -> captured mail transactions
     std::map<std::string, int> flush_log;    // fast flush log (file name in queue/flush/,

@@ -3,7 +3,9 @@
 
 #include "error.hpp"
 
+#include <algorithm>
 #include <arpa/inet.h>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include <fcntl.h>
 #include <map>
 #include <netinet/in.h>
+#include <optional>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -35,20 +38,27 @@ void nonblocking(int fd) {
 
 // One relayed session: the sender's connection and ours to smtp-sink, and
 // the bytes each way not yet written.
+// `span` is its index in spans_; `head` what the client sent until its
+// first MAIL FROM (up to 4 KiB).
 struct Session {
     int client = -1, server = -1;
     std::string to_server, to_client;
+    size_t span = 0;
+    std::string head;
+    bool sender_known = false;
 };
 
 // Moves what `from` has to `pending` and writes what it can to `to`; false
-// when `from` ended (EOF or error) or `to` failed.
-bool pump(int from, int to, std::string& pending, bool readable) {
+// when `from` ended (EOF or error) or `to` failed.  What is read is also
+// appended to `seen`, when given.
+bool pump(int from, int to, std::string& pending, bool readable, std::string* seen = nullptr) {
     if (readable) {
         char buf[16384];
         ssize_t n = ::read(from, buf, sizeof buf);
         if (n == 0) return false;
         if (n < 0 && errno != EAGAIN && errno != EINTR) return false;
         if (n > 0) pending.append(buf, static_cast<size_t>(n));
+        if (n > 0 && seen) seen->append(buf, static_cast<size_t>(n));
     }
     while (!pending.empty()) {
         ssize_t n = ::send(to, pending.data(), pending.size(), MSG_NOSIGNAL);
@@ -56,6 +66,23 @@ bool pump(int from, int to, std::string& pending, bool readable) {
         pending.erase(0, static_cast<size_t>(n));
     }
     return true;
+}
+
+// The domain of the first complete MAIL FROM line in `head`, lower case
+// ("" for the null sender or none without a domain), if there is one.
+std::optional<std::string> mail_from_domain(const std::string& head) {
+    std::string lower(head);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    size_t at = lower.find("mail from:");
+    if (at == std::string::npos) return std::nullopt;
+    size_t eol = lower.find('\n', at);
+    if (eol == std::string::npos) return std::nullopt;
+    std::string line = lower.substr(at, eol - at);
+    size_t close = line.find('>');
+    std::string addr = line.substr(0, close == std::string::npos ? line.size() : close);
+    size_t sign = addr.rfind('@');
+    return sign == std::string::npos ? std::string() : addr.substr(sign + 1);
 }
 
 double now_seconds() {
@@ -111,6 +138,7 @@ void SessionCounter::loop(int listener, int wake) {
     FILE* log = std::fopen(log_path_.c_str(), "a");
     std::map<int, Session> sessions; // by client fd
     int open = 0;
+    long event = 0; // opens and closes so far, for the spans' order
     auto note = [&](const char* what) {
         open_ = open;
         if (log) std::fprintf(log, "%.6f %s %d\n", now_seconds(), what, open);
@@ -124,6 +152,10 @@ void SessionCounter::loop(int listener, int wake) {
         ::close(s.client);
         ::close(s.server);
         open--;
+        {
+            std::lock_guard lock(spans_mutex_);
+            spans_[s.span].closed = ++event;
+        }
         note("close");
     };
     for (;;) {
@@ -146,10 +178,18 @@ void SessionCounter::loop(int listener, int wake) {
             bool ok = true;
             if (fds[i].revents || fds[i + 1].revents) {
                 ok = pump(s.client, s.server, s.to_server,
-                          fds[i].revents & (POLLIN | POLLHUP | POLLERR)) &&
+                          fds[i].revents & (POLLIN | POLLHUP | POLLERR),
+                          s.sender_known ? nullptr : &s.head) &&
                      pump(s.server, s.client, s.to_client,
                           fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR));
             }
+            if (!s.sender_known)
+                if (auto domain = mail_from_domain(s.head); domain || s.head.size() > 4096) {
+                    std::lock_guard lock(spans_mutex_);
+                    spans_[s.span].sender = domain.value_or("");
+                    s.sender_known = true;
+                    s.head.clear();
+                }
             if (!ok) {
                 end(s);
                 sessions.erase(fds[i].fd);
@@ -177,7 +217,10 @@ void SessionCounter::loop(int listener, int wake) {
                 }
                 nonblocking(c);
                 nonblocking(b);
-                sessions[c] = Session{c, b, {}, {}};
+                Session& s = sessions[c] = Session{c, b, {}, {}, 0, {}, false};
+                std::lock_guard lock(spans_mutex_);
+                s.span = spans_.size();
+                spans_.push_back(Span{++event, -1, {}});
             }
         }
         if (ended && accepted) mixed_++;
@@ -187,6 +230,25 @@ void SessionCounter::loop(int listener, int wake) {
     ::close(listener);
     ::close(wake);
     if (log) std::fclose(log);
+}
+
+std::map<std::string, int> SessionCounter::sender_peaks() const {
+    std::lock_guard lock(spans_mutex_);
+    // Each sender's opens (+1) and closes (-1) in the order they happened.
+    std::map<std::string, std::vector<std::pair<long, int>>> events;
+    for (const Span& sp : spans_) {
+        events[sp.sender].emplace_back(sp.opened, 1);
+        if (sp.closed >= 0) events[sp.sender].emplace_back(sp.closed, -1);
+    }
+    std::map<std::string, int> out;
+    for (auto& [sender, ev] : events) {
+        std::sort(ev.begin(), ev.end());
+        int open = 0, peak = 0;
+        for (const auto& [when, delta] : ev)
+            peak = std::max(peak, open += delta);
+        out[sender] = peak;
+    }
+    return out;
 }
 
 } // namespace compat

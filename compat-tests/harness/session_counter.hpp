@@ -15,12 +15,20 @@
 // it may (as root), so that it wakes at each event and such wakeups are
 // rare.  Every open and close is written to a log with its time and the
 // count after it.
+//
+// Each session is also put down to its sender: the domain of the first
+// MAIL FROM the client sends in it (sender_peaks()), so that a scenario can
+// count one sender's sessions among others' to the same destination.  A
+// session counts for its sender from its start, as for the total.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace compat {
 
@@ -46,6 +54,10 @@ class SessionCounter {
     long sessions() const { return sessions_; }
     // Wakeups in which both a session ended and a new one was accepted.
     long mixed_wakeups() const { return mixed_; }
+    // The most sessions of each sender domain (lower case; "" for sessions
+    // without a MAIL FROM) that were open at once, in the same order of
+    // events as peak().
+    std::map<std::string, int> sender_peaks() const;
 
   private:
     void loop(int listener, int wake);
@@ -57,6 +69,14 @@ class SessionCounter {
     std::atomic<int> open_{0};
     std::atomic<long> sessions_{0};
     std::atomic<long> mixed_{0};
+    // Each session's sender and the events that opened and closed it (in
+    // the thread's order; closed = -1 while open).
+    struct Span {
+        long opened = 0, closed = -1;
+        std::string sender;
+    };
+    mutable std::mutex spans_mutex_;
+    std::vector<Span> spans_;
 };
 
 } // namespace compat

@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <functional>
 #include <gtest/gtest.h>
+#include <map>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <thread>
@@ -751,18 +752,27 @@ bool eventually(const std::function<bool()>& done) {
     return done();
 }
 
+// A session counter's backend on loopback `port`: a listener whose kernel
+// completes the connections (nobody accepts them); -1 if it cannot listen.
+int listen_backend(uint16_t port) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 64) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 } // namespace
 
 TEST(SessionCounter, CountsEverySessionFromAcceptToClose) {
     auto ports = allocate_ports(2);
-    // The backend: a listener whose kernel completes the connections.
-    int backend = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(ports[1]);
-    ASSERT_EQ(::bind(backend, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    ASSERT_EQ(::listen(backend, 64), 0);
+    int backend = listen_backend(ports[1]);
+    ASSERT_GE(backend, 0);
     cqmgr::test::TempDir dir("compat-sessions");
     SessionCounter c(ports[0], ports[1], dir.str() + "/sessions.log");
     c.start();
@@ -787,5 +797,39 @@ TEST(SessionCounter, CountsEverySessionFromAcceptToClose) {
     std::string log;
     read_file_if_exists(dir.str() + "/sessions.log", log);
     EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 46);
+    ::close(backend);
+}
+
+TEST(SessionCounter, PutsEachSessionDownToItsSenderDomain) {
+    auto ports = allocate_ports(2);
+    int backend = listen_backend(ports[1]);
+    ASSERT_GE(backend, 0);
+    cqmgr::test::TempDir dir("compat-sessions");
+    SessionCounter c(ports[0], ports[1], dir.str() + "/sessions.log");
+    c.start();
+    auto say = [](int fd, const std::string& text) {
+        ASSERT_EQ(::send(fd, text.data(), text.size(), MSG_NOSIGNAL),
+                  static_cast<ssize_t>(text.size()));
+    };
+    // Two of news.example at once (the second's MAIL FROM in two pieces,
+    // after a pipelined EHLO), one of other.example beside them, then a
+    // third of news.example after both ended.
+    int n1 = connect_to(ports[0]), n2 = connect_to(ports[0]), o = connect_to(ports[0]);
+    say(n1, "EHLO x\r\nMAIL FROM:<a@News.Example> SIZE=10\r\n");
+    say(n2, "EHLO x\r\nMAIL FR");
+    say(n2, "OM:<b@news.example>\r\nRCPT TO:<c@d>\r\n");
+    say(o, "MAIL FROM:<z@other.example>\r\n");
+    ASSERT_TRUE(eventually([&] { return c.sender_peaks().size() == 2; }));
+    ::close(n1);
+    ::close(n2);
+    ASSERT_TRUE(eventually([&] { return c.open() == 1; }));
+    int n3 = connect_to(ports[0]);
+    say(n3, "MAIL FROM:<>\r\n");
+    ::close(n3);
+    ::close(o);
+    ASSERT_TRUE(eventually([&] { return c.open() == 0; }));
+    c.stop();
+    std::map<std::string, int> want{{"news.example", 2}, {"other.example", 1}, {"", 1}};
+    EXPECT_EQ(c.sender_peaks(), want);
     ::close(backend);
 }

@@ -11,6 +11,7 @@
 #include "limit_control.hpp"
 #include "queues.hpp"
 #include "selection.hpp"
+#include "senders.hpp"
 #include "timers.hpp"
 #include "transports.hpp"
 
@@ -38,6 +39,7 @@ struct Core {
     Queues queues{*this};
     LimitControl limits{*this};
     Jobs jobs{*this};
+    Senders senders{*this};
     Entries entries{*this};
     Selection selection{*this};
 };

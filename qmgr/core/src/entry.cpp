@@ -14,6 +14,7 @@ void Entries::assign(Message& m, Queue& q, Recipient r) {
     if (q.dead()) panic("assign: queue " + q.name + " is dead");
     Job& j = c_.jobs.obtain(m, *q.transport);
     Peer& p = peer_obtain(j, q);
+    if (m.sender_group && !p.sender) c_.senders.attach(p);
     int limit = q.transport->cfg.dest_recipient_limit;
     if (m.single_rcpt) limit = 1;
     // Fill the peer's newest waiting entry before starting another.
@@ -43,6 +44,7 @@ Entry* Entries::create(Peer& p, Message& m) {
     p.refcount++;
     q.todo.push_back(*e);
     lane_todo(*e, 1);
+    sender_todo(p, 1);
     peer_hold_update(p);
     p.job->read_entries++;
     index_refresh(*p.job);
@@ -93,6 +95,7 @@ void Entries::select(Entry* e) {
     q.busy.push_back(*e);
     lane_todo(*e, -1);
     lane_busy(*e, 1);
+    if (p.sender) c_.senders.started(sender_load(p));
     p.entries.erase(p.entries.iterator_to(*e));
     peer_hold_update(p);
     p.job->selected_entries++;
@@ -120,6 +123,7 @@ void Entries::done(Entry* e, Which which, bool unseen) {
         q.busy.erase(q.busy.iterator_to(*e));
         lane_busy(*e, -1);
         j.in_flight--;
+        if (p.sender) c_.senders.ended(sender_load(p));
     } else {
         p.entries.erase(p.entries.iterator_to(*e));
         peer_hold_update(p);
@@ -127,6 +131,7 @@ void Entries::done(Entry* e, Which which, bool unseen) {
         index_refresh(j);
         q.todo.erase(q.todo.iterator_to(*e));
         lane_todo(*e, -1);
+        sender_todo(p, -1);
     }
     int n = static_cast<int>(e->rcpts.size());
     j.rcpt_count -= n;
@@ -159,7 +164,10 @@ void Entries::done(Entry* e, Which which, bool unseen) {
     if (!q.suspended && q.blocker_tag == t.blocker_tag) c_.jobs.blocker_update(q);
 
     p.refcount--;
-    if (p.refcount == 0) peer_free(p);
+    if (p.refcount == 0) {
+        if (p.sender) c_.senders.detach(p);
+        peer_free(p);
+    }
     if (which == Which::busy) q.last_done = c_.now;
     if (q.todo.empty() && q.busy.empty()) {
         // Keep dead queues (they remember why) unless memory is tight.
@@ -184,6 +192,10 @@ void Entries::unselect(Entry* e) {
     lane_busy(*e, -1);
     q.todo.push_back(*e);
     lane_todo(*e, 1);
+    if (p.sender) {
+        sender_todo(p, 1);
+        c_.senders.ended(sender_load(p));
+    }
     p.entries.push_front(*e);
     peer_hold_update(p);
     p.job->selected_entries--;

@@ -111,6 +111,7 @@ Peer* Selection::finch_peer(Job& j, bool& blocked) {
     for (auto it = j.peers.begin(); it != j.peers.end(); ++it) {
         Queue& q = *it->queue;
         if (q.suspended || q.limits.stopped() || it->entries.empty()) continue;
+        if (it->sender && !sender_may_start(*it)) continue;
         int room = share_room(q, demand_);
         if (room <= 0) continue;
         blocked = false;

@@ -61,6 +61,7 @@ void Scheduler::check_invariants() const {
             if (j.stack_level < 0) fail(name + ": linked job with negative stack level");
         t.candidates.check(t);
         check_lanes(t);
+        c.senders.check(t);
         for (const Job& j : t.jobs) {
             if (j.selected_entries > j.read_entries) fail(name + ": job selected more than read");
             if (j.rcpt_count < 0) fail(name + ": negative job recipient count");

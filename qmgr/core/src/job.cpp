@@ -243,6 +243,14 @@ Job* Jobs::preempt(Job& current) {
     if (current.slots_available <= 0 || current.max_entries() < t.cfg.min_slots * t.cfg.slot_cost)
         return &current;
     Job* j = candidate(current);
+    // A candidate whose sender groups stop all its waiting entries would
+    // take the current job's slots and send nothing: it is a blocker, and
+    // the search goes on without it (sender.cpp).
+    while (j && j->message->sender_group && c_.senders.job_stopped(*j)) {
+        block(*j);
+        t.reset_candidate_cache();
+        j = candidate(current);
+    }
     if (!j) return &current;
     if (j == &current) panic("job_preempt: job preempts itself");
     if (!j->children.empty()) panic("job_preempt: candidate is already a stack parent");
@@ -350,13 +358,19 @@ void Jobs::block(Job& j) {
     index_refresh(j);
     for (Peer& p : j.peers)
         if (!p.entries.empty()) {
+            // A peer its sender group stops is freed by its group's load
+            // (sender.cpp), not by its queue, which may have room for other
+            // senders' mail all along.
+            if (p.sender)
+                if (SenderLoad& l = sender_load(p); l.room() <= 0) {
+                    l.blocked = true;
+                    continue;
+                }
             p.queue->blocker_tag = t.blocker_tag;
             if (p.queue->share_bound()) t.share_blocked |= share_kind(*p.queue);
         }
 }
 
-// Unmarks every blocker of transport `t` at once; selection finds the real
-// current job again.
 void Jobs::unblock_all(Transport& t) {
     t.blocker_tag += 2;
     t.candidates.unblock_all();

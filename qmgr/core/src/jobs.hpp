@@ -67,10 +67,11 @@ class Jobs {
     // queues of `t` no longer make those shares bind (share.cpp); `d` is
     // computed when needed, for the caller to use further.
     void share_update(Transport& t, ShareDemand& d);
+    // Unmarks every blocker of `t`: selection finds the real current job
+    // again (a queue or a sender group that stopped them has room).
+    void unblock_all(Transport& t);
 
   private:
-    // Unmarks every blocker of `t`.
-    void unblock_all(Transport& t);
     // refill() past its first test: reads when the refill is due.
     void refill_if_due(Job& j, bool any_room);
     // The reference candidate search: stock's walk of the job list.

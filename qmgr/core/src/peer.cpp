@@ -37,8 +37,9 @@ void peer_hold_renew(Peer& p) {
         if (limit == 0 || static_cast<int>(e.rcpts.size()) < limit) want = &e;
     }
     if (p.held == want) return;
-    if (p.held) p.queue->held--;
-    if (want) p.queue->held++;
+    int delta = (want != nullptr) - (p.held != nullptr);
+    p.queue->held += delta;
+    if (p.sender) sender_load(p).held += delta;
     p.held = want;
 }
 

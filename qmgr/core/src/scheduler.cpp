@@ -52,6 +52,10 @@ void fire(Core& c, const Timer& t, int64_t due) {
         }
         return;
     }
+    if (t.kind == Timer::Kind::sender) {
+        c.senders.fire(*tr, t.queue, due);
+        return;
+    }
     auto qit = tr->queue_by_name.find(t.queue);
     if (qit == tr->queue_by_name.end()) return;
     Queue& q = *qit->second;
@@ -273,6 +277,11 @@ bool Scheduler::set_limit(Queue& q, const LimitChange& change) {
 
 const LimitBook& Scheduler::limits() const {
     return c_->limits.book();
+}
+
+void Scheduler::set_sender_limit(SenderGroup g, const SenderLimit& limit) {
+    c_->driver.outside("set_sender_limit");
+    c_->senders.set_limit(g, limit);
 }
 
 // ---- dead destinations, flushes, memory ----

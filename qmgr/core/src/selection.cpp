@@ -26,17 +26,18 @@ Peer* Selection::job_peer(Job& j, Peer*& held) {
 Peer* Selection::peer(Job& j, Peer*& held) {
     for (auto it = j.peers.begin(); it != j.peers.end(); ++it) {
         Queue& q = *it->queue;
-        if (!it->entries.empty() && !q.suspended && !q.limits.stopped() &&
-            share_room(q, demand_) > 0) {
-            if (it->held) {
-                if (!held) held = &*it;
-                continue;
-            }
-            Peer& p = *it;
-            if (std::next(it) != j.peers.end())
-                j.peers.splice(j.peers.end(), j.peers, j.peers.begin(), std::next(it));
-            return &p;
+        if (it->entries.empty() || q.suspended || q.limits.stopped()) continue;
+        // A sender group at its limit here: other senders' mail goes ahead.
+        if (it->sender && !sender_may_start(*it)) continue;
+        if (share_room(q, demand_) <= 0) continue;
+        if (it->held) {
+            if (!held) held = &*it;
+            continue;
         }
+        Peer& p = *it;
+        if (std::next(it) != j.peers.end())
+            j.peers.splice(j.peers.end(), j.peers, j.peers.begin(), std::next(it));
+        return &p;
     }
     return nullptr;
 }

@@ -40,6 +40,7 @@
 // queue's own, and begins again with a new queue.  A probe share after a
 // death (Limits::share_always) binds even while nobody wants an agent.
 #include "cqmgr/core/scheduler.hpp"
+#include "senders.hpp"
 
 #include <algorithm>
 
@@ -57,9 +58,11 @@ ShareKind share_kind(const Queue& q) {
 }
 
 namespace {
-// Whether `q` could use one more agent now, its share aside.
+// Whether `q` could use one more agent now, its share aside (mail that its
+// sender group's limit stops gives an agent nothing).
 bool wants_agent(const Queue& q) {
-    return q.may_start() && q.selectable_count() > 0 && q.open_window() > q.busy_count();
+    return q.may_start() && q.selectable_count() > (q.sender_todo ? sender_stopped(q) : 0) &&
+           q.open_window() > q.busy_count();
 }
 } // namespace
 

@@ -1,8 +1,9 @@
 // The scheduler's timers: revivals of dead queues and transports, the end
-// of a queue's rate-delay pause, and the end of an administrator's hold or
-// cap or of a reply rule's action.  Each names what it is for, not a
-// pointer to it, so a timer that outlives its object is harmless: it finds
-// nothing, or finds that the object's own due time moved on.
+// of a queue's rate-delay pause, the end of an administrator's hold or
+// cap or of a reply rule's action, and a sender group's rate
+// (sender.cpp).  Each names what it is for, not a pointer to it, so a
+// timer that outlives its object is harmless: it finds nothing, or finds
+// that the object's own due time moved on.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,7 @@ struct Timer {
         hold_expire, // an administrator's suspension ends
         cap_expire,  // an administrator's cap ends
         rule_expire, // a reply rule's action ends
+        sender,      // a sender group's rate allows a start again, or its load may go
     } kind;
     std::string transport;
     std::string queue;

@@ -38,6 +38,7 @@ Transports::~Transports() {
         for (auto& [qn, q] : t->queue_by_name) {
             q->todo.clear_and_dispose([](Entry* e) { delete e; });
             q->busy.clear_and_dispose([](Entry* e) { delete e; });
+            q->senders.clear();
         }
     }
 }
@@ -87,8 +88,10 @@ Transport* Transports::select() {
             if (!q.may_start()) continue;
             // Entries held back for a refill give an agent nothing to do.
             // A cap or gate below what is in flight gives no room (not less).
-            int usable =
-                urgent_only ? std::min(q.selectable_count(), q.urgent_todo) : q.selectable_count();
+            int selectable = q.selectable_count();
+            // Mail that its sender group's limit stops gives an agent nothing.
+            if (q.sender_todo) selectable -= sender_stopped(q);
+            int usable = urgent_only ? std::min(selectable, q.urgent_todo) : selectable;
             need -= std::max(0, std::min(share_room(q, demand), usable));
             if (need <= 0) {
                 // Rotate: the next search starts after this transport.

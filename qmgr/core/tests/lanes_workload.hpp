@@ -60,10 +60,13 @@ struct LanesRun {
         s->set_time(now);
     }
     // A message in a random lane with 1 to 5 recipients for `transport`,
-    // each for one of `ndest` destinations dK.example.
-    void add_message(const Pick& pick, const std::string& transport, int ndest) {
+    // each for one of `ndest` destinations dK.example, of sender group
+    // `group`.
+    void add_message(const Pick& pick, const std::string& transport, int ndest,
+                     SenderGroup group = 0) {
         auto m = std::make_unique<Message>();
         m->id = "m" + std::to_string(msgs.size());
+        m->sender_group = group;
         int l = pick(0, 2);
         m->lane = l == 0 ? Lane::urgent : l == 1 ? Lane::normal : Lane::bulk;
         s->message_add(*m);

@@ -13,13 +13,16 @@ namespace {
 std::string run_sequence(int loan, int discount) {
     FakeDriver drv;
     SchedulerConfig cfg;
-    Scheduler s(cfg, [&](const std::string&) {
-        TransportConfig tc = unlimited_single_rcpt(2);
-        tc.slot_loan = loan;
-        tc.slot_discount = discount;
-        tc.min_slots = 3;
-        return tc;
-    }, drv);
+    Scheduler s(
+        cfg,
+        [&](const std::string&) {
+            TransportConfig tc = unlimited_single_rcpt(2);
+            tc.slot_loan = loan;
+            tc.slot_discount = discount;
+            tc.min_slots = 3;
+            return tc;
+        },
+        drv);
     drv.sched = &s;
     s.set_time(1000);
     std::vector<std::unique_ptr<Message>> msgs;
@@ -46,14 +49,19 @@ std::string run_sequence(int loan, int discount) {
 
 } // namespace
 
-TEST(Preemption, WithoutLoan) { EXPECT_EQ(run_sequence(0, 0), "11112211113311"); }
+TEST(Preemption, WithoutLoan) {
+    EXPECT_EQ(run_sequence(0, 0), "11112211113311");
+}
 
-TEST(Preemption, WithFiftyPercentDiscount) { EXPECT_EQ(run_sequence(0, 50), "11221111331111"); }
+TEST(Preemption, WithFiftyPercentDiscount) {
+    EXPECT_EQ(run_sequence(0, 50), "11221111331111");
+}
 
 TEST(Preemption, DisabledBelowSlotCostTwo) {
     // With preemption off, plain FIFO.
     FakeDriver drv;
-    Scheduler s({}, [](const std::string&) { return unlimited_single_rcpt(1); }, drv);
+    Scheduler s(
+        {}, [](const std::string&) { return unlimited_single_rcpt(1); }, drv);
     drv.sched = &s;
     Transport& t = s.transport("smtp");
     std::vector<std::unique_ptr<Message>> msgs;

@@ -16,7 +16,8 @@ TEST(Property, EveryRecipientFinishesExactlyOnceWithinThePoolBound) {
         SimConfig c = random_workload(seed);
         int total = 0;
         for (const auto& m : c.messages)
-            for (const auto& [d, n] : m.recipients) total += n;
+            for (const auto& [d, n] : m.recipients)
+                total += n;
         SimResult r = simulate(c);
         ASSERT_EQ(r.never_finished, 0) << "seed " << seed;
         ASSERT_EQ(r.finished_twice, 0) << "seed " << seed;
@@ -56,7 +57,8 @@ TEST(Property, BulkDeliveryIsNotInflatedBeyondTheBound) {
         c.messages.push_back({.id = "BULK", .arrival = 0, .recipients = {{"d.example", bulk}}});
         int smalls = pick(10, 200);
         for (int i = 0; i < smalls; ++i)
-            c.messages.push_back({.id = "s" + std::to_string(i), .arrival = pick(1, bulk) * 1.0,
+            c.messages.push_back({.id = "s" + std::to_string(i),
+                                  .arrival = pick(1, bulk) * 1.0,
                                   .recipients = {{"d.example", pick(1, 6)}}});
         SimResult r = simulate(c);
         const auto& sel = r.selections["smtp"];
@@ -71,8 +73,10 @@ TEST(Property, BulkDeliveryIsNotInflatedBeyondTheBound) {
         int loan_factor = 100 - c.default_transport.slot_discount;
         // k/(k-1) for the earned slots, plus what the loan and discount let
         // other jobs take before the bulk job pays it back at its end.
-        double allowance = (c.default_transport.slot_loan + 1.0) * k +
-                           (loan_factor > 0 ? 100.0 / loan_factor : 100.0) * (c.default_transport.slot_loan + 1) + 6;
+        double allowance =
+            (c.default_transport.slot_loan + 1.0) * k +
+            (loan_factor > 0 ? 100.0 / loan_factor : 100.0) * (c.default_transport.slot_loan + 1) +
+            6;
         ASSERT_LE(span, bulk * k / (k - 1.0) + allowance)
             << "seed " << seed << " k " << k << " bulk " << bulk;
     }

@@ -3,8 +3,8 @@
 // delivery; the transport rate delay runs one delivery at a time per
 // transport, and the driver waits the delay after the agent is ready
 // before it asks for the entry.
-#include "cqmgr/core/simulation.hpp"
 #include "core_access.hpp"
+#include "cqmgr/core/simulation.hpp"
 #include "scheduler_fixture.hpp"
 
 #include <gtest/gtest.h>

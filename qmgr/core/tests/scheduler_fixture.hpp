@@ -29,12 +29,15 @@ struct Fixture : ::testing::Test {
         drv.sched = s.get();
         s->set_time(1000);
     }
-    // A message with `n` recipients for `queue` on `transport`, in `lane`.
+    // A message with `n` recipients for `queue` on `transport`, in `lane`,
+    // of sender group `group`.
     Message& message(const std::string& id, int n, const std::string& queue = "d.example",
-                     const std::string& transport = "smtp", Lane lane = Lane::normal) {
+                     const std::string& transport = "smtp", Lane lane = Lane::normal,
+                     SenderGroup group = 0) {
         auto m = std::make_unique<Message>();
         m->id = id;
         m->lane = lane;
+        m->sender_group = group;
         s->message_add(*m);
         Transport& t = s->transport(transport);
         for (int i = 0; i < n; ++i)

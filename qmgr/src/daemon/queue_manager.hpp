@@ -75,6 +75,8 @@ class QueueManager : public core::Driver {
     void on_trigger(std::string_view bytes) { feeder_.on_trigger(bytes); }
     // The priority lanes' tables (priority_class.hpp), before start().
     void use_priorities(PriorityTables tables) { intake_.use_priorities(std::move(tables)); }
+    // The sender limits' tables (sender_groups.hpp), before start().
+    void use_senders(SenderGroups tables) { intake_.use_senders(std::move(tables)); }
     // The control socket's commands (ControlSurface), or nullptr: they
     // restore their kept settings in start() and hear when the scheduler
     // ends one.

@@ -202,6 +202,11 @@ struct QmgrParams {
     std::vector<std::string> cqmgr_priority_header_maps;
     int64_t cqmgr_urgent_agent_share{};
     int64_t cqmgr_bulk_agent_share{};
+    // Sender limits (docs/admin-guide.md): the tables that give a message
+    // a sender group, and the group its concurrency and rate per
+    // destination, from its sender address or domain.  With no table set,
+    // no message has a group and nothing changes.
+    std::vector<std::string> cqmgr_sender_limits;
     // Slow-destination isolation (docs/admin-guide.md): the percentage of
     // a transport's process limit that one destination may have in flight
     // (per transport: <transport>_cqmgr_destination_agent_share); 0 = off.

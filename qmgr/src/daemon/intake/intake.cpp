@@ -74,6 +74,8 @@ Intake::Claimed Intake::claim(const std::string& id, const std::string& queue, i
         m.env.tflags |= protocol::del_flag::rec_dly_sent;
     m.single_rcpt = m.env.verp_delims().has_value();
     if (!priorities_.empty()) m.lane = classify(m, c.fd);
+    // Once per message, before its first recipient reaches the scheduler.
+    if (!senders_.empty()) m.sender_group = senders_.group(m.env.sender().value_or(""), sched_);
     if (m.env.tflags & protocol::del_flag::mta_vrfy) verify_probes_++;
 
     // A fresh attempt starts with a fresh defer log, except for a message

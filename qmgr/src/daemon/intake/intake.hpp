@@ -15,6 +15,7 @@
 #include "priority_class.hpp"
 #include "resolver.hpp"
 #include "routing.hpp"
+#include "sender_groups.hpp"
 #include "store_retry.hpp"
 
 #include <functional>
@@ -88,6 +89,9 @@ class Intake {
     // cqmgr_priority_header_maps, opened before the jail): each message
     // claimed from now on is classified.
     void use_priorities(PriorityTables tables) { priorities_ = std::move(tables); }
+    // The sender limits' tables (cqmgr_sender_limits, opened before the
+    // jail): each message claimed from now on is given its sender group.
+    void use_senders(SenderGroups tables) { senders_ = std::move(tables); }
     // Messages whose recipients reached the scheduler, the one being
     // assigned now included.  Stock reads, resolves and assigns a message
     // before it takes the next, so this is the active queue's size as stock
@@ -127,6 +131,7 @@ class Intake {
     core::Scheduler& sched_;
     DeferFn defer_;
     PriorityTables priorities_;
+    SenderGroups senders_;
     int verify_probes_ = 0; // messages in memory that are address probes (MTA_VRFY)
     int admitted_ = 0;
     // Counts `m` as admitted, once.

@@ -55,6 +55,7 @@ void post_jail(Daemon& d) {
         d.opened.state_store, std::move(d.opened.reply_rules), std::move(d.opened.limit_tables));
     d.qm->use_priorities(std::move(d.opened.priorities));
     if (d.opened.reply_actions) d.qm->use_reply_actions(std::move(*d.opened.reply_actions));
+    d.qm->use_senders(std::move(d.opened.senders));
 }
 
 // Serves triggers until master goes away; with -S, only the one on

@@ -48,6 +48,15 @@ Preopened pre_jail(DaemonConfig& config) {
             config_fatal(e);
         }
     }
+    // Sender limits: their tables, out of reach once chrooted.
+    if (!params.cqmgr_sender_limits.empty()) {
+        try {
+            o.senders = SenderGroups::open(params.cqmgr_sender_limits,
+                                           [](const std::string& w) { log::warn(w); });
+        } catch (const conf::ConfigError& e) {
+            config_fatal(e);
+        }
+    }
     // The lanes' and destinations' shares and the finch policy's count each
     // transport's agents.
     if (params.lanes() || params.destination_shares || params.finch_policy_used)

@@ -12,6 +12,7 @@
 #include "metrics_endpoint.hpp"
 #include "priority_class.hpp"
 #include "regex_table.hpp"
+#include "sender_groups.hpp"
 #include "table_watch.hpp"
 
 #include <memory>
@@ -24,6 +25,7 @@ struct Preopened {
     TableWatch tables; // fast_flush_domains' tables, watched for changes
     ClusterLimits::Tables limit_tables{};
     PriorityTables priorities{};
+    SenderGroups senders{};
     std::shared_ptr<state::Store> state_store{};
     std::optional<RegexTable> reply_rules{};
     std::optional<RegexTable> reply_actions{}; // cqmgr_reply_actions

@@ -63,14 +63,7 @@ PriorityTables PriorityTables::open(const std::vector<std::string>& maps,
 std::optional<core::Lane> PriorityTables::find(const std::vector<Table>& tables, const char* param,
                                                std::string_view key, MatchBudget& budget) const {
     for (const Table& t : tables) {
-        std::optional<std::string> answer = std::visit(
-            [&](const auto& table) {
-                if constexpr (std::is_same_v<std::decay_t<decltype(table)>, RegexTable>)
-                    return table.find(key, budget);
-                else
-                    return table.find(key);
-            },
-            t);
+        std::optional<std::string> answer = table_find(t, key, budget);
         if (!answer) continue;
         if (auto lane = parse(*answer)) return lane;
         if (warn_)

@@ -15,9 +15,8 @@
 // share one MatchBudget, and so do the header lines.
 #pragma once
 
-#include "cqmgr/conf/lookup_table.hpp"
+#include "any_table.hpp"
 #include "cqmgr/core/structures.hpp"
-#include "regex_table.hpp"
 
 #include <functional>
 #include <optional>
@@ -64,7 +63,7 @@ class PriorityTables {
 
   private:
     // One table of either kind.
-    using Table = std::variant<conf::LookupTables, RegexTable>;
+    using Table = AnyTable;
     static Table open_one(const std::string& spec, const Warn& warn);
     // The first valid answer of `tables` for `key`; the regular-expression
     // tables' limit hits are charged to `budget` (regex_table.hpp).

@@ -211,6 +211,11 @@ class Scheduler {
     bool set_limit(Queue& q, const LimitChange& change);
     // What is kept by name.
     const LimitBook& limits() const;
+    // The limit of sender group `g` (not 0), for the messages given that
+    // group (Message::sender_group) from now on: set once for the
+    // scheduler's life (another limit for the same group panics).  A
+    // group whose limit limits nothing is no group.
+    void set_sender_limit(SenderGroup g, const SenderLimit& limit);
 
     // ---- dead destinations, flushes, memory ----
     // Declares queue `q` dead until `until` with `dsn`, as if it had failed

@@ -21,10 +21,12 @@
 #include "cqmgr/core/limits.hpp"
 #include "cqmgr/core/peer_index.hpp"
 #include "cqmgr/core/pooled.hpp"
+#include "cqmgr/core/sender.hpp"
 
 #include <boost/container/small_vector.hpp>
 #include <boost/intrusive/list.hpp>
 #include <boost/intrusive/set.hpp>
+#include <climits>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -184,17 +186,22 @@ inline constexpr int defer = 1;
 struct Message {
     std::string id;
     int64_t queued_time = 0;
-    int refcount = 0;            // entries in core
-    int flags = 0;               // message_flag bits; nonzero: some recipient must be retried
-    int rcpt_count = 0;          // recipients in core
-    int rcpt_limit = 0;          // recipient slots lent to this message
-    int rcpt_unread = 0;         // estimate of recipients not read yet
-    bool has_unread = false;     // more recipients wait in the queue file
-    bool single_rcpt = false;    // VERP: one recipient per entry
-    bool refill_pending = false; // Driver::refill asked, batch_done not yet come
-    Lane lane = Lane::normal;    // set before the first assign(), never changed
-    int64_t refill_time = 0;     // when the last batch was done
-    JobChain jobs;               // one per transport
+    int refcount = 0;    // entries in core
+    int flags = 0;       // message_flag bits; nonzero: some recipient must be retried
+    int rcpt_count = 0;  // recipients in core
+    int rcpt_limit = 0;  // recipient slots lent to this message
+    int rcpt_unread = 0; // estimate of recipients not read yet
+    // The flags share a byte, so that the lane and the sender group fit in
+    // the word they share with them.
+    bool has_unread : 1 = false;     // more recipients wait in the queue file
+    bool single_rcpt : 1 = false;    // VERP: one recipient per entry
+    bool refill_pending : 1 = false; // Driver::refill asked, batch_done not yet come
+    Lane lane = Lane::normal;        // set before the first assign(), never changed
+    // Its sender group (sender.hpp; 0 = none), set before the first
+    // assign(), never changed.
+    SenderGroup sender_group = 0;
+    int64_t refill_time = 0; // when the last batch was done
+    JobChain jobs;           // one per transport
 };
 
 struct Entry : Pooled<Entry> {
@@ -211,13 +218,68 @@ struct Entry : Pooled<Entry> {
 struct Peer : Pooled<Peer> {
     Job* job = nullptr;
     Queue* queue = nullptr;
-    int refcount = 0;                       // entries of this peer, todo or busy
+    int refcount = 0; // entries of this peer, todo or busy
+    // Its job's sender group's load on its queue (SenderBook::at), 0 for
+    // none: mail of no limited group.
+    uint32_t sender = 0;
     List<Entry, &Entry::peer_hook> entries; // todo entries
     // Its only waiting entry, while that entry is not full and the
     // message's refill is being read: held back so that the refill can
     // still top it up (peer_hold_update).
     Entry* held = nullptr;
     Hook job_hook;
+};
+
+// One sender group's mail in one scope of a transport (sender.cpp): what
+// it has waiting and in delivery there, and the state of its rate.  Owned
+// by the transport's SenderBook; it lives while the group has a peer
+// there, and after that while its rate still remembers recent starts.
+// The scope is the destination (sender_scope_key), so that all its peers
+// are on one queue.
+struct SenderLoad {
+    SenderGroup group = 0;
+    SenderLimit limit;      // the group's (fixed once set)
+    std::string key;        // its key in SenderBook::by_key
+    Queue* queue = nullptr; // the queue its peers are on; null while it has none
+    int peers = 0;          // peers of the group's jobs there
+    int todo = 0;           // waiting entries, those held for a refill included
+    int held = 0;           // waiting entries held back for a refill
+    int busy = 0;           // entries in delivery
+    // The rate, a local GCRA (cluster/gcra.hpp's arithmetic on the core's
+    // clock): the theoretical arrival time of the next start, in seconds
+    // (0: fresh), and how many starts it allowed when last asked (after
+    // each start, and when its timer fired).  A rate that allows none
+    // has a timer for when it will.
+    double tat = 0;
+    int rate_room = 0;
+    int64_t timer_due = 0; // its pending timer (Timer::Kind::sender), 0 = none
+    // A job was passed over for it since it last gained room: when it
+    // gains some, its transport's blockers go (Senders::ended).
+    bool blocked = false;
+    Hook queue_hook; // on queue->senders while it has peers
+
+    // How many more deliveries may start now within the limit.
+    int room() const {
+        int r = limit.concurrency > 0 ? limit.concurrency - busy : INT_MAX;
+        return limit.rate_count > 0 && rate_room < r ? rate_room : r;
+    }
+    // Waiting entries, not held back, that the limit stops now.
+    int stopped() const {
+        int r = room();
+        int ready = todo - held;
+        return r <= 0 ? ready : ready > r ? ready - r : 0;
+    }
+};
+
+// A transport's sender loads: by number (Peer::sender - 1, reused once
+// freed) and by key.  Empty while no message of a limited group has mail
+// for the transport.
+struct SenderBook {
+    std::vector<std::unique_ptr<SenderLoad>> loads; // null: free
+    std::vector<uint32_t> free;                     // free numbers
+    std::unordered_map<std::string, uint32_t> by_key;
+
+    SenderLoad& at(uint32_t number) const { return *loads[number - 1]; }
 };
 
 struct Queue {
@@ -229,6 +291,11 @@ struct Queue {
     int held = 0;        // todo entries held back for a refill (Peer::held)
     int urgent_todo = 0; // todo entries of urgent messages (held ones too)
     int window = 0;      // 0 = dead ("throttled")
+    // Sender groups (sender.cpp): waiting entries of limited groups (held
+    // ones too; in the word the window leaves), and the loads of the groups
+    // here.
+    int sender_todo = 0;
+    UncountedList<SenderLoad, &SenderLoad::queue_hook> senders;
     double success = 0, failure = 0, fail_cohorts = 0;
     std::optional<Dsn> dsn; // why it is dead
     unsigned blocker_tag = 0;
@@ -469,6 +536,8 @@ struct Transport {
     // enqueue order, and the entries in flight per lane.
     List<Job, &Job::lane_hook> urgent_jobs;
     int lane_busy[lane_count] = {0, 0, 0};
+    // Sender groups' mail here (sender.cpp).
+    SenderBook senders;
 
     bool is_blocker(const Job& j) const { return j.blocker_tag == blocker_tag; }
     void reset_candidate_cache() { candidate_cache_current = nullptr; }

@@ -1,0 +1,117 @@
+// Properties of sender groups over random workloads (fixed seeds): no
+// group ever has more deliveries in flight on a destination than its
+// concurrency, nor more starts than its rate allows; an agent is asked for
+// whenever some entry could go, and then it gets one, whatever the groups
+// at their limits (other senders' mail is never held up by them); the
+// structures stay consistent (check_invariants after every step, the
+// preemption index checked against the scan), and every recipient finishes.
+#include "lanes_workload.hpp"
+
+#include <gtest/gtest.h>
+#include <map>
+#include <random>
+
+using namespace cqmgr::core;
+using namespace cqmgr::core::test;
+
+namespace {
+
+// Whether some waiting entry of `t` could go now: its queue has room, its
+// group (if any) has room, and it is not held back for a refill.
+bool could_go(const Transport& t) {
+    for (const Job& j : t.job_list)
+        for (const Peer& p : j.peers) {
+            const Queue& q = *p.queue;
+            if (q.select_window() <= q.busy_count() || q.suspended || q.limits.stopped()) continue;
+            if (static_cast<int>(p.entries.size()) <= (p.held ? 1 : 0)) continue;
+            if (p.sender && t.senders.at(p.sender).room() <= 0) continue;
+            return true;
+        }
+    return false;
+}
+
+TEST(SenderProperty, GroupsKeepTheirLimitsAndNobodyWaitsForThem) {
+    int stopped_selections = 0; // selections made while some group was stopped
+    for (unsigned seed = 1; seed <= 150; ++seed) {
+        std::mt19937 rng(seed);
+        auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<>(lo, hi)(rng); };
+        TransportConfig tc;
+        tc.dest_recipient_limit = pick(1, 3);
+        tc.dest_concurrency_limit = pick(1, 8);
+        tc.init_dest_concurrency = pick(1, 8);
+        tc.slot_cost = pick(1, 6);
+        tc.min_slots = pick(1, 3);
+        tc.recipient_limit = pick(20, 200);
+        tc.fail_cohort_limit = 0;
+        SchedulerConfig cfg;
+        cfg.message_recipient_limit = pick(20, 200);
+        cfg.verify_candidates = true;
+        LanesRun run(cfg, tc);
+        Scheduler& s = *run.s;
+        // Groups 1 to 3 with a concurrency, a rate or both; group 4 has
+        // none (no group), nor has 0.
+        std::map<SenderGroup, SenderLimit> limits;
+        for (SenderGroup g = 1; g <= 3; ++g) {
+            SenderLimit l;
+            int kind = pick(0, 2);
+            if (kind != 1) l.concurrency = pick(1, 3);
+            if (kind != 0) {
+                l.rate_count = pick(1, 4);
+                l.rate_period_ms = 1000 * pick(1, 5);
+                l.rate_burst = pick(1, 3);
+            }
+            s.set_sender_limit(g, l);
+            limits[g] = l;
+        }
+        // Starts per group and queue, by second, for the rate's bound.
+        std::map<std::pair<SenderGroup, std::string>, std::vector<int64_t>> starts;
+        const int ndest = pick(1, 3);
+        for (int step = 0; step < 600; ++step) {
+            int action = pick(0, 9);
+            if (step < 400 && action <= 2) {
+                run.add_message(pick, "smtp", ndest, static_cast<SenderGroup>(pick(0, 4)));
+            } else if (action <= 6) {
+                Transport& t = s.transport("smtp");
+                bool any = could_go(t);
+                Transport* got = s.select_transport();
+                ASSERT_EQ(got != nullptr, any) << "seed " << seed << " step " << step;
+                if (!got) continue;
+                s.connection_ready(*got);
+                bool stopped = false;
+                for (const auto& l : t.senders.loads)
+                    stopped |= l && l->peers && l->room() <= 0 && l->todo > 0;
+                Entry* e = s.select_entry(*got);
+                ASSERT_NE(e, nullptr) << "seed " << seed << " step " << step << ": idle connection";
+                stopped_selections += stopped;
+                if (SenderGroup g = e->message->sender_group; limits.count(g))
+                    starts[{g, e->queue->name}].push_back(run.now);
+                run.busy.push_back(e);
+            } else if (!run.busy.empty()) {
+                run.finish(static_cast<size_t>(pick(0, static_cast<int>(run.busy.size()) - 1)));
+            }
+            if (pick(0, 3) == 0) s.set_time(++run.now);
+            s.check_invariants();
+        }
+        run.drain(seed);
+        ASSERT_EQ(run.finished, run.total) << "seed " << seed;
+        ASSERT_EQ(run.drv.done.size(), run.msgs.size()) << "seed " << seed;
+        // In any window of W seconds a group started at most
+        // burst + rate x W deliveries on a destination.
+        for (const auto& [key, times] : starts) {
+            const SenderLimit& l = limits[key.first];
+            if (l.rate_count == 0) continue;
+            double per_s =
+                static_cast<double>(l.rate_count) * 1000.0 / static_cast<double>(l.rate_period_ms);
+            for (size_t i = 0; i < times.size(); ++i)
+                for (size_t k = i; k < times.size(); ++k) {
+                    double window = static_cast<double>(times[k] - times[i]);
+                    ASSERT_LE(static_cast<double>(k - i + 1),
+                              static_cast<double>(l.rate_burst) + per_s * window + 1e-9)
+                        << "seed " << seed << ": group " << key.first << " on " << key.second;
+                }
+        }
+    }
+    EXPECT_GT(stopped_selections, 0);
+}
+
+} // namespace
