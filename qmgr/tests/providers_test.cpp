@@ -27,8 +27,17 @@ using testing::FakeStore;
 // An MX source whose answers the test hands out.
 struct FakeMx : MxSource {
     std::map<std::string, Answer> asked;
-    void lookup(const std::string& domain, Answer answer) override {
+    void lookup(const std::string&, const std::string&, const std::string& domain,
+                Answer answer) override {
         asked[domain] = std::move(answer);
+    }
+    // Answers known at once (the resolver's cache), by domain.
+    std::map<std::string, std::string> known;
+    std::optional<std::string> cached(const std::string&, const std::string&,
+                                      const std::string& domain) override {
+        auto it = known.find(domain);
+        if (it == known.end()) return std::nullopt;
+        return it->second;
     }
     void answer(const std::string& domain, const std::string& provider) {
         auto a = std::move(asked.at(domain));
@@ -349,6 +358,26 @@ TEST_F(ProvidersTest, AnAnswerForAQueueSinceFreedIsNotItsSuccessors) {
     mx.answer("x.example", "");
     EXPECT_EQ(h.providers.provider_of("smtp", "x.example"), nullptr);
     EXPECT_TRUE(h.providers.members().empty());
+}
+
+TEST_F(ProvidersTest, ADestinationWhoseAnswerIsCachedIsAMemberFromBirth) {
+    FakeMx mx;
+    Host h(io, five + "cqmgr_provider_concurrency_limits = inline:{ big=2 }\n");
+    h.providers.use_mx(&mx);
+    mx.known["x.example"] = "big";
+    mx.known["y.example"] = ""; // known to be of no provider
+    h.mail(6, "x.example");
+    h.mail(3, "y.example");
+    // Nothing asked: the provider's limit holds from the first start.
+    EXPECT_TRUE(mx.asked.empty());
+    ASSERT_NE(h.providers.provider_of("smtp", "x.example"), nullptr);
+    EXPECT_EQ(h.providers.provider_of("smtp", "y.example"), nullptr);
+    h.limits["big"] = 2;
+    h.pump();
+    EXPECT_EQ(h.in_flight("x.example"), 2);
+    EXPECT_EQ(h.in_flight("y.example"), 3);
+    drain(h);
+    EXPECT_FALSE(pending(h));
 }
 
 TEST_F(ProvidersTest, MembershipGoesWithTheQueue) {
