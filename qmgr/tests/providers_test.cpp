@@ -512,6 +512,29 @@ TEST_F(ProvidersTest, MetricsShowTheBusiestProvidersAndSumTheOthers) {
     // No providers, no series.
     MetricsSnapshot none = take_metrics_snapshot(h.sched, Counters{}, 0);
     EXPECT_TRUE(none.providers.empty());
+    for (const auto& f : build_metrics(none, 10))
+        EXPECT_FALSE(f.name.starts_with("cqmgr_provider_mx_")) << f.name;
+}
+
+// The MX lookups' figures: a fixed set of series, one per outcome.
+TEST(ProviderMetricsTest, MxLookupsHaveAFixedSetOfSeries) {
+    MetricsSnapshot s;
+    s.mx = MxResolverStats{};
+    s.mx->queries = 7;
+    s.mx->outcomes[static_cast<size_t>(MxOutcome::timeout)] = 3;
+    s.mx->in_flight = 2;
+    std::map<std::string, const prometheus::MetricFamily*> by_name;
+    auto families = build_metrics(s, 10);
+    for (const auto& f : families)
+        by_name[f.name] = &f;
+    ASSERT_TRUE(by_name.contains("cqmgr_provider_mx_queries_total"));
+    EXPECT_EQ(by_name["cqmgr_provider_mx_queries_total"]->metric.at(0).counter.value, 7);
+    ASSERT_TRUE(by_name.contains("cqmgr_provider_mx_results_total"));
+    const auto& results = by_name["cqmgr_provider_mx_results_total"]->metric;
+    ASSERT_EQ(results.size(), 6u);
+    EXPECT_EQ(results[static_cast<size_t>(MxOutcome::timeout)].label.at(0).value, "timeout");
+    EXPECT_EQ(results[static_cast<size_t>(MxOutcome::timeout)].counter.value, 3);
+    EXPECT_EQ(by_name["cqmgr_provider_mx_in_flight"]->metric.at(0).gauge.value, 2);
 }
 
 } // namespace
