@@ -8,7 +8,8 @@ set -eu
 bin=$1
 shift
 probes=${*:-message__activate message__done recipient__assign delivery__start delivery__end \
-             feedback dest__dead dest__revive scan__start scan__end refill}
+             feedback dest__dead dest__revive scan__start scan__end refill \
+             mx__lookup__start mx__lookup__done}
 notes=$(readelf -n "$bin")
 status=0
 for probe in $probes; do

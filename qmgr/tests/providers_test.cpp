@@ -27,8 +27,17 @@ using testing::FakeStore;
 // An MX source whose answers the test hands out.
 struct FakeMx : MxSource {
     std::map<std::string, Answer> asked;
-    void lookup(const std::string& domain, Answer answer) override {
+    void lookup(const std::string&, const std::string&, const std::string& domain,
+                Answer answer) override {
         asked[domain] = std::move(answer);
+    }
+    // Answers known at once (the resolver's cache), by domain.
+    std::map<std::string, std::string> known;
+    std::optional<std::string> cached(const std::string&, const std::string&,
+                                      const std::string& domain) override {
+        auto it = known.find(domain);
+        if (it == known.end()) return std::nullopt;
+        return it->second;
     }
     void answer(const std::string& domain, const std::string& provider) {
         auto a = std::move(asked.at(domain));
@@ -351,6 +360,26 @@ TEST_F(ProvidersTest, AnAnswerForAQueueSinceFreedIsNotItsSuccessors) {
     EXPECT_TRUE(h.providers.members().empty());
 }
 
+TEST_F(ProvidersTest, ADestinationWhoseAnswerIsCachedIsAMemberFromBirth) {
+    FakeMx mx;
+    Host h(io, five + "cqmgr_provider_concurrency_limits = inline:{ big=2 }\n");
+    h.providers.use_mx(&mx);
+    mx.known["x.example"] = "big";
+    mx.known["y.example"] = ""; // known to be of no provider
+    h.mail(6, "x.example");
+    h.mail(3, "y.example");
+    // Nothing asked: the provider's limit holds from the first start.
+    EXPECT_TRUE(mx.asked.empty());
+    ASSERT_NE(h.providers.provider_of("smtp", "x.example"), nullptr);
+    EXPECT_EQ(h.providers.provider_of("smtp", "y.example"), nullptr);
+    h.limits["big"] = 2;
+    h.pump();
+    EXPECT_EQ(h.in_flight("x.example"), 2);
+    EXPECT_EQ(h.in_flight("y.example"), 3);
+    drain(h);
+    EXPECT_FALSE(pending(h));
+}
+
 TEST_F(ProvidersTest, MembershipGoesWithTheQueue) {
     Host h(io, five + "cqmgr_provider_concurrency_limits = inline:{ big=2 }\n");
     h.mail(1, "d1.example");
@@ -483,6 +512,29 @@ TEST_F(ProvidersTest, MetricsShowTheBusiestProvidersAndSumTheOthers) {
     // No providers, no series.
     MetricsSnapshot none = take_metrics_snapshot(h.sched, Counters{}, 0);
     EXPECT_TRUE(none.providers.empty());
+    for (const auto& f : build_metrics(none, 10))
+        EXPECT_FALSE(f.name.starts_with("cqmgr_provider_mx_")) << f.name;
+}
+
+// The MX lookups' figures: a fixed set of series, one per outcome.
+TEST(ProviderMetricsTest, MxLookupsHaveAFixedSetOfSeries) {
+    MetricsSnapshot s;
+    s.mx = MxResolverStats{};
+    s.mx->queries = 7;
+    s.mx->outcomes[static_cast<size_t>(MxOutcome::timeout)] = 3;
+    s.mx->in_flight = 2;
+    std::map<std::string, const prometheus::MetricFamily*> by_name;
+    auto families = build_metrics(s, 10);
+    for (const auto& f : families)
+        by_name[f.name] = &f;
+    ASSERT_TRUE(by_name.contains("cqmgr_provider_mx_queries_total"));
+    EXPECT_EQ(by_name["cqmgr_provider_mx_queries_total"]->metric.at(0).counter.value, 7);
+    ASSERT_TRUE(by_name.contains("cqmgr_provider_mx_results_total"));
+    const auto& results = by_name["cqmgr_provider_mx_results_total"]->metric;
+    ASSERT_EQ(results.size(), 6u);
+    EXPECT_EQ(results[static_cast<size_t>(MxOutcome::timeout)].label.at(0).value, "timeout");
+    EXPECT_EQ(results[static_cast<size_t>(MxOutcome::timeout)].counter.value, 3);
+    EXPECT_EQ(by_name["cqmgr_provider_mx_in_flight"]->metric.at(0).gauge.value, 2);
 }
 
 } // namespace

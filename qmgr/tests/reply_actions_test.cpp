@@ -12,6 +12,8 @@
 #include "cqmgr/control/request.hpp"
 #include "daemon_fixture.hpp"
 #include "fake_driver.hpp"
+#include "provider_scopes.hpp"
+#include "providers.hpp"
 #include "reply_actions.hpp"
 #include "rule_state.hpp"
 #include "temp_dir.hpp"
@@ -36,6 +38,7 @@ const char* const rules_text = R"(
 /sender words/    suspend sender-destination for 1h
 /provider words/  suspend provider for 1h
 /slow down/       rate 2/1m destination for 1h
+/provider busy/   suspend provider after 3/10m for 1h
 )";
 
 const char* const tss04 =
@@ -254,6 +257,53 @@ TEST_F(Actions, ScopesWithoutMembersDoNothing) {
     EXPECT_TRUE(logs.has_part("reply rule pcre:/etc/postfix/reply_actions, line 7 (\"suspend "
                               "provider for 1h\"): suspend for 3600s of smtp:provider yahoo"))
         << logs.text();
+}
+
+// The daemon's provider scope (the providers' membership, as the queue
+// manager passes it): a rule that suspends the provider, at its threshold
+// of 421s from one member, holds every member on the transport and no
+// other destination.
+TEST_F(Actions, AProviderSuspensionFromOneMemberHoldsEveryMember) {
+    Providers providers(
+        io,
+        ProviderMaps::open({"inline:{ d.example=yahoo, e.example=yahoo, f.example=yahoo }"}, {}),
+        *sched);
+    actions = make_actions(with_provider_scopes({}, providers));
+    auto busy = select("M", 6, 3);
+    // Mail waits for the other members and for g.example, of no provider.
+    auto m = std::make_unique<core::Message>();
+    m->id = "N";
+    sched->message_add(*m);
+    core::Transport& t = sched->transport("smtp");
+    const std::vector<std::string> others{"e.example", "f.example", "g.example"};
+    for (size_t i = 0; i < others.size(); ++i)
+        sched->assign(*m, sched->queue_for(t, others[i], others[i]),
+                      core::test::rcpt("r@" + others[i], 100 * static_cast<int64_t>(i + 1)));
+    sched->batch_done(*m, false, 0);
+    msgs.push_back(std::move(m));
+    for (const char* name : {"d.example", "e.example", "f.example", "g.example"}) {
+        std::optional<int> gate;
+        providers.queue_born(*sched->find_queue("smtp", name), gate);
+    }
+    const std::string reply = "host mx[192.0.2.1] said: 421 4.7.0 provider busy, try later";
+    end(busy[0], deferred("4.7.0", reply));
+    clock.t += 60;
+    end(busy[1], deferred("4.7.0", reply));
+    EXPECT_TRUE(sched->limits().rules().empty()); // two of three
+    clock.t += 60;
+    end(busy[2], deferred("4.7.0", reply));
+    for (const char* member : {"d.example", "e.example", "f.example"}) {
+        auto rule = sched->limits().rules().find({"smtp", member});
+        ASSERT_NE(rule, sched->limits().rules().end()) << member;
+        EXPECT_TRUE(rule->second.hold) << member;
+        EXPECT_EQ(rule->second.until, clock.t + 3600) << member;
+        EXPECT_FALSE(sched->find_queue("smtp", member)->may_start()) << member;
+    }
+    EXPECT_FALSE(sched->limits().rules().count({"smtp", "g.example"}));
+    EXPECT_EQ(sched->select_entry(t)->queue->name, "g.example");
+    EXPECT_TRUE(logs.has_part("(\"suspend provider after 3/10m for 1h\"): suspend for 3600s"))
+        << logs.text();
+    EXPECT_TRUE(logs.has_part("of smtp:provider yahoo")) << logs.text();
 }
 
 TEST_F(Actions, ResumeEndsWhatItCovers) {

@@ -4,6 +4,7 @@
 #include "learned_state.hpp"
 #include "log.hpp"
 #include "probes.hpp"
+#include "provider_scopes.hpp"
 #include "rule_state.hpp"
 
 #include <algorithm>
@@ -104,6 +105,9 @@ void QueueManager::use_control(ControlCommands* commands) {
 }
 
 void QueueManager::use_reply_actions(RegexTable rules, ReplyActions::Scopes scopes) {
+    // The provider scope is the providers' membership, when there are any.
+    if (providers_ && !scopes.provider)
+        scopes = with_provider_scopes(std::move(scopes), *providers_);
     actions_ = std::make_unique<ReplyActions>(
         std::move(rules), requests_, clock_,
         [this](const std::string& id) { return store_.path("defer", id); }, std::move(scopes));

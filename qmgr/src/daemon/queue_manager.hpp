@@ -83,7 +83,8 @@ class QueueManager : public core::Driver {
     void use_control(ControlCommands* commands);
     // The reply rules that act (cqmgr_reply_actions), before start():
     // their table, read before the jail, and what their scopes name
-    // beyond a destination or a transport (none known by default).
+    // beyond a destination or a transport (the provider scope, when not
+    // given, is the providers' membership; the rest none by default).
     void use_reply_actions(RegexTable rules, ReplyActions::Scopes scopes = {});
     // The reply rules that act, or nullptr when none are configured.
     const ReplyActions* reply_actions() const { return actions_.get(); }

@@ -273,6 +273,32 @@ void provider_families(std::vector<MetricFamily>& out, const MetricsSnapshot& s)
     }
 }
 
+// The providers' MX lookups (MetricsSnapshot::mx): a fixed set of series,
+// one per outcome.
+void mx_families(std::vector<MetricFamily>& out, const MxResolverStats& m) {
+    auto counter = [&out](std::string name, std::string help, uint64_t v) {
+        sample(family(out, std::move(name), std::move(help), MetricType::Counter), {},
+               static_cast<double>(v));
+    };
+    auto gauge = [&out](std::string name, std::string help, size_t v) {
+        sample(family(out, std::move(name), std::move(help), MetricType::Gauge), {},
+               static_cast<double>(v));
+    };
+    counter("cqmgr_provider_mx_lookups_total", "MX lookups asked for destinations", m.lookups);
+    counter("cqmgr_provider_mx_cache_hits_total", "MX lookups answered from the cache",
+            m.cache_hits);
+    counter("cqmgr_provider_mx_queries_total", "MX queries sent to DNS", m.queries);
+    counter("cqmgr_provider_mx_deadlines_total", "MX lookups ended by their deadline", m.deadlines);
+    auto& results = family(out, "cqmgr_provider_mx_results_total", "MX lookups' results by outcome",
+                           MetricType::Counter);
+    for (size_t i = 0; i < m.outcomes.size(); ++i)
+        sample(results, {{"outcome", outcome_name(static_cast<MxOutcome>(i))}},
+               static_cast<double>(m.outcomes[i]));
+    gauge("cqmgr_provider_mx_in_flight", "MX queries sent and not finished", m.in_flight);
+    gauge("cqmgr_provider_mx_queued", "Domains waiting for an MX query slot", m.queued);
+    gauge("cqmgr_provider_mx_cached", "MX answers in the cache", m.cached);
+}
+
 // The providers with members, at most `limit` by name (the busiest by busy
 // + todo, then by name), the rest summed as "other", which a real provider
 // named so always joins.
@@ -374,6 +400,7 @@ std::vector<prometheus::MetricFamily> build_metrics(const MetricsSnapshot& s,
     control_families(out, s);
     destination_families(out, s, destination_limit);
     provider_families(out, s);
+    if (s.mx) mx_families(out, *s.mx);
     histogram_families(out, s.counters);
     return out;
 }

@@ -7,9 +7,11 @@
 
 #include "counters.hpp"
 #include "cqmgr/core/scheduler.hpp"
+#include "mx_resolver.hpp"
 
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <prometheus/metric_family.h>
 #include <string>
 #include <vector>
@@ -63,6 +65,8 @@ struct MetricsSnapshot {
         int todo = 0;
     };
     std::vector<Provider> providers;
+    // The providers' MX lookups (when the daemon makes them).
+    std::optional<MxResolverStats> mx;
 };
 
 // Copies what the metrics show.  On the event loop thread only.  With

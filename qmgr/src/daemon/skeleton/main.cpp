@@ -15,6 +15,8 @@
 #include "jail.hpp"
 #include "log.hpp"
 #include "master_link.hpp"
+#include "mx_provider_source.hpp"
+#include "mx_resolver.hpp"
 #include "pre_jail.hpp"
 #include "queue_manager.hpp"
 #include "self_check.hpp"
@@ -39,8 +41,27 @@ struct Daemon {
     asio::io_context io{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
     std::unique_ptr<qmgr::QueueManager> qm{}; // goes after the master link
     std::optional<qmgr::MasterLink> master{};
+    // The MX path of the providers (before the queue manager goes: its
+    // lookups call back into the providers).
+    std::unique_ptr<qmgr::MxResolver> mx_resolver{};
+    std::unique_ptr<qmgr::MxProviderSource> mx_source{};
     qmgr::SystemClock clock{};
 };
+
+// The providers' MX path, on the loop, with the channel opened before the
+// jail: destinations of transports that follow MX records join the
+// provider that all their MX hosts belong to.
+void use_mx_lookups(Daemon& d) {
+    qmgr::Providers* providers = d.qm->providers();
+    if (!providers || !d.opened.mx_channel) return;
+    d.mx_resolver =
+        std::make_unique<qmgr::MxResolver>(d.io.get_executor(), std::move(*d.opened.mx_channel),
+                                           qmgr::mx_resolver_options(d.config.params));
+    d.opened.mx_channel.reset();
+    d.mx_source = std::make_unique<qmgr::MxProviderSource>(*d.mx_resolver, providers->maps(),
+                                                           std::move(d.opened.mx_agents));
+    providers->use_mx(d.mx_source.get());
+}
 
 // After the jail, as stock's post-jail initialisation: master's link (its
 // triggers go to the queue manager) and the queue manager itself.
@@ -56,6 +77,7 @@ void post_jail(Daemon& d) {
     d.qm->use_priorities(std::move(d.opened.priorities));
     if (d.opened.reply_actions) d.qm->use_reply_actions(std::move(*d.opened.reply_actions));
     d.qm->use_senders(std::move(d.opened.senders));
+    use_mx_lookups(d);
 }
 
 // Serves triggers until master goes away; with -S, only the one on
@@ -85,9 +107,11 @@ int serve(Daemon& d) {
 
     if (d.opened.metrics)
         d.opened.metrics->attach(d.io, [&d] {
-            return qmgr::take_metrics_snapshot(
+            auto s = qmgr::take_metrics_snapshot(
                 d.qm->scheduler(), d.qm->counters(), d.qm->messages_in_active(), d.qm->providers(),
                 static_cast<size_t>(d.config.params.cqmgr_metrics_provider_limit));
+            if (d.mx_resolver) s.mx = d.mx_resolver->stats();
+            return s;
         });
     d.qm->start();
     d.io.run();

@@ -1,6 +1,7 @@
 #include "pre_jail.hpp"
 
 #include "log.hpp"
+#include "mx_transports.hpp"
 #include "process_limits.hpp"
 #include "state_open.hpp"
 
@@ -77,6 +78,21 @@ Preopened pre_jail(DaemonConfig& config) {
         o.reply_actions = RegexTable::open(params.cqmgr_reply_actions, [](const std::string& w) {
             log::warn("cqmgr_reply_actions: " + w);
         });
+    // The MX lookups of cqmgr_provider_maps: c-ares reads resolv.conf and
+    // the rest of its configuration when the channel is made, so it is
+    // made now (mx_channel.hpp).  A failure leaves the providers to the
+    // destinations listed by name.
+    if (!params.cqmgr_provider_maps.empty() && !cl.stdin_mode) {
+        o.mx_agents = mx_lookup_transports(config.cf, params);
+        if (!o.mx_agents.empty()) {
+            if (auto channel = MxChannel::open(mx_resolver_options(params)))
+                o.mx_channel.emplace(std::move(*channel));
+            else
+                log::warn("cqmgr_provider_maps: no MX lookups (only destinations listed by "
+                          "name): " +
+                          channel.error());
+        }
+    }
     // The control socket serves root and mail_owner and belongs to
     // mail_owner: the account is looked up now, as the jail has no
     // password file.

@@ -10,11 +10,13 @@
 #include "daemon_config.hpp"
 #include "fast_flush.hpp"
 #include "metrics_endpoint.hpp"
+#include "mx_channel.hpp"
 #include "priority_class.hpp"
 #include "regex_table.hpp"
 #include "sender_groups.hpp"
 #include "table_watch.hpp"
 
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -31,6 +33,11 @@ struct Preopened {
     std::optional<RegexTable> reply_actions{}; // cqmgr_reply_actions
     std::optional<ControlSurface::Owner> control_owner{};
     std::unique_ptr<MetricsEndpoint> metrics{};
+    // cqmgr_provider_maps' MX path: the c-ares channel (resolv.conf read
+    // now), and the transports that follow MX records with their agents
+    // (master.cf read now).  No channel: providers go by name only.
+    std::optional<MxChannel> mx_channel{};
+    std::map<std::string, std::string> mx_agents{};
 };
 
 // Opens them, in the queue directory (the working directory), and reads the

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace cqmgr::qmgr {
@@ -20,7 +21,19 @@ class MxSource {
     using Answer = std::function<void(const std::string& provider)>;
 
     virtual ~MxSource() = default;
-    virtual void lookup(const std::string& domain, Answer answer) = 0;
+    // `domain` is the destination's domain, `transport` and `nexthop` its
+    // queue's (a source may decline, answering "", where the transport's
+    // agent does not follow MX records or DNS lookups are off for it).
+    virtual void lookup(const std::string& transport, const std::string& nexthop,
+                        const std::string& domain, Answer answer) = 0;
+    // The answer lookup() would give from a fresh cached one, now, or
+    // nothing (not cached: then lookup() asks).  "" is none.  So a
+    // destination born again while its MX set is known starts as a member.
+    virtual std::optional<std::string>
+    cached(const std::string& transport, const std::string& nexthop, const std::string& domain) {
+        (void)transport, (void)nexthop, (void)domain;
+        return std::nullopt;
+    }
 };
 
 } // namespace cqmgr::qmgr

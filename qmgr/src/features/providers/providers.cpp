@@ -33,19 +33,27 @@ void Providers::queue_born(const core::Queue& q, std::optional<int>&) {
     if (!mx_) return;
     auto domain = mx_domain(q.name);
     if (!domain) return;
+    if (auto known = mx_->cached(transport, q.nexthop, *domain)) {
+        // Its MX set is known (the resolver's cache): a member from birth.
+        if (!ProviderMaps::valid_name(*known)) return;
+        set_member(transport, q.name, *known);
+        log::info("provider: " + transport + ":" + q.name + " joins " + *known + " (MX)");
+        return;
+    }
     uint64_t seq = ++seq_;
     pending_[key_of(transport, q.name)] = seq;
-    mx_->lookup(*domain, [this, transport, queue = q.name, seq](const std::string& provider) {
-        // An answer from the cache comes inside the scheduler's callback
-        // (this queue's birth): it is acted on once that has returned.
-        if (sched_.in_callback()) {
-            asio::post(io_, [this, transport, queue, seq, provider] {
-                answered(transport, queue, seq, provider);
-            });
-            return;
-        }
-        answered(transport, queue, seq, provider);
-    });
+    mx_->lookup(transport, q.nexthop, *domain,
+                [this, transport, queue = q.name, seq](const std::string& provider) {
+                    // An answer from the cache comes inside the scheduler's callback
+                    // (this queue's birth): it is acted on once that has returned.
+                    if (sched_.in_callback()) {
+                        asio::post(io_, [this, transport, queue, seq, provider] {
+                            answered(transport, queue, seq, provider);
+                        });
+                        return;
+                    }
+                    answered(transport, queue, seq, provider);
+                });
 }
 
 void Providers::answered(const std::string& transport, const std::string& queue, uint64_t seq,
