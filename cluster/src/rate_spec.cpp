@@ -27,6 +27,10 @@ std::optional<int64_t> positive(std::string_view s) {
     return v;
 }
 
+// The longest period, 2^40 ms (about 34 years), bounded as the counts are:
+// far from overflow even in nanoseconds.
+constexpr int64_t max_period_ms = int64_t{1} << 40;
+
 // The length of a period unit in milliseconds.
 std::optional<int64_t> unit_ms(std::string_view unit) {
     static constexpr std::array<std::pair<std::string_view, int64_t>, 14> units{{
@@ -107,6 +111,9 @@ Result<RateSpec, LimitError> parse_rate(std::string_view text) {
     }
     auto unit = unit_ms(trim(rest.substr(digits)));
     if (!unit) return fail(Kind::rate_unit, text);
+    // A period beyond the longest one (checked before multiplying, which
+    // would overflow) is bad configuration.
+    if (multiple > max_period_ms / *unit) return fail(Kind::rate_period, text);
     r.period_ms = multiple * *unit;
     r.burst = r.count;
     if (!burst.empty() || s.find(',') != std::string_view::npos) {

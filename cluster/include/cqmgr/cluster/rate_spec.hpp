@@ -48,7 +48,8 @@ struct LimitError {
     std::string message() const;
 };
 
-// Parses a rate.
+// Parses a rate.  A period longer than 2^40 ms (about 34 years) is refused
+// as a bad period.
 Result<RateSpec, LimitError> parse_rate(std::string_view text);
 
 // Parses a concurrency limit (a decimal count >= 1).
