@@ -34,7 +34,12 @@ void check_request(const Request& r) {
     if (r.target && r.target->transport.empty() && r.target->destination.empty())
         finding("target names nothing");
     if (r.reason.find('\t') != std::string::npos) finding("tab in the reason");
-    Parsed again = parse_request(format_request(r));
+    // The formatted form spells a duration in seconds ("for 1h" becomes
+    // "for 3600"), so a request just under the line limit may format to
+    // one over it; such a form is not a request a client could send.
+    std::string formatted = format_request(r);
+    if (formatted.size() >= max_request_bytes) return;
+    Parsed again = parse_request(formatted);
     if (!again.ok()) finding("formatted request does not parse");
     if (!(*again.request == r)) finding("formatted request parses differently");
 }
