@@ -4,8 +4,6 @@
 #include "learned_state.hpp"
 #include "log.hpp"
 #include "probes.hpp"
-#include "provider_scopes.hpp"
-#include "rule_state.hpp"
 
 #include <algorithm>
 
@@ -35,22 +33,8 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
       requests_(io, sched_), metrics_(counters_, clock),
       dest_state_(io, clock, state_store, state_horizon(params),
                   core::SchedulerConfig{}.retry_transport),
-      adaptive_(params.cqmgr_adaptive_limit_transports.empty()
-                    ? nullptr
-                    : std::make_unique<AdaptiveLimits>(
-                          params, std::move(reply_rules), sched_,
-                          [this](const std::string& id) { return store_.path("defer", id); })),
-      isolation_(params.destination_shares ? std::make_unique<Isolation>(params, requests_, clock)
-                                           : nullptr),
-      providers_(
-          limit_tables.provider_maps.empty()
-              ? nullptr
-              : std::make_unique<Providers>(io, std::move(limit_tables.provider_maps), sched_)),
-      provider_limits_(io, params,
-                       ClusterLimits::Tables::of(std::move(limit_tables.provider_rates),
-                                                 std::move(limit_tables.provider_concurrency)),
-                       sched_, ClusterLimits::provider_scoping(providers_.get())),
-      limits_(io, params, std::move(limit_tables), sched_),
+      features_(io, params, clock, sched_, requests_, store_, std::move(reply_rules),
+                std::move(limit_tables)),
       delivery_(io, params, clock, sched_, observers_),
       service_slots_(io.get_executor(), service_slot_limit),
       self_defer_(io, params, clock, flush_domains, service_slots_,
@@ -75,71 +59,34 @@ QueueManager::QueueManager(asio::io_context& io, const conf::MainCf& cf,
 
 void QueueManager::add_observers() {
     // Counted and probed first; the destination state before the
-    // features whose changes it keeps; the cluster limits last, as they
-    // hear the end of a delivery only once the scheduler has it.
+    // features whose changes it keeps; the delivery part last, as the
+    // cluster limits hear the end of a delivery only once the scheduler
+    // has it.
     observers_.add(&metrics_);
     if (dest_state_.enabled()) observers_.add(&dest_state_);
-    observers_.add(adaptive_.get());
-    observers_.add(isolation_.get());
-    // Membership before the providers' limits, which read it at a queue's
-    // birth; the two limits' gates combine into the core's one.
-    observers_.add(providers_.get());
-    if (limits_.active()) observers_.add(&limits_);
-    if (providers_ && provider_limits_.active()) {
-        observers_.add(&provider_limits_);
-        providers_->set_listener([this](const core::Queue& q) { provider_limits_.rescope(q); });
-        if (limits_.active()) {
-            limits_.combine_with(&provider_limits_);
-            provider_limits_.combine_with(&limits_);
-        }
-    }
+    features_.add_observers(observers_);
     observers_.add(&delivery_);
-    if (dest_state_.enabled() && adaptive_) keep_learned(*adaptive_, dest_state_);
-}
-
-void QueueManager::use_control(ControlCommands* commands) {
-    if (control_) control_->use_rule_actions(nullptr);
-    if (actions_) keep_rule_actions(*actions_, nullptr);
-    control_ = commands;
-    wire_actions();
-}
-
-void QueueManager::use_reply_actions(RegexTable rules, ReplyActions::Scopes scopes) {
-    // The provider scope is the providers' membership, when there are any.
-    if (providers_ && !scopes.provider)
-        scopes = with_provider_scopes(std::move(scopes), *providers_);
-    actions_ = std::make_unique<ReplyActions>(
-        std::move(rules), requests_, clock_,
-        [this](const std::string& id) { return store_.path("defer", id); }, std::move(scopes));
-    observers_.add(actions_.get());
-    wire_actions();
-}
-
-void QueueManager::wire_actions() {
-    if (!actions_ || !control_) return;
-    control_->use_rule_actions(actions_.get());
-    keep_rule_actions(*actions_, &control_->state());
+    features_.keep_state(dest_state_);
 }
 
 void QueueManager::start() {
-    limits_.start();
-    if (providers_) provider_limits_.start();
+    features_.start();
     if (control_) control_->restore();
-    if (control_ && actions_) restore_rule_actions(*actions_, control_->state());
+    features_.restore_actions();
     sched_.set_time(clock_.now());
     for (const core::Queue* q :
-         dest_state_.restore(sched_, restore_learned(adaptive_.get(), clock_))) {
+         dest_state_.restore(sched_, restore_learned(features_.adaptive(), clock_))) {
         dead_queues_.insert(q);
         // Dead since an earlier run: probed when it comes back, as if it
         // had died in this one.
-        if (isolation_) isolation_->died(*q, clock_.now_ms());
+        features_.restored_dead(*q, clock_.now_ms());
     }
     arm_scheduler_timer();
     feeder_.start();
 }
 
 ControlSources QueueManager::control_sources() const {
-    return ControlSources{
+    ControlSources s{
         .sched = sched_,
         .messages = messages_,
         .arrivals = arrivals_,
@@ -149,14 +96,10 @@ ControlSources QueueManager::control_sources() const {
         .feed = [this] { return feed_state(); },
         .message_active_limit = params_.qmgr_message_active_limit,
         .message_recipient_limit = params_.qmgr_message_recipient_limit,
-        .adaptive = adaptive_.get(),
-        .isolation = isolation_.get(),
-        .providers = providers_.get(),
-        .provider_limits = &provider_limits_,
-        .actions = actions_.get(),
-        .cluster = limits_.active() ? &limits_ : nullptr,
         .deferred = ramp_.on() || params_.cqmgr_dead_backlog ? &ramp_.index() : nullptr,
     };
+    features_.describe(s);
+    return s;
 }
 
 Feeder::Taken QueueManager::take(const std::string& id, const std::string& queue, int scan_flags,
@@ -269,7 +212,7 @@ void QueueManager::queue_window(const core::Queue& q, bool positive) {
 
 void QueueManager::admin_expired(core::AdminKind kind, const core::AdminTarget& target) {
     if (kind == core::AdminKind::rule) {
-        if (actions_) actions_->expired(target);
+        features_.rule_expired(target);
     } else if (control_) {
         control_->expired(kind, target);
     }

@@ -9,7 +9,6 @@
 #pragma once
 
 #include "clock.hpp"
-#include "cluster_limits.hpp"
 #include "control_queries.hpp"
 #include "core_requests.hpp"
 #include "counters.hpp"
@@ -23,6 +22,7 @@
 #include "delivery_observer.hpp"
 #include "destination_state.hpp"
 #include "fast_flush.hpp"
+#include "features.hpp"
 #include "feedback_debug.hpp"
 #include "feeder.hpp"
 #include "intake.hpp"
@@ -30,9 +30,7 @@
 #include "master_link.hpp"
 #include "message.hpp"
 #include "message_end.hpp"
-#include "providers.hpp"
 #include "recovery_ramp.hpp"
-#include "reply_actions.hpp"
 #include "resolver.hpp"
 #include "scheduler_config.hpp"
 #include "self_defer.hpp"
@@ -67,10 +65,7 @@ class QueueManager : public core::Driver {
     // Before a clean exit: commits the destination state's last changes.
     void save_state() { dest_state_.finish(); }
     // The process is about to exit: what must not wait for the loop.
-    void exiting() {
-        limits_.release_at_exit();
-        provider_limits_.release_at_exit();
-    }
+    void exiting() { features_.exiting(); }
     // Handles the bytes of one trigger request.
     void on_trigger(std::string_view bytes) { feeder_.on_trigger(bytes); }
     // The priority lanes' tables (priority_class.hpp), before start().
@@ -80,20 +75,18 @@ class QueueManager : public core::Driver {
     // The control socket's commands (ControlSurface), or nullptr: they
     // restore their kept settings in start() and hear when the scheduler
     // ends one.
-    void use_control(ControlCommands* commands);
-    // The reply rules that act (cqmgr_reply_actions), before start():
-    // their table, read before the jail, and what their scopes name
-    // beyond a destination or a transport (the provider scope, when not
-    // given, is the providers' membership; the rest none by default).
-    void use_reply_actions(RegexTable rules, ReplyActions::Scopes scopes = {});
-    // The reply rules that act, or nullptr when none are configured.
-    const ReplyActions* reply_actions() const { return actions_.get(); }
-    // The adaptive limits, or nullptr when no transport learns them.
-    const AdaptiveLimits* adaptive() const { return adaptive_.get(); }
-    // The destination shares' isolation, or nullptr when no share is set.
-    const Isolation* isolation() const { return isolation_.get(); }
-    // Providers' membership, or nullptr when cqmgr_provider_maps is empty.
-    Providers* providers() { return providers_.get(); }
+    void use_control(ControlCommands* commands) {
+        control_ = commands;
+        features_.use_control(commands);
+    }
+    // The reply rules that act (cqmgr_reply_actions), before start()
+    // (Features::use_reply_actions()).
+    void use_reply_actions(RegexTable rules, ReplyActions::Scopes scopes = {}) {
+        features_.use_reply_actions(std::move(rules), std::move(scopes), observers_);
+    }
+    // The features beyond stock.
+    Features& features() { return features_; }
+    const Features& features() const { return features_; }
     // The scheduler's state, for the control socket's queries and the
     // metrics (read only, on the loop thread).
     const core::Scheduler& scheduler() const { return sched_; }
@@ -135,11 +128,8 @@ class QueueManager : public core::Driver {
     void flush_dead();
     void arm_scheduler_timer();
     void scheduler_timer_fired(const error_code& ec);
-    // The features' observers, in order (delivery_observer.hpp).
+    // The observers, in order (delivery_observer.hpp).
     void add_observers();
-    // Wires the reply rules' actions to the control commands (resume, and
-    // the kept settings' document), when both exist.
-    void wire_actions();
 
     // core::Driver
     void refill(core::Message& m, int limit) override;
@@ -183,18 +173,9 @@ class QueueManager : public core::Driver {
     DeliveryObservers observers_;
     DeliveryMetrics metrics_;
     DestinationState dest_state_;
-    // cqmgr_adaptive_limit_transports: made only when the list is not empty.
-    std::unique_ptr<AdaptiveLimits> adaptive_;
-    // Destination shares: made only when one is set.
-    std::unique_ptr<Isolation> isolation_;
-    // cqmgr_provider_maps: made only when it names a table; before the
-    // limits, which take their tables from the constructor's argument.
-    std::unique_ptr<Providers> providers_;
-    // The providers' limits (ClusterLimits::provider_scoping).
-    ClusterLimits provider_limits_;
-    // cqmgr_reply_actions: made only when its table is given.
-    std::unique_ptr<ReplyActions> actions_;
-    ClusterLimits limits_;
+    // The features beyond stock; before the delivery part, which hears
+    // of deliveries after them.
+    Features features_;
     Delivery delivery_;
     // The connections to Postfix's services that qmgr opens for itself.
     ServiceSlots service_slots_;

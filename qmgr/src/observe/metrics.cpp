@@ -1,6 +1,7 @@
 #include "metrics.hpp"
 
-#include "providers.hpp"
+#include "metric_family.hpp"
+#include "provider_metrics.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -11,44 +12,8 @@
 namespace cqmgr::qmgr {
 
 namespace {
-using prometheus::ClientMetric;
-using prometheus::MetricFamily;
-using prometheus::MetricType;
-using Labels = std::vector<ClientMetric::Label>;
 
-// A new, empty family at the end of `out`; the reference is good until the
-// next one is added.
-MetricFamily& family(std::vector<MetricFamily>& out, std::string name, std::string help,
-                     MetricType type) {
-    out.push_back({std::move(name), std::move(help), type, {}});
-    return out.back();
-}
-
-// Adds one counter or gauge sample to `f`.
-void sample(MetricFamily& f, Labels labels, double value) {
-    ClientMetric m;
-    m.label = std::move(labels);
-    if (f.type == MetricType::Counter)
-        m.counter.value = value;
-    else
-        m.gauge.value = value;
-    f.metric.push_back(std::move(m));
-}
-
-// Adds one histogram sample to `f` (Prometheus' buckets are cumulative).
-void sample(MetricFamily& f, Labels labels, const Histogram& h, std::span<const double> bounds) {
-    ClientMetric m;
-    m.label = std::move(labels);
-    m.histogram.sample_count = h.count;
-    m.histogram.sample_sum = h.sum;
-    uint64_t cumulative = 0;
-    for (size_t i = 0; i <= bounds.size(); ++i) {
-        cumulative += i < h.buckets.size() ? h.buckets[i] : 0;
-        double bound = i < bounds.size() ? bounds[i] : std::numeric_limits<double>::infinity();
-        m.histogram.bucket.push_back({cumulative, bound});
-    }
-    f.metric.push_back(std::move(m));
-}
+using namespace metric_family;
 
 // The delivery counters: every result with the usual hop status classes
 // (so that rate() sees them from the start), and rarer classes once seen.
@@ -252,86 +217,6 @@ void destination_families(std::vector<MetricFamily>& out, const MetricsSnapshot&
         for (size_t i = 0; i < std::size(fields); ++i)
             sample(out[first + i], labels, d.*fields[i].member);
     }
-}
-
-// The providers' series (MetricsSnapshot::providers, bounded already).
-void provider_families(std::vector<MetricFamily>& out, const MetricsSnapshot& s) {
-    if (s.providers.empty()) return;
-    auto& members = family(out, "cqmgr_provider_members",
-                           "Destination queues that belong to the provider (for provider=\"other\" "
-                           "those of the providers not shown)",
-                           MetricType::Gauge);
-    auto& busy =
-        family(out, "cqmgr_provider_busy", "Entries being delivered to the provider's destinations",
-               MetricType::Gauge);
-    auto& todo = family(out, "cqmgr_provider_todo",
-                        "Entries waiting for the provider's destinations", MetricType::Gauge);
-    for (const auto& p : s.providers) {
-        sample(members, {{"provider", p.name}}, p.members);
-        sample(busy, {{"provider", p.name}}, p.busy);
-        sample(todo, {{"provider", p.name}}, p.todo);
-    }
-}
-
-// The providers' MX lookups (MetricsSnapshot::mx): a fixed set of series,
-// one per outcome.
-void mx_families(std::vector<MetricFamily>& out, const MxResolverStats& m) {
-    auto counter = [&out](std::string name, std::string help, uint64_t v) {
-        sample(family(out, std::move(name), std::move(help), MetricType::Counter), {},
-               static_cast<double>(v));
-    };
-    auto gauge = [&out](std::string name, std::string help, size_t v) {
-        sample(family(out, std::move(name), std::move(help), MetricType::Gauge), {},
-               static_cast<double>(v));
-    };
-    counter("cqmgr_provider_mx_lookups_total", "MX lookups asked for destinations", m.lookups);
-    counter("cqmgr_provider_mx_cache_hits_total", "MX lookups answered from the cache",
-            m.cache_hits);
-    counter("cqmgr_provider_mx_queries_total", "MX queries sent to DNS", m.queries);
-    counter("cqmgr_provider_mx_deadlines_total", "MX lookups ended by their deadline", m.deadlines);
-    auto& results = family(out, "cqmgr_provider_mx_results_total", "MX lookups' results by outcome",
-                           MetricType::Counter);
-    for (size_t i = 0; i < m.outcomes.size(); ++i)
-        sample(results, {{"outcome", outcome_name(static_cast<MxOutcome>(i))}},
-               static_cast<double>(m.outcomes[i]));
-    gauge("cqmgr_provider_mx_in_flight", "MX queries sent and not finished", m.in_flight);
-    gauge("cqmgr_provider_mx_queued", "Domains waiting for an MX query slot", m.queued);
-    gauge("cqmgr_provider_mx_cached", "MX answers in the cache", m.cached);
-}
-
-// The providers with members, at most `limit` by name (the busiest by busy
-// + todo, then by name), the rest summed as "other", which a real provider
-// named so always joins.
-std::vector<MetricsSnapshot::Provider> provider_rows(const core::Scheduler& sched,
-                                                     const Providers& providers, size_t limit) {
-    std::vector<MetricsSnapshot::Provider> all;
-    for (const auto& [name, members] : providers.members()) {
-        MetricsSnapshot::Provider p{name, static_cast<int>(members.size()), 0, 0};
-        for (const auto& [transport, queue] : members)
-            if (const core::Queue* q = sched.find_queue(transport, queue)) {
-                p.busy += q->busy_count();
-                p.todo += q->todo_count();
-            }
-        all.push_back(std::move(p));
-    }
-    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
-        return a.busy + a.todo > b.busy + b.todo;
-    });
-    std::vector<MetricsSnapshot::Provider> rows;
-    MetricsSnapshot::Provider other{"other", 0, 0, 0};
-    for (auto& p : all) {
-        if (rows.size() < limit && p.name != "other") {
-            rows.push_back(std::move(p));
-            continue;
-        }
-        other.members += p.members;
-        other.busy += p.busy;
-        other.todo += p.todo;
-    }
-    std::sort(rows.begin(), rows.end(),
-              [](const auto& a, const auto& b) { return a.name < b.name; });
-    if (other.members > 0) rows.push_back(other);
-    return rows;
 }
 
 // One histogram family with a series per transport.

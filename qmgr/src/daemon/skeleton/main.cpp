@@ -14,17 +14,14 @@
 #include "info_options.hpp"
 #include "jail.hpp"
 #include "log.hpp"
-#include "master_link.hpp"
-#include "mx_provider_source.hpp"
-#include "mx_resolver.hpp"
+#include "metrics.hpp"
+#include "post_jail.hpp"
 #include "pre_jail.hpp"
-#include "queue_manager.hpp"
 #include "self_check.hpp"
 #include "shutdown.hpp"
 #include "watchdog.hpp"
 
 #include <cstring>
-#include <optional>
 #include <signal.h>
 #include <unistd.h>
 
@@ -32,53 +29,7 @@ using namespace cqmgr;
 
 namespace {
 
-// The daemon after the jail.  One thread runs the loop and does all I/O;
-// other threads (the metrics listener's) only post to it.  So the reactor
-// need not lock around each socket operation, while posting stays safe.
-struct Daemon {
-    qmgr::DaemonConfig& config;
-    qmgr::Preopened& opened;
-    asio::io_context io{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
-    std::unique_ptr<qmgr::QueueManager> qm{}; // goes after the master link
-    std::optional<qmgr::MasterLink> master{};
-    // The MX path of the providers (before the queue manager goes: its
-    // lookups call back into the providers).
-    std::unique_ptr<qmgr::MxResolver> mx_resolver{};
-    std::unique_ptr<qmgr::MxProviderSource> mx_source{};
-    qmgr::SystemClock clock{};
-};
-
-// The providers' MX path, on the loop, with the channel opened before the
-// jail: destinations of transports that follow MX records join the
-// provider that all their MX hosts belong to.
-void use_mx_lookups(Daemon& d) {
-    qmgr::Providers* providers = d.qm->providers();
-    if (!providers || !d.opened.mx_channel) return;
-    d.mx_resolver =
-        std::make_unique<qmgr::MxResolver>(d.io.get_executor(), std::move(*d.opened.mx_channel),
-                                           qmgr::mx_resolver_options(d.config.params));
-    d.opened.mx_channel.reset();
-    d.mx_source = std::make_unique<qmgr::MxProviderSource>(*d.mx_resolver, providers->maps(),
-                                                           std::move(d.opened.mx_agents));
-    providers->use_mx(d.mx_source.get());
-}
-
-// After the jail, as stock's post-jail initialisation: master's link (its
-// triggers go to the queue manager) and the queue manager itself.
-void post_jail(Daemon& d) {
-    d.master.emplace(
-        d.io, d.config.cl.transport,
-        [&d] { restart_if_tables_changed(d.opened.tables, d.qm.get(), d.opened.metrics.get()); },
-        [&d](std::string_view bytes) { d.qm->on_trigger(bytes); },
-        [&d] { stop_daemon(d.io, d.qm.get(), d.opened.metrics.get()); });
-    d.qm = std::make_unique<qmgr::QueueManager>(
-        d.io, d.config.cf, d.config.params, d.clock, d.opened.flush_domains, *d.master,
-        d.opened.state_store, std::move(d.opened.reply_rules), std::move(d.opened.limit_tables));
-    d.qm->use_priorities(std::move(d.opened.priorities));
-    if (d.opened.reply_actions) d.qm->use_reply_actions(std::move(*d.opened.reply_actions));
-    d.qm->use_senders(std::move(d.opened.senders));
-    use_mx_lookups(d);
-}
+using qmgr::Daemon;
 
 // Serves triggers until master goes away; with -S, only the one on
 // standard input, as stock's stand-alone mode.
@@ -105,14 +56,7 @@ int serve(Daemon& d) {
                                  std::string("cqmgr ") + CQMGR_VERSION);
     control.start();
 
-    if (d.opened.metrics)
-        d.opened.metrics->attach(d.io, [&d] {
-            auto s = qmgr::take_metrics_snapshot(
-                d.qm->scheduler(), d.qm->counters(), d.qm->messages_in_active(), d.qm->providers(),
-                static_cast<size_t>(d.config.params.cqmgr_metrics_provider_limit));
-            if (d.mx_resolver) s.mx = d.mx_resolver->stats();
-            return s;
-        });
+    if (d.opened.metrics) d.opened.metrics->attach(d.io, [&d] { return qmgr::daemon_metrics(d); });
     d.qm->start();
     d.io.run();
     log::set_exit_hook(nullptr); // it refers to the metrics endpoint
@@ -138,6 +82,6 @@ int main(int argc, char** argv) {
                      config.cl.unprivileged ? params.mail_owner : std::string());
 
     Daemon daemon{config, opened};
-    post_jail(daemon);
+    qmgr::post_jail(daemon);
     return serve(daemon);
 }

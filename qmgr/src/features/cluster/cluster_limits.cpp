@@ -24,31 +24,6 @@ std::optional<int> narrower(std::optional<int> a, std::optional<int> b) {
 
 using namespace cluster_gate;
 
-std::optional<std::pair<std::string, std::string>>
-ClusterLimits::lookup(const conf::LookupTables& t, const std::string& transport,
-                      const std::string& queue) const {
-    if (t.empty()) return std::nullopt;
-    if (scoping_.keys) {
-        for (const std::string& key : scoping_.keys(transport, queue))
-            if (auto v = t.find(key)) return std::make_pair(key, *v);
-        return std::nullopt;
-    }
-    for (const std::string& key : {transport + ":" + queue, queue, transport})
-        if (auto v = t.find(key)) return std::make_pair(key, *v);
-    return std::nullopt;
-}
-
-ClusterLimits::Tables ClusterLimits::open_tables(const conf::QmgrParams& params) {
-    Tables t;
-    t.rates = conf::LookupTables::open(params.cqmgr_rate_limits);
-    t.concurrency = conf::LookupTables::open(params.cqmgr_cluster_concurrency_limits);
-    t.provider_rates = conf::LookupTables::open(params.cqmgr_provider_rate_limits);
-    t.provider_concurrency = conf::LookupTables::open(params.cqmgr_provider_concurrency_limits);
-    t.provider_maps =
-        ProviderMaps::open(params.cqmgr_provider_maps, [](const std::string& w) { log::warn(w); });
-    return t;
-}
-
 ClusterLimits::ClusterLimits(asio::io_context& io, const conf::QmgrParams& params, Tables tables,
                              core::Scheduler& sched)
     : ClusterLimits(io, params, std::move(tables), sched, Scoping{}) {}
@@ -165,71 +140,6 @@ void ClusterLimits::set_gated(const core::Queue& q, bool on) {
     gated_[q.slot] = on ? 1 : 0;
 }
 
-ClusterLimits::Scoping ClusterLimits::provider_scoping(const Providers* providers) {
-    Scoping s;
-    s.concurrency_param = "cqmgr_provider_concurrency_limits";
-    s.rate_param = "cqmgr_provider_rate_limits";
-    s.scope_prefix = "provider:";
-    s.dead_marks = false;
-    s.keys = [providers](const std::string& transport, const std::string& queue) {
-        std::vector<std::string> keys;
-        const std::string* p = providers ? providers->provider_of(transport, queue) : nullptr;
-        if (p) keys = {transport + ":" + *p, *p};
-        return keys;
-    };
-    return s;
-}
-
-std::optional<int> ClusterLimits::own_gate(const std::string& transport, const std::string& queue) {
-    if (gates_.empty()) return std::nullopt;
-    Gate* g = gate_for(gate_key(transport, queue));
-    return g ? gate_value(*g) : std::nullopt;
-}
-
-std::optional<ClusterLimits::GateView> ClusterLimits::view(const std::string& transport,
-                                                           const std::string& queue) const {
-    const core::Queue* q = sched_.find_queue(transport, queue);
-    return q ? gate_view(*q) : std::nullopt;
-}
-
-int ClusterLimits::scope_busy(const std::string& scope) const {
-    auto it = local_busy_.find(scope);
-    return it == local_busy_.end() ? 0 : it->second;
-}
-
-int ClusterLimits::scope_leases(const std::string& scope) const {
-    auto it = scope_leases_.find(scope);
-    return it == scope_leases_.end() ? 0 : it->second;
-}
-
-void ClusterLimits::rescope(const core::Queue& q) {
-    if (!active_) return;
-    std::string key = gate_key(q.transport->name, q.name);
-    // What it has in flight now counts in its new scope (if any) instead:
-    // those started before it had a gate here too.
-    const int busy = q.busy_count();
-    std::string old_scope;
-    if (Gate* g = gate_for(key)) {
-        if (g->limit > 0) {
-            local_busy_[g->lease_scope] -= g->busy;
-            old_scope = g->lease_scope;
-        }
-        drop_gate(key); // its leases go back after the linger
-        set_gated(q, false);
-    }
-    Gate* g = make_gate(q);
-    if (g) {
-        g->busy = busy;
-        if (g->limit > 0) local_busy_[g->lease_scope] += busy;
-        apply(*g);
-        want(*g);
-    } else {
-        apply_none(q.transport->name, q.name);
-    }
-    if (!old_scope.empty() && !leases_count()) apply_scope(old_scope);
-    if (g && g->limit > 0 && !leases_count()) apply_scope(g->lease_scope);
-}
-
 void ClusterLimits::queue_freed(const core::Queue& q) {
     set_gated(q, false);
     if (gates_.empty()) return;
@@ -311,48 +221,6 @@ void ClusterLimits::apply_scope(const std::string& scope) {
 void ClusterLimits::apply_all() {
     for (auto& [key, g] : gates_)
         apply(*g);
-}
-
-GateCounts ClusterLimits::counts(Gate& g) {
-    GateCounts c;
-    c.mark_pending = g.mark_pending;
-    c.limit = g.limit;
-    c.shared = leases_count();
-    c.leases = usable_leases(g);
-    c.busy = g.busy;
-    c.closing = g.closing;
-    if (g.limit > 0) {
-        c.scope_busy = local_busy_[g.lease_scope];
-        c.scope_leases = scope_leases_[g.lease_scope];
-    }
-    c.rate = g.rate.has_value();
-    c.tokens = g.tokens;
-    return c;
-}
-
-std::optional<ClusterLimits::GateView> ClusterLimits::gate_view(const core::Queue& q) const {
-    auto it = gates_.find(gate_key(q.transport->name, q.name));
-    if (it == gates_.end()) return std::nullopt;
-    const Gate& g = *it->second;
-    // A gate kept only for the dead marks, once its mark is read.
-    if (g.limit <= 0 && !g.rate && !g.mark_pending) return std::nullopt;
-    auto count = [](const std::unordered_map<std::string, int>& m, const std::string& k) {
-        auto f = m.find(k);
-        return f == m.end() ? 0 : f->second;
-    };
-    GateView v;
-    v.lease_scope = g.limit > 0 ? g.lease_scope : std::string();
-    v.limit = g.limit;
-    v.leases = usable_leases(g);
-    v.scope_leases = g.limit > 0 ? count(scope_leases_, g.lease_scope) : 0;
-    v.shared = leases_count();
-    v.rate_scope = g.rate ? g.rate_scope : std::string();
-    v.rate = g.rate;
-    v.tokens = g.tokens;
-    v.rate_shared = rate_shared();
-    v.mark_pending = g.mark_pending;
-    v.allowance = q.limits.gate;
-    return v;
 }
 
 std::optional<int> ClusterLimits::gate_value(Gate& g) {

@@ -69,6 +69,7 @@
 #pragma once
 
 #include "cluster_gate.hpp"
+#include "cluster_gate_view.hpp"
 #include "cqmgr/cluster/gcra.hpp"
 #include "cqmgr/cluster/redis_shared_state.hpp"
 #include "cqmgr/conf/lookup_table.hpp"
@@ -140,20 +141,7 @@ class ClusterLimits : public DeliveryObserver {
 
     // True when some limit is configured (else nothing here does anything).
     bool active() const { return active_; }
-    // What the gate of one queue holds, for cqmgrctl explain.
-    struct GateView {
-        std::string lease_scope; // the concurrency limit's table key ("": none)
-        int limit = 0;           // its cluster-wide limit (0: none)
-        int leases = 0;          // the leases the queue holds that count now
-        int scope_leases = 0;    // those this host holds in the whole scope
-        bool shared = false;     // the leases count (else this host alone keeps the limit)
-        std::string rate_scope;  // the rate's table key ("": none)
-        std::optional<cluster::RateSpec> rate;
-        int tokens = 0;               // rate tokens held (0 or 1)
-        bool rate_shared = false;     // the rate is the cluster's cell (else a local one)
-        bool mark_pending = false;    // its dead mark is still being read
-        std::optional<int> allowance; // the core's gate it gives
-    };
+    using GateView = ClusterGateView;
     // The gate of queue `q`, or nothing when no limit covers it (and no
     // dead mark is being read for it).
     std::optional<GateView> gate_view(const core::Queue& q) const;

@@ -1,0 +1,115 @@
+// The features beyond stock, as one part of the queue manager: the adaptive
+// limits, the destination shares, providers (with their MX path and
+// limits), the cluster's limits and the reply rules that act.  Each is made
+// only when its cqmgr_ parameter or table turns it on, so that with none
+// set the queue manager runs stock's path alone.  They hear of the
+// scheduler's work as observers (delivery_observer.hpp) and ask changes of
+// it through CoreRequests; none is wired to another except here.
+#pragma once
+
+#include "adaptive.hpp"
+#include "clock.hpp"
+#include "cluster_limits.hpp"
+#include "core_requests.hpp"
+#include "cqmgr/conf/qmgr_params.hpp"
+#include "cqmgr/core/scheduler.hpp"
+#include "cqmgr/queuefile/active_queue.hpp"
+#include "delivery_observer.hpp"
+#include "isolation.hpp"
+#include "mx_channel.hpp"
+#include "mx_provider_source.hpp"
+#include "mx_resolver.hpp"
+#include "providers.hpp"
+#include "regex_table.hpp"
+#include "reply_actions.hpp"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace cqmgr::qmgr {
+
+class ControlCommands;
+class DestinationState;
+struct ControlSources;
+
+class Features {
+  public:
+    // `store`: the active queue's layout (where defer logs are).
+    // `reply_rules`: cqmgr_adaptive_reply_rules' table, read before the
+    // jail (or none); `tables`: the limits' and providers' tables.
+    Features(asio::io_context& io, const conf::QmgrParams& params, const WallClock& clock,
+             core::Scheduler& sched, CoreRequests& requests, const queuefile::ActiveQueue& store,
+             std::optional<RegexTable> reply_rules, ClusterLimits::Tables tables);
+
+    // Adds the features' observers to `observers`, in the order they must
+    // hear: the adaptive limits and shares, then providers' membership
+    // before their limits (which read it at a queue's birth).  Called
+    // before the delivery part is added.
+    void add_observers(DeliveryObservers& observers);
+    // Keeps what the adaptive limits learn in the destination state.
+    void keep_state(DestinationState& state);
+    // The reply rules that act, before start(): their table, read before
+    // the jail, and what their scopes name beyond a destination or a
+    // transport (the provider scope, when not given, is the providers'
+    // membership).  Their observer hears after the delivery part.
+    void use_reply_actions(RegexTable rules, ReplyActions::Scopes scopes,
+                           DeliveryObservers& observers);
+    // The control socket's commands, or nullptr: the rules' actions are
+    // resumed through them and kept in their document.
+    void use_control(ControlCommands* commands);
+    // The providers' MX path, with the channel opened before the jail and
+    // the transports that follow MX records (`agents`); nothing when no
+    // provider is configured.
+    void use_mx(MxChannel channel, std::map<std::string, std::string> agents);
+    // Starts the limits (their connections to the shared state).
+    void start();
+    // Takes up the rule actions kept in the control settings, once those
+    // are restored.
+    void restore_actions();
+    // `q` was dead in an earlier run: probed when it comes back.
+    void restored_dead(const core::Queue& q, int64_t now_ms);
+    // A rule's action ended by its time (the scheduler's admin_expired()).
+    void rule_expired(const core::AdminTarget& target);
+    // The process is about to exit: leases are given back now.
+    void exiting();
+    // What the control socket's queries read of the features.
+    void describe(ControlSources& sources) const;
+
+    AdaptiveLimits* adaptive() const { return adaptive_.get(); }
+    Isolation* isolation() const { return isolation_.get(); }
+    Providers* providers() const { return providers_.get(); }
+    const ReplyActions* reply_actions() const { return actions_.get(); }
+    // The MX lookups' counters, when providers follow MX records.
+    std::optional<MxResolverStats> mx_stats() const;
+
+  private:
+    // Wires the rules' actions to the control commands, when both exist.
+    void wire_actions();
+
+    asio::io_context& io_;
+    const conf::QmgrParams& params_;
+    const WallClock& clock_;
+    CoreRequests& requests_;
+    const queuefile::ActiveQueue& store_;
+    // cqmgr_adaptive_limit_transports: made only when the list is not empty.
+    std::unique_ptr<AdaptiveLimits> adaptive_;
+    // Destination shares: made only when one is set.
+    std::unique_ptr<Isolation> isolation_;
+    // cqmgr_provider_maps: made only when it names a table; before the
+    // limits, which take their tables from the constructor's argument.
+    std::unique_ptr<Providers> providers_;
+    // The providers' limits (ClusterLimits::provider_scoping).
+    ClusterLimits provider_limits_;
+    ClusterLimits limits_;
+    // cqmgr_reply_actions: made only when its table is given.
+    std::unique_ptr<ReplyActions> actions_;
+    ControlCommands* control_ = nullptr;
+    // The MX path: after the providers, as its answers go to them, so it
+    // goes first.
+    std::unique_ptr<MxResolver> mx_resolver_;
+    std::unique_ptr<MxProviderSource> mx_source_;
+};
+
+} // namespace cqmgr::qmgr
