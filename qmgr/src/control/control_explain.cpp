@@ -4,6 +4,7 @@
 #include "control_queries.hpp"
 #include "control_time.hpp"
 #include "deferred_index.hpp"
+#include "explain_features.hpp"
 #include "explain_text.hpp"
 
 #include <unordered_set>
@@ -16,10 +17,11 @@ using Json = control::Json;
 using Bound = LimitLine::Bound;
 
 // Another destination of `t` than `q` could start a delivery now: the
-// test of share.cpp's destination_waits(), without `q` itself.
+// test of share.cpp's destination_waits(), without `q` itself (mail that
+// sender groups' limits stop does not count).
 bool others_wait(const core::Transport& t, const core::Queue& q) {
     for (const core::Queue& o : t.queues_rr)
-        if (&o != &q && o.may_start() && o.selectable_count() > 0 &&
+        if (&o != &q && o.may_start() && o.selectable_count() > sender_stopped_entries(o) &&
             o.select_window() > o.busy_count())
             return true;
     return false;
@@ -101,6 +103,10 @@ Json next_retry_json(const ExplainSubject& s, int concurrency) {
     else if (q.limits.hold)
         at(q.limits.hold->until,
            "suspended" + until_words(q.limits.hold->until, s.now, " until cqmgrctl resume"));
+    else if (q.limits.rule && q.limits.rule->hold)
+        at(q.limits.rule->until,
+           "suspended by a reply rule" +
+               until_words(q.limits.rule->until, s.now, " until cqmgrctl resume"));
     else if (q.suspended)
         at(q.timer_due, "pausing for its rate delay until " + iso_utc(q.timer_due));
     else if (q.todo_count() == 0)
