@@ -532,6 +532,10 @@ TEST_F(ProvidersTest, ExplainShowsTheProvidersLimitBinding) {
         // The scope is full: each may have what it has in flight.
         EXPECT_EQ(q["effective"]["concurrency"], q["waiting"]["in_flight"]) << q.dump();
         in_flight += q["waiting"]["in_flight"].get<int>();
+        if (q["waiting"]["in_flight"] == 0) {
+            EXPECT_EQ(q["next_retry"]["what"], "when the provider limit has room again (0 at once "
+                                               "allowed now, none in flight here)");
+        }
         for (const auto& l : q["limits"])
             if (l["source"] == "provider") {
                 EXPECT_TRUE(l["detail"].get<std::string>().starts_with(

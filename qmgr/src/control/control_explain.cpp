@@ -82,8 +82,9 @@ Json waiting_json(const core::Queue& q) {
 }
 
 // When the queue's mail is tried next, as far as the active queue goes;
-// `concurrency`: its effective concurrency.
-Json next_retry_json(const ExplainSubject& s, int concurrency) {
+// `concurrency`: its effective concurrency, and `binder` the source of the
+// line that sets it (nullptr: none).
+Json next_retry_json(const ExplainSubject& s, int concurrency, const std::string* binder) {
     const core::Transport& t = s.transport;
     const core::Queue& q = s.queue;
     Json j = control::object_with_room(2);
@@ -113,6 +114,11 @@ Json next_retry_json(const ExplainSubject& s, int concurrency) {
         at(0, "nothing waits in the active queue");
     else if (concurrency > q.busy_count())
         at(s.now, "now: its mail waits for a delivery agent");
+    else if (q.busy_count() == 0 && binder)
+        // A limit shared with other destinations (a provider's, the
+        // cluster's) or a sender group's: nothing here will end first.
+        at(0, "when the " + *binder + " limit has room again (" + std::to_string(concurrency) +
+                  " at once allowed now, none in flight here)");
     else
         at(0, "when a delivery in flight ends (" + std::to_string(q.busy_count()) + " in flight, " +
                   std::to_string(concurrency) + " at once allowed)");
@@ -166,7 +172,8 @@ Json queue_json(const ControlSources& src, const core::Transport& t, const core:
     } else {
         j["last_deferral"] = nullptr;
     }
-    j["next_retry"] = next_retry_json(s, e.concurrency);
+    j["next_retry"] = next_retry_json(
+        s, e.concurrency, e.concurrency_line ? &lines[*e.concurrency_line].source : nullptr);
     j["waiting"] = waiting_json(q);
     j["deferred"] = deferred_json(s);
     return j;
