@@ -5,6 +5,8 @@
 #include "control_fixture.hpp"
 #include "control_queries.hpp"
 #include "deferred_index.hpp"
+#include "explain_features.hpp"
+#include "reply_actions.hpp"
 
 #include <gtest/gtest.h>
 #include <map>
@@ -269,6 +271,127 @@ TEST_F(Explain, TheQueriesAnswerIt) {
     ASSERT_TRUE(p.ok());
     auto j = nlohmann::json::parse(control::reply_line(queries.answer(*p.request)));
     EXPECT_EQ(j["queues"][0]["destination"], "a.example");
+}
+
+// A reply rule's action on the destination, kept as a restart takes it
+// up: the reply rule, its reply and its end.
+struct ExplainRule : Explain {
+    asio::io_context io;
+    std::unique_ptr<CoreRequests> requests;
+    std::unique_ptr<ReplyActions> actions;
+
+    void act(const std::string& action, int64_t until, int64_t deliveries) {
+        requests = std::make_unique<CoreRequests>(io, *sched);
+        actions = std::make_unique<ReplyActions>(
+            RegexTable::parse("pcre", "/etc/postfix/reply_actions", "/x/ warn destination\n",
+                              [](const std::string&) {}),
+            *requests, clock, [](const std::string&) { return std::string("/nonexistent"); });
+        ReplyActions::Active a;
+        a.target = {"smtp", "a.example"};
+        a.rule = "pcre:/etc/postfix/reply_actions, line 3";
+        a.action = action;
+        a.reason = "4.7.0 [TSS04] unexpected volume";
+        a.since = 990;
+        a.until = until;
+        a.deliveries = deliveries;
+        actions->restore({a});
+        src->actions = actions.get();
+        src->explain = feature_explain_hooks(nullptr, {});
+    }
+};
+
+TEST_F(ExplainRule, ASuspensionStopsTheDestinationWithItsRuleAndReply) {
+    add("A", 3, "a.example");
+    act("suspend destination after 3/10m for 1h", 990 + 3600, 0);
+    auto q = explain("a.example")["queues"][0];
+    EXPECT_EQ(q["effective"]["concurrency"], 0);
+    EXPECT_EQ(binding(q), std::vector<std::string>{"reply-rule"});
+    auto rule = line(q, "reply-rule");
+    EXPECT_EQ(rule["bound"], "stop");
+    EXPECT_EQ(rule["detail"],
+              "suspended by reply rule pcre:/etc/postfix/reply_actions, line 3 (\"suspend "
+              "destination after 3/10m for 1h\") on smtp:a.example since 1970-01-01T00:16:30Z "
+              "(10s ago), from \"4.7.0 [TSS04] unexpected volume\" until 1970-01-01T01:16:30Z "
+              "(in 3590s)");
+    EXPECT_EQ(q["next_retry"]["when"], 990 + 3600);
+    EXPECT_EQ(q["next_retry"]["what"],
+              "suspended by a reply rule until 1970-01-01T01:16:30Z (in 3590s)");
+}
+
+TEST_F(ExplainRule, AThrottleUntilDeliveriesAndARate) {
+    add("A", 3, "a.example");
+    act("throttle 2 destination until 2 delivered", 0, 2);
+    auto q = explain("a.example")["queues"][0];
+    EXPECT_EQ(q["effective"]["concurrency"], 2);
+    EXPECT_EQ(binding(q), std::vector<std::string>{"reply-rule"});
+    auto rule = line(q, "reply-rule");
+    EXPECT_EQ(rule["value"], 2);
+    EXPECT_NE(rule["detail"].get<std::string>().find("throttled to 2 at once by reply rule"),
+              std::string::npos);
+    EXPECT_TRUE(rule["detail"].get<std::string>().ends_with(" until 2 more deliveries succeed"))
+        << rule.dump();
+
+    act("rate 2/1m destination for 1h", 990 + 3600, 0);
+    q = explain("a.example")["queues"][0];
+    EXPECT_EQ(q["effective"]["concurrency"], 1);
+    EXPECT_EQ(q["effective"]["rate"], "1/30s");
+    EXPECT_EQ(binding(q), (std::vector<std::string>{"reply-rule", "reply-rule"}));
+}
+
+// A sender group at its limit holds back its own mail: it stops the
+// destination only while no other mail waits there.
+TEST_F(Explain, ASenderGroupAtItsLimitStopsOnlyWhenNothingElseWaits) {
+    core::SenderLimit limit;
+    limit.concurrency = 1;
+    sched->set_sender_limit(1, limit);
+    src->explain = feature_explain_hooks(
+        nullptr, [](core::SenderGroup g) { return g == 1 ? "campaign.example" : ""; });
+    add("A", 3, "a.example", "smtp", 900, 1);
+    auto q = explain("a.example")["queues"][0];
+    EXPECT_EQ(line(q, "sender-group"), nullptr) << "not at its limit yet";
+    ASSERT_NE(send(), nullptr);
+    EXPECT_EQ(send(), nullptr);
+    q = explain("a.example")["queues"][0];
+    EXPECT_EQ(q["effective"]["concurrency"], 0);
+    EXPECT_EQ(binding(q), std::vector<std::string>{"sender-group"});
+    EXPECT_EQ(line(q, "sender-group")["detail"],
+              "cqmgr_sender_limits campaign.example (concurrency=1 per destination): at its "
+              "concurrency limit, 1 in flight here, 2 of its entries wait; no other mail waits "
+              "here that could start");
+
+    // Another sender's mail goes ahead: the group's limit is shown, not in
+    // force for the destination.
+    add("B", 2, "a.example");
+    q = explain("a.example")["queues"][0];
+    auto group = line(q, "sender-group");
+    EXPECT_EQ(group["bound"], "concurrency");
+    EXPECT_EQ(group["value"], 1);
+    EXPECT_EQ(group["in_force"], false);
+    EXPECT_NE(group["detail"].get<std::string>().find("other senders' mail here goes ahead"),
+              std::string::npos);
+    EXPECT_EQ(binding(q), std::vector<std::string>{"main.cf"});
+    EXPECT_NE(send(), nullptr);
+}
+
+// A sender group stopped by its rate says when its next start is.
+TEST_F(Explain, ASenderGroupAtItsRateSaysWhenItStartsAgain) {
+    core::SenderLimit limit;
+    limit.rate_count = 1;
+    limit.rate_period_ms = 60000;
+    limit.rate_burst = 1;
+    sched->set_sender_limit(1, limit);
+    src->explain = feature_explain_hooks(nullptr, {});
+    add("A", 2, "a.example", "smtp", 900, 1);
+    ASSERT_NE(send(), nullptr);
+    auto q = explain("a.example")["queues"][0];
+    auto group = line(q, "sender-group");
+    EXPECT_EQ(group["bound"], "stop");
+    EXPECT_NE(group["detail"].get<std::string>().find(
+                  "cqmgr_sender_limits group 1 (rate=1/60000ms,1 per destination): at its rate, "
+                  "1 in flight here, 1 of its entries wait; its rate allows the next start at "
+                  "1970-01-01T00:17:40Z (in 60s)"),
+              std::string::npos)
+        << group.dump();
 }
 
 // Over random bounds, the effective concurrency is the window selection

@@ -45,11 +45,13 @@ struct ControlFixture : ::testing::Test {
         record = std::make_unique<DeliveryRecord>(*sched);
     }
     // A message with `n` recipients for `queue` on `transport`, arrived at
-    // `arrival` (Unix seconds).
+    // `arrival` (Unix seconds), of sender group `group`.
     Message& add(const std::string& id, int n, const std::string& queue,
-                 const std::string& transport = "smtp", int64_t arrival = 900) {
+                 const std::string& transport = "smtp", int64_t arrival = 900,
+                 core::SenderGroup group = 0) {
         auto m = std::make_unique<Message>();
         m->id = id;
+        m->sender_group = group;
         m->env.arrival_sec = arrival;
         m->active_arrival = {arrival + 10, 0};
         m->phase = Message::Phase::waiting;

@@ -7,6 +7,7 @@
 // never exceed its limit.
 #include "cluster_limits.hpp"
 #include "control_queries.hpp"
+#include "explain_features.hpp"
 #include "fake_shared_state.hpp"
 #include "metrics.hpp"
 #include "providers.hpp"
@@ -453,27 +454,38 @@ struct FixedClock final : WallClock {
     protocol::TimeVal precise() const override { return {1000, 0}; }
 };
 
+// What the control socket's replies read of host `h`: its providers, their
+// limits and its cluster limits, and an empty active queue.
+struct ControlOf {
+    explicit ControlOf(Host& h)
+        : record(h.sched), src{.sched = h.sched,
+                               .messages = messages,
+                               .arrivals = arrivals,
+                               .deliveries = record,
+                               .counters = counters,
+                               .clock = clock,
+                               .feed = [] { return FeedState{}; },
+                               .providers = &h.providers,
+                               .provider_limits = &h.provider_limits,
+                               .cluster = &h.dest_limits,
+                               .explain = feature_explain_hooks(&h.providers, {})} {}
+
+    MessageTable messages;
+    ArrivalIndex arrivals;
+    DeliveryRecord record;
+    Counters counters;
+    FixedClock clock;
+    ControlSources src;
+};
+
 TEST_F(ProvidersTest, TheProvidersQueryShowsLimitsAndMembers) {
     Host h(io, five + "cqmgr_provider_concurrency_limits = inline:{ big=2 }\n");
     h.mail(3, "d1.example");
     h.mail(3, "d2.example");
     h.mail(3, "other.example");
     h.pump();
-    MessageTable messages;
-    ArrivalIndex arrivals;
-    DeliveryRecord record(h.sched);
-    Counters counters;
-    FixedClock clock;
-    ControlQueries q(ControlSources{.sched = h.sched,
-                                    .messages = messages,
-                                    .arrivals = arrivals,
-                                    .deliveries = record,
-                                    .counters = counters,
-                                    .clock = clock,
-                                    .feed = [] { return FeedState{}; },
-                                    .providers = &h.providers,
-                                    .provider_limits = &h.provider_limits},
-                     ControlIdentity{});
+    ControlOf c(h);
+    ControlQueries q(c.src, ControlIdentity{});
     control::Json j = q.providers();
     ASSERT_EQ(j["providers"].size(), 1u) << j.dump();
     const auto& p = j["providers"][0];
@@ -484,6 +496,66 @@ TEST_F(ProvidersTest, TheProvidersQueryShowsLimitsAndMembers) {
     ASSERT_EQ(p["members"].size(), 2u);
     EXPECT_EQ(p["members"][0]["queue"], "d1.example");
     EXPECT_EQ(p["members"][1]["queue"], "d2.example");
+    drain(h);
+}
+
+// cqmgrctl explain of a provider lists its members, and on each the
+// provider's limit binds: its share of the provider's 2 deliveries at
+// once, with the count in the scope.  A destination limit of the cluster
+// on a member shows its own value, not the providers' narrower one.
+TEST_F(ProvidersTest, ExplainShowsTheProvidersLimitBinding) {
+    Host h(io, five + "cqmgr_provider_concurrency_limits = inline:{ big=2 }\n"
+                      "cqmgr_cluster_concurrency_limits = inline:{ d2.example=4 }\n");
+    h.mail(3, "d1.example");
+    h.mail(3, "d2.example");
+    h.mail(3, "other.example");
+    h.pump();
+    ASSERT_EQ(h.provider_in_flight("big"), 2);
+    ControlOf c(h);
+    auto explain = [&](const std::string& what) {
+        control::Parsed p = control::parse_request("explain " + what);
+        EXPECT_TRUE(p.ok());
+        return nlohmann::json::parse(control::reply_line(explain_reply(c.src, *p.request->target)));
+    };
+    auto sources = [](const nlohmann::json& q, bool binding) {
+        std::vector<std::string> out;
+        for (const auto& l : q["limits"])
+            if (!binding || l["binds"] == true) out.push_back(l["source"]);
+        return out;
+    };
+    auto j = explain("big");
+    EXPECT_EQ(j["provider"], "big");
+    ASSERT_EQ(j["queues"].size(), 2u) << j.dump();
+    int in_flight = 0;
+    for (const auto& q : j["queues"]) {
+        EXPECT_EQ(sources(q, true), std::vector<std::string>{"provider"}) << q.dump();
+        // The scope is full: each may have what it has in flight.
+        EXPECT_EQ(q["effective"]["concurrency"], q["waiting"]["in_flight"]) << q.dump();
+        in_flight += q["waiting"]["in_flight"].get<int>();
+        if (q["waiting"]["in_flight"] == 0) {
+            EXPECT_EQ(q["next_retry"]["what"], "when the provider limit has room again (0 at once "
+                                               "allowed now, none in flight here)");
+        }
+        for (const auto& l : q["limits"])
+            if (l["source"] == "provider") {
+                EXPECT_TRUE(l["detail"].get<std::string>().starts_with(
+                    "cqmgr_provider_concurrency_limits big = 2 across the queues of provider big "
+                    "(scope provider:big); in flight or closing on this host: 2 in the scope"))
+                    << l.dump();
+            }
+    }
+    EXPECT_EQ(in_flight, 2);
+    // d2.example's own cluster limit, 4, is shown as such.
+    auto d2 = explain("d2.example")["queues"][0];
+    for (const auto& l : d2["limits"])
+        if (l["source"] == "cluster") {
+            EXPECT_EQ(l["value"], 4) << l.dump();
+        }
+    EXPECT_EQ(sources(d2, false)[0], "cluster");
+    // Outside every provider: no provider line.
+    auto other = explain("other.example")["queues"][0];
+    EXPECT_EQ(sources(other, true), std::vector<std::string>{"main.cf"}) << other.dump();
+    EXPECT_TRUE(explain("small")["provider"].is_null());
     drain(h);
 }
 

@@ -4,6 +4,7 @@
 #include "control_queries.hpp"
 #include "control_time.hpp"
 #include "deferred_index.hpp"
+#include "explain_features.hpp"
 #include "explain_text.hpp"
 
 #include <unordered_set>
@@ -16,10 +17,11 @@ using Json = control::Json;
 using Bound = LimitLine::Bound;
 
 // Another destination of `t` than `q` could start a delivery now: the
-// test of share.cpp's destination_waits(), without `q` itself.
+// test of share.cpp's destination_waits(), without `q` itself (mail that
+// sender groups' limits stop does not count).
 bool others_wait(const core::Transport& t, const core::Queue& q) {
     for (const core::Queue& o : t.queues_rr)
-        if (&o != &q && o.may_start() && o.selectable_count() > 0 &&
+        if (&o != &q && o.may_start() && o.selectable_count() > sender_stopped_entries(o) &&
             o.select_window() > o.busy_count())
             return true;
     return false;
@@ -80,8 +82,9 @@ Json waiting_json(const core::Queue& q) {
 }
 
 // When the queue's mail is tried next, as far as the active queue goes;
-// `concurrency`: its effective concurrency.
-Json next_retry_json(const ExplainSubject& s, int concurrency) {
+// `concurrency`: its effective concurrency, and `binder` the source of the
+// line that sets it (nullptr: none).
+Json next_retry_json(const ExplainSubject& s, int concurrency, const std::string* binder) {
     const core::Transport& t = s.transport;
     const core::Queue& q = s.queue;
     Json j = control::object_with_room(2);
@@ -101,12 +104,21 @@ Json next_retry_json(const ExplainSubject& s, int concurrency) {
     else if (q.limits.hold)
         at(q.limits.hold->until,
            "suspended" + until_words(q.limits.hold->until, s.now, " until cqmgrctl resume"));
+    else if (q.limits.rule && q.limits.rule->hold)
+        at(q.limits.rule->until,
+           "suspended by a reply rule" +
+               until_words(q.limits.rule->until, s.now, " until cqmgrctl resume"));
     else if (q.suspended)
         at(q.timer_due, "pausing for its rate delay until " + iso_utc(q.timer_due));
     else if (q.todo_count() == 0)
         at(0, "nothing waits in the active queue");
     else if (concurrency > q.busy_count())
         at(s.now, "now: its mail waits for a delivery agent");
+    else if (q.busy_count() == 0 && binder)
+        // A limit shared with other destinations (a provider's, the
+        // cluster's) or a sender group's: nothing here will end first.
+        at(0, "when the " + *binder + " limit has room again (" + std::to_string(concurrency) +
+                  " at once allowed now, none in flight here)");
     else
         at(0, "when a delivery in flight ends (" + std::to_string(q.busy_count()) + " in flight, " +
                   std::to_string(concurrency) + " at once allowed)");
@@ -160,7 +172,8 @@ Json queue_json(const ControlSources& src, const core::Transport& t, const core:
     } else {
         j["last_deferral"] = nullptr;
     }
-    j["next_retry"] = next_retry_json(s, e.concurrency);
+    j["next_retry"] = next_retry_json(
+        s, e.concurrency, e.concurrency_line ? &lines[*e.concurrency_line].source : nullptr);
     j["waiting"] = waiting_json(q);
     j["deferred"] = deferred_json(s);
     return j;

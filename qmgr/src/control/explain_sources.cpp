@@ -61,8 +61,10 @@ void cluster_lines(const ExplainSubject& s, std::vector<LimitLine>& lines) {
     const std::optional<int>& gate = s.queue.limits.gate;
     auto v = s.src.cluster ? s.src.cluster->gate_view(s.queue) : std::nullopt;
     if (!v) {
-        // A gate of the driver's that no cluster limit explains.
-        if (gate)
+        // A gate of the driver's that no cluster limit explains (the
+        // providers' limits explain theirs: explain_features.hpp).
+        const ClusterLimits* providers = s.src.provider_limits;
+        if (gate && !(providers && providers->gate_view(s.queue)))
             lines.push_back({Bound::concurrency, double(*gate), "gate",
                              "the queue manager's gate on this destination"});
         return;

@@ -98,7 +98,7 @@ ControlSources QueueManager::control_sources() const {
         .message_recipient_limit = params_.qmgr_message_recipient_limit,
         .deferred = ramp_.on() || params_.cqmgr_dead_backlog ? &ramp_.index() : nullptr,
     };
-    features_.describe(s);
+    features_.describe(s, &intake_.senders());
     return s;
 }
 

@@ -3,9 +3,11 @@
 #include "control_commands.hpp"
 #include "control_queries.hpp"
 #include "destination_state.hpp"
+#include "explain_features.hpp"
 #include "learned_state.hpp"
 #include "provider_scopes.hpp"
 #include "rule_state.hpp"
+#include "sender_groups.hpp"
 
 namespace cqmgr::qmgr {
 
@@ -112,13 +114,16 @@ void Features::exiting() {
     provider_limits_.release_at_exit();
 }
 
-void Features::describe(ControlSources& s) const {
+void Features::describe(ControlSources& s, const SenderGroups* senders) const {
     s.adaptive = adaptive_.get();
     s.isolation = isolation_.get();
     s.providers = providers_.get();
     s.provider_limits = &provider_limits_;
     s.actions = actions_.get();
     s.cluster = limits_.active() ? &limits_ : nullptr;
+    SenderGroupName names;
+    if (senders) names = [senders](core::SenderGroup g) { return senders->name(g); };
+    s.explain = feature_explain_hooks(providers_.get(), std::move(names));
 }
 
 std::optional<MxResolverStats> Features::mx_stats() const {

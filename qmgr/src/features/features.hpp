@@ -32,6 +32,7 @@ namespace cqmgr::qmgr {
 
 class ControlCommands;
 class DestinationState;
+class SenderGroups;
 struct ControlSources;
 
 class Features {
@@ -74,8 +75,10 @@ class Features {
     void rule_expired(const core::AdminTarget& target);
     // The process is about to exit: leases are given back now.
     void exiting();
-    // What the control socket's queries read of the features.
-    void describe(ControlSources& sources) const;
+    // What the control socket's queries read of the features, and what
+    // explain shows of their limits; `senders`: the sender groups, for
+    // their names (nullptr: none).
+    void describe(ControlSources& sources, const SenderGroups* senders = nullptr) const;
 
     AdaptiveLimits* adaptive() const { return adaptive_.get(); }
     Isolation* isolation() const { return isolation_.get(); }

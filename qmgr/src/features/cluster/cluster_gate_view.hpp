@@ -20,7 +20,7 @@ struct ClusterGateView {
     int tokens = 0;               // rate tokens held (0 or 1)
     bool rate_shared = false;     // the rate is the cluster's cell (else a local one)
     bool mark_pending = false;    // its dead mark is still being read
-    std::optional<int> allowance; // the core's gate it gives
+    std::optional<int> allowance; // its own gate (the core's is the smaller of both limits')
 };
 
 } // namespace cqmgr::qmgr

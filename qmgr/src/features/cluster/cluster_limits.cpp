@@ -223,7 +223,7 @@ void ClusterLimits::apply_all() {
         apply(*g);
 }
 
-std::optional<int> ClusterLimits::gate_value(Gate& g) {
+std::optional<int> ClusterLimits::gate_value(const Gate& g) const {
     return gate_allowance(counts(g));
 }
 

@@ -251,9 +251,9 @@ class ClusterLimits : public DeliveryObserver {
     void apply(Gate& g);
     void apply_all();
     // What `g` holds and has in flight, for the gate's arithmetic.
-    GateCounts counts(Gate& g);
+    GateCounts counts(const Gate& g) const;
     // The gate that what `g` holds allows.
-    std::optional<int> gate_value(Gate& g);
+    std::optional<int> gate_value(const Gate& g) const;
     // Whether leases are what counts now (else this host's own count).
     bool leases_count() const;
     // The leases of `g` that count now.

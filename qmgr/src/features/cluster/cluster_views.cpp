@@ -29,7 +29,7 @@ int ClusterLimits::scope_leases(const std::string& scope) const {
     return it == scope_leases_.end() ? 0 : it->second;
 }
 
-GateCounts ClusterLimits::counts(Gate& g) {
+GateCounts ClusterLimits::counts(const Gate& g) const {
     GateCounts c;
     c.mark_pending = g.mark_pending;
     c.limit = g.limit;
@@ -38,8 +38,8 @@ GateCounts ClusterLimits::counts(Gate& g) {
     c.busy = g.busy;
     c.closing = g.closing;
     if (g.limit > 0) {
-        c.scope_busy = local_busy_[g.lease_scope];
-        c.scope_leases = scope_leases_[g.lease_scope];
+        c.scope_busy = scope_busy(g.lease_scope);
+        c.scope_leases = scope_leases(g.lease_scope);
     }
     c.rate = g.rate.has_value();
     c.tokens = g.tokens;
@@ -52,22 +52,19 @@ std::optional<ClusterLimits::GateView> ClusterLimits::gate_view(const core::Queu
     const Gate& g = *it->second;
     // A gate kept only for the dead marks, once its mark is read.
     if (g.limit <= 0 && !g.rate && !g.mark_pending) return std::nullopt;
-    auto count = [](const std::unordered_map<std::string, int>& m, const std::string& k) {
-        auto f = m.find(k);
-        return f == m.end() ? 0 : f->second;
-    };
     GateView v;
     v.lease_scope = g.limit > 0 ? g.lease_scope : std::string();
     v.limit = g.limit;
     v.leases = usable_leases(g);
-    v.scope_leases = g.limit > 0 ? count(scope_leases_, g.lease_scope) : 0;
+    v.scope_leases = g.limit > 0 ? scope_leases(g.lease_scope) : 0;
     v.shared = leases_count();
     v.rate_scope = g.rate ? g.rate_scope : std::string();
     v.rate = g.rate;
     v.tokens = g.tokens;
     v.rate_shared = rate_shared();
     v.mark_pending = g.mark_pending;
-    v.allowance = q.limits.gate;
+    // This instance's own: the core's gate is narrowed by the other's too.
+    v.allowance = gate_value(g);
     return v;
 }
 

@@ -54,6 +54,10 @@ class SenderGroups {
     core::SenderGroup group(std::string_view sender, core::Scheduler& sched);
     // How many groups have a number.
     size_t groups() const { return numbers_.size(); }
+    // The name of group `g` ("": none has that number).
+    std::string name(core::SenderGroup g) const {
+        return g > 0 && g <= names_.size() ? names_[g - 1] : std::string();
+    }
 
   private:
     using Table = AnyTable;
@@ -64,6 +68,7 @@ class SenderGroups {
     std::vector<Table> maps_;
     Warn warn_;
     std::unordered_map<std::string, core::SenderGroup> numbers_;
+    std::vector<std::string> names_; // by number - 1
     bool full_warned_ = false;
 };
 
