@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
         sim::apply_postfix_config(sources, w, [](const std::string& text) {
             std::cerr << "qmgr-sim: warning: " << text << "\n";
         });
-        core::SimResult result = core::simulate(w.sim);
+        core::SimResult result = core::simulate(w.sim, w.hooks.get());
         sim::print_summary(w.sim, result, std::cout);
         if (timeline) sim::print_timeline(result, std::cout);
         if (!csv_path.empty()) {
