@@ -67,8 +67,10 @@ TEST(Providers, ProviderLimitsKeepTheSharedReceiverWithinItsAllowance) {
     EXPECT_GT(receiver(stock).max_connections, 10);
     EXPECT_GT(stock.deferred, 1000);
 
-    // The provider's limits, as the admin would set them.
+    // The provider's limits, as the admin would set them (the core's
+    // invariants checked as the gates move).
     auto w = sim::read_workload(scenarios + "/provider-limits.toml");
+    w.sim.check_invariants_every = 5;
     auto r = play(w, {{"cqmgr_provider_concurrency_limits", "inline:{yahoo=10}"},
                       {"cqmgr_provider_rate_limits", "inline:{{yahoo=300/min,1}}"}});
     EXPECT_LE(receiver(r).max_connections, 10);
@@ -99,6 +101,7 @@ TEST(ReplyRules, SuspendingTheProviderStopsTheRefusedAttempts) {
     stock_w.reply_actions.clear();
     auto stock = play(stock_w);
     auto w = sim::read_workload(scenarios + "/provider-tss04.toml");
+    w.sim.check_invariants_every = 5;
     auto r = play(w);
     // Stock tries through each 2-minute block; the rule stops at the first
     // TSS04 (only the sessions already under way are refused).
@@ -149,6 +152,7 @@ TEST(SenderLimits, ACampaignsLimitLetsTheTricklePass) {
     auto stock_w = sim::read_workload(scenarios + "/provider-senders.toml");
     auto stock = play(stock_w);
     auto w = sim::read_workload(scenarios + "/provider-senders.toml");
+    w.sim.check_invariants_every = 5;
     auto r = play(w, {{"cqmgr_sender_limits", "inline:{campaign.example=concurrency=5}"}});
     EXPECT_GT(longest_delay(stock_w, stock, "trickle"), 10);
     EXPECT_LE(longest_delay(w, r, "trickle"), 2);
