@@ -140,6 +140,19 @@ TEST(ReplyRules, SuspendingTheProviderStopsTheRefusedAttempts) {
             }
 }
 
+TEST(ReplyRules, MainCfsTableIsUsedWithoutTheWorkloads) {
+    cqmgr::test::TempDir dir{"qmgr-sim-rules"};
+    dir.write("reply_actions", "/\\[TSS04\\]/ suspend provider for 130s\n");
+    auto w = sim::read_workload(scenarios + "/provider-tss04.toml");
+    w.reply_actions.clear();
+    auto r = play(w, {{"cqmgr_reply_actions", "pcre:" + dir.file("reply_actions")}});
+    ASSERT_FALSE(r.events.empty());
+    EXPECT_NE(r.events.front().text.find("pcre:" + dir.file("reply_actions") + ", line 1"),
+              std::string::npos)
+        << r.events.front().text;
+    EXPECT_LT(receiver(r).refused, 30);
+}
+
 TEST(ReplyRules, ABadRuleDoesNothing) {
     auto w = sim::read_workload(scenarios + "/provider-tss04.toml");
     w.reply_actions = "/\\[TSS04\\]/ suspend galaxy for 130s\n";
