@@ -3,8 +3,9 @@
 // settings a real main.cf and master.cf give the daemon, and reports per
 // destination what was delivered and at which concurrency, per message its
 // delay, and optionally the timeline as CSV and as a PNG drawn by gnuplot.
-// For admins trying concurrency, feedback and preemption settings before
-// touching a live system.  See README.md and docs/admin-guide.md.
+// For admins trying concurrency, feedback and preemption settings, and
+// cqmgr's providers, reply rules and sender limits, before touching a
+// live system.  See README.md and docs/admin-guide.md.
 #include "plot.hpp"
 #include "postfix_config.hpp"
 #include "summary.hpp"
@@ -79,7 +80,7 @@ int main(int argc, char** argv) {
         sim::apply_postfix_config(sources, w, [](const std::string& text) {
             std::cerr << "qmgr-sim: warning: " << text << "\n";
         });
-        core::SimResult result = core::simulate(w.sim);
+        core::SimResult result = core::simulate(w.sim, w.hooks.get());
         sim::print_summary(w.sim, result, std::cout);
         if (timeline) sim::print_timeline(result, std::cout);
         if (!csv_path.empty()) {

@@ -90,6 +90,14 @@ std::string gnuplot_script(const core::SimConfig& config, const core::SimResult&
         windows.add(cols, "sessions:" + d.name, "steps lw 1.5" + colour(i), d.name + " sessions");
         ++i;
     }
+    // A shared receiver's sessions across its destinations, and its limit.
+    for (const auto& p : config.providers) {
+        windows.add(cols, "sessions:provider:" + p.name, "steps lw 3 lc rgb 'black'",
+                    p.name + " sessions (all its destinations)");
+        if (p.session_limit > 0)
+            windows.add_curve(std::to_string(p.session_limit), "lines dt 3 lw 1.5 lc rgb 'black'",
+                              p.name + " session limit");
+    }
 
     agents.settings = "set title 'Delivery agents per transport: busy, and connections waiting "
                       "for one'\nset ylabel 'agents'\n";

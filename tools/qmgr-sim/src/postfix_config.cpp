@@ -8,6 +8,7 @@
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/conf/transport_params.hpp"
 #include "scheduler_config.hpp"
+#include "sim_features.hpp"
 
 #include <fstream>
 #include <set>
@@ -97,6 +98,7 @@ void apply_postfix_config(const PostfixSources& src, Workload& w,
         for (const auto& m : sim.messages)
             if (m.lane != core::Lane::normal) params.cqmgr_priority_maps = {"workload lanes"};
         sim.scheduler = qmgr::scheduler_config(params);
+        w.hooks = make_features(params, w, warn);
         std::set<std::string> names = {sim.scheduler.retry_transport};
         for (const auto& d : sim.destinations) {
             names.insert(d.transport);

@@ -17,6 +17,14 @@ template <typename... Args> std::string format(const char* fmt, Args... args) {
     return buf;
 }
 
+// Sessions the shared receivers refused.
+int refused(const core::SimResult& r) {
+    int n = 0;
+    for (const auto& [name, st] : r.providers)
+        n += st.refused;
+    return n;
+}
+
 } // namespace
 
 void print_summary(const core::SimConfig& config, const core::SimResult& r, std::ostream& out) {
@@ -24,6 +32,9 @@ void print_summary(const core::SimConfig& config, const core::SimResult& r, std:
     out << format("simulated %.1f s: %d recipients delivered, %d deferred (%.1f%%)\n", r.end_time,
                   r.delivered, r.deferred, finished ? 100.0 * r.deferred / finished : 0.0);
     out << format("most recipients in core at once: %d\n", r.max_in_core_recipients);
+    if (!config.providers.empty() || !r.events.empty())
+        out << format("delivery attempts: %d, of which refused by a receiver: %d\n", r.attempts,
+                      refused(r));
     if (config.refill_latency > 0)
         out << format("entries sent before their refill landed: %ld; agents given no request: %d\n",
                       r.early_entries, r.idle_connections);
@@ -41,6 +52,32 @@ void print_summary(const core::SimConfig& config, const core::SimResult& r, std:
         out << format("%-24s %10d %10d %10.2f %8.2f %6d %s\n", name.c_str(), st.delivered,
                       st.deferred, st.concurrency_mean, st.concurrency_stddev, st.max_concurrency,
                       st.declared_dead ? "dead" : "");
+
+    if (!r.providers.empty()) {
+        out << format("\n%-24s %10s %10s %10s %10s %8s %8s\n", "provider (receiver)", "delivered",
+                      "deferred", "conns max", "sess. max", "limit", "refused");
+        for (const auto& p : config.providers) {
+            auto st = r.providers.count(p.name) ? r.providers.at(p.name) : core::SimProviderStats{};
+            std::string limit = p.session_limit > 0 ? std::to_string(p.session_limit) : "-";
+            out << format("%-24s %10d %10d %10d %10d %8s %8d\n", p.name.c_str(), st.delivered,
+                          st.deferred, st.max_connections, st.max_sessions, limit.c_str(),
+                          st.refused);
+        }
+    }
+    if (!r.events.empty()) {
+        // One line for the targets of one action (a provider's members).
+        out << format("\n%10s %-9s %-32s %s\n", "time", "action", "target", "rule");
+        for (size_t i = 0, n; i < r.events.size(); i += n) {
+            const auto& e = r.events[i];
+            for (n = 1; i + n < r.events.size(); ++n) {
+                const auto& o = r.events[i + n];
+                if (o.time != e.time || o.what != e.what || o.text != e.text) break;
+            }
+            std::string target = e.target + (n > 1 ? " +" + std::to_string(n - 1) : "");
+            out << format("%10.1f %-9s %-32s ", e.time, e.what.c_str(), target.c_str()) << e.text
+                << "\n";
+        }
+    }
 
     std::vector<const core::SimMessage*> messages;
     for (const auto& m : config.messages)

@@ -31,6 +31,8 @@ std::vector<Column> timeline_columns(const core::SimConfig& config, const core::
                             return std::optional<double>(state(s).waiting);
                         }});
     }
+    // With a feature that stops queues (a reply rule's suspension), when it does.
+    const bool has_rules = !result.events.empty();
     for (const auto& d : config.destinations) {
         auto state = [name = d.name](const Sample& s) {
             auto it = s.destinations.find(name);
@@ -49,7 +51,17 @@ std::vector<Column> timeline_columns(const core::SimConfig& config, const core::
         cols.push_back({"deferred:" + d.name, [state](const Sample& s) {
                             return std::optional<double>(state(s).deferred);
                         }});
+        if (has_rules)
+            cols.push_back({"held:" + d.name, [state](const Sample& s) {
+                                return std::optional<double>(state(s).held ? 1 : 0);
+                            }});
     }
+    for (const auto& p : config.providers)
+        cols.push_back({"sessions:provider:" + p.name, [name = p.name](const Sample& s) {
+                            auto it = s.provider_sessions.find(name);
+                            return std::optional<double>(
+                                it == s.provider_sessions.end() ? 0 : it->second);
+                        }});
     return cols;
 }
 

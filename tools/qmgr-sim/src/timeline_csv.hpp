@@ -9,6 +9,9 @@
 //   window:D, sessions:D  destination D's concurrency window (empty while
 //                         it has no queue, 0 while dead) and its sessions
 //   delivered:D, deferred:D
+//   held:D                1 while no new delivery may start there (a reply
+//                         rule's suspension); only when a feature acted
+//   sessions:provider:P   the sessions shared receiver P has at once
 #pragma once
 
 #include "cqmgr/core/simulation.hpp"

@@ -4,6 +4,7 @@
 #include "cqmgr/conf/values.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -28,6 +29,7 @@ struct Context {
     Workload& workload;
     core::SimDestination* destination = nullptr;
     MessageSpec* message = nullptr;
+    core::SimProvider* provider = nullptr;
 
     // Throws WorkloadError for `node`'s line.
     [[noreturn]] void fail(const toml::node& node, const std::string& text) const {
@@ -77,11 +79,12 @@ struct Context {
     }
 };
 
-enum class Section { top, destination, message };
+enum class Section { top, destination, message, provider };
 
 const char* section_name(Section s) {
     return s == Section::top           ? "the top level"
            : s == Section::destination ? "[[destination]]"
+           : s == Section::provider    ? "[[provider]]"
                                        : "[[message]]";
 }
 
@@ -99,6 +102,7 @@ struct Key {
 void read_main_cf(Context& c, const toml::node& v, std::string_view key);
 void read_recipients(Context& c, const toml::node& v, std::string_view key);
 void read_lane(Context& c, const toml::node& v, std::string_view key);
+void read_reply(Context& c, const toml::node& v, std::string_view key);
 
 const Key keys[] = {
     // The run.
@@ -123,6 +127,10 @@ const Key keys[] = {
     {Section::top, "main_cf", read_main_cf},
     {Section::top, "master_cf",
      [](Context& c, const toml::node& v, auto k) { c.workload.master_cf = c.text(v, k); }},
+    // The text of a pcre: table of reply rules that act, in place of
+    // main.cf's cqmgr_reply_actions.
+    {Section::top, "reply_actions",
+     [](Context& c, const toml::node& v, auto k) { c.workload.reply_actions = c.text(v, k); }},
     // A simulated destination (the nexthop of its transport).
     {Section::destination, "name",
      [](Context& c, const toml::node& v, auto k) { c.destination->name = c.text(v, k); }},
@@ -151,6 +159,29 @@ const Key keys[] = {
     // The fraction of sessions that end in a 4.x.x failure.
     {Section::destination, "fail_ratio",
      [](Context& c, const toml::node& v, auto k) { c.destination->fail_ratio = c.fraction(v, k); }},
+    // The shared receiver ([[provider]]) that serves it; cqmgr makes it
+    // that provider's member too unless cqmgr_provider_maps is set.
+    {Section::destination, "provider",
+     [](Context& c, const toml::node& v, auto k) { c.destination->provider = c.text(v, k); }},
+    // A receiver that serves several destinations ([[provider]]).
+    {Section::provider, "name",
+     [](Context& c, const toml::node& v, auto k) { c.provider->name = c.text(v, k); }},
+    // Sessions at once across its destinations; beyond, session_reply.
+    {Section::provider, "session_limit",
+     [](Context& c, const toml::node& v, auto k) { c.provider->session_limit = c.count(v, k); }},
+    {Section::provider, "session_reply", read_reply},
+    // Sessions accepted per message_period; beyond, rate_reply.
+    {Section::provider, "message_limit",
+     [](Context& c, const toml::node& v, auto k) { c.provider->message_limit = c.count(v, k); }},
+    {Section::provider, "message_period",
+     [](Context& c, const toml::node& v, auto k) {
+         c.provider->message_period = c.seconds(v, k);
+         if (c.provider->message_period <= 0) c.fail(v, std::string(k) + ": must be above 0");
+     }},
+    {Section::provider, "rate_reply", read_reply},
+    // After a rate_reply, refuse every session this long with it.
+    {Section::provider, "block_for",
+     [](Context& c, const toml::node& v, auto k) { c.provider->block_for = c.seconds(v, k); }},
     // A message, or `repeat` of them `every` seconds apart (id#1, id#2, ...).
     {Section::message, "id",
      [](Context& c, const toml::node& v, auto k) { c.message->message.id = c.text(v, k); }},
@@ -161,6 +192,9 @@ const Key keys[] = {
     {Section::message, "every",
      [](Context& c, const toml::node& v, auto k) { c.message->every = c.seconds(v, k); }},
     {Section::message, "lane", read_lane},
+    // Its envelope sender (cqmgr_sender_limits finds its group by it).
+    {Section::message, "sender",
+     [](Context& c, const toml::node& v, auto k) { c.message->message.sender = c.text(v, k); }},
     {Section::message, "recipients", read_recipients},
 };
 
@@ -218,10 +252,22 @@ void read_lane(Context& c, const toml::node& v, std::string_view key) {
         c.fail(v, "lane: expected \"urgent\", \"normal\" or \"bulk\"");
 }
 
+// session_reply, rate_reply: an SMTP reply line, "4NN 4.X.Y text".
+void read_reply(Context& c, const toml::node& v, std::string_view key) {
+    std::string reply = c.text(v, key);
+    bool ok = reply.size() >= 4 && reply[0] == '4' && std::isdigit(reply[1]) &&
+              std::isdigit(reply[2]) && reply[3] == ' ' &&
+              reply.find_first_of("\r\n") == std::string::npos;
+    if (!ok) c.fail(v, std::string(key) + ": expected one SMTP reply line \"4NN 4.X.Y text\"");
+    (key == "session_reply" ? c.provider->session_reply : c.provider->rate_reply) = reply;
+}
+
 // Reads every key of `table` in `section` through the key table.
 void read_keys(Context& c, const toml::table& table, Section section) {
     for (auto& [name, value] : table) {
-        if (section == Section::top && (name == "destination" || name == "message")) continue;
+        if (section == Section::top &&
+            (name == "destination" || name == "message" || name == "provider"))
+            continue;
         const Key* key = nullptr;
         for (const auto& k : keys)
             if (k.section == section && k.name == name.str()) key = &k;
@@ -277,6 +323,16 @@ Workload parse_workload(std::string_view text, const std::string& origin) {
     w.origin = origin;
     Context c{origin, w};
     read_keys(c, doc, Section::top);
+    std::set<std::string> providers;
+    if (auto ps = tables(c, doc, "provider"))
+        for (auto& node : *ps) {
+            core::SimProvider p;
+            c.provider = &p;
+            read_keys(c, *node.as_table(), Section::provider);
+            if (p.name.empty()) c.fail(node, "[[provider]]: name is required");
+            if (!providers.insert(p.name).second) c.fail(node, "provider " + p.name + " twice");
+            w.sim.providers.push_back(p);
+        }
     std::set<std::string> names;
     if (auto ds = tables(c, doc, "destination"))
         for (auto& node : *ds) {

@@ -9,6 +9,7 @@
 
 #include "cqmgr/core/simulation.hpp"
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -36,6 +37,12 @@ struct Workload {
     // The feedback arithmetic of Postfix's published pseudocode, without
     // 3.7's half-step margin (to compare with the published measurements).
     bool readme_arithmetic = false;
+    // reply_actions = """...""": a pcre: table's text, the reply rules
+    // that act (over main.cf's cqmgr_reply_actions).
+    std::string reply_actions;
+    // cqmgr's opt-in features (sim_features.hpp), made by
+    // apply_postfix_config when one is on; pass to core::simulate().
+    std::shared_ptr<core::SimHooks> hooks;
 };
 
 // Reads and checks a workload file; throws WorkloadError.

@@ -49,7 +49,7 @@ std::string sim_binary() {
 // A workload's outcome with Postfix's configuration from `sources`.
 core::SimResult play(sim::Workload& w, const sim::PostfixSources& sources = {}) {
     sim::apply_postfix_config(sources, w, [](const std::string&) {});
-    return core::simulate(w.sim);
+    return core::simulate(w.sim, w.hooks.get());
 }
 
 double deferred_percent(const core::SimResult& r) {

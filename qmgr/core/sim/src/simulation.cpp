@@ -5,6 +5,7 @@
 #include <memory>
 #include <queue>
 #include <random>
+#include <set>
 #include <unordered_map>
 
 namespace cqmgr::core {
@@ -13,6 +14,7 @@ namespace {
 
 struct SimMsg : Message {
     double arrival = 0;
+    const SimMessage* source = nullptr;
     struct Pending {
         std::string dest;
         Recipient rcpt;
@@ -26,7 +28,7 @@ struct SimMsg : Message {
 struct Event {
     double time;
     long seq;
-    enum class Kind { arrival, session_end, tick, batch, rate_pause_end } kind;
+    enum class Kind { arrival, session_end, tick, batch, rate_pause_end, wake } kind;
     SimMsg* message = nullptr;
     Entry* entry = nullptr;
     bool ok = true;
@@ -36,8 +38,8 @@ struct Event {
 
 class Sim : public Driver {
   public:
-    explicit Sim(const SimConfig& cfg)
-        : cfg_(cfg), rng_(cfg.seed),
+    Sim(const SimConfig& cfg, SimHooks* hooks)
+        : cfg_(cfg), hooks_(hooks), rng_(cfg.seed),
           sched_(
               cfg.scheduler,
               [this](const std::string& n) {
@@ -47,6 +49,8 @@ class Sim : public Driver {
               *this) {
         for (const auto& d : cfg.destinations)
             dest_[d.name] = &d;
+        for (const auto& p : cfg.providers)
+            providers_[p.name].cfg = &p;
     }
 
     SimResult run() {
@@ -55,6 +59,7 @@ class Sim : public Driver {
             m->id = sm.id;
             m->arrival = sm.arrival;
             m->lane = sm.lane;
+            m->source = &sm;
             int n = 0;
             for (const auto& [dest, count] : sm.recipients)
                 for (int i = 0; i < count; ++i) {
@@ -84,12 +89,17 @@ class Sim : public Driver {
             case Event::Kind::rate_pause_end:
                 deliver_next(*ev.transport);
                 break;
+            case Event::Kind::wake:
+                wakes_.erase(ev.time);
+                hooks_->wake(sched_, now_);
+                break;
             case Event::Kind::tick:
                 sample();
                 if (!idle()) push({now_ + cfg_.sample_every, 0, Event::Kind::tick});
                 break;
             }
             pump();
+            schedule_wake();
             // The windows move between samples (a 421 takes one back at
             // once): the timeline has each change too.
             if (ev.kind != Event::Kind::tick && windows_moved()) sample();
@@ -106,6 +116,7 @@ class Sim : public Driver {
             if (n > 1) res_.finished_twice++;
         }
         res_.end_time = now_;
+        if (hooks_) hooks_->finish(res_);
         return std::move(res_);
     }
 
@@ -134,6 +145,15 @@ class Sim : public Driver {
     void defer_recipients(Message&, const std::vector<Recipient>& rcpts, const Dsn&) override {
         res_.deferred += static_cast<int>(rcpts.size());
         tally(rcpts);
+    }
+    std::optional<int> queue_gate(const Queue& q) override {
+        return hooks_ ? hooks_->queue_gate(q) : std::nullopt;
+    }
+    void queue_freed(const Queue& q) override {
+        if (hooks_) hooks_->queue_freed(q);
+    }
+    void admin_expired(AdminKind kind, const AdminTarget& target) override {
+        if (hooks_) hooks_->admin_expired(kind, target, now_);
     }
 
   private:
@@ -210,6 +230,7 @@ class Sim : public Driver {
         if (m.refcount == 0) message_done(m);
     }
     void arrive(SimMsg& m) {
+        if (hooks_) hooks_->message_arrives(sched_, m, *m.source);
         sched_.message_add(m);
         if (cfg_.refill_latency > 0) return take(m, sched_.first_batch_limit(m));
         read(m, sched_.first_batch_limit(m));
@@ -284,6 +305,8 @@ class Sim : public Driver {
         }
         const SimDestination& d = *it->second;
         int n = static_cast<int>(e->rcpts.size());
+        res_.attempts++;
+        if (hooks_) hooks_->delivery_started(sched_, *e, now_);
         if (d.down && (d.down_until == 0 || now_ < d.down_until)) {
             fail(e, "4.4.1", "connect to " + d.name + ": Connection refused");
             return;
@@ -291,6 +314,19 @@ class Sim : public Driver {
         if (d.server_limit > 0 && active_[d.name] >= d.server_limit) {
             fail(e, "4.7.0", "host " + d.name + " said: 421 too many connections");
             return;
+        }
+        Receiver* shared = receiver(d);
+        if (shared) {
+            auto& ps = res_.providers[shared->cfg->name];
+            ps.max_connections = std::max(ps.max_connections, shared->active + 1);
+            if (const std::string* reply = shared->refuses(now_)) {
+                ps.refused++;
+                fail(e, reply_status(*reply), "host " + d.name + " said: " + *reply);
+                return;
+            }
+            shared->accept(now_);
+            ps.sessions++;
+            ps.max_sessions = std::max(ps.max_sessions, shared->active);
         }
         active_[d.name]++;
         ++sessions_;
@@ -308,11 +344,14 @@ class Sim : public Driver {
         int n = static_cast<int>(e->rcpts.size());
         res_.deferred += n;
         res_.destinations[dname].deferred += n;
+        if (Receiver* shared = receiver(*dest_.at(dname)))
+            res_.providers[shared->cfg->name].deferred += n;
         tally(e->rcpts);
         res_.deliveries.push_back({now_, now_, e->message->id, dname, n, false});
         Transport& t = *e->queue->transport;
-        sched_.delivery_done(e,
-                             DeliveryResult{DeliveryResult::Kind::replied, -1, {status, reason}});
+        DeliveryResult r{DeliveryResult::Kind::replied, -1, {status, reason}};
+        if (hooks_) hooks_->delivery_ended(sched_, *e, r, now_);
+        sched_.delivery_done(e, r);
         release_agent(t);
     }
     void session_end(Entry* e, bool ok) {
@@ -322,16 +361,23 @@ class Sim : public Driver {
         int n = static_cast<int>(e->rcpts.size());
         Transport& t = *e->queue->transport;
         tally(e->rcpts);
+        Receiver* shared = receiver(*dest_.at(dname));
+        if (shared) {
+            shared->active--;
+            (ok ? res_.providers[shared->cfg->name].delivered
+                : res_.providers[shared->cfg->name].deferred) += n;
+        }
+        DeliveryResult r;
         if (ok) {
             res_.delivered += n;
             res_.destinations[dname].delivered += n;
-            sched_.delivery_done(e, DeliveryResult{});
         } else {
             res_.deferred += n;
             res_.destinations[dname].deferred += n;
-            sched_.delivery_done(
-                e, DeliveryResult{DeliveryResult::Kind::replied, -1, {"4.4.2", "lost connection"}});
+            r = DeliveryResult{DeliveryResult::Kind::replied, -1, {"4.4.2", "lost connection"}};
         }
+        if (hooks_) hooks_->delivery_ended(sched_, *e, r, now_);
+        sched_.delivery_done(e, r);
         release_agent(t);
     }
     // Records the state of the run now (SimSample).
@@ -368,7 +414,10 @@ class Sim : public Driver {
             ds.delivered = st.delivered;
             ds.deferred = st.deferred;
             ds.window = window(d);
+            if (Queue* q = sched_.find_queue(d.transport, d.name)) ds.held = q->limits.stopped();
         }
+        for (const auto& [name, p] : providers_)
+            s.provider_sessions[name] = p.active;
         if (!res_.samples.empty() && res_.samples.back().time == now_) res_.samples.pop_back();
         res_.samples.push_back(std::move(s));
     }
@@ -392,6 +441,64 @@ class Sim : public Driver {
         }
     }
 
+    // A shared receiver's state (SimProvider).
+    struct Receiver {
+        const SimProvider* cfg = nullptr;
+        int active = 0;             // sessions now
+        std::deque<double> accepts; // within the last message_period
+        double blocked_until = -1;
+
+        // The reply that refuses a session at `now`, or null to accept it.
+        const std::string* refuses(double now) {
+            if (now < blocked_until) return &cfg->rate_reply;
+            if (cfg->session_limit > 0 && active >= cfg->session_limit) return &cfg->session_reply;
+            if (cfg->message_limit > 0) {
+                // (A microsecond's slack: a receiver's clock is no finer,
+                // and a sender spaced exactly at the rate is within it.)
+                while (!accepts.empty() && accepts.front() <= now - cfg->message_period + 1e-6)
+                    accepts.pop_front();
+                if (static_cast<int>(accepts.size()) >= cfg->message_limit) {
+                    if (cfg->block_for > 0) blocked_until = now + cfg->block_for;
+                    return &cfg->rate_reply;
+                }
+            }
+            return nullptr;
+        }
+        void accept(double now) {
+            active++;
+            if (cfg->message_limit > 0) accepts.push_back(now);
+        }
+    };
+    // The shared receiver of `d`, if it names one that exists.
+    Receiver* receiver(const SimDestination& d) {
+        if (d.provider.empty()) return nullptr;
+        auto it = providers_.find(d.provider);
+        return it == providers_.end() ? nullptr : &it->second;
+    }
+    // The enhanced status code of an SMTP reply ("421 4.7.0 ..."), or the
+    // class's generic one.
+    static std::string reply_status(const std::string& reply) {
+        auto sp = reply.find(' ');
+        if (sp != std::string::npos) {
+            auto end = reply.find(' ', sp + 1);
+            std::string code = reply.substr(sp + 1, end == std::string::npos ? end : end - sp - 1);
+            if (code.size() >= 5 && (code[0] == '4' || code[0] == '5') && code[1] == '.')
+                return code;
+        }
+        return reply.size() > 0 && reply[0] == '5' ? "5.0.0" : "4.0.0";
+    }
+    // Has the hooks woken when they next want to be (at most one pending
+    // wake for each time, and none later than an earlier one pending).
+    void schedule_wake() {
+        if (!hooks_) return;
+        double t = hooks_->next_wake();
+        if (!std::isfinite(t)) return;
+        t = std::max(t, now_);
+        if (!wakes_.empty() && *wakes_.begin() <= t) return;
+        wakes_.insert(t);
+        push({t, 0, Event::Kind::wake});
+    }
+
     struct Acc {
         double w = 0, s = 0, s2 = 0;
     };
@@ -400,6 +507,7 @@ class Sim : public Driver {
         int busy = 0, waiting = 0;
     };
     const SimConfig& cfg_;
+    SimHooks* hooks_;
     std::mt19937 rng_;
     Scheduler sched_;
     std::map<std::string, const SimDestination*> dest_;
@@ -413,13 +521,15 @@ class Sim : public Driver {
     std::map<Transport*, Agents> agents_;
     std::map<std::string, Acc> acc_;
     std::unordered_map<std::string, int> finishes_;
+    std::map<std::string, Receiver> providers_;
+    std::set<double> wakes_; // pending wake events' times
     SimResult res_;
 };
 
 } // namespace
 
-SimResult simulate(const SimConfig& cfg) {
-    Sim sim(cfg);
+SimResult simulate(const SimConfig& cfg, SimHooks* hooks) {
+    Sim sim(cfg, hooks);
     return sim.run();
 }
 

@@ -7,7 +7,9 @@
 
 #include "cqmgr/core/scheduler.hpp"
 
+#include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,27 @@ struct SimDestination {
     bool down = false;             // every connection fails (4.4.1)
     double down_until = 0;         // ... until this time
     double fail_ratio = 0.0;       // fraction of sessions that end in 4.x.x (hop failure)
+    // The receiver (SimProvider) that serves it too, as a large provider's
+    // MX hosts serve many domains: "" = its own only.
+    std::string provider{};
+};
+
+// A receiver shared by several destinations, as a large provider's MX
+// hosts are: it counts the sessions and messages of all of them together
+// (per sending IP, which is this one relay) and answers beyond its limits
+// as such receivers do.  A refused session is a hop failure with `reply`
+// (its enhanced status code is the DSN status), before any recipient.
+struct SimProvider {
+    std::string name;
+    int session_limit = 0; // sessions at once across its destinations; 0 = any
+    std::string session_reply = "421 4.7.0 Too many concurrent SMTP connections";
+    int message_limit = 0;      // sessions accepted per message_period; 0 = any
+    double message_period = 60; // seconds
+    std::string rate_reply = "450 4.2.1 The user you are trying to contact is receiving mail "
+                             "at a rate that prevents additional messages from being delivered";
+    // After a rate_reply, every session is refused with it for this long
+    // (0: only while over the rate), as Yahoo's TSS04 does.
+    double block_for = 0;
 };
 
 struct SimMessage {
@@ -30,6 +53,47 @@ struct SimMessage {
     // (destination name, recipient count)
     std::vector<std::pair<std::string, int>> recipients;
     Lane lane = Lane::normal; // its priority lane (cqmgr_priority_maps)
+    std::string sender{};     // its envelope sender ("": the null sender)
+};
+
+struct SimResult;
+
+// What a driver's features (the daemon's opt-in parts, e.g. provider
+// gates and reply rules) do in a simulation: told of each message, queue
+// and delivery as the daemon's features are, they change the scheduler's
+// bounds (Scheduler::set_limit) from outside its callbacks.  Every
+// function has a default that does nothing.
+class SimHooks {
+  public:
+    virtual ~SimHooks() = default;
+    // Message `m` (made from `sm`) enters, before Scheduler::message_add:
+    // e.g. its sender group.
+    virtual void message_arrives(Scheduler& s, Message& m, const SimMessage& sm) {
+        (void)s, (void)m, (void)sm;
+    }
+    // Driver::queue_gate and Driver::queue_freed (scheduler callbacks).
+    virtual std::optional<int> queue_gate(const Queue& q) {
+        (void)q;
+        return std::nullopt;
+    }
+    virtual void queue_freed(const Queue& q) { (void)q; }
+    // Driver::admin_expired (a scheduler callback) at simulated time `now`.
+    virtual void admin_expired(AdminKind kind, const AdminTarget& target, double now) {
+        (void)kind, (void)target, (void)now;
+    }
+    // Entry `e` was handed to an agent at `now`.
+    virtual void delivery_started(Scheduler& s, const Entry& e, double now) {
+        (void)s, (void)e, (void)now;
+    }
+    // Entry `e` ended with `r` at `now`; Scheduler::delivery_done follows.
+    virtual void delivery_ended(Scheduler& s, const Entry& e, const DeliveryResult& r, double now) {
+        (void)s, (void)e, (void)r, (void)now;
+    }
+    // The simulated time at which wake() wants to run next (infinity: none).
+    virtual double next_wake() const { return std::numeric_limits<double>::infinity(); }
+    virtual void wake(Scheduler& s, double now) { (void)s, (void)now; }
+    // The run is over: what the hooks add to the result.
+    virtual void finish(SimResult& r) { (void)r; }
 };
 
 struct SimConfig {
@@ -55,6 +119,8 @@ struct SimConfig {
     // an agent to finish, as master(8) makes it wait.  A transport not
     // named here, or with 0, has as many agents as it asks for.
     std::map<std::string, int> process_limits;
+    // The receivers that serve several destinations (SimDestination::provider).
+    std::vector<SimProvider> providers;
 };
 
 struct SimDelivery {
@@ -62,6 +128,26 @@ struct SimDelivery {
     std::string message, destination;
     int recipients = 0;
     bool ok = false;
+};
+
+// What a shared receiver saw.
+struct SimProviderStats {
+    int max_sessions = 0; // the most sessions at once across its destinations
+    // The most connections at once, a refused one counted as it arrives
+    // (what the receiver sees: never above its session_limit + 1).
+    int max_connections = 0;
+    int sessions = 0;  // sessions accepted
+    int refused = 0;   // sessions refused (beyond a limit, or while blocking)
+    int delivered = 0; // recipients
+    int deferred = 0;  // recipients
+};
+
+// One thing a feature did, for the report: e.g. a reply rule's action.
+struct SimEvent {
+    double time = 0;
+    std::string what;   // "start", "end", ...
+    std::string target; // "smtp:d.example"
+    std::string text;
 };
 
 struct SimDestinationStats {
@@ -89,8 +175,10 @@ struct SimSample {
         int sessions = 0;
         int delivered = 0; // recipients, so far
         int deferred = 0;  // recipients, so far
+        bool held = false; // no new delivery may start (Limits::stopped)
     };
     std::map<std::string, DestinationState> destinations;
+    std::map<std::string, int> provider_sessions; // by SimProvider name
 };
 
 struct SimResult {
@@ -120,9 +208,16 @@ struct SimResult {
     std::vector<SimSample> samples;
     // The most agents of each transport busy at once.
     std::map<std::string, int> max_busy_agents;
+    // Per shared receiver (SimProvider) by name.
+    std::map<std::string, SimProviderStats> providers;
+    // Delivery attempts (sessions tried, refused ones included).
+    int attempts = 0;
+    // What the hooks did, in time order.
+    std::vector<SimEvent> events;
 };
 
-// Runs the simulation to completion (or end_time).
-SimResult simulate(const SimConfig& cfg);
+// Runs the simulation to completion (or end_time), with `hooks` (may be
+// null) told of what happens.
+SimResult simulate(const SimConfig& cfg, SimHooks* hooks = nullptr);
 
 } // namespace cqmgr::core
