@@ -154,6 +154,7 @@ class QueueManager : public core::Driver {
     std::optional<int> queue_gate(const core::Queue& q) override {
         return observers_.queue_born(q);
     }
+    uint32_t queue_provider(const core::Queue& q) override { return features_.provider_number(q); }
     void queue_freed(const core::Queue& q) override { observers_.queue_freed(q); }
 
     asio::io_context& io_;
