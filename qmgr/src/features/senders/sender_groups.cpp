@@ -72,6 +72,7 @@ core::SenderGroup SenderGroups::group(std::string_view sender, core::Scheduler& 
     }
     auto g = static_cast<core::SenderGroup>(numbers_.size() + 1);
     numbers_.emplace(found->name, g);
+    names_.push_back(found->name);
     sched.set_sender_limit(g, found->limit);
     return g;
 }

@@ -54,6 +54,13 @@ class SenderGroups {
     core::SenderGroup group(std::string_view sender, core::Scheduler& sched);
     // How many groups have a number.
     size_t groups() const { return numbers_.size(); }
+    // The name of group `g` (the key that answered: a sender address or
+    // domain), "" for none or a number not given: the reply rules' sender
+    // scopes (ReplyActions::Scopes::sender_group).
+    const std::string& name_of(core::SenderGroup g) const {
+        static const std::string none;
+        return g == 0 || g > names_.size() ? none : names_[g - 1];
+    }
 
   private:
     using Table = AnyTable;
@@ -64,6 +71,7 @@ class SenderGroups {
     std::vector<Table> maps_;
     Warn warn_;
     std::unordered_map<std::string, core::SenderGroup> numbers_;
+    std::vector<std::string> names_; // by number - 1
     bool full_warned_ = false;
 };
 
