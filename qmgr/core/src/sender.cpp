@@ -244,6 +244,7 @@ void Senders::rescope(Queue& q, uint32_t provider) {
     if (q.provider == provider) return;
     q.provider = provider;
     Transport& t = *q.transport;
+    bool moved = false;
     for (SenderPart& part : q.senders) {
         SenderLoad& old = t.senders.at(part.load);
         if (old.limit.per != SenderPer::provider) continue;
@@ -252,7 +253,9 @@ void Senders::rescope(Queue& q, uint32_t provider) {
         if (key == old.key) continue;
         leave(t, part);
         join(t, part, load_obtain(t, g, key));
+        moved = true;
     }
+    if (!moved) return;
     // The new scopes may have room where the old had none, or none where
     // the old had some: the job walk looks again.
     c_.jobs.unblock_all(t);
