@@ -254,6 +254,23 @@ TEST_F(ProvidersTest, FiveMembersNeverExceedTheProvidersLimit) {
 // The destination limits' own scopes on this host's count (no Redis): a
 // key that covers several queues (here the transport's) holds across them
 // too, however the agents' starts interleave.
+TEST_F(ProvidersTest, EachProviderHasOneNumberForTheScheduler) {
+    Host h(io, "cqmgr_provider_maps = inline:{ d1.example=big, d2.example=big, "
+               "x.example=other }\n");
+    for (const char* d : {"d1.example", "d2.example", "x.example", "other.example"})
+        h.mail(1, d);
+    auto number = [&](const char* d) {
+        return h.providers.number_of(*h.sched.find_queue("smtp", d));
+    };
+    // The sender limits per provider count d1 and d2 together, x on its
+    // own, and other.example (no provider) as a destination.
+    EXPECT_NE(number("d1.example"), 0u);
+    EXPECT_EQ(number("d1.example"), number("d2.example"));
+    EXPECT_NE(number("x.example"), 0u);
+    EXPECT_NE(number("x.example"), number("d1.example"));
+    EXPECT_EQ(number("other.example"), 0u);
+}
+
 TEST_F(ProvidersTest, ATransportsLimitHoldsAcrossItsQueuesWithoutRedis) {
     Host h(io, five + "cqmgr_cluster_concurrency_limits = inline:{ smtp=2 }\n");
     h.limits["big"] = 2; // every queue here is big's

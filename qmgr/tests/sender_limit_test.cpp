@@ -108,6 +108,11 @@ TEST(SenderGroups, AddressThenDomainEachItsOwnGroup) {
     EXPECT_EQ(groups.group("b@CAMPAIGN.example", s), 1);
     EXPECT_EQ(groups.group("a@trickle.example", s), 0);
     EXPECT_EQ(groups.groups(), 2u);
+    // Their names, for the reply rules' sender scopes.
+    EXPECT_EQ(groups.name_of(1), "campaign.example");
+    EXPECT_EQ(groups.name_of(2), "boss@campaign.example");
+    EXPECT_EQ(groups.name_of(0), "");
+    EXPECT_EQ(groups.name_of(3), "");
 }
 
 TEST(SenderGroups, PatternTablesAndTheFirstAnswerWins) {

@@ -74,6 +74,10 @@ class DriverCalls {
         Notifying n(*this);
         return d_.queue_gate(q);
     }
+    uint32_t queue_provider(const Queue& q) {
+        Notifying n(*this);
+        return d_.queue_provider(q);
+    }
     void queue_freed(const Queue& q) {
         Notifying n(*this);
         d_.queue_freed(q);

@@ -39,7 +39,7 @@ void peer_hold_renew(Peer& p) {
     if (p.held == want) return;
     int delta = (want != nullptr) - (p.held != nullptr);
     p.queue->held += delta;
-    if (p.sender) sender_load(p).held += delta;
+    if (p.sender) sender_part(p).held += delta;
     p.held = want;
 }
 

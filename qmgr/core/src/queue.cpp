@@ -29,6 +29,9 @@ Queue& Queues::create(Transport& t, const std::string& name, const std::string& 
     // Nothing is known of it yet: its share starts at one agent (share.cpp).
     if (share_full(t) > 0) slot->share_earned = 1;
     slot->limits.gate = c_.driver.queue_gate(*slot);
+    // Its provider, for sender limits counted per provider (sender.cpp):
+    // asked only while some group has such a limit.
+    if (c_.senders.by_provider()) slot->provider = c_.driver.queue_provider(*slot);
     c_.trace([&] { return "qmgr_queue_create: " + t.name + " " + name + " nexthop " + nexthop; });
     return *slot;
 }

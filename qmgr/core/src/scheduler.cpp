@@ -284,6 +284,11 @@ void Scheduler::set_sender_limit(SenderGroup g, const SenderLimit& limit) {
     c_->senders.set_limit(g, limit);
 }
 
+void Scheduler::set_queue_provider(Queue& q, uint32_t provider) {
+    c_->driver.outside("set_queue_provider");
+    if (c_->senders.by_provider()) c_->senders.rescope(q, provider);
+}
+
 // ---- dead destinations, flushes, memory ----
 
 void Scheduler::queue_mark_dead(Queue& q, const Dsn& dsn, int64_t until) {

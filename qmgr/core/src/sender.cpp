@@ -1,24 +1,33 @@
 // Sender groups' limits: one sender's campaign must not take the places a
-// destination has for everybody's mail.
+// destination, or a provider, has for everybody's mail.
 //
 // Each limited group has one load (SenderLoad) per scope of a transport
-// where it has mail: its waiting entries, its deliveries in flight, and
-// its rate, a local GCRA.  A peer of the group's job points at the load
-// (Peer::sender), so that selection asks it in one step; mail of no group
-// has no load, and costs one branch where the load is asked.
+// where it has mail: its deliveries in flight and its rate, a local GCRA.
+// The scope is a destination, or with a limit `per provider` every queue
+// of the queue's provider (Queue::provider, which the driver tells; a
+// queue outside every provider is a scope of its own).  On each queue the
+// group's mail there is a part (SenderPart) of its load: its waiting
+// entries, held ones and deliveries.  A peer of the group's job points at
+// its part (Peer::sender), and the part at its load, so that selection
+// asks the load in two steps; mail of no group has neither, and costs one
+// branch where they are asked.  When a queue's provider changes, its
+// parts move to the load of their new scope with their deliveries in
+// flight (rescope); a concurrency they take the load beyond is allowed
+// until enough of them end (SenderLoad::over).
 //
-// A group at its limit on a queue is passed over as a queue at its window
-// is: selection goes on to the next job of the job list (sender_may_start
-// in Selection::peer), which may be another sender's mail for the same
-// queue, and which then earns the slots; a job whose every waiting entry
-// is stopped so is marked a blocker (Jobs::block), and the search for a
+// A group at its limit is passed over as a queue at its window is:
+// selection goes on to the next job of the job list (sender_may_start in
+// Selection::peer), which may be another sender's mail for the same queue,
+// and which then earns the slots; a job whose every waiting entry is
+// stopped so is marked a blocker (Jobs::block), and the search for a
 // preempting job passes it over without spending the current job's slots
 // on it (Jobs::preempt).  The load, not the queue, frees such a blocker:
 // when a delivery of the group ends, or its rate's timer fires, and a job
 // was passed over for it, its transport's blockers go (ended, fire).
 // select_transport() and destination_waits() do not count waiting entries
-// that a load stops (sender_stopped), so that no agent is asked for that
-// only such mail could use.
+// that a load stops (sender_stopped); select_transport() counts the room
+// of a load of several queues once in all, not once per queue (lend), so
+// that no agent is asked for that only such mail could use.
 //
 // The rate is counted per group and scope on this host only, as the
 // generic cell-rate algorithm of cluster/gcra.hpp counts it, on the core's
@@ -26,7 +35,7 @@
 // arrival time (TAT) less the burst allowance is no later than now, and
 // moves TAT one interval on.  After each start the load keeps how many
 // more starts the rate allows (rate_room); when that is none, a timer at
-// the second it allows one again gives it back.  A load whose last peer
+// the second it allows one again gives it back.  A load whose last part
 // went stays while its TAT is ahead of the clock, so that the next message
 // of a campaign of one-recipient messages finds the rate where the last one
 // left it; its timer frees it when the TAT has passed.
@@ -44,9 +53,10 @@ namespace {
 constexpr double slack = 1e-9;
 } // namespace
 
-std::string sender_scope_key(const Queue& q, SenderPer per) {
-    (void)per;
-    return q.name;
+std::string sender_scope_key(SenderGroup g, const Queue& q, SenderPer per) {
+    if (per == SenderPer::provider && q.provider != 0)
+        return std::to_string(g) + " #" + std::to_string(q.provider);
+    return std::to_string(g) + " " + q.name;
 }
 
 int gcra_room(double tat, int64_t now, double interval, int64_t burst) {
@@ -67,6 +77,47 @@ void Senders::set_limit(SenderGroup g, const SenderLimit& limit) {
     if (limits_[g].any() && limits_[g] != limit)
         panic("set_sender_limit: group " + std::to_string(g) + " has another limit");
     limits_[g] = limit;
+    // The first limit per provider: the queues that exist learn their
+    // provider now, those born from now on at their birth, and changes
+    // come from the driver (set_queue_provider).  No part of a group per
+    // provider exists yet, so none moves.
+    if (limit.any() && limit.per == SenderPer::provider && !by_provider_) {
+        by_provider_ = true;
+        for (const auto& [name, t] : c_.transports.all())
+            for (const auto& [qn, q] : t->queue_by_name)
+                q->provider = c_.driver.queue_provider(*q);
+    }
+}
+
+namespace {
+// A free number of `items` (1-based; a freed one first) for a new item,
+// its place made.
+template <class T>
+uint32_t take_number(std::vector<std::unique_ptr<T>>& items, std::vector<uint32_t>& free) {
+    if (free.empty()) {
+        items.emplace_back();
+        return static_cast<uint32_t>(items.size());
+    }
+    uint32_t number = free.back();
+    free.pop_back();
+    return number;
+}
+} // namespace
+
+uint32_t Senders::load_obtain(Transport& t, SenderGroup g, const std::string& key) {
+    SenderBook& book = t.senders;
+    auto [it, made] = book.by_key.try_emplace(key, 0);
+    if (!made) return it->second;
+    uint32_t number = take_number(book.loads, book.free);
+    auto l = std::make_unique<SenderLoad>();
+    l->group = g;
+    l->limit = limits_[g];
+    l->key = key;
+    if (l->limit.rate_count > 0)
+        l->rate_room = gcra_room(0, c_.now, l->limit.interval(), l->limit.rate_burst);
+    book.loads[number - 1] = std::move(l);
+    it->second = number;
+    return number;
 }
 
 void Senders::attach(Peer& p) {
@@ -76,43 +127,41 @@ void Senders::attach(Peer& p) {
     if (t.name == c_.cfg.retry_transport) return;
     Queue& q = *p.queue;
     SenderBook& book = t.senders;
-    std::string key = std::to_string(g) + " " + sender_scope_key(q, limits_[g].per);
-    auto [it, made] = book.by_key.try_emplace(key, 0);
-    if (made) {
-        uint32_t number;
-        if (book.free.empty()) {
-            book.loads.emplace_back();
-            number = static_cast<uint32_t>(book.loads.size());
-        } else {
-            number = book.free.back();
-            book.free.pop_back();
+    // A queue holds mail of few groups: its parts are searched in turn.
+    for (SenderPart& part : q.senders)
+        if (book.at(part.load).group == g) {
+            part.peers++;
+            p.sender = part.number;
+            return;
         }
-        auto l = std::make_unique<SenderLoad>();
-        l->group = g;
-        l->limit = limits_[g];
-        l->key = key;
-        if (l->limit.rate_count > 0)
-            l->rate_room = gcra_room(0, c_.now, l->limit.interval(), l->limit.rate_burst);
-        book.loads[number - 1] = std::move(l);
-        it->second = number;
-    }
-    SenderLoad& l = book.at(it->second);
-    if (l.queue && l.queue != &q) panic("sender load " + key + " spans two queues");
-    if (!l.queue) {
-        l.queue = &q;
-        q.senders.push_back(l);
-    }
-    l.peers++;
-    p.sender = it->second;
+    uint32_t number = take_number(book.parts, book.free_parts);
+    book.parts[number - 1] = std::make_unique<SenderPart>();
+    SenderPart& part = *book.parts[number - 1];
+    part.number = number;
+    part.queue = &q;
+    part.peers = 1;
+    q.senders.push_back(part);
+    join(t, part, load_obtain(t, g, sender_scope_key(g, q, limits_[g].per)));
+    p.sender = number;
 }
 
-void Senders::detach(Peer& p) {
-    SenderLoad& l = sender_load(p);
-    p.sender = 0;
-    if (--l.peers > 0) return;
-    Transport& t = *l.queue->transport;
-    l.queue->senders.erase(l.queue->senders.iterator_to(l));
-    l.queue = nullptr;
+void Senders::join(Transport& t, SenderPart& part, uint32_t number) {
+    SenderLoad& l = t.senders.at(number);
+    part.load = number;
+    l.parts++;
+    l.busy += part.busy;
+    if (l.limit.concurrency > 0 && l.busy > l.limit.concurrency) l.over = true;
+}
+
+void Senders::leave(Transport& t, SenderPart& part) {
+    SenderLoad& l = t.senders.at(part.load);
+    part.load = 0;
+    l.busy -= part.busy;
+    if (l.over && l.busy <= l.limit.concurrency) l.over = false;
+    if (--l.parts > 0) {
+        regained(t, l);
+        return;
+    }
     l.blocked = false;
     // The rate remembers recent starts until its TAT has passed.
     if (l.limit.rate_count > 0 && l.tat > static_cast<double>(c_.now) + slack)
@@ -121,8 +170,26 @@ void Senders::detach(Peer& p) {
         release(t, l);
 }
 
+void Senders::detach(Peer& p) {
+    Transport& t = *p.job->transport;
+    SenderPart& part = sender_part(p);
+    p.sender = 0;
+    if (--part.peers > 0) return;
+    if (part.todo || part.held || part.busy)
+        panic("sender part of " + t.senders.at(part.load).key + " on " + part.queue->name +
+              " freed while in use");
+    part.queue->senders.erase(part.queue->senders.iterator_to(part));
+    leave(t, part);
+    part_free(t, part.number);
+}
+
+void Senders::part_free(Transport& t, uint32_t number) {
+    t.senders.parts[number - 1].reset();
+    t.senders.free_parts.push_back(number);
+}
+
 void Senders::release(Transport& t, SenderLoad& l) {
-    if (l.peers || l.todo || l.busy) panic("sender load " + l.key + " released while in use");
+    if (l.parts || l.busy) panic("sender load " + l.key + " released while in use");
     SenderBook& book = t.senders;
     auto it = book.by_key.find(l.key);
     uint32_t number = it->second;
@@ -131,22 +198,32 @@ void Senders::release(Transport& t, SenderLoad& l) {
     book.free.push_back(number);
 }
 
-void Senders::started(SenderLoad& l) {
+void Senders::started(const Peer& p) {
+    SenderPart& part = sender_part(p);
+    SenderLoad& l = sender_load(p);
     if (l.room() <= 0) panic("sender load " + l.key + ": a start beyond its limit");
-    l.todo--;
-    l.queue->sender_todo--;
+    part.todo--;
+    part.busy++;
+    p.queue->sender_todo--;
     l.busy++;
     if (l.limit.rate_count > 0) {
         l.tat = std::max(l.tat, static_cast<double>(c_.now)) + l.limit.interval();
-        rate_update(*l.queue->transport, l);
+        rate_update(*p.job->transport, l);
     }
 }
 
-void Senders::ended(SenderLoad& l) {
+void Senders::ended(const Peer& p) {
+    SenderLoad& l = sender_load(p);
+    sender_part(p).busy--;
     l.busy--;
+    if (l.over && l.busy <= l.limit.concurrency) l.over = false;
+    regained(*p.job->transport, l);
+}
+
+void Senders::regained(Transport& t, SenderLoad& l) {
     if (l.blocked && l.room() > 0) {
         l.blocked = false;
-        c_.jobs.unblock_all(*l.queue->transport);
+        c_.jobs.unblock_all(t);
     }
 }
 
@@ -161,6 +238,61 @@ bool Senders::job_stopped(const Job& j) const {
         for (const Peer& p : j.peers)
             if (!p.entries.empty()) sender_load(p).blocked = true;
     return stopped;
+}
+
+void Senders::rescope(Queue& q, uint32_t provider) {
+    if (q.provider == provider) return;
+    q.provider = provider;
+    Transport& t = *q.transport;
+    bool moved = false;
+    for (SenderPart& part : q.senders) {
+        SenderLoad& old = t.senders.at(part.load);
+        if (old.limit.per != SenderPer::provider) continue;
+        SenderGroup g = old.group;
+        std::string key = sender_scope_key(g, q, SenderPer::provider);
+        if (key == old.key) continue;
+        leave(t, part);
+        join(t, part, load_obtain(t, g, key));
+        moved = true;
+    }
+    if (!moved) return;
+    // The new scopes may have room where the old had none, or none where
+    // the old had some: the job walk looks again.
+    c_.jobs.unblock_all(t);
+    c_.driver.wakeup();
+}
+
+int Senders::stopped_in_pass(const Queue& q, uint32_t pass) const {
+    int n = 0;
+    const SenderBook& b = q.transport->senders;
+    for (const SenderPart& part : q.senders) {
+        const SenderLoad& l = b.at(part.load);
+        n += part.stopped(l.room() - (l.parts > 1 && l.pass == pass ? l.lent : 0));
+    }
+    return n;
+}
+
+void Senders::lend(const Queue& q, uint32_t pass, int counted, int selectable) {
+    const SenderBook& b = q.transport->senders;
+    // What the loads of several queues could give here; the entries of the
+    // queue's other mail are counted first.
+    int shared = 0;
+    for (const SenderPart& part : q.senders)
+        if (const SenderLoad& l = b.at(part.load); l.parts > 1) {
+            int room = l.room() - (l.pass == pass ? l.lent : 0);
+            shared += std::max(0, part.todo - part.held - part.stopped(room));
+        }
+    int excess = counted - (selectable - shared);
+    for (const SenderPart& part : q.senders) {
+        if (excess <= 0) return;
+        SenderLoad& l = b.at(part.load);
+        if (l.parts <= 1) continue;
+        if (l.pass != pass) l.pass = pass, l.lent = 0;
+        int take =
+            std::min(excess, std::max(0, part.todo - part.held - part.stopped(l.room() - l.lent)));
+        l.lent += take;
+        excess -= take;
+    }
 }
 
 void Senders::rate_update(Transport& t, SenderLoad& l) {
@@ -187,102 +319,15 @@ void Senders::fire(Transport& t, const std::string& key, int64_t due) {
     if (l.timer_due != due) return;
     l.timer_due = 0;
     rate_update(t, l);
-    if (!l.peers) {
+    if (!l.parts) {
         if (l.tat > static_cast<double>(c_.now) + slack)
             arm(t, l, static_cast<int64_t>(std::ceil(l.tat - slack)));
         else
             release(t, l);
         return;
     }
-    if (l.blocked && l.room() > 0) {
-        l.blocked = false;
-        c_.jobs.unblock_all(t);
-    }
+    regained(t, l);
     c_.driver.wakeup();
-}
-
-void Senders::check(const Transport& t) const {
-    auto fail = [&](const std::string& what) {
-        panic("invariant: " + t.name + ": sender load " + what);
-    };
-    const SenderBook& book = t.senders;
-    struct Count {
-        int peers = 0, todo = 0, held = 0, busy = 0;
-    };
-    std::vector<Count> counts(book.loads.size());
-    for (const Job& j : t.jobs)
-        for (const Peer& p : j.peers) {
-            SenderGroup g = j.message->sender_group;
-            bool wanted =
-                g && g < limits_.size() && limits_[g].any() && t.name != c_.cfg.retry_transport;
-            if (wanted != (p.sender != 0))
-                fail("of " + j.message->id + " on " + p.queue->name + ": peer " +
-                     (p.sender ? "has one" : "has none"));
-            if (!p.sender) continue;
-            if (p.sender > book.loads.size() || !book.loads[p.sender - 1])
-                fail("of " + j.message->id + ": peer points at a free load");
-            const SenderLoad& l = book.at(p.sender);
-            if (l.group != g || l.queue != p.queue ||
-                l.key != std::to_string(g) + " " + sender_scope_key(*p.queue, l.limit.per))
-                fail(l.key + ": peer of " + j.message->id + " on " + p.queue->name);
-            Count& c = counts[p.sender - 1];
-            c.peers++;
-            c.todo += static_cast<int>(p.entries.size());
-            c.held += p.held != nullptr;
-            c.busy += p.refcount - static_cast<int>(p.entries.size());
-        }
-    size_t live = 0;
-    for (size_t i = 0; i < book.loads.size(); ++i) {
-        const SenderLoad* l = book.loads[i].get();
-        if (!l) continue;
-        ++live;
-        const Count& c = counts[i];
-        const std::string& k = l->key;
-        auto it = book.by_key.find(k);
-        if (it == book.by_key.end() || it->second != i + 1) fail(k + ": not found by its key");
-        if (c.peers != l->peers || c.todo != l->todo || c.held != l->held || c.busy != l->busy)
-            fail(k + ": counts " + std::to_string(l->peers) + " peers, " + std::to_string(l->todo) +
-                 " waiting (" + std::to_string(l->held) + " held), " + std::to_string(l->busy) +
-                 " busy; has " + std::to_string(c.peers) + ", " + std::to_string(c.todo) + " (" +
-                 std::to_string(c.held) + "), " + std::to_string(c.busy));
-        if ((l->peers > 0) != (l->queue != nullptr) || l->queue_hook.is_linked() != (l->peers > 0))
-            fail(k + ": on a queue without peers, or peers without a queue");
-        if (l->limit != limits_[l->group]) fail(k + ": not its group's limit");
-        if (l->limit.concurrency > 0 && l->busy > l->limit.concurrency)
-            fail(k + ": " + std::to_string(l->busy) + " in flight, limit " +
-                 std::to_string(l->limit.concurrency));
-        const bool timer =
-            l->timer_due > 0 && c_.timers.has(l->timer_due, Timer::Kind::sender, t.name, k);
-        if (l->timer_due > 0 && !timer) fail(k + ": its timer is missing");
-        if (l->limit.rate_count > 0) {
-            const SenderLimit& r = l->limit;
-            if (l->rate_room < 0 || l->rate_room > r.rate_burst)
-                fail(k + ": rate room " + std::to_string(l->rate_room));
-            // What the rate allows only grows with time.
-            if (l->rate_room > gcra_room(l->tat, c_.now, r.interval(), r.rate_burst))
-                fail(k + ": rate room beyond what the rate allows");
-            if (l->rate_room == 0 && !timer) fail(k + ": stopped by its rate without a timer");
-            // No more than a burst of starts ahead of the steady rate.
-            const double ahead = r.interval() * static_cast<double>(r.rate_burst);
-            if (l->tat > static_cast<double>(c_.now) + ahead + 1e-6 * std::max(1.0, ahead))
-                fail(k + ": rate ahead by more than its burst");
-        }
-        if (!l->peers && !timer) fail(k + ": kept without peers or a timer");
-    }
-    if (live != book.by_key.size()) fail("numbers and keys disagree");
-    for (uint32_t n : book.free)
-        if (n == 0 || n > book.loads.size() || book.loads[n - 1]) fail("free list holds a load");
-    if (live + book.free.size() != book.loads.size()) fail("a number is neither used nor free");
-    for (const auto& [qn, qp] : t.queue_by_name) {
-        int todo = 0;
-        for (const SenderLoad& l : qp->senders) {
-            if (l.queue != qp.get()) fail(l.key + ": on another queue's list");
-            todo += l.todo;
-        }
-        if (todo != qp->sender_todo)
-            fail("waiting on " + qn + ": " + std::to_string(qp->sender_todo) + ", loads have " +
-                 std::to_string(todo));
-    }
 }
 
 } // namespace cqmgr::core

@@ -1,7 +1,7 @@
 // Sender groups' limits (cqmgr_sender_limits) in the scheduler: the load
-// each group has in each scope of a transport (SenderLoad), kept up to date
-// as its entries wait, start and end, and what stops the group's jobs in
-// the job walk (sender.cpp).
+// each group has in each scope of a transport (SenderLoad) and its part on
+// each queue (SenderPart), kept up to date as its entries wait, start and
+// end, and what stops the group's jobs in the job walk (sender.cpp).
 #pragma once
 
 #include "cqmgr/core/scheduler.hpp"
@@ -19,63 +19,99 @@ class Senders {
 
     // Scheduler::set_sender_limit.
     void set_limit(SenderGroup g, const SenderLimit& limit);
-    // Peer `p`, of a message with a sender group, has no load yet: gives
-    // it its group's load in its queue's scope, when the group has a limit
-    // (Peer::sender).  The retry transport's mail is not limited: its
-    // agent only defers it.
+    // Whether some group's limit is counted per provider: only then does
+    // a queue ask the driver for its provider (Queue::provider).
+    bool by_provider() const { return by_provider_; }
+    // Peer `p`, of a message with a sender group, has no part yet: gives
+    // it its group's part on its queue, and the part its load in the
+    // queue's scope, when the group has a limit (Peer::sender).  The retry
+    // transport's mail is not limited: its agent only defers it.
     void attach(Peer& p);
-    // Peer `p`, which has no entries left, is going: its load loses it,
-    // and goes too unless its rate still remembers recent starts.
+    // Peer `p`, which has no entries left, is going: its part loses it,
+    // and goes too when it was the last (detach_part).
     void detach(Peer& p);
-    // A waiting entry of load `l` starts a delivery: it counts against
-    // the concurrency, and takes a start from the rate.
-    void started(SenderLoad& l);
-    // A delivery of load `l` ended (or was given back): when a job was
-    // passed over for it and it has room now, its transport's blockers go.
-    void ended(SenderLoad& l);
+    // A waiting entry of peer `p` starts a delivery: it counts against its
+    // load's concurrency, and takes a start from the rate.
+    void started(const Peer& p);
+    // A delivery of peer `p` ended (or was given back): when a job was
+    // passed over for its load and that has room now, its transport's
+    // blockers go.
+    void ended(const Peer& p);
     // Whether every waiting entry of job `j` is stopped by its group's
     // limits (the preemption candidate search passes it over); marks the
     // loads that stop it.
     bool job_stopped(const Job& j) const;
+    // Scheduler::set_queue_provider: queue `q` now belongs to provider
+    // `provider` (0: none); the parts of its groups counted per provider
+    // move to the load of their new scope, with their deliveries in flight.
+    void rescope(Queue& q, uint32_t provider);
     // The timer of the load `key` of `t`, set for `due`, fired.
     void fire(Transport& t, const std::string& key, int64_t due);
-    // Checks the loads of `t` against its queues' entries and peers.
+    // select_transport()'s count (Transports::select), one pass at a time:
+    // a new pass (begin_pass), then for each queue the waiting entries its
+    // groups stop given what the pass has counted of their loads' room on
+    // other queues (stopped_in_pass), and what it counted here (lend).
+    // Without loads of several queues this is sender_stopped().
+    uint32_t begin_pass() { return ++pass_; }
+    int stopped_in_pass(const Queue& q, uint32_t pass) const;
+    void lend(const Queue& q, uint32_t pass, int counted, int selectable);
+    // Checks the loads and parts of `t` against its queues' entries and
+    // peers.
     void check(const Transport& t) const;
 
   private:
+    // The load `key` of `t` for group `g`, made when it is not there.
+    uint32_t load_obtain(Transport& t, SenderGroup g, const std::string& key);
+    // Part `part` joins load `number`, or leaves its load (its busy
+    // entries with it); a load left without parts goes unless its rate
+    // still remembers recent starts.
+    void join(Transport& t, SenderPart& part, uint32_t number);
+    void leave(Transport& t, SenderPart& part);
+    // Frees part number `number`, which has no peers.
+    void part_free(Transport& t, uint32_t number);
     // Sets `l`'s timer for `due`, unless an earlier one is pending.
     void arm(Transport& t, SenderLoad& l, int64_t due);
     // What the rate of `l` allows now (SenderLoad::rate_room); when it
     // allows nothing, a timer for when it will.
     void rate_update(Transport& t, SenderLoad& l);
-    // Frees `l`, which has no peers.
+    // Frees `l`, which has no parts.
     void release(Transport& t, SenderLoad& l);
+    // `l` may have gained room: when a job was passed over for it, the
+    // blockers of `t` go.
+    void regained(Transport& t, SenderLoad& l);
 
     Core& c_;
     std::vector<SenderLimit> limits_; // by group
+    bool by_provider_ = false;
+    uint32_t pass_ = 0;
 };
 
-// The key of the scope queue `q` is in for a limit counted `per`
-// destination or provider.  For now it is the destination for both: the
-// scheduler does not know providers (a provider's key would make one load
-// span several queues, and the per-queue counts of SenderLoad would then
-// have to move to a record per load and queue).
-std::string sender_scope_key(const Queue& q, SenderPer per);
+// The key of the load of group `g` for queue `q`, with its limit counted
+// `per` destination or provider: the group and the destination, or the
+// group and the queue's provider; a queue outside every provider is a
+// scope of its own.  A provider's key cannot be a destination's (no
+// destination name starts with '#').
+std::string sender_scope_key(SenderGroup g, const Queue& q, SenderPer per);
 
 // How many starts a GCRA cell whose theoretical arrival time is `tat`
 // allows at `now`, with `interval` seconds between starts and `burst`
 // starts at once after a quiet spell: from 0 to `burst`.
 int gcra_room(double tat, int64_t now, double interval, int64_t burst);
 
-// The load of peer `p`, which has one (Peer::sender).
+// The part of peer `p`, which has one (Peer::sender).
+inline SenderPart& sender_part(const Peer& p) {
+    return p.job->transport->senders.part(p.sender);
+}
+// The load of peer `p`, which has one.
 inline SenderLoad& sender_load(const Peer& p) {
-    return p.job->transport->senders.at(p.sender);
+    const SenderBook& b = p.job->transport->senders;
+    return b.at(b.part(p.sender).load);
 }
 // A waiting entry of peer `p` came (+1) or went (-1).  Inline: every
 // entry passes here at each step, and stock's mail costs one branch.
 inline void sender_todo(const Peer& p, int delta) {
     if (!p.sender) return;
-    sender_load(p).todo += delta;
+    sender_part(p).todo += delta;
     p.queue->sender_todo += delta;
 }
 // Whether peer `p`'s group may start one more delivery in its scope;
@@ -90,8 +126,9 @@ inline bool sender_may_start(const Peer& p) {
 // now: what select_transport() and destination_waits() do not count.
 inline int sender_stopped(const Queue& q) {
     int n = 0;
-    for (const SenderLoad& l : q.senders)
-        n += l.stopped();
+    const SenderBook& b = q.transport->senders;
+    for (const SenderPart& part : q.senders)
+        n += part.stopped(b.at(part.load).room());
     return n;
 }
 

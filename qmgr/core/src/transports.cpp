@@ -75,6 +75,8 @@ Transport* Transports::find(const std::string& name) const {
 }
 
 Transport* Transports::select() {
+    // Sender loads of several queues count their room once (Senders::lend).
+    const uint32_t pass = c_.senders.begin_pass();
     for (auto it = rr_.begin(); it != rr_.end(); ++it) {
         Transport& t = *it;
         if (t.dead || t.hold || t.rate_locked || t.pending >= max_pending) continue;
@@ -90,9 +92,11 @@ Transport* Transports::select() {
             // A cap or gate below what is in flight gives no room (not less).
             int selectable = q.selectable_count();
             // Mail that its sender group's limit stops gives an agent nothing.
-            if (q.sender_todo) selectable -= sender_stopped(q);
+            if (q.sender_todo) selectable -= c_.senders.stopped_in_pass(q, pass);
             int usable = urgent_only ? std::min(selectable, q.urgent_todo) : selectable;
-            need -= std::max(0, std::min(share_room(q, demand), usable));
+            int counted = std::max(0, std::min(share_room(q, demand), usable));
+            if (q.sender_todo) c_.senders.lend(q, pass, counted, selectable);
+            need -= counted;
             if (need <= 0) {
                 // Rotate: the next search starts after this transport.
                 if (std::next(it) != rr_.end())

@@ -77,6 +77,13 @@ struct FakeDriver : Driver {
         if (it == gates.end()) return std::nullopt;
         return it->second;
     }
+    // The provider of a new queue (by queue name), as a driver that knows
+    // providers (cqmgr_provider_maps) would give it; 0 (none) otherwise.
+    std::map<std::string, uint32_t> providers;
+    uint32_t queue_provider(const Queue& q) override {
+        auto it = providers.find(q.name);
+        return it == providers.end() ? 0 : it->second;
+    }
     // Administrative settings that ended by themselves, as "hold smtp:d".
     std::vector<std::string> expired;
     void admin_expired(AdminKind kind, const AdminTarget& target) override {

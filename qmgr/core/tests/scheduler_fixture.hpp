@@ -29,6 +29,15 @@ struct Fixture : ::testing::Test {
         drv.sched = s.get();
         s->set_time(1000);
     }
+    // make() with one-recipient entries and a window of `window` from the
+    // start, the preemption index checked (the sender limits' tests).
+    void make_wide(int window) {
+        tc.dest_recipient_limit = 1;
+        tc.dest_concurrency_limit = window;
+        tc.init_dest_concurrency = window;
+        cfg.verify_candidates = true;
+        make();
+    }
     // A message with `n` recipients for `queue` on `transport`, in `lane`,
     // of sender group `group`.
     Message& message(const std::string& id, int n, const std::string& queue = "d.example",

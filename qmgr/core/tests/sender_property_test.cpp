@@ -1,8 +1,10 @@
 // Properties of sender groups over random workloads (fixed seeds): no
-// group ever has more deliveries in flight on a destination than its
-// concurrency, nor more starts than its rate allows; an agent is asked for
-// whenever some entry could go, and then it gets one, whatever the groups
-// at their limits (other senders' mail is never held up by them); the
+// group ever has more deliveries in flight in a scope (a destination, or
+// the queues of a provider) than its concurrency, nor more starts than its
+// rate allows; an agent is asked for whenever some entry could go, and
+// then it gets one, whatever the groups at their limits (other senders'
+// mail is never held up by them), a second agent asked for before the
+// first is ready too; queues join and leave providers as they go; the
 // structures stay consistent (check_invariants after every step, the
 // preemption index checked against the scan), and every recipient finishes.
 #include "lanes_workload.hpp"
@@ -24,7 +26,7 @@ bool could_go(const Transport& t) {
             const Queue& q = *p.queue;
             if (q.select_window() <= q.busy_count() || q.suspended || q.limits.stopped()) continue;
             if (static_cast<int>(p.entries.size()) <= (p.held ? 1 : 0)) continue;
-            if (p.sender && t.senders.at(p.sender).room() <= 0) continue;
+            if (p.sender && t.senders.at(t.senders.part(p.sender).load).room() <= 0) continue;
             return true;
         }
     return false;
@@ -48,8 +50,9 @@ TEST(SenderProperty, GroupsKeepTheirLimitsAndNobodyWaitsForThem) {
         cfg.verify_candidates = true;
         LanesRun run(cfg, tc);
         Scheduler& s = *run.s;
-        // Groups 1 to 3 with a concurrency, a rate or both; group 4 has
-        // none (no group), nor has 0.
+        // Groups 1 to 3 with a concurrency, a rate or both, per
+        // destination or per provider; group 4 has none (no group), nor
+        // has 0.
         std::map<SenderGroup, SenderLimit> limits;
         for (SenderGroup g = 1; g <= 3; ++g) {
             SenderLimit l;
@@ -60,12 +63,20 @@ TEST(SenderProperty, GroupsKeepTheirLimitsAndNobodyWaitsForThem) {
                 l.rate_period_ms = 1000 * pick(1, 5);
                 l.rate_burst = pick(1, 3);
             }
+            if (pick(0, 1)) l.per = SenderPer::provider;
             s.set_sender_limit(g, l);
             limits[g] = l;
         }
-        // Starts per group and queue, by second, for the rate's bound.
-        std::map<std::pair<SenderGroup, std::string>, std::vector<int64_t>> starts;
+        // Starts per load (group and scope), by second, for the rate's
+        // bound: kept while no queue changed its provider (a queue that
+        // joins a provider brings no history of its rate).
+        std::map<std::string, std::vector<int64_t>> starts;
+        bool rescoped = false;
         const int ndest = pick(1, 3);
+        // Providers 1 and 2, or none, for the destinations at their birth.
+        for (int d = 0; d < ndest; ++d)
+            run.drv.providers["d" + std::to_string(d) + ".example"] =
+                static_cast<uint32_t>(pick(0, 2));
         for (int step = 0; step < 600; ++step) {
             int action = pick(0, 9);
             if (step < 400 && action <= 2) {
@@ -76,16 +87,32 @@ TEST(SenderProperty, GroupsKeepTheirLimitsAndNobodyWaitsForThem) {
                 Transport* got = s.select_transport();
                 ASSERT_EQ(got != nullptr, any) << "seed " << seed << " step " << step;
                 if (!got) continue;
-                s.connection_ready(*got);
-                bool stopped = false;
-                for (const auto& l : t.senders.loads)
-                    stopped |= l && l->peers && l->room() <= 0 && l->todo > 0;
-                Entry* e = s.select_entry(*got);
-                ASSERT_NE(e, nullptr) << "seed " << seed << " step " << step << ": idle connection";
-                stopped_selections += stopped;
-                if (SenderGroup g = e->message->sender_group; limits.count(g))
-                    starts[{g, e->queue->name}].push_back(run.now);
-                run.busy.push_back(e);
+                // Sometimes a second agent is asked for before the first is
+                // ready: it must find work too.
+                Transport* second = pick(0, 2) == 0 ? s.select_transport() : nullptr;
+                for (Transport* agent : {got, second}) {
+                    if (!agent) continue;
+                    s.connection_ready(*agent);
+                    bool stopped = false;
+                    for (const auto& part : t.senders.parts)
+                        stopped |=
+                            part && part->todo > part->held && t.senders.at(part->load).room() <= 0;
+                    Entry* e = s.select_entry(*agent);
+                    ASSERT_NE(e, nullptr)
+                        << "seed " << seed << " step " << step << ": idle connection";
+                    stopped_selections += stopped;
+                    if (e->peer->sender)
+                        starts[t.senders.at(t.senders.part(e->peer->sender).load).key].push_back(
+                            run.now);
+                    run.busy.push_back(e);
+                }
+            } else if (action == 7 && pick(0, 3) == 0) {
+                // A destination joins or leaves a provider (its MX answer).
+                std::string d = "d" + std::to_string(pick(0, ndest - 1)) + ".example";
+                if (Queue* q = s.find_queue("smtp", d)) {
+                    s.set_queue_provider(*q, static_cast<uint32_t>(pick(0, 2)));
+                    rescoped = true;
+                }
             } else if (!run.busy.empty()) {
                 run.finish(static_cast<size_t>(pick(0, static_cast<int>(run.busy.size()) - 1)));
             }
@@ -96,9 +123,10 @@ TEST(SenderProperty, GroupsKeepTheirLimitsAndNobodyWaitsForThem) {
         ASSERT_EQ(run.finished, run.total) << "seed " << seed;
         ASSERT_EQ(run.drv.done.size(), run.msgs.size()) << "seed " << seed;
         // In any window of W seconds a group started at most
-        // burst + rate x W deliveries on a destination.
+        // burst + rate x W deliveries in a scope.
         for (const auto& [key, times] : starts) {
-            const SenderLimit& l = limits[key.first];
+            if (rescoped) break;
+            const SenderLimit& l = limits[static_cast<SenderGroup>(std::stoi(key))];
             if (l.rate_count == 0) continue;
             double per_s =
                 static_cast<double>(l.rate_count) * 1000.0 / static_cast<double>(l.rate_period_ms);
@@ -107,7 +135,7 @@ TEST(SenderProperty, GroupsKeepTheirLimitsAndNobodyWaitsForThem) {
                     double window = static_cast<double>(times[k] - times[i]);
                     ASSERT_LE(static_cast<double>(k - i + 1),
                               static_cast<double>(l.rate_burst) + per_s * window + 1e-9)
-                        << "seed " << seed << ": group " << key.first << " on " << key.second;
+                        << "seed " << seed << ": load " << key;
                 }
         }
     }

@@ -17,14 +17,6 @@ struct Senders : Fixture {
                   const std::string& queue = "d.example") {
         return message(id, n, queue, "smtp", Lane::normal, group);
     }
-    // One-recipient entries and a window of `window` from the start.
-    void wide(int window) {
-        tc.dest_recipient_limit = 1;
-        tc.dest_concurrency_limit = window;
-        tc.init_dest_concurrency = window;
-        cfg.verify_candidates = true;
-        make();
-    }
     static SenderLimit concurrency(int n) {
         SenderLimit l;
         l.concurrency = n;
@@ -47,7 +39,7 @@ struct Senders : Fixture {
 };
 
 TEST_F(Senders, ACampaignAtItsLimitLetsOtherSendersGo) {
-    wide(10);
+    make_wide(10);
     s->set_sender_limit(1, concurrency(2));
     for (int i = 0; i < 20; ++i)
         sent("c" + std::to_string(i), 1);
@@ -74,7 +66,7 @@ TEST_F(Senders, ACampaignAtItsLimitLetsOtherSendersGo) {
 }
 
 TEST_F(Senders, GroupsHaveAllowancesOfTheirOwn) {
-    wide(10);
+    make_wide(10);
     s->set_sender_limit(1, concurrency(1));
     s->set_sender_limit(2, concurrency(2));
     for (int i = 0; i < 5; ++i) {
@@ -94,7 +86,7 @@ TEST_F(Senders, GroupsHaveAllowancesOfTheirOwn) {
 TEST_F(Senders, AStoppedCandidateCostsTheCurrentJobNoSlots) {
     tc.slot_cost = 2;
     tc.min_slots = 1;
-    wide(100);
+    make_wide(100);
     s->set_sender_limit(1, concurrency(1));
     Transport& t = s->transport("smtp");
     sent("A", 0, 40);
@@ -120,7 +112,7 @@ TEST_F(Senders, AStoppedCandidateCostsTheCurrentJobNoSlots) {
 }
 
 TEST_F(Senders, TheRatePacesStarts) {
-    wide(10);
+    make_wide(10);
     // One start every 5 seconds, two at once after a quiet spell.
     s->set_sender_limit(1, rate(1, 5, 2));
     for (int i = 0; i < 6; ++i)
@@ -145,7 +137,7 @@ TEST_F(Senders, TheRatePacesStarts) {
 }
 
 TEST_F(Senders, TheRateRemembersMessagesThatAreGone) {
-    wide(10);
+    make_wide(10);
     s->set_sender_limit(1, rate(1, 60, 1));
     sent("c0", 1);
     std::vector<Entry*> first = fill();
@@ -168,7 +160,7 @@ TEST_F(Senders, TheRateRemembersMessagesThatAreGone) {
 }
 
 TEST_F(Senders, AnEntryGivenBackGivesItsPlaceBack) {
-    wide(10);
+    make_wide(10);
     s->set_sender_limit(1, concurrency(1));
     sent("c0", 1);
     sent("c1", 1);
@@ -183,7 +175,7 @@ TEST_F(Senders, AnEntryGivenBackGivesItsPlaceBack) {
 }
 
 TEST_F(Senders, AGroupWithoutALimitIsNoGroup) {
-    wide(10);
+    make_wide(10);
     for (int i = 0; i < 5; ++i)
         sent("c" + std::to_string(i), 7);
     EXPECT_EQ(fill().size(), 5u);

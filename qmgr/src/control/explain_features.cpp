@@ -100,8 +100,8 @@ void rule_lines(const ExplainSubject& s, std::vector<LimitLine>& lines) {
 int sender_stopped_entries(const core::Queue& q) {
     int n = 0;
     if (q.sender_todo == 0) return 0;
-    for (const core::SenderLoad& l : q.senders)
-        n += l.stopped();
+    for (const core::SenderPart& part : q.senders)
+        n += part.stopped(q.transport->senders.at(part.load).room());
     return n;
 }
 
@@ -113,7 +113,8 @@ LimitSource sender_group_source(SenderGroupName name) {
         // are what stops the queue now.
         const int stopped = sender_stopped_entries(q);
         const bool all = stopped > 0 && stopped >= q.selectable_count();
-        for (const core::SenderLoad& l : q.senders) {
+        for (const core::SenderPart& part : q.senders) {
+            const core::SenderLoad& l = q.transport->senders.at(part.load);
             if (l.room() > 0) continue;
             const core::SenderLimit& lim = l.limit;
             const bool by_concurrency = lim.concurrency > 0 && l.busy >= lim.concurrency;
@@ -122,8 +123,9 @@ LimitSource sender_group_source(SenderGroupName name) {
                             (group.empty() ? "group " + std::to_string(l.group) : group) + " (" +
                             sender_limit_text(lim) + "): at its " +
                             (by_concurrency ? "concurrency limit" : "rate") + ", " +
-                            std::to_string(l.busy) + " in flight here, " +
-                            std::to_string(l.stopped()) + " of its entries wait";
+                            std::to_string(part.busy) + " in flight here" +
+                            (l.parts > 1 ? " (" + std::to_string(l.busy) + " in its scope)" : "") +
+                            ", " + std::to_string(part.stopped(0)) + " of its entries wait";
             if (!by_concurrency && l.timer_due > 0)
                 d += "; its rate allows the next start at " + when_text(l.timer_due, s.now);
             d += all ? "; no other mail waits here that could start"

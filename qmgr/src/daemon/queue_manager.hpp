@@ -80,8 +80,13 @@ class QueueManager : public core::Driver {
         features_.use_control(commands);
     }
     // The reply rules that act (cqmgr_reply_actions), before start()
-    // (Features::use_reply_actions()).
+    // (Features::use_reply_actions()); the sender scopes' group, when not
+    // given, is the message's sender group as the intake named it.
     void use_reply_actions(RegexTable rules, ReplyActions::Scopes scopes = {}) {
+        if (!scopes.sender_group)
+            scopes.sender_group = [this](const core::Entry& e) {
+                return intake_.sender_group_name(e.message->sender_group);
+            };
         features_.use_reply_actions(std::move(rules), std::move(scopes), observers_);
     }
     // The features beyond stock.
@@ -154,6 +159,7 @@ class QueueManager : public core::Driver {
     std::optional<int> queue_gate(const core::Queue& q) override {
         return observers_.queue_born(q);
     }
+    uint32_t queue_provider(const core::Queue& q) override { return features_.provider_number(q); }
     void queue_freed(const core::Queue& q) override { observers_.queue_freed(q); }
 
     asio::io_context& io_;

@@ -24,7 +24,7 @@ Features::Features(asio::io_context& io, const conf::QmgrParams& params, const W
                    core::Scheduler& sched, CoreRequests& requests,
                    const queuefile::ActiveQueue& store, std::optional<RegexTable> reply_rules,
                    ClusterLimits::Tables tables)
-    : io_(io), params_(params), clock_(clock), requests_(requests), store_(store),
+    : io_(io), params_(params), clock_(clock), sched_(sched), requests_(requests), store_(store),
       adaptive_(params.cqmgr_adaptive_limit_transports.empty()
                     ? nullptr
                     : std::make_unique<AdaptiveLimits>(params, std::move(reply_rules), sched,
@@ -45,15 +45,22 @@ void Features::add_observers(DeliveryObservers& observers) {
     observers.add(isolation_.get());
     observers.add(providers_.get());
     if (limits_.active()) observers.add(&limits_);
-    if (providers_ && provider_limits_.active()) {
+    if (!providers_) return;
+    const bool limits = provider_limits_.active();
+    if (limits) {
         observers.add(&provider_limits_);
-        providers_->set_listener([this](const core::Queue& q) { provider_limits_.rescope(q); });
         // The two limits' gates combine into the core's one.
         if (limits_.active()) {
             limits_.combine_with(&provider_limits_);
             provider_limits_.combine_with(&limits_);
         }
     }
+    // Told outside the scheduler's callbacks (Providers::answered).
+    providers_->set_listener([this, limits](const core::Queue& q) {
+        if (limits) provider_limits_.rescope(q);
+        if (core::Queue* mine = sched_.find_queue(q.transport->name, q.name))
+            sched_.set_queue_provider(*mine, providers_->number_of(q));
+    });
 }
 
 void Features::keep_state(DestinationState& state) {
@@ -122,7 +129,7 @@ void Features::describe(ControlSources& s, const SenderGroups* senders) const {
     s.actions = actions_.get();
     s.cluster = limits_.active() ? &limits_ : nullptr;
     SenderGroupName names;
-    if (senders) names = [senders](core::SenderGroup g) { return senders->name(g); };
+    if (senders) names = [senders](core::SenderGroup g) { return senders->name_of(g); };
     s.explain = feature_explain_hooks(providers_.get(), std::move(names));
 }
 

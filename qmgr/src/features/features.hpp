@@ -46,7 +46,9 @@ class Features {
 
     // Adds the features' observers to `observers`, in the order they must
     // hear: the adaptive limits and shares, then providers' membership
-    // before their limits (which read it at a queue's birth).  Called
+    // before their limits (which read it at a queue's birth).  A queue
+    // whose membership changes later is scoped again by the providers'
+    // limits and by the scheduler's sender limits per provider.  Called
     // before the delivery part is added.
     void add_observers(DeliveryObservers& observers);
     // Keeps what the adaptive limits learn in the destination state.
@@ -83,6 +85,11 @@ class Features {
     AdaptiveLimits* adaptive() const { return adaptive_.get(); }
     Isolation* isolation() const { return isolation_.get(); }
     Providers* providers() const { return providers_.get(); }
+    // The number of queue `q`'s provider (0: none), for sender limits per
+    // provider (core::Driver::queue_provider).
+    uint32_t provider_number(const core::Queue& q) const {
+        return providers_ ? providers_->number_of(q) : 0;
+    }
     const ReplyActions* reply_actions() const { return actions_.get(); }
     // The MX lookups' counters, when providers follow MX records.
     std::optional<MxResolverStats> mx_stats() const;
@@ -94,6 +101,7 @@ class Features {
     asio::io_context& io_;
     const conf::QmgrParams& params_;
     const WallClock& clock_;
+    core::Scheduler& sched_;
     CoreRequests& requests_;
     const queuefile::ActiveQueue& store_;
     // cqmgr_adaptive_limit_transports: made only when the list is not empty.

@@ -92,7 +92,10 @@ class Intake {
     // The sender limits' tables (cqmgr_sender_limits, opened before the
     // jail): each message claimed from now on is given its sender group.
     void use_senders(SenderGroups tables) { senders_ = std::move(tables); }
+    // The sender groups (for explain).
     const SenderGroups& senders() const { return senders_; }
+    // The name of sender group `g` ("" for none; SenderGroups::name_of).
+    const std::string& sender_group_name(core::SenderGroup g) const { return senders_.name_of(g); }
     // Messages whose recipients reached the scheduler, the one being
     // assigned now included.  Stock reads, resolves and assigns a message
     // before it takes the next, so this is the active queue's size as stock

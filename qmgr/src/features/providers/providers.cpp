@@ -15,6 +15,13 @@ const std::string* Providers::provider_of(const std::string& transport,
     return it == member_.end() ? nullptr : &it->second.provider;
 }
 
+uint32_t Providers::number_of(const core::Queue& q) const {
+    const std::string* p = provider_of(q.transport->name, q.name);
+    if (!p) return 0;
+    auto it = numbers_.find(*p);
+    return it == numbers_.end() ? 0 : it->second;
+}
+
 std::optional<std::string> Providers::mx_domain(const std::string& name) {
     if (name.empty() || name.front() == '[') return std::nullopt;
     std::string domain = name.substr(0, name.find(':'));
@@ -28,6 +35,7 @@ void Providers::queue_born(const core::Queue& q, std::optional<int>&) {
         std::string key = key_of(transport, q.name);
         member_[key] = {*p, true};
         by_provider_[*p].emplace(transport, q.name);
+        numbers_.try_emplace(*p, static_cast<uint32_t>(numbers_.size() + 1));
         return;
     }
     if (!mx_) return;
@@ -92,6 +100,7 @@ void Providers::set_member(const std::string& transport, const std::string& queu
         member_[key] = {provider, false};
     }
     by_provider_[provider].emplace(transport, queue);
+    numbers_.try_emplace(provider, static_cast<uint32_t>(numbers_.size() + 1));
 }
 
 void Providers::queue_freed(const core::Queue& q) {

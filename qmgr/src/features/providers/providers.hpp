@@ -46,6 +46,10 @@ class Providers : public DeliveryObserver {
 
     // The provider of queue `queue` of `transport`, or nullptr.
     const std::string* provider_of(const std::string& transport, const std::string& queue) const;
+    // The number of the provider of queue `q` (0: none), for the
+    // scheduler's sender limits per provider (Driver::queue_provider):
+    // each provider has one for the daemon's life.
+    uint32_t number_of(const core::Queue& q) const;
     // Every provider with members, and its members (transport, queue), in
     // order.
     using Members = std::set<std::pair<std::string, std::string>>;
@@ -84,6 +88,8 @@ class Providers : public DeliveryObserver {
         bool listed = false;
     };
     std::unordered_map<std::string, Membership> member_;
+    // Each provider's number (number_of), given as it first has a member.
+    std::unordered_map<std::string, uint32_t> numbers_;
     std::map<std::string, Members> by_provider_;
     // Queues waiting for their MX answer, by key: the lookup's number (an
     // answer for a queue since freed and born again is not its own).

@@ -54,9 +54,12 @@ class SenderGroups {
     core::SenderGroup group(std::string_view sender, core::Scheduler& sched);
     // How many groups have a number.
     size_t groups() const { return numbers_.size(); }
-    // The name of group `g` ("": none has that number).
-    std::string name(core::SenderGroup g) const {
-        return g > 0 && g <= names_.size() ? names_[g - 1] : std::string();
+    // The name of group `g` (the key that answered: a sender address or
+    // domain), "" for none or a number not given: the reply rules' sender
+    // scopes (ReplyActions::Scopes::sender_group).
+    const std::string& name_of(core::SenderGroup g) const {
+        static const std::string none;
+        return g == 0 || g > names_.size() ? none : names_[g - 1];
     }
 
   private:

@@ -69,6 +69,15 @@ class Driver {
         (void)q;
         return std::nullopt;
     }
+    // A queue was created while some sender group's limit is counted per
+    // provider (SenderPer::provider): the provider it belongs to, as a
+    // small number of the driver's (0: none; sender_scope_key).  The driver
+    // changes it later with Scheduler::set_queue_provider().  Called after
+    // queue_gate().
+    virtual uint32_t queue_provider(const Queue& q) {
+        (void)q;
+        return 0;
+    }
     // Queue `q` is about to be freed (nothing left in it), by whatever
     // path: a delivery's end, its revival or rate-delay timer, a flush.
     // What the driver keeps for it (its gate, what it keeps by Queue::slot)
@@ -216,6 +225,13 @@ class Scheduler {
     // scheduler's life (another limit for the same group panics).  A
     // group whose limit limits nothing is no group.
     void set_sender_limit(SenderGroup g, const SenderLimit& limit);
+    // Queue `q` now belongs to provider `provider` (the driver's number; 0:
+    // none), the scope of the sender limits counted per provider: its
+    // groups' mail there counts, from now on, in the load of the new
+    // scope, and takes its deliveries in flight with it (the new scope's
+    // concurrency may be exceeded until they end).  Nothing changes while
+    // no group's limit is per provider.
+    void set_queue_provider(Queue& q, uint32_t provider);
 
     // ---- dead destinations, flushes, memory ----
     // Declares queue `q` dead until `until` with `dsn`, as if it had failed

@@ -1,14 +1,15 @@
 // Sender groups (cqmgr_sender_limits): the limits one sender's mail has on
-// one destination, whatever other senders' mail does there.
+// one destination or provider, whatever other senders' mail does there.
 //
 // The daemon gives a message a group (a small number; 0 is none) when it
 // takes the message in, and tells the scheduler the group's limit once
 // (Scheduler::set_sender_limit).  The scheduler keeps, per transport, one
 // SenderLoad for each group and scope with mail (the scope of a queue is
-// given by sender_scope_key(): for now the destination itself), which
-// counts the group's entries waiting and in delivery there, and the state
-// of its rate.  A job whose group is at its limit on a queue is passed over
-// in the job walk and in the search for a preempting job, as a job whose
+// the destination itself, or with a limit per provider the queue's
+// provider, which the driver tells: sender_scope_key()), which counts the
+// group's deliveries there and the state of its rate, and one SenderPart
+// per group and queue with the group's waiting entries.  A job whose group is at its limit on a
+// queue is passed over in the job walk and in the search for a preempting job, as a job whose
 // queues are all at their windows is, while other senders' jobs for the
 // same queue go ahead (sender.cpp).
 #pragma once
@@ -22,9 +23,8 @@ namespace cqmgr::core {
 using SenderGroup = uint16_t;
 
 // What a sender limit counts across: one destination (queue), or every
-// destination of a provider.  Providers group destinations elsewhere;
-// until the scheduler knows them, a provider's scope is its destination
-// (sender_scope_key).
+// destination of a provider on the transport (Queue::provider; a queue
+// outside every provider is counted on its own).
 enum class SenderPer : uint8_t { destination, provider };
 
 // The limit of one sender group, as cqmgr_sender_limits gives it:

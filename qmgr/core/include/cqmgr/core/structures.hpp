@@ -219,8 +219,8 @@ struct Peer : Pooled<Peer> {
     Job* job = nullptr;
     Queue* queue = nullptr;
     int refcount = 0; // entries of this peer, todo or busy
-    // Its job's sender group's load on its queue (SenderBook::at), 0 for
-    // none: mail of no limited group.
+    // Its job's sender group's part on its queue (SenderBook::part), 0
+    // for none: mail of no limited group.
     uint32_t sender = 0;
     List<Entry, &Entry::peer_hook> entries; // todo entries
     // Its only waiting entry, while that entry is not full and the
@@ -231,20 +231,18 @@ struct Peer : Pooled<Peer> {
 };
 
 // One sender group's mail in one scope of a transport (sender.cpp): what
-// it has waiting and in delivery there, and the state of its rate.  Owned
-// by the transport's SenderBook; it lives while the group has a peer
-// there, and after that while its rate still remembers recent starts.
-// The scope is the destination (sender_scope_key), so that all its peers
-// are on one queue.
+// it has in delivery there, and the state of its rate.  Owned by the
+// transport's SenderBook; it lives while the group has mail on a queue of
+// the scope (a SenderPart), and after that while its rate still remembers
+// recent starts.  The scope is the group's limit's (SenderLimit::per): one
+// destination, or every queue of one provider (Queue::provider;
+// sender_scope_key).
 struct SenderLoad {
     SenderGroup group = 0;
-    SenderLimit limit;      // the group's (fixed once set)
-    std::string key;        // its key in SenderBook::by_key
-    Queue* queue = nullptr; // the queue its peers are on; null while it has none
-    int peers = 0;          // peers of the group's jobs there
-    int todo = 0;           // waiting entries, those held for a refill included
-    int held = 0;           // waiting entries held back for a refill
-    int busy = 0;           // entries in delivery
+    SenderLimit limit; // the group's (fixed once set)
+    std::string key;   // its key in SenderBook::by_key
+    int parts = 0;     // its parts: the queues where the group has mail
+    int busy = 0;      // entries in delivery, on all its parts
     // The rate, a local GCRA (cluster/gcra.hpp's arithmetic on the core's
     // clock): the theoretical arrival time of the next start, in seconds
     // (0: fresh), and how many starts it allowed when last asked (after
@@ -256,30 +254,54 @@ struct SenderLoad {
     // A job was passed over for it since it last gained room: when it
     // gains some, its transport's blockers go (Senders::ended).
     bool blocked = false;
-    Hook queue_hook; // on queue->senders while it has peers
+    // A queue that joined its provider brought deliveries in flight
+    // beyond the concurrency (Senders::rescope): allowed until they end.
+    bool over = false;
+    // select_transport()'s pass that last counted room of it, and how
+    // much it counted (Senders::lend): a load of several queues has its
+    // room once, not once per queue.
+    uint32_t pass = 0;
+    int lent = 0;
 
     // How many more deliveries may start now within the limit.
     int room() const {
         int r = limit.concurrency > 0 ? limit.concurrency - busy : INT_MAX;
         return limit.rate_count > 0 && rate_room < r ? rate_room : r;
     }
-    // Waiting entries, not held back, that the limit stops now.
-    int stopped() const {
-        int r = room();
+};
+
+// One sender group's mail on one queue: its part of the group's load in
+// the queue's scope (sender.cpp).  Owned by the transport's SenderBook; it
+// lives while the group has a peer on the queue.
+struct SenderPart {
+    uint32_t number = 0;    // its own (SenderBook::part)
+    uint32_t load = 0;      // its load (SenderBook::at)
+    Queue* queue = nullptr; // the queue its peers are on
+    int peers = 0;          // peers of the group's jobs there
+    int todo = 0;           // waiting entries, those held for a refill included
+    int held = 0;           // waiting entries held back for a refill
+    int busy = 0;           // entries in delivery
+    Hook queue_hook;        // on queue->senders
+
+    // Waiting entries, not held back, that a load with room `room` stops.
+    int stopped(int room) const {
         int ready = todo - held;
-        return r <= 0 ? ready : ready > r ? ready - r : 0;
+        return room <= 0 ? ready : ready > room ? ready - room : 0;
     }
 };
 
-// A transport's sender loads: by number (Peer::sender - 1, reused once
-// freed) and by key.  Empty while no message of a limited group has mail
-// for the transport.
+// A transport's sender loads and parts: by number (reused once freed;
+// Peer::sender is a part's), and the loads by key too.  Empty while no
+// message of a limited group has mail for the transport.
 struct SenderBook {
     std::vector<std::unique_ptr<SenderLoad>> loads; // null: free
-    std::vector<uint32_t> free;                     // free numbers
+    std::vector<uint32_t> free;                     // free load numbers
     std::unordered_map<std::string, uint32_t> by_key;
+    std::vector<std::unique_ptr<SenderPart>> parts; // null: free
+    std::vector<uint32_t> free_parts;               // free part numbers
 
     SenderLoad& at(uint32_t number) const { return *loads[number - 1]; }
+    SenderPart& part(uint32_t number) const { return *parts[number - 1]; }
 };
 
 struct Queue {
@@ -292,10 +314,10 @@ struct Queue {
     int urgent_todo = 0; // todo entries of urgent messages (held ones too)
     int window = 0;      // 0 = dead ("throttled")
     // Sender groups (sender.cpp): waiting entries of limited groups (held
-    // ones too; in the word the window leaves), and the loads of the groups
+    // ones too; in the word the window leaves), and the parts of the groups
     // here.
     int sender_todo = 0;
-    UncountedList<SenderLoad, &SenderLoad::queue_hook> senders;
+    UncountedList<SenderPart, &SenderPart::queue_hook> senders;
     double success = 0, failure = 0, fail_cohorts = 0;
     std::optional<Dsn> dsn; // why it is dead
     unsigned blocker_tag = 0;
@@ -312,6 +334,11 @@ struct Queue {
     // keeps its own per-queue data in a vector indexed by it, so that a
     // delivery does not look it up by name.
     uint32_t slot = 0;
+    // The provider it belongs to, as the driver tells it (a small number
+    // of its own; 0: none): the scope of sender limits counted per
+    // provider (sender_scope_key).  Set only while some sender group's
+    // limit is per provider.
+    uint32_t provider = 0;
     Hook transport_hook; // on transport->queues_rr
 
     // Live (not dead) and not pausing for the destination rate delay.
