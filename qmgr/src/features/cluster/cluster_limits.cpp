@@ -32,7 +32,7 @@ ClusterLimits::ClusterLimits(asio::io_context& io, const conf::QmgrParams& param
                              core::Scheduler& sched, Scoping scoping)
     : io_(io), params_(params), tables_(std::move(tables)), sched_(sched),
       scoping_(std::move(scoping)), renewal_(io), hold_timer_(io) {
-    active_ = !tables_.rates.empty() || !tables_.concurrency.empty() ||
+    active_ = !tables_.rates.empty() || !tables_.concurrency.empty() || scoping_.learned ||
               (scoping_.dead_marks && !params.cqmgr_redis_server.empty());
     lease_ms_ = static_cast<double>(params.cqmgr_cluster_lease_time) * 1000;
     lease_prefix_ = params.myhostname + "/" + std::to_string(::getpid()) + "/";
@@ -118,6 +118,7 @@ ClusterLimits::Gate* ClusterLimits::make_gate(const core::Queue& q) {
                           &cluster::parse_concurrency, g->lease_scope))
         g->limit = *n;
     g->rate = limit_of(scoping_.rate_param, tables_.rates, &cluster::parse_rate, g->rate_scope);
+    if (!learned_.empty() && scoping_.keys) narrow_by_learned(*g);
     // With Redis there, nothing starts before its dead mark is read (one
     // round trip, or the deadline).
     g->mark_pending = scoping_.dead_marks && rate_shared();
@@ -130,6 +131,26 @@ ClusterLimits::Gate* ClusterLimits::make_gate(const core::Queue& q) {
     Gate* made = gates_.emplace(key, std::move(g)).first->second.get();
     if (made->limit > 0) scope_gates_[made->lease_scope].push_back(made);
     return made;
+}
+
+void ClusterLimits::set_learned(const std::string& key, const core::LearnedLimit& limit) {
+    if (limit.any())
+        learned_[key] = limit;
+    else
+        learned_.erase(key);
+}
+
+void ClusterLimits::narrow_by_learned(Gate& g) {
+    std::vector<std::string> keys = scoping_.keys(g.transport, g.queue);
+    if (keys.empty()) return;
+    auto it = learned_.find(keys.front());
+    if (it == learned_.end()) return;
+    ScopeLimits s = narrowed_by_learned({g.limit, g.rate}, it->second);
+    std::string own = scoping_.scope_prefix + keys.front();
+    if (s.concurrency != g.limit && g.lease_scope.empty()) g.lease_scope = own;
+    if (s.rate != g.rate && g.rate_scope.empty()) g.rate_scope = own;
+    g.limit = s.concurrency;
+    g.rate = s.rate;
 }
 
 void ClusterLimits::set_gated(const core::Queue& q, bool on) {
