@@ -232,6 +232,22 @@ TEST(ProviderLearning, AForgottenLimitLeavesNoGate) {
     EXPECT_FALSE(h.queue("d2.example").limits.gate);
 }
 
+TEST(ProviderLearning, AKeptLimitIsTakenUpOnlyWithTheProviderScope) {
+    asio::io_context io;
+    Host h(io, "provider");
+    // From the state store at start: held by the members' gates at birth.
+    int64_t now = h.clock.now();
+    EXPECT_TRUE(h.adaptive.restore(big, {3, 0}, now - 60, h.clock.now_ms()));
+    EXPECT_EQ(h.adaptive.group_limit(big), (core::LearnedLimit{3, 0}));
+    h.mail(10, "d1.example");
+    EXPECT_EQ(h.queue("d1.example").limits.gate, 3);
+    // With the destination scope a provider's limit is not taken up (nor
+    // set on a queue of that name).
+    Host d(io, "destination");
+    EXPECT_FALSE(d.adaptive.restore(big, {3, 0}, now - 60, d.clock.now_ms()));
+    EXPECT_TRUE(d.sched.limits().learned().empty());
+}
+
 TEST(ProviderLearning, WithTheDestinationScopeEachQueueLearnsAlone) {
     asio::io_context io;
     Host h(io, "destination");

@@ -22,11 +22,6 @@ std::string ProviderScope::provider_in(const core::AdminTarget& target) {
     return target.queue.substr(group_prefix.size());
 }
 
-ProviderScope::Group* ProviderScope::find(const core::AdminTarget& target) {
-    auto it = groups_.find({target.transport, provider_in(target)});
-    return it == groups_.end() ? nullptr : &it->second;
-}
-
 void ProviderScope::place(const core::Queue& q) {
     if (!covers_(*q.transport)) return;
     const std::string* provider = providers_.provider_of(q.transport->name, q.name);

@@ -46,8 +46,6 @@ class ProviderScope : public DeliveryObserver {
     Group* group(const core::Queue& q) const {
         return q.slot < by_slot_.size() ? by_slot_[q.slot] : nullptr;
     }
-    // The group named `target` (target_of()), or nullptr.
-    Group* find(const core::AdminTarget& target);
     // Queue `q` joined a provider after its birth (the providers' listener).
     void joined(const core::Queue& q);
 
