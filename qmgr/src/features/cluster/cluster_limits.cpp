@@ -133,26 +133,6 @@ ClusterLimits::Gate* ClusterLimits::make_gate(const core::Queue& q) {
     return made;
 }
 
-void ClusterLimits::set_learned(const std::string& key, const core::LearnedLimit& limit) {
-    if (limit.any())
-        learned_[key] = limit;
-    else
-        learned_.erase(key);
-}
-
-void ClusterLimits::narrow_by_learned(Gate& g) {
-    std::vector<std::string> keys = scoping_.keys(g.transport, g.queue);
-    if (keys.empty()) return;
-    auto it = learned_.find(keys.front());
-    if (it == learned_.end()) return;
-    ScopeLimits s = narrowed_by_learned({g.limit, g.rate}, it->second);
-    std::string own = scoping_.scope_prefix + keys.front();
-    if (s.concurrency != g.limit && g.lease_scope.empty()) g.lease_scope = own;
-    if (s.rate != g.rate && g.rate_scope.empty()) g.rate_scope = own;
-    g.limit = s.concurrency;
-    g.rate = s.rate;
-}
-
 void ClusterLimits::set_gated(const core::Queue& q, bool on) {
     if (q.slot >= gated_.size()) {
         if (!on) return;

@@ -62,12 +62,6 @@
 // deliveries it has in flight, so that it starts nothing more until the
 // new scope has room for those as well.
 //
-// With the adaptive limits' provider scope (Scoping::learned), what a
-// provider's members learned together narrows their gates (set_learned()):
-// a concurrency cap across the members is the one bound that holds the
-// receiver's count of them, where a cap on each member would allow the
-// cap times the members.
-//
 // Without Redis, a scope's limit is kept on this host's own count; every
 // start or end there re-applies the gates of all the scope's queues (a
 // gate's room depends on its siblings' deliveries).  A queue no gate
@@ -131,9 +125,7 @@ class ClusterLimits : public DeliveryObserver {
         std::string scope_prefix;
         // Shared dead marks (the destination limits only).
         bool dead_marks = true;
-        // Limits learned per scope may narrow the tables' (set_learned():
-        // the adaptive limits' provider scope); the instance is active
-        // without a table then.
+        // Learned limits narrow the tables' (set_learned()); active then.
         bool learned = false;
     };
     // The providers' scoping: members of a provider of `providers`, keyed
@@ -169,12 +161,8 @@ class ClusterLimits : public DeliveryObserver {
     // the leases it holds there.
     int scope_busy(const std::string& scope) const;
     int scope_leases(const std::string& scope) const;
-    // What the adaptive limits learned for the queues whose first key
-    // (Scoping::keys) is `key` (nothing learned: !limit.any()): it narrows
-    // their gates made from now on (narrowed_by_learned()), in the table's
-    // scope, or in scope_prefix + `key` where the tables have no limit.
-    // The queues that have a gate already are scoped again by the caller
-    // (rescope()).
+    // A limit learned for the queues whose first key is `key` narrows their
+    // gates made from now on (narrow_by_learned()); the caller rescope()s.
     void set_learned(const std::string& key, const core::LearnedLimit& limit);
     // Queue `q`'s scopes may have changed (its provider membership did):
     // its gate goes, with its leases, and a new one is made that counts
@@ -243,8 +231,7 @@ class ClusterLimits : public DeliveryObserver {
     Gate* gate_for(const std::string& key, uint64_t id);
     // Makes the gate of queue `q` if some limit covers it (nullptr: none).
     Gate* make_gate(const core::Queue& q);
-    // Narrows the tables' limits of gate `g` by what was learned for its
-    // first key (set_learned()).
+    // Narrows `g`'s limits by what was learned for its first key.
     void narrow_by_learned(Gate& g);
     // The values in `table` for `transport`/`queue`: the key that matched,
     // and the value.
@@ -353,8 +340,7 @@ class ClusterLimits : public DeliveryObserver {
     std::string lease_prefix_;
     uint64_t lease_seq_ = 0;
     bool adopting_ = false; // declaring a queue dead from a mark: not published again
-    // By first key: what was learned there (set_learned()).
-    std::unordered_map<std::string, core::LearnedLimit> learned_;
+    std::unordered_map<std::string, core::LearnedLimit> learned_; // by first key
     // The gate key of the delivery whose end is being reported (kept for
     // its capacity: no allocation per delivery).
     std::string ending_;
