@@ -69,6 +69,15 @@ void check_dns_servers(const MainCf& cf, const std::string& name, const std::str
     }
 }
 
+// Stops on a cqmgr_adaptive_limit_scope that is neither "destination" nor
+// "provider", as a bad number does.
+void check_adaptive_limit_scope(const MainCf& cf, const std::string& name,
+                                const std::string& value) {
+    if (value != "destination" && value != "provider")
+        throw ConfigError(cf.where(name), "invalid " + name + " parameter value \"" + value +
+                                              "\" (expected destination or provider)");
+}
+
 constexpr auto kCqmgr = std::to_array<ParamSpec>({
     C("cqmgr_control_socket", T::String, control::default_socket_path, 0, 0,
       "the control socket; empty: off")
@@ -92,6 +101,10 @@ constexpr auto kCqmgr = std::to_array<ParamSpec>({
         .to(&Q::cqmgr_adaptive_forget_time),
     C("cqmgr_adaptive_rate_margin", T::Int, "10", 0, 99, "percent kept below a learned rate")
         .to(&Q::cqmgr_adaptive_rate_margin),
+    C("cqmgr_adaptive_limit_scope", T::String, "destination", 0, 0,
+      "what a learned limit covers: destination or provider")
+        .to(&Q::cqmgr_adaptive_limit_scope)
+        .checked(check_adaptive_limit_scope),
     C("cqmgr_reply_actions", T::String, "", 0, 0, "reply rules that act; empty: off")
         .to(&Q::cqmgr_reply_actions),
     C("cqmgr_backoff_jitter", T::Int, "0", 0, 100, "percent of random retry offset")

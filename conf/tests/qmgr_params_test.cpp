@@ -237,6 +237,12 @@ TEST(QmgrParams, AdaptiveAndJitterParameters) {
               "invalid cqmgr_backoff_jitter parameter value 101 > 100");
     EXPECT_EQ(fatal("cqmgr_backoff_jitter = -5\n"),
               "invalid cqmgr_backoff_jitter parameter value -5 < 0");
+    EXPECT_EQ(q.cqmgr_adaptive_limit_scope, "destination");
+    EXPECT_EQ(load("cqmgr_adaptive_limit_scope = provider\n").cqmgr_adaptive_limit_scope,
+              "provider");
+    EXPECT_EQ(fatal("cqmgr_adaptive_limit_scope = domain\n"),
+              "invalid cqmgr_adaptive_limit_scope parameter value \"domain\" (expected "
+              "destination or provider)");
 }
 
 TEST(QmgrParams, PriorityLaneParameters) {

@@ -78,5 +78,22 @@ TEST(ClusterGate, LeasesKeptForDeliveriesAndTheNextOne) {
     EXPECT_EQ(leases_to_keep(GateCounts{}, false), 0);
 }
 
+TEST(ClusterGate, ALearnedLimitNarrowsTheTables) {
+    // Nothing learned: the table's limits.
+    ScopeLimits table{.concurrency = 10, .rate = cluster::RateSpec{60, 60'000, 60}};
+    EXPECT_EQ(narrowed_by_learned(table, {}), table);
+    // A learned cap under the table's lowers it; above it, changes nothing.
+    EXPECT_EQ(narrowed_by_learned(table, {4, 0}).concurrency, 4);
+    EXPECT_EQ(narrowed_by_learned(table, {12, 0}).concurrency, 10);
+    EXPECT_EQ(narrowed_by_learned(table, {4, 0}).rate, table.rate);
+    // Without a table, the learned cap alone.
+    EXPECT_EQ(narrowed_by_learned({}, {3, 0}), (ScopeLimits{3, std::nullopt}));
+    // A pause: one at a time, a start per pause at most (a slower pace
+    // than the table's), or the table's where it is slower.
+    EXPECT_EQ(narrowed_by_learned(table, {0, 5}), (ScopeLimits{1, cluster::RateSpec{1, 5000, 1}}));
+    ScopeLimits slow{.rate = cluster::RateSpec{1, 10'000, 1}};
+    EXPECT_EQ(narrowed_by_learned(slow, {0, 5}), (ScopeLimits{1, slow.rate}));
+}
+
 } // namespace
 } // namespace cqmgr::qmgr

@@ -96,6 +96,17 @@ TEST_F(SelfCheck, BadValueOfACqmgrParameter) {
     EXPECT_TRUE(has_error(f, "cqmgr_backoff_jitter")) << text(f);
 }
 
+TEST_F(SelfCheck, ProviderScopeWithoutProviders) {
+    Instance in;
+    in.main_cf("cqmgr_adaptive_limit_transports = smtp\ncqmgr_adaptive_limit_scope = provider\n");
+    auto f = in.check();
+    ASSERT_EQ(f.size(), 1u) << text(f);
+    EXPECT_FALSE(f[0].error);
+    EXPECT_NE(f[0].text.find("cqmgr_adaptive_limit_scope = provider has no effect"),
+              std::string::npos)
+        << text(f);
+}
+
 TEST_F(SelfCheck, ReplyRuleWhoseResultIsNoAction) {
     Instance in;
     std::ofstream(in.dir + "/conf/reply_actions")

@@ -47,6 +47,9 @@ struct DeliveryEvent {
     // -1: not taken).
     int64_t defer_mark = 0;
     int64_t started_ms = -1;
+    // With the adaptive limits' provider scope, for a member: its group's
+    // deliveries in flight when it was sent, itself included (0: none).
+    int group_busy_at_start = 0;
 
     // ---- at the end ----
     // The outcome, as the scheduler is given it.  An observer may set

@@ -5,6 +5,7 @@
 #include "destination_state.hpp"
 #include "explain_features.hpp"
 #include "learned_state.hpp"
+#include "provider_gates.hpp"
 #include "provider_scopes.hpp"
 #include "rule_state.hpp"
 #include "sender_groups.hpp"
@@ -16,6 +17,14 @@ namespace {
 // Where a message's defer log is, for the features that read it.
 std::function<std::string(const std::string&)> defer_log_path(const queuefile::ActiveQueue& s) {
     return [&s](const std::string& id) { return s.path("defer", id); };
+}
+
+// The providers' limits' scoping; with `learned`, what the adaptive
+// limits learn per provider narrows their gates.
+ClusterLimits::Scoping provider_scoping(const Providers* providers, bool learned) {
+    ClusterLimits::Scoping s = ClusterLimits::provider_scoping(providers);
+    s.learned = learned;
+    return s;
 }
 
 } // namespace
@@ -34,16 +43,35 @@ Features::Features(asio::io_context& io, const conf::QmgrParams& params, const W
       providers_(tables.provider_maps.empty()
                      ? nullptr
                      : std::make_unique<Providers>(io, std::move(tables.provider_maps), sched)),
+      provider_scope_(adaptive_ && providers_ && params.cqmgr_adaptive_limit_scope == "provider"
+                          ? std::make_unique<ProviderScope>(
+                                *providers_, [a = adaptive_.get()](
+                                                 const core::Transport& t) { return a->covers(t); })
+                          : nullptr),
       provider_limits_(io, params,
                        ClusterLimits::Tables::of(std::move(tables.provider_rates),
                                                  std::move(tables.provider_concurrency)),
-                       sched, ClusterLimits::provider_scoping(providers_.get())),
-      limits_(io, params, std::move(tables), sched) {}
+                       sched, provider_scoping(providers_.get(), provider_scope_ != nullptr)),
+      limits_(io, params, std::move(tables), sched) {
+    if (provider_scope_)
+        adaptive_->use_provider_scope(
+            provider_scope_.get(), [this](const std::string& transport, const std::string& provider,
+                                          const core::LearnedLimit& limit) {
+                provider_learned(transport, provider, limit);
+            });
+}
+
+void Features::provider_learned(const std::string& transport, const std::string& provider,
+                                const core::LearnedLimit& limit) {
+    learned_to_provider_gates(provider_limits_, *providers_, sched_, transport, provider, limit);
+}
 
 void Features::add_observers(DeliveryObservers& observers) {
     observers.add(adaptive_.get());
     observers.add(isolation_.get());
     observers.add(providers_.get());
+    // After the providers, whose membership it reads at a queue's birth.
+    observers.add(provider_scope_.get());
     if (limits_.active()) observers.add(&limits_);
     if (!providers_) return;
     const bool limits = provider_limits_.active();
@@ -57,6 +85,7 @@ void Features::add_observers(DeliveryObservers& observers) {
     }
     // Told outside the scheduler's callbacks (Providers::answered).
     providers_->set_listener([this, limits](const core::Queue& q) {
+        if (provider_scope_) provider_scope_->joined(q);
         if (limits) provider_limits_.rescope(q);
         if (core::Queue* mine = sched_.find_queue(q.transport->name, q.name))
             sched_.set_queue_provider(*mine, providers_->number_of(q));

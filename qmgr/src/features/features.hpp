@@ -19,6 +19,7 @@
 #include "mx_channel.hpp"
 #include "mx_provider_source.hpp"
 #include "mx_resolver.hpp"
+#include "provider_scope.hpp"
 #include "providers.hpp"
 #include "regex_table.hpp"
 #include "reply_actions.hpp"
@@ -97,6 +98,11 @@ class Features {
   private:
     // Wires the rules' actions to the control commands, when both exist.
     void wire_actions();
+    // A provider's learned limit on `transport` (the adaptive limits'
+    // provider scope) goes to the providers' gates: kept for its members
+    // born from now on, and each member there now is scoped again.
+    void provider_learned(const std::string& transport, const std::string& provider,
+                          const core::LearnedLimit& limit);
 
     asio::io_context& io_;
     const conf::QmgrParams& params_;
@@ -111,6 +117,9 @@ class Features {
     // cqmgr_provider_maps: made only when it names a table; before the
     // limits, which take their tables from the constructor's argument.
     std::unique_ptr<Providers> providers_;
+    // cqmgr_adaptive_limit_scope = provider, with adaptive limits and
+    // providers: which group each member queue learns with.
+    std::unique_ptr<ProviderScope> provider_scope_;
     // The providers' limits (ClusterLimits::provider_scoping).
     ClusterLimits provider_limits_;
     ClusterLimits limits_;

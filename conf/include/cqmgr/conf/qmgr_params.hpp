@@ -144,6 +144,10 @@ struct QmgrParams {
     int64_t cqmgr_adaptive_probe_time{};
     int64_t cqmgr_adaptive_forget_time{};
     int64_t cqmgr_adaptive_rate_margin{}; // percent
+    // What one learned limit covers: "destination" (each queue learns its
+    // own) or "provider" (the members of a provider on a transport learn
+    // one limit together, held across them by the providers' gate).
+    std::string cqmgr_adaptive_limit_scope;
     // Reply rules that act (docs/admin-guide.md): a pcre: or regexp:
     // table whose results are actions (suspend, throttle, rate, warn) with
     // a scope, a threshold and a duration; empty = off.

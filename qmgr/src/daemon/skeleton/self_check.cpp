@@ -191,6 +191,11 @@ std::vector<CheckFinding> self_check(const std::string& config_dir) {
         !cluster::parse_redis_target(params.cqmgr_redis_server))
         out.error("cqmgr_redis_server = " + params.cqmgr_redis_server +
                   ": not host:port, [ipv6]:port, unix:/path or sentinel:NAME@host:port,...");
+    // The daemon learns per destination then, as without the setting.
+    if (params.cqmgr_adaptive_limit_scope == "provider" &&
+        (params.cqmgr_adaptive_limit_transports.empty() || params.cqmgr_provider_maps.empty()))
+        out.warn("cqmgr_adaptive_limit_scope = provider has no effect without "
+                 "cqmgr_adaptive_limit_transports and cqmgr_provider_maps");
     if (!params.cqmgr_adaptive_limit_transports.empty() &&
         !params.cqmgr_adaptive_reply_rules.empty())
         RegexTable::open(params.cqmgr_adaptive_reply_rules, [&out](const std::string& w) {

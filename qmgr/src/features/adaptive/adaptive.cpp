@@ -30,12 +30,24 @@ AdaptiveSettings adaptive_settings(const conf::QmgrParams& p) {
     return s;
 }
 
+namespace {
+
+// The groups' settings: those of main.cf, without a slow start.
+AdaptiveSettings group_settings(const conf::QmgrParams& p) {
+    AdaptiveSettings s = adaptive_settings(p);
+    s.slow_start = false;
+    return s;
+}
+
+} // namespace
+
 AdaptiveLimits::AdaptiveLimits(const conf::QmgrParams& params, std::optional<RegexTable> rules,
                                core::Scheduler& sched, DeferLogPath defer_log_path)
     : transports_(params.cqmgr_adaptive_limit_transports.begin(),
                   params.cqmgr_adaptive_limit_transports.end()),
       classifier_(std::move(rules), [](const std::string& w) { log::warn(w); }),
-      policy_(adaptive_settings(params)), sched_(sched), defer_log_path_(std::move(defer_log_path)),
+      policy_(adaptive_settings(params)), group_policy_(group_settings(params)), sched_(sched),
+      defer_log_path_(std::move(defer_log_path)),
       forget_seconds_(params.cqmgr_adaptive_forget_time) {}
 
 int64_t AdaptiveLimits::defer_log_mark(const std::string& id) const {
@@ -56,10 +68,25 @@ AdaptiveLimits::defer_log_class(const core::Entry& e, int64_t mark) const {
     return best;
 }
 
+void AdaptiveLimits::use_provider_scope(ProviderScope* scope, GroupApplier apply) {
+    scope_ = scope;
+    group_applier_ = std::move(apply);
+}
+
+core::AdminTarget AdaptiveLimits::target_of(const core::Queue& q) const {
+    if (scope_)
+        if (const ProviderScope::Group* g = scope_->group(q)) return g->target;
+    return core::AdminTarget{q.transport->name, q.name};
+}
+
+AdaptivePolicy& AdaptiveLimits::policy_of(const core::AdminTarget& target) {
+    return ProviderScope::provider_in(target).empty() ? policy_ : group_policy_;
+}
+
 void AdaptiveLimits::started(const core::Entry& e, int busy, int64_t now_ms) {
     const core::Queue& q = *e.queue;
-    policy_.started(core::AdminTarget{q.transport->name, q.name}.text(), busy,
-                    q.transport->cfg.dest_concurrency_limit, now_ms);
+    core::AdminTarget target = target_of(q);
+    policy_of(target).started(target.text(), busy, q.transport->cfg.dest_concurrency_limit, now_ms);
 }
 
 void AdaptiveLimits::delivery_started(DeliveryEvent& ev) {
@@ -67,14 +94,23 @@ void AdaptiveLimits::delivery_started(DeliveryEvent& ev) {
     if (!covers(*e.queue->transport)) return;
     ev.defer_mark = defer_log_mark(e.message->id);
     ev.started_ms = ev.clock->now_ms();
-    started(e, ev.busy_at_start, ev.started_ms);
+    int busy = ev.busy_at_start;
+    if (ProviderScope::Group* g = scope_ ? scope_->group(*e.queue) : nullptr)
+        busy = ev.group_busy_at_start = ++g->busy;
+    started(e, busy, ev.started_ms);
 }
 
 void AdaptiveLimits::delivery_ended(DeliveryEvent& ev) {
     const core::Entry& e = *ev.entry;
     if (!covers(*e.queue->transport)) return;
-    ev.result.unseen = !delivered(e, ev.busy_at_start, ev.result, ev.clock->now_ms(), ev.defer_mark,
-                                  ev.started_ms);
+    int busy = ev.busy_at_start;
+    if (ProviderScope::Group* g = scope_ ? scope_->group(*e.queue) : nullptr) {
+        // A member now: counted in its group since it started or joined.
+        g->busy--;
+        if (ev.group_busy_at_start > 0) busy = ev.group_busy_at_start;
+    }
+    ev.result.unseen =
+        !delivered(e, busy, ev.result, ev.clock->now_ms(), ev.defer_mark, ev.started_ms);
 }
 
 bool AdaptiveLimits::delivered(const core::Entry& e, int busy_at_start,
@@ -93,9 +129,9 @@ bool AdaptiveLimits::delivered(const core::Entry& e, int busy_at_start,
         cls = found->first;
         words = found->second;
     }
-    core::AdminTarget target{q.transport->name, q.name};
+    core::AdminTarget target = target_of(q);
     std::string key = target.text();
-    auto change = policy_.delivery(key, cls, busy_at_start, now_ms, started_ms);
+    auto change = policy_of(target).delivery(key, cls, busy_at_start, now_ms, started_ms);
     if (!change) return true;
     targets_[key] = target;
     Cause cause;
@@ -107,21 +143,24 @@ bool AdaptiveLimits::delivered(const core::Entry& e, int busy_at_start,
 void AdaptiveLimits::sweep(int64_t now_ms) {
     if (now_ms - last_sweep_ms_ < 1000) return;
     last_sweep_ms_ = now_ms;
-    for (const auto& change : policy_.sweep(now_ms)) {
-        auto it = targets_.find(change.dest);
-        if (it == targets_.end()) continue;
-        core::AdminTarget target = it->second; // apply() may erase it
-        apply(change, target, nullptr);
-    }
+    for (AdaptivePolicy* policy : {&policy_, &group_policy_})
+        for (const auto& change : policy->sweep(now_ms)) {
+            auto it = targets_.find(change.dest);
+            if (it == targets_.end()) continue;
+            core::AdminTarget target = it->second; // apply() may erase it
+            apply(change, target, nullptr);
+        }
 }
 
 bool AdaptiveLimits::restore(const core::AdminTarget& target, const core::LearnedLimit& limit,
                              int64_t learned_at, int64_t now_ms, std::optional<Cause> cause) {
+    // A group's limit is taken up only with the provider scope on now.
+    bool group = !ProviderScope::provider_in(target).empty();
     if (!limit.any() || !transports_.contains(target.transport) ||
-        now_ms - learned_at * 1000 >= forget_seconds_ * 1000)
+        now_ms - learned_at * 1000 >= forget_seconds_ * 1000 || (group && !group_applier_))
         return false;
     std::string key = target.text();
-    policy_.restore(key, limit, learned_at * 1000);
+    policy_of(target).restore(key, limit, learned_at * 1000);
     targets_[key] = target;
     std::string what;
     if (limit.concurrency > 0) what = "concurrency limit " + std::to_string(limit.concurrency);
@@ -136,7 +175,10 @@ bool AdaptiveLimits::restore(const core::AdminTarget& target, const core::Learne
     log::info("cqmgr: " + key + ": learned " + what + " kept from the state store (learned " +
               std::to_string(std::max<int64_t>(now_ms / 1000 - learned_at, 0)) + "s ago" + from +
               ")");
-    sched_.set_limit(target, core::LimitChange::learned(limit));
+    if (group)
+        group_applier_(target.transport, ProviderScope::provider_in(target), limit);
+    else
+        sched_.set_limit(target, core::LimitChange::learned(limit));
     return true;
 }
 
@@ -178,7 +220,11 @@ void AdaptiveLimits::apply(const AdaptivePolicy::Change& change, const core::Adm
         causes_.erase(target);
     else if (cause)
         causes_[target] = *cause;
-    sched_.set_limit(target, core::LimitChange::learned(after));
+    if (std::string provider = ProviderScope::provider_in(target); !provider.empty()) {
+        if (group_applier_) group_applier_(target.transport, provider, after);
+    } else {
+        sched_.set_limit(target, core::LimitChange::learned(after));
+    }
     // A slow start's cap is no learned limit: restored after a restart it
     // would hold the queue at a count nothing refused.  The store keeps
     // what strikes and probes set, and nothing while a slow start runs.
@@ -191,11 +237,14 @@ void AdaptiveLimits::apply(const AdaptivePolicy::Change& change, const core::Adm
 }
 
 bool AdaptiveLimits::slow_start(const core::Queue& q) const {
-    return policy_.ramping(core::AdminTarget{q.transport->name, q.name}.text());
+    core::AdminTarget target = target_of(q);
+    const AdaptivePolicy& policy =
+        ProviderScope::provider_in(target).empty() ? policy_ : group_policy_;
+    return policy.ramping(target.text());
 }
 
 const AdaptiveLimits::Cause* AdaptiveLimits::cause(const core::Queue& q) const {
-    auto it = causes_.find(core::AdminTarget{q.transport->name, q.name});
+    auto it = causes_.find(target_of(q));
     return it == causes_.end() ? nullptr : &it->second;
 }
 

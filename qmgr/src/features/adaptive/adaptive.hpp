@@ -10,12 +10,21 @@
 // when recipients were deferred one by one (a 4xx to MAIL, RCPT or DATA;
 // the reply then has no text), the records the agent had appended to the
 // message's defer log during the delivery (defer_log.hpp).
+//
+// With the provider scope (cqmgr_adaptive_limit_scope = provider, and a
+// ProviderScope given), a queue that is a provider's member learns with
+// its group: the policy's destination is the group (transport and
+// "provider NAME"), its deliveries in flight are the group's, and what is
+// learned goes to the group's applier (the providers' gate: features.cpp)
+// instead of the queue's learned bound.  A group has no slow start: it
+// would gate every member of a provider that never refused anything.
 #pragma once
 
 #include "adaptive_policy.hpp"
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
 #include "delivery_observer.hpp"
+#include "provider_scope.hpp"
 #include "reply_class.hpp"
 
 #include <functional>
@@ -67,16 +76,28 @@ class AdaptiveLimits : public DeliveryObserver {
     void sweep(int64_t now_ms);
     // Sets who is told of changes (the destination state store).
     void observe(Observer observer) { observer_ = std::move(observer); }
+    // What applies a group's learned limit (empty: forgotten).
+    using GroupApplier =
+        std::function<void(const std::string& transport, const std::string& provider,
+                           const core::LearnedLimit& limit)>;
+    // Learns per provider for the members of `scope`'s groups (which
+    // outlives this), handing what is learned to `apply`.
+    void use_provider_scope(ProviderScope* scope, GroupApplier apply);
     // Takes up `limit`, learned for `target` at `learned_at` (Unix
     // seconds) by an earlier run from `cause` (if known), unless
     // `target`'s transport learns no limits now or the limit would be
     // forgotten by `now_ms`.  Whether it was taken up.
     bool restore(const core::AdminTarget& target, const core::LearnedLimit& limit,
                  int64_t learned_at, int64_t now_ms, std::optional<Cause> cause = std::nullopt);
-    // The reply that taught `q` its limit, if it has one.
+    // The reply that taught `q` its limit (its group's, for a member), if
+    // it has one.
     const Cause* cause(const core::Queue& q) const;
     // Whether `q`'s learned limit is a slow start's cap (nothing learned yet).
     bool slow_start(const core::Queue& q) const;
+    // What a group (target ProviderScope::target_of()) has learned.
+    core::LearnedLimit group_limit(const core::AdminTarget& target) const {
+        return group_policy_.limit(target.text());
+    }
     // The rules the replies are matched against (for its counters).
     const ReplyClassifier& classifier() const { return classifier_; }
 
@@ -93,13 +114,22 @@ class AdaptiveLimits : public DeliveryObserver {
     // (connection limit, rate limit, greylist, hard, other), or nothing.
     std::optional<std::pair<ReplyClass, core::Dsn>> defer_log_class(const core::Entry& e,
                                                                     int64_t mark) const;
-    // Logs `change` and hands it to the scheduler and the observer.
+    // Logs `change` and hands it to the scheduler (or, for a group, its
+    // applier) and the observer.
     void apply(const AdaptivePolicy::Change& change, const core::AdminTarget& target,
                const Cause* cause);
+    // The target queue `q` learns for: its group's, or its own.
+    core::AdminTarget target_of(const core::Queue& q) const;
+    // The policy that learns for `target` (a group's or a queue's).
+    AdaptivePolicy& policy_of(const core::AdminTarget& target);
 
     std::set<std::string> transports_;
     ReplyClassifier classifier_;
     AdaptivePolicy policy_;
+    // The groups' policy: the same settings, without a slow start.
+    AdaptivePolicy group_policy_;
+    ProviderScope* scope_ = nullptr;
+    GroupApplier group_applier_;
     core::Scheduler& sched_;
     DeferLogPath defer_log_path_;
     std::map<core::AdminTarget, Cause> causes_;

@@ -32,6 +32,16 @@ bool lease_wanted(const GateCounts& c, int window) {
            c.leases < window + c.closing && c.scope_leases < c.limit;
 }
 
+ScopeLimits narrowed_by_learned(ScopeLimits s, const core::LearnedLimit& learned) {
+    int cap = learned.rate_delay > 0 ? 1 : learned.concurrency;
+    if (cap > 0 && (s.concurrency == 0 || cap < s.concurrency)) s.concurrency = cap;
+    if (learned.rate_delay > 0) {
+        cluster::RateSpec pace{1, int64_t{learned.rate_delay} * 1000, 1};
+        if (!s.rate || pace.interval_ms() > s.rate->interval_ms()) s.rate = pace;
+    }
+    return s;
+}
+
 int leases_to_keep(const GateCounts& c, bool mail_waiting) {
     return c.busy + c.closing + (mail_waiting ? 1 : 0);
 }

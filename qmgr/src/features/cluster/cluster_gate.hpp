@@ -4,6 +4,9 @@
 // apart from the asynchronous plumbing so that it can be tested alone.
 #pragma once
 
+#include "cqmgr/cluster/rate_spec.hpp"
+#include "cqmgr/core/learned.hpp"
+
 #include <optional>
 
 namespace cqmgr::qmgr {
@@ -46,5 +49,17 @@ bool lease_wanted(const GateCounts& c, int window);
 // How many leases to keep: one per delivery in flight or closing, and one
 // for the next delivery while mail waits.
 int leases_to_keep(const GateCounts& c, bool mail_waiting);
+
+// A scope's limits from its table, narrowed by what the adaptive limits
+// learned for it (their provider scope): a learned concurrency cap lowers
+// the concurrency limit; a learned pause after each delivery becomes one
+// delivery at a time at most one start per pause (the provider's pace, as
+// a rate: a pause on each member would let every member go at that pace).
+struct ScopeLimits {
+    int concurrency = 0; // 0: none
+    std::optional<cluster::RateSpec> rate;
+    bool operator==(const ScopeLimits&) const = default;
+};
+ScopeLimits narrowed_by_learned(ScopeLimits table, const core::LearnedLimit& learned);
 
 } // namespace cqmgr::qmgr

@@ -32,7 +32,7 @@ ClusterLimits::ClusterLimits(asio::io_context& io, const conf::QmgrParams& param
                              core::Scheduler& sched, Scoping scoping)
     : io_(io), params_(params), tables_(std::move(tables)), sched_(sched),
       scoping_(std::move(scoping)), renewal_(io), hold_timer_(io) {
-    active_ = !tables_.rates.empty() || !tables_.concurrency.empty() ||
+    active_ = !tables_.rates.empty() || !tables_.concurrency.empty() || scoping_.learned ||
               (scoping_.dead_marks && !params.cqmgr_redis_server.empty());
     lease_ms_ = static_cast<double>(params.cqmgr_cluster_lease_time) * 1000;
     lease_prefix_ = params.myhostname + "/" + std::to_string(::getpid()) + "/";
@@ -118,6 +118,7 @@ ClusterLimits::Gate* ClusterLimits::make_gate(const core::Queue& q) {
                           &cluster::parse_concurrency, g->lease_scope))
         g->limit = *n;
     g->rate = limit_of(scoping_.rate_param, tables_.rates, &cluster::parse_rate, g->rate_scope);
+    if (!learned_.empty() && scoping_.keys) narrow_by_learned(*g);
     // With Redis there, nothing starts before its dead mark is read (one
     // round trip, or the deadline).
     g->mark_pending = scoping_.dead_marks && rate_shared();

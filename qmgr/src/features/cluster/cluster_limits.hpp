@@ -125,6 +125,8 @@ class ClusterLimits : public DeliveryObserver {
         std::string scope_prefix;
         // Shared dead marks (the destination limits only).
         bool dead_marks = true;
+        // Learned limits narrow the tables' (set_learned()); active then.
+        bool learned = false;
     };
     // The providers' scoping: members of a provider of `providers`, keyed
     // by transport:provider, then provider.
@@ -159,6 +161,9 @@ class ClusterLimits : public DeliveryObserver {
     // the leases it holds there.
     int scope_busy(const std::string& scope) const;
     int scope_leases(const std::string& scope) const;
+    // A limit learned for the queues whose first key is `key` narrows their
+    // gates made from now on (narrow_by_learned()); the caller rescope()s.
+    void set_learned(const std::string& key, const core::LearnedLimit& limit);
     // Queue `q`'s scopes may have changed (its provider membership did):
     // its gate goes, with its leases, and a new one is made that counts
     // its deliveries in flight.  Not from inside a scheduler callback.
@@ -226,6 +231,8 @@ class ClusterLimits : public DeliveryObserver {
     Gate* gate_for(const std::string& key, uint64_t id);
     // Makes the gate of queue `q` if some limit covers it (nullptr: none).
     Gate* make_gate(const core::Queue& q);
+    // Narrows `g`'s limits by what was learned for its first key.
+    void narrow_by_learned(Gate& g);
     // The values in `table` for `transport`/`queue`: the key that matched,
     // and the value.
     std::optional<std::pair<std::string, std::string>> lookup(const conf::LookupTables& table,
@@ -333,6 +340,7 @@ class ClusterLimits : public DeliveryObserver {
     std::string lease_prefix_;
     uint64_t lease_seq_ = 0;
     bool adopting_ = false; // declaring a queue dead from a mark: not published again
+    std::unordered_map<std::string, core::LearnedLimit> learned_; // by first key
     // The gate key of the delivery whose end is being reported (kept for
     // its capacity: no allocation per delivery).
     std::string ending_;

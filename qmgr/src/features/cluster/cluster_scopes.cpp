@@ -1,6 +1,6 @@
 // ClusterLimits' scopes (see cluster_limits.hpp): which table key covers a
-// queue, the providers' scoping, and a queue scoped again when its
-// provider changes.
+// queue, the providers' scoping, the limits learned per provider that
+// narrow it, and a queue scoped again when its provider changes.
 #include "cluster_limits_gate.hpp"
 #include "log.hpp"
 #include "providers.hpp"
@@ -47,6 +47,27 @@ ClusterLimits::Scoping ClusterLimits::provider_scoping(const Providers* provider
         return keys;
     };
     return s;
+}
+
+void ClusterLimits::set_learned(const std::string& key, const core::LearnedLimit& limit) {
+    if (limit.any())
+        learned_[key] = limit;
+    else
+        learned_.erase(key);
+}
+
+// In the table's scope, or else in scope_prefix + the first key.
+void ClusterLimits::narrow_by_learned(Gate& g) {
+    std::vector<std::string> keys = scoping_.keys(g.transport, g.queue);
+    if (keys.empty()) return;
+    auto it = learned_.find(keys.front());
+    if (it == learned_.end()) return;
+    ScopeLimits s = narrowed_by_learned({g.limit, g.rate}, it->second);
+    std::string own = scoping_.scope_prefix + keys.front();
+    if (s.concurrency != g.limit && g.lease_scope.empty()) g.lease_scope = own;
+    if (s.rate != g.rate && g.rate_scope.empty()) g.rate_scope = own;
+    g.limit = s.concurrency;
+    g.rate = s.rate;
 }
 
 void ClusterLimits::rescope(const core::Queue& q) {
