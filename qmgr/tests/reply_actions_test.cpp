@@ -161,8 +161,9 @@ TEST_F(Actions, ASuspensionAtItsThresholdHoldsTheDestination) {
 }
 
 TEST_F(ActionsBatch, WordsInTheDeferLogCountOncePerDelivery) {
-    // Entries of three recipients deferred one by one (no hop text).
-    auto busy = select("M", 9, 3);
+    // Entries of three recipients deferred one by one (no hop text); a
+    // fourth entry waits, so that the queue outlives the three deliveries.
+    auto busy = select("M", 12, 3);
     core::Queue& q = *busy[0]->queue;
     defer_record(999, "4.7.0", tss04); // another delivery's recipient
     defer_record(999, "4.7.0", tss04);
