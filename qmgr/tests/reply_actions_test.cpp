@@ -305,6 +305,23 @@ TEST_F(Actions, AProviderSuspensionFromOneMemberHoldsEveryMember) {
     EXPECT_TRUE(logs.has_part("(\"suspend provider after 3/10m for 1h\"): suspend for 3600s"))
         << logs.text();
     EXPECT_TRUE(logs.has_part("of smtp:provider yahoo")) << logs.text();
+    // One line for the provider, not one per member: a provider may have
+    // thousands, and a burst of lines fills a log socket.
+    auto count = [this](const std::string& part) {
+        int n = 0;
+        for (const std::string& l : logs.lines())
+            n += l.find(part) != std::string::npos;
+        return n;
+    };
+    EXPECT_EQ(count("reply rule"), 1) << logs.text();
+    EXPECT_TRUE(logs.has_part("cqmgr: smtp:provider yahoo: reply rule")) << logs.text();
+    EXPECT_TRUE(logs.has_part("of smtp:provider yahoo, 3 destinations, from")) << logs.text();
+    // At its time each member's ends; the provider's end is logged once.
+    for (const char* member : {"d.example", "e.example", "f.example"})
+        actions->expired({"smtp", member});
+    EXPECT_TRUE(actions->actives().empty());
+    EXPECT_EQ(count("ended at its time"), 1) << logs.text();
+    EXPECT_TRUE(logs.has_part("cqmgr: smtp:provider yahoo: reply rule")) << logs.text();
 }
 
 TEST_F(Actions, ResumeEndsWhatItCovers) {

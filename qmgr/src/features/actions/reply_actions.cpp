@@ -194,6 +194,12 @@ void ReplyActions::matched(size_t rule, const core::Entry& e, const std::string&
                   "\"): no bound per sender group; nothing done");
         return;
     }
+    // A scope of several queues is logged once, for the scope: a burst of
+    // one line per member would be noise, and a provider may have
+    // thousands.
+    const bool one_line =
+        targets.size() > 1 || (targets.size() == 1 && key != targets.front().text());
+    int started = 0;
     for (const core::AdminTarget& target : targets) {
         // The same rule again while its action is in force: nothing new.
         if (auto it = actives_.find(target); it != actives_.end() && it->second.rule == where)
@@ -207,21 +213,32 @@ void ReplyActions::matched(size_t rule, const core::Entry& e, const std::string&
         act.since = now_ms / 1000;
         act.until = a->duration_ms > 0 ? act.since + a->duration_seconds() : 0;
         act.deliveries = a->until_delivered;
-        start(std::move(act), key, words);
+        if (one_line) act.scope = key;
+        start(std::move(act), key, words, !one_line);
+        ++started;
     }
+    if (one_line && started > 0)
+        log::info("cqmgr: " + key + ": reply rule " + where + " (\"" + result + "\"): " +
+                  doing(*a) + threshold(*a) + " of " + key + ", " + std::to_string(started) +
+                  (started == 1 ? " destination" : " destinations") + ", from \"" + words + "\"");
 }
 
-void ReplyActions::start(Active a, const std::string& key, const std::string& words) {
+void ReplyActions::start(Active a, const std::string& key, const std::string& words, bool log) {
     const core::AdminTarget target = a.target;
-    std::string line = "cqmgr: " + target.text() + ": reply rule " + a.rule + " (\"" + a.action +
-                       "\"): " + doing(a.parsed) + threshold(a.parsed);
-    if (key != target.text()) line += " of " + key;
-    line += ", from \"" + words + "\"";
-    log::info(line);
+    if (log) {
+        std::string line = "cqmgr: " + target.text() + ": reply rule " + a.rule + " (\"" +
+                           a.action + "\"): " + doing(a.parsed) + threshold(a.parsed);
+        if (key != target.text()) line += " of " + key;
+        line += ", from \"" + words + "\"";
+        log::info(line);
+    }
     requests_.set_limit(target, core::LimitChange::rule(a.limit()));
-    if (auto it = actives_.find(target); it != actives_.end() && it->second.deliveries > 0)
-        --counting_;
+    if (auto it = actives_.find(target); it != actives_.end()) {
+        if (it->second.deliveries > 0) --counting_;
+        if (!it->second.scope.empty()) --scoped_[it->second.rule + '\n' + it->second.scope];
+    }
     if (a.deliveries > 0) ++counting_;
+    if (!a.scope.empty()) ++scoped_[a.rule + '\n' + a.scope];
     actives_.insert_or_assign(target, std::move(a));
     changed();
 }
@@ -229,9 +246,23 @@ void ReplyActions::start(Active a, const std::string& key, const std::string& wo
 void ReplyActions::end_action(const core::AdminTarget& target, const std::string& why, bool tell) {
     auto it = actives_.find(target);
     if (it == actives_.end()) return;
-    log::info("cqmgr: " + target.text() + ": reply rule " + it->second.rule + " (\"" +
-              it->second.action + "\"): " + action_kind_name(it->second.parsed.kind) + " ended " +
-              why);
+    const Active& a = it->second;
+    bool last = true; // of its scope
+    if (!a.scope.empty()) {
+        auto n = scoped_.find(a.rule + '\n' + a.scope);
+        if (n != scoped_.end() && --n->second > 0)
+            last = false;
+        else if (n != scoped_.end())
+            scoped_.erase(n);
+    }
+    if (a.scope.empty() || tell) {
+        log::info("cqmgr: " + target.text() + ": reply rule " + a.rule + " (\"" + a.action +
+                  "\"): " + action_kind_name(a.parsed.kind) + " ended " + why);
+    } else if (last) {
+        // The last member of a scope logged once: the scope's end, once.
+        log::info("cqmgr: " + a.scope + ": reply rule " + a.rule + " (\"" + a.action +
+                  "\"): " + action_kind_name(a.parsed.kind) + " ended " + why);
+    }
     if (it->second.deliveries > 0) --counting_;
     actives_.erase(it);
     windows_.forget(target.text());

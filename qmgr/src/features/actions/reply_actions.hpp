@@ -30,6 +30,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace cqmgr::qmgr {
@@ -64,6 +65,10 @@ class ReplyActions : public DeliveryObserver {
         int64_t since = 0;      // Unix seconds
         int64_t until = 0;      // when it ends by itself (0: not by time)
         int64_t deliveries = 0; // deliveries left before it ends (0: not by count)
+        // The scope it was taken for when that covers several queues (a
+        // provider's "smtp:provider NAME"), else "": such an action is
+        // logged once for the scope, not once per member.
+        std::string scope;
         core::RuleLimit limit() const;
     };
     // Told of every change of what is in force (to keep it across restarts).
@@ -113,7 +118,7 @@ class ReplyActions : public DeliveryObserver {
     // on at its threshold.
     void matched(size_t rule, const core::Entry& e, const std::string& words, int64_t now_ms);
     // Places `a` in the scheduler and in actives_, logs it.
-    void start(Active a, const std::string& key, const std::string& words);
+    void start(Active a, const std::string& key, const std::string& words, bool log = true);
     // Ends the action on `target` (it is in actives_) for `why`; `tell`:
     // also remove it from the scheduler (not when the scheduler ended it).
     void end_action(const core::AdminTarget& target, const std::string& why, bool tell);
@@ -131,6 +136,9 @@ class ReplyActions : public DeliveryObserver {
     ThresholdWindows windows_;
     std::map<core::AdminTarget, Active> actives_;
     size_t counting_ = 0; // actives that end after N deliveries
+    // Actions in force per rule and scope of several queues (Active::scope),
+    // so that such a scope's end is logged once, by its last member.
+    std::unordered_map<std::string, int> scoped_;
     WarningLimiter limiter_;
     Keep keep_;
 };
