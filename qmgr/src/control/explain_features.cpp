@@ -65,9 +65,7 @@ void provider_lines(const ExplainSubject& s, std::vector<LimitLine>& lines) {
     }
     if (v->rate)
         lines.push_back(
-            {Bound::rate,
-             static_cast<double>(v->rate->count) * 1000.0 / static_cast<double>(v->rate->period_ms),
-             "provider",
+            {Bound::rate, v->rate->per_second(), "provider",
              "cqmgr_provider_rate_limits " + provider_key(v->rate_scope) + " = " + v->rate->text() +
                  across + " (scope " + v->rate_scope + ", " +
                  (v->rate_shared ? "the cluster's cell in Redis)" : "a cell on this host)")});

@@ -87,13 +87,10 @@ void cluster_lines(const ExplainSubject& s, std::vector<LimitLine>& lines) {
         lines.push_back({Bound::concurrency, double(*v->allowance), "cluster", d});
     }
     if (v->rate)
-        lines.push_back(
-            {Bound::rate,
-             static_cast<double>(v->rate->count) * 1000.0 / static_cast<double>(v->rate->period_ms),
-             "cluster",
-             "cqmgr_rate_limits " + v->rate_scope + " = " + v->rate->text() +
-                 (v->rate_shared ? " (the cluster's cell in Redis)"
-                                 : " (a local cell: Redis away)")});
+        lines.push_back({Bound::rate, v->rate->per_second(), "cluster",
+                         "cqmgr_rate_limits " + v->rate_scope + " = " + v->rate->text() +
+                             (v->rate_shared ? " (the cluster's cell in Redis)"
+                                             : " (a local cell: Redis away)")});
 }
 
 void learned_lines(const ExplainSubject& s, std::vector<LimitLine>& lines) {

@@ -26,6 +26,10 @@ struct RateSpec {
     double interval_ms() const {
         return static_cast<double>(period_ms) / static_cast<double>(count);
     }
+    // The steady rate in starts a second (what explain shows).
+    double per_second() const {
+        return static_cast<double>(count) * 1000.0 / static_cast<double>(period_ms);
+    }
     // As an administrator would write it back, e.g. "3000/60000ms,100".
     std::string text() const;
     bool operator==(const RateSpec&) const = default;
