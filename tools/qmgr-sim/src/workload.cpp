@@ -291,6 +291,27 @@ const toml::array* tables(const Context& c, const toml::table& doc, const char* 
     return a;
 }
 
+// Reads each [[name]] table into a T in `out` (`slot` points the keys'
+// readers at it while they run); each must have a name of its own.  The
+// names read.
+template <class T>
+std::set<std::string> read_named(Context& c, const toml::table& doc, const char* name,
+                                 Section section, T* Context::*slot, std::vector<T>& out) {
+    std::set<std::string> names;
+    if (auto ts = tables(c, doc, name))
+        for (auto& node : *ts) {
+            T item;
+            c.*slot = &item;
+            read_keys(c, *node.as_table(), section);
+            if (item.name.empty()) c.fail(node, "[[" + std::string(name) + "]]: name is required");
+            if (!names.insert(item.name).second)
+                c.fail(node, std::string(name) + " " + item.name + " twice");
+            out.push_back(item);
+        }
+    c.*slot = nullptr;
+    return names;
+}
+
 } // namespace
 
 bool known_parameter(std::string_view name) {
@@ -323,26 +344,9 @@ Workload parse_workload(std::string_view text, const std::string& origin) {
     w.origin = origin;
     Context c{origin, w};
     read_keys(c, doc, Section::top);
-    std::set<std::string> providers;
-    if (auto ps = tables(c, doc, "provider"))
-        for (auto& node : *ps) {
-            core::SimProvider p;
-            c.provider = &p;
-            read_keys(c, *node.as_table(), Section::provider);
-            if (p.name.empty()) c.fail(node, "[[provider]]: name is required");
-            if (!providers.insert(p.name).second) c.fail(node, "provider " + p.name + " twice");
-            w.sim.providers.push_back(p);
-        }
-    std::set<std::string> names;
-    if (auto ds = tables(c, doc, "destination"))
-        for (auto& node : *ds) {
-            core::SimDestination d;
-            c.destination = &d;
-            read_keys(c, *node.as_table(), Section::destination);
-            if (d.name.empty()) c.fail(node, "[[destination]]: name is required");
-            if (!names.insert(d.name).second) c.fail(node, "destination " + d.name + " twice");
-            w.sim.destinations.push_back(d);
-        }
+    read_named(c, doc, "provider", Section::provider, &Context::provider, w.sim.providers);
+    const std::set<std::string> names = read_named(c, doc, "destination", Section::destination,
+                                                   &Context::destination, w.sim.destinations);
     std::set<std::string> ids;
     if (auto ms = tables(c, doc, "message"))
         for (auto& node : *ms) {
