@@ -46,9 +46,10 @@ namespace {
 
 // The timer that ends a setting of bound `which` by itself.
 Timer::Kind expiry_kind(Bound which) {
-    return which == Bound::hold  ? Timer::Kind::hold_expire
-           : which == Bound::cap ? Timer::Kind::cap_expire
-                                 : Timer::Kind::rule_expire;
+    return which == Bound::hold      ? Timer::Kind::hold_expire
+           : which == Bound::cap     ? Timer::Kind::cap_expire
+           : which == Bound::learned ? Timer::Kind::learned_expire
+                                     : Timer::Kind::rule_expire;
 }
 
 // The line -v logs for `change` of `target`.
@@ -64,7 +65,10 @@ std::string change_text(const AdminTarget& target, const LimitChange& change) {
     case Bound::learned:
         return "learned_set: " + target.text() + " concurrency " +
                std::to_string(value.learned.concurrency) + " rate delay " +
-               std::to_string(value.learned.rate_delay);
+               std::to_string(value.learned.rate_delay) +
+               (value.learned.held_until != 0
+                    ? " held until " + std::to_string(value.learned.held_until)
+                    : "");
     case Bound::share:
         return "share_set: " + target.text() + " " + std::to_string(value.share);
     case Bound::rule:
@@ -90,12 +94,13 @@ bool LimitControl::set(const AdminTarget& target, const LimitChange& change) {
     }
     if (!book_.set(target, change)) return false;
     c_.trace([&] { return change_text(target, change); });
-    // A hold, a cap or a rule's action that ends by itself is timed (a
-    // replaced setting's old timer finds a different `until` and does
-    // nothing).
+    // A hold, a cap, a rule's action or a learned hold that ends by itself
+    // is timed (a replaced setting's old timer finds a different `until`
+    // and does nothing).
     int64_t until = which == Bound::hold && value.hold   ? value.hold->until
                     : which == Bound::cap && value.cap   ? value.cap->until
                     : which == Bound::rule && value.rule ? value.rule->until
+                    : which == Bound::learned            ? value.learned.held_until
                                                          : 0;
     if (until != 0) c_.timers.add(until, Timer{expiry_kind(which), target.transport, target.queue});
     changed(target, which);
@@ -127,14 +132,17 @@ void LimitControl::changed(const AdminTarget& target, Bound which) {
     c_.driver.wakeup();
 }
 
-// A suspension, cap or rule's timer is due: the setting ends unless it
-// was replaced or removed since the timer was set.
+// A suspension, cap, rule's or learned hold's timer is due: the setting
+// ends unless it was replaced or removed since the timer was set.  The
+// driver hears of the ends of the first three (a learned hold is the
+// daemon's own count, which knows the time it ends).
 void LimitControl::expire(Bound which, const AdminTarget& target, int64_t due) {
     if (!book_.expire(which, target, due)) return;
-    c_.driver.admin_expired(which == Bound::hold  ? AdminKind::hold
-                            : which == Bound::cap ? AdminKind::cap
-                                                  : AdminKind::rule,
-                            target);
+    if (which != Bound::learned)
+        c_.driver.admin_expired(which == Bound::hold  ? AdminKind::hold
+                                : which == Bound::cap ? AdminKind::cap
+                                                      : AdminKind::rule,
+                                target);
     changed(target, which);
 }
 
@@ -181,6 +189,8 @@ void LimitControl::check() const {
         timed(Timer::Kind::cap_expire, target, cap.until);
     for (const auto& [target, rule] : book_.rules())
         timed(Timer::Kind::rule_expire, target, rule.until);
+    for (const auto& [target, learned] : book_.learned())
+        timed(Timer::Kind::learned_expire, target, learned.held_until);
 }
 
 } // namespace cqmgr::core

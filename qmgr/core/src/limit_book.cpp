@@ -58,7 +58,8 @@ bool LimitBook::set(const AdminTarget& target, const LimitChange& change) {
         return keep(caps_, target, value.cap);
     case Bound::learned:
         one_queue(target, "learned limit");
-        if (value.learned.concurrency < 0 || value.learned.rate_delay < 0)
+        if (value.learned.concurrency < 0 || value.learned.rate_delay < 0 ||
+            value.learned.quota < 0 || value.learned.window < 0 || value.learned.held_until < 0)
             panic("learned limit: negative limit for " + target.text());
         return keep(learned_, target,
                     value.learned.any() ? std::optional(value.learned) : std::nullopt);
@@ -91,7 +92,16 @@ bool LimitBook::expire(Bound which, const AdminTarget& target, int64_t until) {
     if (which == Bound::hold) return end(holds_);
     if (which == Bound::cap) return end(caps_);
     if (which == Bound::rule) return end(rules_);
-    panic("limit book: only a hold, a cap or a rule ends by itself (" + target.text() + ")");
+    if (which == Bound::learned) {
+        // Only the hold ends: what was learned stays.
+        auto it = learned_.find(target);
+        if (it == learned_.end() || it->second.held_until != until) return false;
+        it->second.held_until = 0;
+        if (!it->second.any()) learned_.erase(it);
+        return true;
+    }
+    panic("limit book: only a hold, a cap, a rule or a learned hold ends by itself (" +
+          target.text() + ")");
 }
 
 Limits LimitBook::covering(const std::string& transport, const std::string& queue,

@@ -32,13 +32,14 @@ bool dsn_valid(std::string_view s) {
 
 // Runs timer `t`, which was due at `due`.
 void fire(Core& c, const Timer& t, int64_t due) {
-    // The administrator's settings and the rules' actions are kept by
-    // name, not by queue.
+    // The administrator's settings, the rules' actions and the learned
+    // limits are kept by name, not by queue.
     if (t.kind == Timer::Kind::hold_expire || t.kind == Timer::Kind::cap_expire ||
-        t.kind == Timer::Kind::rule_expire) {
-        Bound which = t.kind == Timer::Kind::hold_expire  ? Bound::hold
-                      : t.kind == Timer::Kind::cap_expire ? Bound::cap
-                                                          : Bound::rule;
+        t.kind == Timer::Kind::rule_expire || t.kind == Timer::Kind::learned_expire) {
+        Bound which = t.kind == Timer::Kind::hold_expire   ? Bound::hold
+                      : t.kind == Timer::Kind::cap_expire  ? Bound::cap
+                      : t.kind == Timer::Kind::rule_expire ? Bound::rule
+                                                           : Bound::learned;
         c.limits.expire(which, AdminTarget{t.transport, t.queue}, due);
         return;
     }

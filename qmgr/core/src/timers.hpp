@@ -1,7 +1,7 @@
 // The scheduler's timers: revivals of dead queues and transports, the end
 // of a queue's rate-delay pause, the end of an administrator's hold or
-// cap or of a reply rule's action, and a sender group's rate
-// (sender.cpp).  Each names what it is for, not a pointer to it, so a
+// cap, of a reply rule's action or of a learned hold, and a sender
+// group's rate (sender.cpp).  Each names what it is for, not a pointer to it, so a
 // timer that outlives its object is harmless: it finds nothing, or finds
 // that the object's own due time moved on.
 #pragma once
@@ -19,10 +19,11 @@ struct Timer {
         queue_revive,
         queue_resume,
         transport_revive,
-        hold_expire, // an administrator's suspension ends
-        cap_expire,  // an administrator's cap ends
-        rule_expire, // a reply rule's action ends
-        sender,      // a sender group's rate allows a start again, or its load may go
+        hold_expire,    // an administrator's suspension ends
+        cap_expire,     // an administrator's cap ends
+        rule_expire,    // a reply rule's action ends
+        learned_expire, // a learned hold (a window's quota spent) ends
+        sender,         // a sender group's rate allows a start again, or its load may go
     } kind;
     std::string transport;
     std::string queue;

@@ -91,6 +91,46 @@ TEST_F(Fixture, LearnedRateDelayRunsOneAtATimeAndPausesAfterEach) {
     s->check_invariants();
 }
 
+// A window's quota spent (the daemon's window model): no delivery starts
+// until the hold's time, which ends by itself and leaves the quota; a
+// hold replaced before its time is not ended by the old one's timer.
+TEST_F(Fixture, LearnedHoldStopsSelectionUntilItsTime) {
+    tc.dest_recipient_limit = 1;
+    make();
+    message("A", 4, "d.example");
+    Transport& t = s->transport("smtp");
+    Queue& q = *t.queue_by_name.at("d.example");
+    LearnedLimit held{0, 0, 3, 61, 1010};
+    ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::learned(held)));
+    EXPECT_TRUE(q.limits.stopped());
+    EXPECT_EQ(s->select_entry(t), nullptr);
+    EXPECT_EQ(s->next_timer(), 1010);
+    s->check_invariants();
+    s->set_time(1009);
+    EXPECT_EQ(s->select_entry(t), nullptr);
+    int wakeups = drv.wakeups;
+    s->set_time(1010);
+    EXPECT_GT(drv.wakeups, wakeups);
+    EXPECT_EQ(q.limits.learned, (LearnedLimit{0, 0, 3, 61, 0}));
+    EXPECT_TRUE(drv.expired.empty()); // the daemon knows the time itself
+    EXPECT_TRUE(s->select_entry(t));
+    s->check_invariants();
+    // Held again, then the hold moved: the first timer ends nothing.
+    ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::learned(LearnedLimit{0, 0, 3, 61, 1020})));
+    ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::learned(LearnedLimit{0, 0, 3, 61, 1030})));
+    s->set_time(1020);
+    EXPECT_EQ(q.limits.learned.held_until, 1030);
+    EXPECT_EQ(s->select_entry(t), nullptr);
+    s->check_invariants();
+    s->set_time(1030);
+    EXPECT_TRUE(s->select_entry(t));
+    // A hold alone (nothing else learned) leaves nothing when it ends.
+    ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::learned(LearnedLimit{0, 0, 0, 0, 1040})));
+    s->set_time(1040);
+    EXPECT_TRUE(s->limits().learned().empty());
+    s->check_invariants();
+}
+
 TEST_F(Fixture, LearnedLimitReachesAQueueCreatedLater) {
     make();
     ASSERT_TRUE(s->set_limit(smtp_d, LimitChange::learned(LearnedLimit{2, 0})));

@@ -28,8 +28,9 @@ class LimitBook {
     // without a transport; any gate) or when its value is out of range (a
     // cap below 1, a negative limit, share or pause).
     bool set(const AdminTarget& target, const LimitChange& change);
-    // Ends the hold, cap or rule's action of `target` that was to end at
-    // `until`; false when it was replaced or removed since.
+    // Ends the hold, cap, rule's action or learned hold (not what was
+    // learned) of `target` that was to end at `until`; false when it was
+    // replaced or removed since.
     bool expire(Bound which, const AdminTarget& target, int64_t until);
     // The bounds kept for queue `queue` of transport `transport`, whose
     // transport gives each queue a share of `full_share` (0 = none): the

@@ -4,7 +4,8 @@
 //   hold     the administrator's suspension: no new delivery starts
 //   cap      the administrator's concurrency cap
 //   learned  what the adaptive limits learned from the receivers: a
-//            concurrency cap, and a pause after each delivery
+//            concurrency cap, a pause after each delivery, and a hold
+//            until a fixed window's quota comes back
 //   share    the destination share: at most this many deliveries in flight
 //            while other destinations of the transport want agents
 //            (work-conserving, with a slow start: share.cpp)
@@ -62,7 +63,9 @@ struct Limits {
     bool operator==(const Limits&) const = default;
 
     // No new delivery may start.
-    bool stopped() const { return hold.has_value() || (rule && rule->hold); }
+    bool stopped() const {
+        return hold.has_value() || (rule && rule->hold) || learned.held_until != 0;
+    }
     // The window selection works with, given the concurrency window
     // `window`: the smallest bound, and one delivery at a time while a
     // pause (learned or a rule's) applies; the share counts only
