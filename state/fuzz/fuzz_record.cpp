@@ -27,10 +27,12 @@ namespace {
 
 void check_record(const DestinationRecord& r, std::string_view key, std::string_view value) {
     if (r.dead_until < 0 || r.last_delivery < 0 || r.updated_at < 0 || r.learned_at < 0 ||
-        r.window < 0 || r.learned_concurrency < 0 || r.learned_rate_delay < 0)
+        r.window < 0 || r.learned_concurrency < 0 || r.learned_rate_delay < 0 ||
+        r.learned_quota < 0 || r.learned_window < 0)
         finding("negative field");
     if ((r.dead_until > 0) != !r.dead_status.empty()) finding("dead without status, or alive with");
-    if ((r.learned_concurrency > 0 || r.learned_rate_delay > 0) != (r.learned_at > 0))
+    if ((r.learned_concurrency > 0 || r.learned_rate_delay > 0 || r.learned_quota > 0) !=
+        (r.learned_at > 0))
         finding("learned limit without its time, or a time without one");
     if (r.transport.empty()) finding("empty transport");
     if (record_key(r.transport, r.destination) != key) finding("key does not round-trip");

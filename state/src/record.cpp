@@ -1,11 +1,13 @@
-// The record's byte format, version 3, all integers little-endian:
+// The record's byte format, version 4, all integers little-endian:
 //   u8 version, u8 flags (none defined: 0),
 //   i64 dead_until, i64 last_delivery, i64 updated_at, i64 learned_at,
 //   i32 window, i32 learned_concurrency, i32 learned_rate_delay,
 //   then eight strings, each a u16 length and its bytes: nexthop,
 //   dead_status, dead_reason, last_dsn_status, last_dsn_text,
-//   learned_class, learned_status, learned_reason.
-// Version 2 (still read) ended after last_dsn_text.
+//   learned_class, learned_status, learned_reason,
+//   then i32 learned_quota, i32 learned_window.
+// Version 3 (still read) ended after learned_reason; version 2 (still
+// read) after last_dsn_text.
 // Version 1 (still read; written before learned limits were kept) had no
 // learned_at and no learned_rate_delay, and flag bit 0 said whether its
 // i32 after the window, a learned concurrency, was there.
@@ -90,7 +92,7 @@ void record_key(std::string& key, std::string_view transport, std::string_view d
 
 std::string encode_record(const DestinationRecord& r) {
     std::string out;
-    out.reserve(2 + 4 * 8 + 3 * 4 + 8 * 2 + r.nexthop.size() + r.dead_status.size() +
+    out.reserve(2 + 4 * 8 + 5 * 4 + 8 * 2 + r.nexthop.size() + r.dead_status.size() +
                 r.dead_reason.size() + r.last_dsn_status.size() + r.last_dsn_text.size() +
                 r.learned_class.size() + r.learned_status.size() + r.learned_reason.size());
     put_int(out, record_format, 1);
@@ -110,6 +112,8 @@ std::string encode_record(const DestinationRecord& r) {
     put_string(out, r.learned_class);
     put_string(out, r.learned_status);
     put_string(out, r.learned_reason);
+    put_int(out, static_cast<uint32_t>(r.learned_quota), 4);
+    put_int(out, static_cast<uint32_t>(r.learned_window), 4);
     return out;
 }
 
@@ -162,6 +166,10 @@ Result<DestinationRecord, RecordError> decode_record(std::string_view key, std::
         r.learned_status = in.str();
         r.learned_reason = in.str();
     }
+    if (version >= 4) {
+        r.learned_quota = in.i32();
+        r.learned_window = in.i32();
+    }
     if (!in.ok()) {
         return Failure{RecordError{Kind::truncated}};
     }
@@ -173,11 +181,13 @@ Result<DestinationRecord, RecordError> decode_record(std::string_view key, std::
         if (!(flags & v1_flag_learned)) r.learned_concurrency = 0;
         if (r.learned_concurrency > 0) r.learned_at = r.updated_at;
     }
-    const bool learned = r.learned_concurrency > 0 || r.learned_rate_delay > 0;
+    const bool learned =
+        r.learned_concurrency > 0 || r.learned_rate_delay > 0 || r.learned_quota > 0;
     if ((flags & ~known_flags) != 0 || r.window < 0 || r.dead_until < 0 || r.last_delivery < 0 ||
         r.updated_at < 0 || r.learned_at < 0 || r.learned_concurrency < 0 ||
-        r.learned_rate_delay < 0 || (r.dead_until > 0) != !r.dead_status.empty() ||
-        learned != (r.learned_at > 0) ||
+        r.learned_rate_delay < 0 || r.learned_quota < 0 || r.learned_window < 0 ||
+        (r.learned_quota > 0) != (r.learned_window > 0) ||
+        (r.dead_until > 0) != !r.dead_status.empty() || learned != (r.learned_at > 0) ||
         (!learned &&
          !(r.learned_class.empty() && r.learned_status.empty() && r.learned_reason.empty()))) {
         return Failure{RecordError{Kind::bad_field}};

@@ -49,6 +49,11 @@ TEST(Record, RoundTrip) {
     r.learned_status = "4.7.0";
     r.learned_reason = "host said: 421 4.7.0 Try again later, closing connection.";
     EXPECT_EQ(round_trip(r), r);
+    r.learned_quota = 60;
+    r.learned_window = 61;
+    EXPECT_EQ(round_trip(r), r);
+    r.learned_rate_delay = 0;
+    EXPECT_EQ(round_trip(r), r);
 }
 
 // A value of version 1, as the first stores were written: the sample's
@@ -95,8 +100,22 @@ TEST(Record, Version2IsStillRead) {
     r.learned_concurrency = 4;
     r.learned_at = 1763999000;
     std::string v = encode_record(r);
-    v.resize(v.size() - 6);
+    v.resize(v.size() - 6 - 8);
     v[0] = 2;
+    auto back = decode_record(record_key(r.transport, r.destination), v);
+    ASSERT_TRUE(back) << back.error().message();
+    EXPECT_EQ(*back, r);
+}
+
+TEST(Record, Version3IsStillRead) {
+    // Version 3 is version 4 without the window's quota (two i32).
+    DestinationRecord r = sample();
+    r.learned_rate_delay = 2;
+    r.learned_at = 1763999000;
+    r.learned_class = "rate_limit";
+    std::string v = encode_record(r);
+    v.resize(v.size() - 8);
+    v[0] = 3;
     auto back = decode_record(record_key(r.transport, r.destination), v);
     ASSERT_TRUE(back) << back.error().message();
     EXPECT_EQ(*back, r);
@@ -147,11 +166,11 @@ TEST(Record, TrailingBytesAreRefused) {
 
 TEST(Record, UnknownVersionIsRefused) {
     std::string v = encode_record(sample());
-    v[0] = 4;
+    v[0] = 5;
     auto back = decode_record(record_key("smtp", "x"), v);
     ASSERT_FALSE(back);
     EXPECT_EQ(back.error().kind, RecordError::Kind::unknown_version);
-    EXPECT_EQ(back.error().message(), "unknown record version 4");
+    EXPECT_EQ(back.error().message(), "unknown record version 5");
     v[0] = 0;
     back = decode_record(record_key("smtp", "x"), v);
     ASSERT_FALSE(back);
@@ -189,6 +208,10 @@ TEST(Record, InconsistentFieldsAreRefused) {
     EXPECT_EQ(refusal(record_key("smtp", "x"), encode_record(r)), RecordError::Kind::bad_field);
     r = sample();
     r.learned_rate_delay = -2;
+    r.learned_at = 1763999000;
+    EXPECT_EQ(refusal(record_key("smtp", "x"), encode_record(r)), RecordError::Kind::bad_field);
+    r = sample();
+    r.learned_quota = 5; // a quota without its window
     r.learned_at = 1763999000;
     EXPECT_EQ(refusal(record_key("smtp", "x"), encode_record(r)), RecordError::Kind::bad_field);
 }

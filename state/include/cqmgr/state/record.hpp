@@ -29,6 +29,11 @@ struct DestinationRecord {
     // forgetting counts from there), 0 = nothing learned.
     int learned_concurrency = 0;
     int learned_rate_delay = 0;
+    // A fixed window's quota: at most this many deliveries start per
+    // window of learned_window seconds; both 0 = none (a record of version
+    // 3 or older).
+    int learned_quota = 0;
+    int learned_window = 0;
     int64_t learned_at = 0;
     // The receiver's reply that taught that limit: its class (as the
     // adaptive limits name it, e.g. "connection_limit"), its enhanced status
@@ -50,8 +55,8 @@ struct DestinationRecord {
 };
 
 // The current version of the record's byte format (its first byte).
-// decode_record() reads versions 1 and 2 too.
-inline constexpr uint8_t record_format = 3;
+// decode_record() reads versions 1 to 3 too.
+inline constexpr uint8_t record_format = 4;
 
 // The store key of a record: transport and destination, separated by a NUL
 // (a transport name never holds one).
