@@ -69,13 +69,19 @@ void check_dns_servers(const MainCf& cf, const std::string& name, const std::str
     }
 }
 
-// Stops on a cqmgr_adaptive_limit_scope that is neither "destination" nor
-// "provider", as a bad number does.
-void check_adaptive_limit_scope(const MainCf& cf, const std::string& name,
-                                const std::string& value) {
-    if (value != "destination" && value != "provider")
+constexpr char kDestination[] = "destination";
+constexpr char kProvider[] = "provider";
+constexpr char kPace[] = "pace";
+constexpr char kWindow[] = "window";
+
+// Stops on a value that is neither word `A` nor word `B` (such as
+// cqmgr_adaptive_limit_scope's "destination" or "provider"), as a bad
+// number does.
+template <const char* A, const char* B>
+void check_either(const MainCf& cf, const std::string& name, const std::string& value) {
+    if (value != A && value != B)
         throw ConfigError(cf.where(name), "invalid " + name + " parameter value \"" + value +
-                                              "\" (expected destination or provider)");
+                                              "\" (expected " + A + " or " + B + ")");
 }
 
 constexpr auto kCqmgr = std::to_array<ParamSpec>({
@@ -101,10 +107,16 @@ constexpr auto kCqmgr = std::to_array<ParamSpec>({
         .to(&Q::cqmgr_adaptive_forget_time),
     C("cqmgr_adaptive_rate_margin", T::Int, "10", 0, 99, "percent kept below a learned rate")
         .to(&Q::cqmgr_adaptive_rate_margin),
+    C("cqmgr_adaptive_rate_model", T::String, "pace", 0, 0,
+      "what a rate limit teaches: pace or window")
+        .to(&Q::cqmgr_adaptive_rate_model)
+        .checked(check_either<kPace, kWindow>),
+    C("cqmgr_adaptive_rate_window", T::Time, "60s", 1, 0, "the receivers' rate window")
+        .to(&Q::cqmgr_adaptive_rate_window),
     C("cqmgr_adaptive_limit_scope", T::String, "destination", 0, 0,
       "what a learned limit covers: destination or provider")
         .to(&Q::cqmgr_adaptive_limit_scope)
-        .checked(check_adaptive_limit_scope),
+        .checked(check_either<kDestination, kProvider>),
     C("cqmgr_reply_actions", T::String, "", 0, 0, "reply rules that act; empty: off")
         .to(&Q::cqmgr_reply_actions),
     C("cqmgr_backoff_jitter", T::Int, "0", 0, 100, "percent of random retry offset")

@@ -243,6 +243,13 @@ TEST(QmgrParams, AdaptiveAndJitterParameters) {
     EXPECT_EQ(fatal("cqmgr_adaptive_limit_scope = domain\n"),
               "invalid cqmgr_adaptive_limit_scope parameter value \"domain\" (expected "
               "destination or provider)");
+    EXPECT_EQ(q.cqmgr_adaptive_rate_model, "pace");
+    EXPECT_EQ(q.cqmgr_adaptive_rate_window, 60);
+    EXPECT_EQ(load("cqmgr_adaptive_rate_model = window\n").cqmgr_adaptive_rate_model, "window");
+    EXPECT_EQ(load("cqmgr_adaptive_rate_window = 10s\n").cqmgr_adaptive_rate_window, 10);
+    EXPECT_EQ(fatal("cqmgr_adaptive_rate_model = fixed\n"),
+              "invalid cqmgr_adaptive_rate_model parameter value \"fixed\" (expected pace or "
+              "window)");
 }
 
 TEST(QmgrParams, PriorityLaneParameters) {

@@ -28,16 +28,23 @@ std::string counted(const json& obj, std::string_view key, std::string_view what
 }
 
 // What the adaptive limits learned ("learned 5", "learned delay 12s",
-// both; "slow start 6" for a slow start's cap), or "" when nothing.
+// both; "slow start 6" for a slow start's cap; a window's quota "learned
+// 60/61s", "held" while it is spent), or "" when nothing.
 std::string learned_text(const json& entry) {
     const json* l = field(entry, "learned");
     if (!l) return "";
     std::string out;
-    if (bool_of(*l, "slow_start")) return "slow start " + count_of(*l, "concurrency");
-    if (field(*l, "concurrency")) out = "learned " + count_of(*l, "concurrency");
-    if (field(*l, "rate_delay"))
-        out += (out.empty() ? "learned" : ",") + std::string(" delay ") +
-               count_of(*l, "rate_delay") + "s";
+    if (bool_of(*l, "slow_start")) {
+        out = "slow start " + count_of(*l, "concurrency");
+    } else {
+        if (field(*l, "concurrency")) out = "learned " + count_of(*l, "concurrency");
+        if (field(*l, "rate_delay"))
+            out += (out.empty() ? "learned" : ",") + std::string(" delay ") +
+                   count_of(*l, "rate_delay") + "s";
+    }
+    if (field(*l, "quota"))
+        out += (out.empty() ? "learned " : ", ") + count_of(*l, "quota") + "/" +
+               count_of(*l, "window") + "s" + (field(*l, "held_until") ? " held" : "");
     return out;
 }
 
@@ -236,7 +243,8 @@ Table condition_table(const json& queues_reply, int64_t now, bool throttled) {
             std::string reason = string_of(learned, "reason", "");
             const std::string status = string_of(learned, "status", "");
             if (!status.empty()) reason = status + " " + reason;
-            table.add({target, l, "-", reason});
+            // A window's quota spent: held until the window ends.
+            table.add({target, l, format_until(learned, "held_until", now, "-"), reason});
         }
     }
     return table;

@@ -1,4 +1,5 @@
 // The human form of each sample reply of docs/control-protocol.md.
+#include "fields.hpp"
 #include "format.hpp"
 #include "samples.hpp"
 
@@ -80,6 +81,18 @@ TEST(Format, QueuesShowLearnedLimits) {
     // A slow start's cap: nothing learned yet.
     dest["learned"] = json::parse(R"({"concurrency":6,"rate_delay":null,"slow_start":true})");
     EXPECT_NE(format_queues(q, now).find("4.4.1  slow start 6\n"), std::string::npos);
+    // A window's quota, held while it is spent, until the window ends.
+    dest["learned"] = json::parse(R"({"concurrency":null,"rate_delay":null,"quota":60,
+        "window":61,"held_until":null,"class":"rate_limit","status":"4.7.1",
+        "reason":"host rx said: 450 4.7.1 Error: too much mail from 127.0.0.1"})");
+    EXPECT_NE(format_queues(q, now).find("4.4.1  learned 60/61s\n"), std::string::npos);
+    dest["learned"]["held_until"] = now + 30;
+    std::string out = format_queues(q, now);
+    EXPECT_NE(out.find("4.4.1  learned 60/61s held\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("smtp:example.com  learned 60/61s held  " + format_time(now + 30) +
+                       " (in 30s)  4.7.1 host rx said"),
+              std::string::npos)
+        << out;
 }
 
 TEST(Format, QueuesShowAReplyRulesAction) {

@@ -30,6 +30,8 @@ struct Adaptive : ::testing::Test {
 
     // Recipients per entry.
     virtual int recipient_limit() const { return 1; }
+    // main.cf.
+    virtual std::string main_cf() const { return "cqmgr_adaptive_limit_transports = smtp\n"; }
 
     void SetUp() override {
         core::TransportConfig tc;
@@ -42,9 +44,9 @@ struct Adaptive : ::testing::Test {
         int fd = mkstemp(path);
         close(fd);
         log_path = path;
-        adaptive = std::make_unique<AdaptiveLimits>(
-            params("cqmgr_adaptive_limit_transports = smtp\n"), std::nullopt, *sched,
-            [this](const std::string&) { return log_path; });
+        adaptive =
+            std::make_unique<AdaptiveLimits>(params(main_cf()), std::nullopt, *sched,
+                                             [this](const std::string&) { return log_path; });
     }
     void TearDown() override { std::remove(log_path.c_str()); }
 
@@ -79,6 +81,13 @@ const core::AdminTarget smtp_d{"smtp", "d.example"};
 // Entries of up to 50 recipients.
 struct AdaptiveBatch : Adaptive {
     int recipient_limit() const override { return 50; }
+};
+
+// The window model (cqmgr_adaptive_rate_model = window).
+struct AdaptiveWindowed : Adaptive {
+    std::string main_cf() const override {
+        return "cqmgr_adaptive_limit_transports = smtp\ncqmgr_adaptive_rate_model = window\n";
+    }
 };
 
 } // namespace
@@ -243,4 +252,68 @@ TEST_F(Adaptive, ChangesAreToldToTheObserver) {
     ASSERT_EQ(told.size(), 1u);
     EXPECT_EQ(told[0], (core::LearnedLimit{4, 0}));
     sched->delivery_done(busy[4], r);
+}
+
+// The window model through the scheduler: a rate-limit refusal teaches the
+// window's successes as a quota, kept with its reply, and the queue is held
+// (nothing selected) until the window ends; the next window's first
+// delivery goes alone.  A quota kept from an earlier run is taken up only
+// with the window model on.
+TEST_F(AdaptiveWindowed, ARateLimitTeachesAQuotaAndHoldsTheQueueToTheWindowsEnd) {
+    std::vector<core::LearnedLimit> told;
+    adaptive->observe([&](const core::AdminTarget&, const core::LearnedLimit& l,
+                          const AdaptiveLimits::Cause*) { told.push_back(l); });
+    auto busy = select(10, 3);
+    core::Queue& q = *busy[0]->queue;
+    for (int i = 0; i < 3; ++i)
+        adaptive->started(*busy[i], i + 1, 1'000'000);
+    for (int i = 0; i < 2; ++i) {
+        adaptive->delivered(*busy[i], i + 1, core::DeliveryResult{}, 1'000'100, 0, 1'000'000);
+        sched->delivery_done(busy[i], core::DeliveryResult{});
+    }
+    int64_t mark = adaptive->defer_log_mark("M");
+    defer_record(busy[2]->rcpts[0].offset(), "4.7.1",
+                 "host mx[192.0.2.1] said: 450 4.7.1 Error: too much mail from 192.0.2.9 (in "
+                 "reply to MAIL FROM command)");
+    core::DeliveryResult r{core::DeliveryResult::Kind::replied, -1, {}};
+    adaptive->delivered(*busy[2], 3, r, 1'000'200, mark, 1'000'000);
+    // The pace learned nothing (its slow start goes on: one above the 2
+    // that succeeded at once); the window a quota of 2 per 61 s, held
+    // until 61 s after the second of the first delivery's end.
+    EXPECT_TRUE(adaptive->slow_start(q));
+    EXPECT_EQ(q.limits.learned.concurrency, 3);
+    EXPECT_EQ(q.limits.learned.rate_delay, 0);
+    EXPECT_EQ(q.limits.learned.quota, 2);
+    EXPECT_EQ(q.limits.learned.window, 61);
+    EXPECT_EQ(q.limits.learned.held_until, 1000 + 61);
+    ASSERT_NE(adaptive->cause(q), nullptr);
+    EXPECT_EQ(adaptive->cause(q)->cls, ReplyClass::rate_limit);
+    ASSERT_FALSE(told.empty());
+    EXPECT_EQ(told.back(), (core::LearnedLimit{0, 0, 2, 61, 0})); // no hold kept
+    sched->delivery_done(busy[2], r);
+    core::Transport& t = *q.transport;
+    EXPECT_EQ(sched->select_entry(t), nullptr);
+    sched->check_invariants();
+    // The window is over: the next delivery goes alone.
+    sched->set_time(1061);
+    EXPECT_EQ(q.limits.learned.held_until, 0);
+    core::Entry* e = sched->select_entry(t);
+    ASSERT_TRUE(e);
+    adaptive->started(*e, 1, 1'061'010);
+    EXPECT_EQ(q.limits.learned.concurrency, 1);
+    EXPECT_EQ(sched->select_entry(t), nullptr);
+    adaptive->delivered(*e, 1, core::DeliveryResult{}, 1'061'050, 0, 1'061'010);
+    EXPECT_EQ(q.limits.learned.concurrency, 3);
+    sched->delivery_done(e, core::DeliveryResult{});
+    sched->check_invariants();
+    // Kept from an earlier run.
+    const core::AdminTarget other{"smtp", "o.example"};
+    EXPECT_TRUE(adaptive->restore(other, {0, 0, 7, 61}, 900, 1'061'000));
+    EXPECT_EQ(sched->limits().learned().at(other), (core::LearnedLimit{0, 0, 7, 61, 0}));
+}
+
+TEST_F(Adaptive, AQuotaIsNotTakenUpWithoutTheWindowModel) {
+    EXPECT_FALSE(adaptive->restore(smtp_d, {0, 0, 7, 61}, 900, 1'000'000));
+    EXPECT_TRUE(adaptive->restore(smtp_d, {3, 0, 7, 61}, 900, 1'000'000));
+    EXPECT_EQ(sched->limits().learned().at(smtp_d), (core::LearnedLimit{3, 0}));
 }

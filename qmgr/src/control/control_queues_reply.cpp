@@ -172,6 +172,10 @@ void QueuesReply::fill_queue_state(const ControlSources& src, Json& out, const c
         q.limits.learned.concurrency > 0 ? Json(q.limits.learned.concurrency) : Json(nullptr);
     l["rate_delay"] =
         q.limits.learned.rate_delay > 0 ? Json(q.limits.learned.rate_delay) : Json(nullptr);
+    l["quota"] = q.limits.learned.quota > 0 ? Json(q.limits.learned.quota) : Json(nullptr);
+    l["window"] = q.limits.learned.window > 0 ? Json(q.limits.learned.window) : Json(nullptr);
+    l["held_until"] =
+        q.limits.learned.held_until > 0 ? Json(q.limits.learned.held_until) : Json(nullptr);
     l["slow_start"] = src.adaptive && src.adaptive->slow_start(q);
     if (const AdaptiveLimits::Cause* c = src.adaptive ? src.adaptive->cause(q) : nullptr) {
         l.string("class", reply_class_name(c->cls));

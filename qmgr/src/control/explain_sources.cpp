@@ -5,6 +5,8 @@
 #include "control_queries.hpp"
 #include "explain_text.hpp"
 
+#include <algorithm>
+
 namespace cqmgr::qmgr {
 
 namespace {
@@ -115,6 +117,16 @@ void learned_lines(const ExplainSubject& s, std::vector<LimitLine>& lines) {
         lines.push_back({Bound::rate, every(l.rate_delay), "learned",
                          "a pause of " + std::to_string(l.rate_delay) +
                              "s after each delivery, learned" + why});
+    }
+    if (l.quota > 0) {
+        const std::string quota =
+            std::to_string(l.quota) + " deliveries per " + std::to_string(l.window) + "s window";
+        lines.push_back({Bound::rate, double(l.quota) / std::max(l.window, 1), "learned",
+                         "a quota of " + quota + ", learned" + why});
+        if (l.held_until > 0)
+            lines.push_back(
+                {Bound::stop, 0, "learned",
+                 "the window's quota is spent: held until " + when_text(l.held_until, s.now)});
     }
 }
 

@@ -222,7 +222,10 @@ void QueueManager::arm_scheduler_timer() {
     auto due = sched_.next_timer();
     if (!due || (sched_timer_due_ != 0 && sched_timer_due_ <= *due)) return;
     sched_timer_due_ = *due;
-    sched_timer_.expires_after(std::chrono::seconds(std::max<int64_t>(*due - clock_.now(), 0)));
+    // At the due second's start, not up to a second after it: a hold that
+    // ends with a receiver's window lets mail go when the window does.
+    sched_timer_.expires_after(
+        std::chrono::milliseconds(std::max<int64_t>(*due * 1000 - clock_.now_ms(), 0)));
     sched_timer_.async_wait([this](const error_code& ec) { scheduler_timer_fired(ec); });
 }
 

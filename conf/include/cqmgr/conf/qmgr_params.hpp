@@ -143,7 +143,9 @@ struct QmgrParams {
     int64_t cqmgr_adaptive_probe_deliveries{};
     int64_t cqmgr_adaptive_probe_time{};
     int64_t cqmgr_adaptive_forget_time{};
-    int64_t cqmgr_adaptive_rate_margin{}; // percent
+    int64_t cqmgr_adaptive_rate_margin{};  // percent
+    std::string cqmgr_adaptive_rate_model; // pace or window
+    int64_t cqmgr_adaptive_rate_window{};  // seconds
     // What one learned limit covers: "destination" (each queue learns its
     // own) or "provider" (the members of a provider on a transport learn
     // one limit together, held across them by the providers' gate).

@@ -8,10 +8,6 @@
 
 namespace cqmgr::qmgr {
 
-namespace {
-
-// The receiver's own words in an SMTP client's reason: what follows
-// "host NAME[ADDR] said: " or "... refused to talk to me: ", else all.
 std::string receiver_words(const std::string& text) {
     for (const char* marker : {" refused to talk to me: ", " said: "})
         if (auto at = text.find(marker); text.rfind("host ", 0) == 0 && at != std::string::npos)
@@ -19,14 +15,13 @@ std::string receiver_words(const std::string& text) {
     return text;
 }
 
-} // namespace
-
 AdaptiveSettings adaptive_settings(const conf::QmgrParams& p) {
     AdaptiveSettings s;
     s.probe_deliveries = p.cqmgr_adaptive_probe_deliveries;
     s.probe_time_ms = p.cqmgr_adaptive_probe_time * 1000;
     s.forget_time_ms = p.cqmgr_adaptive_forget_time * 1000;
     s.rate_margin = static_cast<int>(p.cqmgr_adaptive_rate_margin);
+    s.rate_window_ms = p.cqmgr_adaptive_rate_window * 1000;
     return s;
 }
 
@@ -46,7 +41,11 @@ AdaptiveLimits::AdaptiveLimits(const conf::QmgrParams& params, std::optional<Reg
     : transports_(params.cqmgr_adaptive_limit_transports.begin(),
                   params.cqmgr_adaptive_limit_transports.end()),
       classifier_(std::move(rules), [](const std::string& w) { log::warn(w); }),
-      policy_(adaptive_settings(params)), group_policy_(group_settings(params)), sched_(sched),
+      policy_(adaptive_settings(params)),
+      window_(params.cqmgr_adaptive_rate_model == "window"
+                  ? std::make_unique<AdaptiveWindow>(window_settings(params))
+                  : nullptr),
+      group_policy_(group_settings(params)), sched_(sched),
       defer_log_path_(std::move(defer_log_path)),
       forget_seconds_(params.cqmgr_adaptive_forget_time) {}
 
@@ -79,14 +78,12 @@ core::AdminTarget AdaptiveLimits::target_of(const core::Queue& q) const {
     return core::AdminTarget{q.transport->name, q.name};
 }
 
-AdaptivePolicy& AdaptiveLimits::policy_of(const core::AdminTarget& target) {
-    return ProviderScope::provider_in(target).empty() ? policy_ : group_policy_;
-}
-
 void AdaptiveLimits::started(const core::Entry& e, int busy, int64_t now_ms) {
     const core::Queue& q = *e.queue;
     core::AdminTarget target = target_of(q);
     policy_of(target).started(target.text(), busy, q.transport->cfg.dest_concurrency_limit, now_ms);
+    if (windowed(target))
+        window_step(target, window_->started(target.text(), now_ms), nullptr, now_ms);
 }
 
 void AdaptiveLimits::delivery_started(DeliveryEvent& ev) {
@@ -131,12 +128,19 @@ bool AdaptiveLimits::delivered(const core::Entry& e, int busy_at_start,
     }
     core::AdminTarget target = target_of(q);
     std::string key = target.text();
-    auto change = policy_of(target).delivery(key, cls, busy_at_start, now_ms, started_ms);
-    if (!change) return true;
-    targets_[key] = target;
     Cause cause;
     if (cls) cause = Cause{*cls, words.status, words.reason, now_ms / 1000};
-    apply(*change, target, cls ? &cause : nullptr);
+    // Under the window model a rate limit teaches the window, not the pace.
+    const bool windows = windowed(target);
+    auto pace_cls = windows && cls == ReplyClass::rate_limit ? ReplyClass::other : cls;
+    if (auto change =
+            policy_of(target).delivery(key, pace_cls, busy_at_start, now_ms, started_ms)) {
+        targets_[key] = target;
+        apply(*change, target, cls ? &cause : nullptr, now_ms);
+    }
+    if (windows)
+        window_step(target, window_->delivery(key, cls, started_ms, now_ms), cls ? &cause : nullptr,
+                    now_ms);
     return true;
 }
 
@@ -148,25 +152,35 @@ void AdaptiveLimits::sweep(int64_t now_ms) {
             auto it = targets_.find(change.dest);
             if (it == targets_.end()) continue;
             core::AdminTarget target = it->second; // apply() may erase it
-            apply(change, target, nullptr);
+            apply(change, target, nullptr, now_ms);
         }
+    if (window_)
+        for (const auto& change : window_->sweep(now_ms))
+            if (auto it = targets_.find(change.dest); it != targets_.end()) {
+                core::AdminTarget target = it->second; // window_step() may erase it
+                window_step(target, AdaptiveWindow::Step{change, true}, nullptr, now_ms);
+            }
 }
 
 bool AdaptiveLimits::restore(const core::AdminTarget& target, const core::LearnedLimit& limit,
                              int64_t learned_at, int64_t now_ms, std::optional<Cause> cause) {
     // A group's limit is taken up only with the provider scope on now.
     bool group = !ProviderScope::provider_in(target).empty();
-    if (!limit.any() || !transports_.contains(target.transport) ||
+    // A window's quota is taken up only with the window model on now.
+    int quota = windowed(target) ? limit.quota : 0;
+    core::LearnedLimit pace{limit.concurrency, limit.rate_delay};
+    if ((!pace.any() && quota == 0) || !transports_.contains(target.transport) ||
         now_ms - learned_at * 1000 >= forget_seconds_ * 1000 || (group && !group_applier_))
         return false;
     std::string key = target.text();
-    policy_of(target).restore(key, limit, learned_at * 1000);
+    if (pace.any()) policy_of(target).restore(key, pace, learned_at * 1000);
+    if (quota > 0) window_->restore(key, quota, learned_at * 1000);
     targets_[key] = target;
     std::string what;
-    if (limit.concurrency > 0) what = "concurrency limit " + std::to_string(limit.concurrency);
-    if (limit.rate_delay > 0)
-        what += (what.empty() ? "" : ", ") + std::string("rate delay ") +
-                std::to_string(limit.rate_delay) + "s";
+    auto add = [&](const std::string& part) { what += (what.empty() ? "" : ", ") + part; };
+    if (pace.concurrency > 0) add("concurrency limit " + std::to_string(pace.concurrency));
+    if (pace.rate_delay > 0) add("rate delay " + std::to_string(pace.rate_delay) + "s");
+    if (quota > 0) add("quota " + quota_text(quota));
     std::string from;
     if (cause) {
         from = " from \"" + receiver_words(cause->text) + "\"";
@@ -176,14 +190,14 @@ bool AdaptiveLimits::restore(const core::AdminTarget& target, const core::Learne
               std::to_string(std::max<int64_t>(now_ms / 1000 - learned_at, 0)) + "s ago" + from +
               ")");
     if (group)
-        group_applier_(target.transport, ProviderScope::provider_in(target), limit);
+        group_applier_(target.transport, ProviderScope::provider_in(target), pace);
     else
-        sched_.set_limit(target, core::LimitChange::learned(limit));
+        push(target, now_ms);
     return true;
 }
 
 void AdaptiveLimits::apply(const AdaptivePolicy::Change& change, const core::AdminTarget& target,
-                           const Cause* cause) {
+                           const Cause* cause, int64_t now_ms) {
     using Why = AdaptivePolicy::Change::Why;
     const auto& before = change.before;
     const auto& after = change.after;
@@ -215,32 +229,28 @@ void AdaptiveLimits::apply(const AdaptivePolicy::Change& change, const core::Adm
     }
     if (cause) what += " from \"" + receiver_words(cause->text) + "\"";
     if (!what.empty()) log::info("cqmgr: " + target.text() + ": " + what);
-    if (!after.any()) targets_.erase(target.text());
-    if (!after.any() || change.why == Why::forget || change.why == Why::ramp)
+    // The window's quota keeps its target and reply.
+    const bool quota = windowed(target) && window_->quota(target.text()) > 0;
+    if (!after.any() && !quota) targets_.erase(target.text());
+    if (!quota && (!after.any() || change.why == Why::forget || change.why == Why::ramp))
         causes_.erase(target);
     else if (cause)
         causes_[target] = *cause;
     if (std::string provider = ProviderScope::provider_in(target); !provider.empty()) {
         if (group_applier_) group_applier_(target.transport, provider, after);
     } else {
-        sched_.set_limit(target, core::LimitChange::learned(after));
+        push(target, now_ms);
     }
     // A slow start's cap is no learned limit: restored after a restart it
     // would hold the queue at a count nothing refused.  The store keeps
-    // what strikes and probes set, and nothing while a slow start runs.
-    if (observer_) {
-        bool learned = change.why == Why::strike || change.why == Why::probe;
-        auto it = causes_.find(target);
-        observer_(target, learned ? after : core::LearnedLimit{},
-                  learned && it != causes_.end() ? &it->second : nullptr);
-    }
+    // what strikes and probes set, and nothing while a slow start runs
+    // (beside a window's quota, which its steps do not change).
+    if (change.why != Why::ramp || !quota) tell(target);
 }
 
 bool AdaptiveLimits::slow_start(const core::Queue& q) const {
     core::AdminTarget target = target_of(q);
-    const AdaptivePolicy& policy =
-        ProviderScope::provider_in(target).empty() ? policy_ : group_policy_;
-    return policy.ramping(target.text());
+    return policy_of(target).ramping(target.text());
 }
 
 const AdaptiveLimits::Cause* AdaptiveLimits::cause(const core::Queue& q) const {

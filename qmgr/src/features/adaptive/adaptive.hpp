@@ -18,9 +18,16 @@
 // learned goes to the group's applier (the providers' gate: features.cpp)
 // instead of the queue's learned bound.  A group has no slow start: it
 // would gate every member of a provider that never refused anything.
+//
+// With cqmgr_adaptive_rate_model = window, a queue's rate-limit replies
+// teach the window model (adaptive_window.hpp) instead of the pace: the
+// scheduler gets the policy's limit with the window's part (its quota,
+// and its hold while the quota is spent) as one learned limit
+// (adaptive_windows.cpp).  A provider's group keeps the pace.
 #pragma once
 
 #include "adaptive_policy.hpp"
+#include "adaptive_window.hpp"
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
 #include "delivery_observer.hpp"
@@ -29,6 +36,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -117,15 +125,43 @@ class AdaptiveLimits : public DeliveryObserver {
     // Logs `change` and hands it to the scheduler (or, for a group, its
     // applier) and the observer.
     void apply(const AdaptivePolicy::Change& change, const core::AdminTarget& target,
-               const Cause* cause);
+               const Cause* cause, int64_t now_ms);
+    // "N deliveries per Ws window", for the log.
+    std::string quota_text(int quota) const;
+    // Whether `target` learns with the window model.
+    bool windowed(const core::AdminTarget& target) const {
+        return window_ && ProviderScope::provider_in(target).empty();
+    }
+    // What the scheduler holds queue `target` to at `now_ms`: the policy's
+    // limit, with the window's part where it learns with windows.
+    core::LearnedLimit core_limit(const core::AdminTarget& target, int64_t now_ms) const;
+    // Hands the scheduler core_limit() of queue `target`.
+    void push(const core::AdminTarget& target, int64_t now_ms);
+    // What the state store keeps for `target`: what was learned (not a
+    // slow start's cap, a hold, or a window's first delivery alone).
+    core::LearnedLimit stored_limit(const core::AdminTarget& target) const;
+    // Tells the observer of `target`'s stored limit and its reply.
+    void tell(const core::AdminTarget& target);
+    // Applies what the window model did for `target` at `now_ms` (a start,
+    // an end with the reply `cause`, a sweep): logs a change of its quota,
+    // keeps it, and hands the scheduler a changed limit.
+    void window_step(const core::AdminTarget& target, const AdaptiveWindow::Step& step,
+                     const Cause* cause, int64_t now_ms);
     // The target queue `q` learns for: its group's, or its own.
     core::AdminTarget target_of(const core::Queue& q) const;
     // The policy that learns for `target` (a group's or a queue's).
-    AdaptivePolicy& policy_of(const core::AdminTarget& target);
+    AdaptivePolicy& policy_of(const core::AdminTarget& target) {
+        return ProviderScope::provider_in(target).empty() ? policy_ : group_policy_;
+    }
+    const AdaptivePolicy& policy_of(const core::AdminTarget& target) const {
+        return ProviderScope::provider_in(target).empty() ? policy_ : group_policy_;
+    }
 
     std::set<std::string> transports_;
     ReplyClassifier classifier_;
     AdaptivePolicy policy_;
+    // cqmgr_adaptive_rate_model = window: the queues' window model.
+    std::unique_ptr<AdaptiveWindow> window_;
     // The groups' policy: the same settings, without a slow start.
     AdaptivePolicy group_policy_;
     ProviderScope* scope_ = nullptr;
@@ -139,7 +175,12 @@ class AdaptiveLimits : public DeliveryObserver {
     Observer observer_;
 };
 
+// The receiver's own words in an SMTP client's reason: what follows
+// "host NAME[ADDR] said: " or "... refused to talk to me: ", else all.
+std::string receiver_words(const std::string& text);
 // The settings of the policy from main.cf.
 AdaptiveSettings adaptive_settings(const conf::QmgrParams& params);
+// The settings of the window model from main.cf.
+WindowSettings window_settings(const conf::QmgrParams& params);
 
 } // namespace cqmgr::qmgr

@@ -68,13 +68,15 @@ std::vector<const core::Queue*> DestinationState::restore(core::Scheduler& sched
                                  core::QueueMemory{r.window, r.last_delivery});
         }
         if (r.learned_at > 0) {
-            core::LearnedLimit limit{r.learned_concurrency, r.learned_rate_delay};
+            core::LearnedLimit limit{r.learned_concurrency, r.learned_rate_delay, r.learned_quota,
+                                     r.learned_window};
             // Not taken up (adaptive limits off for the transport, or the
             // limit's time is over): the record's next write drops it.
             LearnedReply reply{r.learned_class, r.learned_status, r.learned_reason};
             if (!learned || !learned(core::AdminTarget{r.transport, r.destination}, limit,
                                      r.learned_at, reply)) {
                 r.learned_concurrency = r.learned_rate_delay = 0;
+                r.learned_quota = r.learned_window = 0;
                 r.learned_at = 0;
                 r.learned_class.clear();
                 r.learned_status.clear();
@@ -202,10 +204,14 @@ void DestinationState::learned_changed(const core::AdminTarget& target,
     if (!r) return;
     r->learned_concurrency = limit.concurrency;
     r->learned_rate_delay = limit.rate_delay;
-    r->learned_at = limit.any() ? clock_.now() : 0;
+    // A quota goes with its window; a hold is no learned limit.
+    r->learned_quota = limit.quota > 0 && limit.window > 0 ? limit.quota : 0;
+    r->learned_window = r->learned_quota > 0 ? limit.window : 0;
+    bool any = limit.concurrency > 0 || limit.rate_delay > 0 || r->learned_quota > 0;
+    r->learned_at = any ? clock_.now() : 0;
     // The record holds a reply only with a limit (its decoder refuses
     // anything else).
-    bool keep = limit.any();
+    bool keep = any;
     r->learned_class = keep ? reply.cls : "";
     r->learned_status = keep ? reply.status : "";
     r->learned_reason = keep ? reply.text : "";
