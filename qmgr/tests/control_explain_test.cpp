@@ -171,6 +171,25 @@ TEST_F(Explain, LearnedLimitsAndRateDelays) {
     EXPECT_EQ(binding(q), (std::vector<std::string>{"learned", "learned"}));
 }
 
+// The window model's quota: a rate line, and a stop while it is spent.
+TEST_F(Explain, ALearnedWindowQuotaAndItsHold) {
+    tc.dest_rate_delay = 0;
+    add("A", 2, "a.example");
+    ASSERT_TRUE(sched->set_limit({"smtp", "a.example"},
+                                 core::LimitChange::learned(core::LearnedLimit{0, 0, 60, 60})));
+    auto q = explain("a.example")["queues"][0];
+    auto quota = line(q, "learned", "a quota of 60 deliveries per 60s window");
+    EXPECT_EQ(quota["bound"], "rate");
+    EXPECT_EQ(q["effective"]["rate"], "1/s");
+    EXPECT_TRUE(line(q, "learned", "held until").is_null());
+    ASSERT_TRUE(sched->set_limit(
+        {"smtp", "a.example"}, core::LimitChange::learned(core::LearnedLimit{0, 0, 60, 60, 1042})));
+    q = explain("a.example")["queues"][0];
+    auto held = line(q, "learned", "the window's quota is spent: held until");
+    EXPECT_EQ(held["bound"], "stop");
+    EXPECT_EQ(held["binds"], true);
+}
+
 TEST_F(Explain, MainCfRateDelays) {
     tc.dest_rate_delay = 10;
     tc.transport_rate_delay = 2;
