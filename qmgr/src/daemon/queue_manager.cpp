@@ -222,10 +222,15 @@ void QueueManager::arm_scheduler_timer() {
     auto due = sched_.next_timer();
     if (!due || (sched_timer_due_ != 0 && sched_timer_due_ <= *due)) return;
     sched_timer_due_ = *due;
-    // At the due second's start, not up to a second after it: a hold that
-    // ends with a receiver's window lets mail go when the window does.
+    // Just after the due second begins, not up to a second after it: a hold
+    // that ends with a receiver's window lets mail go when the window does.
+    // Not at its very start: time(2), which the core's clock and receivers
+    // such as anvil read, turns a few milliseconds after gettimeofday(2)
+    // (and a remote receiver's clock may be a little behind ours), so the
+    // core would not see the second yet, nor the receiver its window's end.
+    constexpr int64_t slack_ms = 250;
     sched_timer_.expires_after(
-        std::chrono::milliseconds(std::max<int64_t>(*due * 1000 - clock_.now_ms(), 0)));
+        std::chrono::milliseconds(std::max<int64_t>(*due * 1000 + slack_ms - clock_.now_ms(), 0)));
     sched_timer_.async_wait([this](const error_code& ec) { scheduler_timer_fired(ec); });
 }
 
