@@ -451,8 +451,11 @@ TEST(AdminProperty, RandomCommandsKeepInvariantsAndLoseNothing) {
                 if (target.queue.empty()) target.queue = dests[pick(0, 2)];
                 if (pick(0, 2) == 0) { // the adaptive limits learn (learned.hpp)
                     if (target.transport.empty()) target.transport = transports[pick(0, 1)];
-                    s.set_limit(target, LimitChange::learned(
-                                            LearnedLimit{pick(0, 3), pick(0, 1) * pick(1, 20)}));
+                    // A window's quota, and its hold while it is spent.
+                    int quota = pick(0, 1) * pick(1, 5);
+                    s.set_limit(target, LimitChange::learned(LearnedLimit{
+                                            pick(0, 3), pick(0, 1) * pick(1, 20), quota,
+                                            quota ? 61 : 0, pick(0, 1) ? now + pick(1, 60) : 0}));
                 } else if (pick(0, 1))
                     s.set_limit(target, LimitChange::cap(cap_of(
                                             pick(1, 3), pick(0, 1) ? now + pick(1, 60) : 0)));
