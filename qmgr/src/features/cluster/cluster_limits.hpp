@@ -177,14 +177,13 @@ class ClusterLimits : public DeliveryObserver {
 
     // The gate of a new queue (Driver::queue_gate).
     std::optional<int> queue_gate(const core::Queue& q);
-    // Queue `q` is being freed (Driver::queue_freed): its gate goes, and
-    // its leases with it.
+    // Queue `q` is being freed (Driver::queue_freed): its gate and leases go.
     void queue_freed(const core::Queue& q) override;
     // Asks for the leases and tokens that queues with waiting mail need,
     // and gives back those of queues that cannot start anything.
     void refresh();
-    // A delivery to `q` was started (after select_entry).
-    void started(const core::Queue& q);
+    // A delivery to `q` started (after select_entry): true if a concurrency limit bounds it.
+    bool started(const core::Queue& q);
     // A delivery to `transport`/`queue` ended (after delivery_done).
     void finished(const std::string& transport, const std::string& queue);
     // The process is about to exit: gives the leases not in use back at
@@ -199,7 +198,9 @@ class ClusterLimits : public DeliveryObserver {
     void queue_born(const core::Queue& q, std::optional<int>& gate) override {
         if (auto v = queue_gate(q); v && (!gate || *v < *gate)) gate = v;
     }
-    void delivery_started(DeliveryEvent& ev) override { started(*ev.entry->queue); }
+    void delivery_started(DeliveryEvent& ev) override {
+        ev.no_session_store = started(*ev.entry->queue) || ev.no_session_store;
+    }
     void delivery_ended(DeliveryEvent& ev) override;
     void delivery_reported(const DeliveryEvent& ev) override;
     void queue_window(const core::Queue& q, bool positive, QueueTurn turn) override;
