@@ -410,3 +410,21 @@ TEST(Metrics, FeatureSeries) {
     EXPECT_EQ(values(find(fs, "cqmgr_state_store_up")).at(""), 0);
     EXPECT_EQ(values(find(fs, "cqmgr_state_store_commits_total")).at(""), 7);
 }
+
+// Whatever the list's capacity when the features' families are added, each
+// gets its samples (a family's reference does not survive the next family).
+TEST(Metrics, FeatureSeriesWhateverTheCapacity) {
+    FeatureSnapshot s;
+    s.transports = {{"smtp", 1, {0, 1, 0}}};
+    s.shared = {{"destination", true, 3}, {"provider", false, 1}};
+    s.state_up = true;
+    for (size_t capacity = 0; capacity < 12; ++capacity) {
+        std::vector<MetricFamily> out;
+        out.reserve(capacity);
+        feature_families(out, s);
+        EXPECT_EQ(values(find(out, "cqmgr_redis_up")).size(), 2u) << capacity;
+        EXPECT_EQ(values(find(out, "cqmgr_cluster_leases")).size(), 2u) << capacity;
+        EXPECT_EQ(values(find(out, "cqmgr_learned_limits")).size(), 1u) << capacity;
+        EXPECT_EQ(values(find(out, "cqmgr_reply_actions_in_force")).size(), 3u) << capacity;
+    }
+}

@@ -53,16 +53,18 @@ void transport_families(std::vector<MetricFamily>& out, const FeatureSnapshot& s
 // Only what is configured: no series for Redis without cqmgr_redis_server,
 // none for the store with cqmgr_state_database empty.
 void shared_families(std::vector<MetricFamily>& out, const FeatureSnapshot& s) {
+    // Each family is filled before the next is added (family()'s reference
+    // does not outlive that).
     if (!s.shared.empty()) {
         auto& up =
             family(out, "cqmgr_redis_up", "1 while the cluster limits' connection to Redis is up",
                    MetricType::Gauge);
+        for (const auto& sh : s.shared)
+            sample(up, {{"limits", sh.limits}}, sh.up ? 1 : 0);
         auto& leases = family(out, "cqmgr_cluster_leases",
                               "Cluster concurrency leases this host holds", MetricType::Gauge);
-        for (const auto& sh : s.shared) {
-            sample(up, {{"limits", sh.limits}}, sh.up ? 1 : 0);
+        for (const auto& sh : s.shared)
             sample(leases, {{"limits", sh.limits}}, sh.leases);
-        }
     }
     if (s.state_up) {
         sample(family(out, "cqmgr_state_store_up",
