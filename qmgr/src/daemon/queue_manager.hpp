@@ -104,6 +104,8 @@ class QueueManager : public core::Driver {
 
     // What the daemon has done since it started.
     const Counters& counters() const { return counters_; }
+    // The state store's side (for the metrics).
+    const DestinationState& destination_state() const { return dest_state_; }
     // Messages in the active queue (in memory).
     int messages_in_active() const { return static_cast<int>(messages_.size()); }
 

@@ -4,6 +4,7 @@
 #include "control_queries.hpp"
 #include "destination_state.hpp"
 #include "explain_features.hpp"
+#include "feature_metrics.hpp"
 #include "learned_state.hpp"
 #include "provider_gates.hpp"
 #include "provider_scopes.hpp"
@@ -165,6 +166,13 @@ void Features::describe(ControlSources& s, const SenderGroups* senders) const {
 std::optional<MxResolverStats> Features::mx_stats() const {
     if (!mx_resolver_) return std::nullopt;
     return mx_resolver_->stats();
+}
+
+void Features::shared_stats(FeatureSnapshot& s) const {
+    const std::pair<const ClusterLimits*, const char*> all[] = {{&limits_, "destination"},
+                                                                {&provider_limits_, "provider"}};
+    for (const auto& [limits, name] : all)
+        if (auto up = limits->redis_up()) s.shared.push_back({name, *up, limits->leases_held()});
 }
 
 } // namespace cqmgr::qmgr

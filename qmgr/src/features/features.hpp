@@ -35,6 +35,7 @@ class ControlCommands;
 class DestinationState;
 class SenderGroups;
 struct ControlSources;
+struct FeatureSnapshot;
 
 class Features {
   public:
@@ -94,6 +95,9 @@ class Features {
     const ReplyActions* reply_actions() const { return actions_.get(); }
     // The MX lookups' counters, when providers follow MX records.
     std::optional<MxResolverStats> mx_stats() const;
+    // The cluster limits' Redis connections and leases, for the metrics
+    // (FeatureSnapshot::shared; nothing without cqmgr_redis_server).
+    void shared_stats(FeatureSnapshot& s) const;
 
   private:
     // Wires the rules' actions to the control commands, when both exist.

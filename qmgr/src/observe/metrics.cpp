@@ -286,6 +286,7 @@ std::vector<prometheus::MetricFamily> build_metrics(const MetricsSnapshot& s,
     destination_families(out, s, destination_limit);
     provider_families(out, s);
     if (s.mx) mx_families(out, *s.mx);
+    feature_families(out, s.features);
     histogram_families(out, s.counters);
     return out;
 }

@@ -7,6 +7,7 @@
 
 #include "counters.hpp"
 #include "cqmgr/core/scheduler.hpp"
+#include "feature_metrics.hpp"
 #include "mx_resolver.hpp"
 
 #include <array>
@@ -67,6 +68,8 @@ struct MetricsSnapshot {
     std::vector<Provider> providers;
     // The providers' MX lookups (when the daemon makes them).
     std::optional<MxResolverStats> mx;
+    // The features' and the active queue's bounds (feature_metrics.hpp).
+    FeatureSnapshot features;
 };
 
 // Copies what the metrics show.  On the event loop thread only.  With

@@ -32,6 +32,12 @@ MetricsSnapshot daemon_metrics(const Daemon& d) {
         qm.scheduler(), qm.counters(), qm.messages_in_active(), qm.features().providers(),
         static_cast<size_t>(d.config.params.cqmgr_metrics_provider_limit));
     s.mx = qm.features().mx_stats();
+    s.features = feature_snapshot(qm.scheduler(), d.config.params);
+    qm.features().shared_stats(s.features);
+    if (!d.config.params.cqmgr_state_database.empty()) {
+        s.features.state_up = qm.destination_state().usable();
+        s.features.state_commits = qm.destination_state().commits();
+    }
     return s;
 }
 

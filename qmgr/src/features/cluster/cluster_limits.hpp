@@ -152,15 +152,17 @@ class ClusterLimits : public DeliveryObserver {
     // The other instance whose gate the core's is combined with (each
     // names the other): the core's gate is the smaller of the two.
     void combine_with(ClusterLimits* other) { partner_ = other; }
-    // This instance's gate of queue `queue` of `transport` (none: it has
-    // none for it).
+    // This instance's gate of queue `queue` of `transport`, if it has one.
     std::optional<int> own_gate(const std::string& transport, const std::string& queue);
     // The gate of queue `queue` of `transport` (gate_view()), by name.
     std::optional<GateView> view(const std::string& transport, const std::string& queue) const;
-    // This host's deliveries in flight in concurrency scope `scope`, and
-    // the leases it holds there.
+    // This host's deliveries in flight in concurrency scope `scope`, the
+    // leases it holds there and in all (metrics), and whether Redis is up
+    // (none: not used).
     int scope_busy(const std::string& scope) const;
     int scope_leases(const std::string& scope) const;
+    int leases_held() const;
+    std::optional<bool> redis_up() const;
     // A limit learned for the queues whose first key is `key` narrows their
     // gates made from now on (narrow_by_learned()); the caller rescope()s.
     void set_learned(const std::string& key, const core::LearnedLimit& limit);
@@ -168,8 +170,7 @@ class ClusterLimits : public DeliveryObserver {
     // its gate goes, with its leases, and a new one is made that counts
     // its deliveries in flight.  Not from inside a scheduler callback.
     void rescope(const core::Queue& q);
-    // Connects to Redis, if configured (or to the shared state given to
-    // use_shared()).
+    // Connects to Redis, if configured (or to use_shared()'s state).
     void start();
     // Keeps the shared state in `shared` instead of the Redis server that
     // cqmgr_redis_server names (tests: a fake); before start().
