@@ -172,8 +172,7 @@ class ClusterLimits : public DeliveryObserver {
     void rescope(const core::Queue& q);
     // Connects to Redis, if configured (or to use_shared()'s state).
     void start();
-    // Keeps the shared state in `shared` instead of the Redis server that
-    // cqmgr_redis_server names (tests: a fake); before start().
+    // Uses `shared` instead of cqmgr_redis_server's Redis (tests: a fake); before start().
     void use_shared(std::unique_ptr<cluster::SharedState> shared);
 
     // The gate of a new queue (Driver::queue_gate).
