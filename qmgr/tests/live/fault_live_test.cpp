@@ -325,7 +325,7 @@ void make_deferred(const std::string& deferred, int first, int n) {
 // the due index.
 TEST(FaultLive, TheDeferredGaugeFollowsTheQueue) {
     using std::chrono::steady_clock;
-    constexpr int queue_run_delay = 10;
+    constexpr int queue_run_delay = 6;
     for (const char* index : {"no", "yes"}) {
         SCOPED_TRACE(std::string("cqmgr_deferred_due_index = ") + index);
         const uint16_t port = compat::allocate_ports(1)[0];
