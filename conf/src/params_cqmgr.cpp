@@ -88,6 +88,9 @@ constexpr auto kCqmgr = std::to_array<ParamSpec>({
     C("cqmgr_metrics_destination_limit", T::Int, "50", 0, 0,
       "destinations with metric series of their own")
         .to(&Q::cqmgr_metrics_destination_limit),
+    C("cqmgr_health_stall_time", T::Time, "10s", 1, 0,
+      "how long the event loop may not turn before /healthz fails")
+        .to(&Q::cqmgr_health_stall_time),
     C("cqmgr_adaptive_limit_transports", T::String, "", 0, 0,
       "transports that learn limits from replies")
         .to(&Q::cqmgr_adaptive_limit_transports),

@@ -1,6 +1,8 @@
 // The Prometheus metrics built from a snapshot: names, labels, values, the
 // cap on per-destination series, and the text a scrape returns.
+#include "health.hpp"
 #include "metrics.hpp"
+#include "queue_metrics.hpp"
 
 #include <gtest/gtest.h>
 #include <map>
@@ -10,6 +12,7 @@
 
 using namespace cqmgr::qmgr;
 namespace core = cqmgr::core;
+namespace protocol = cqmgr::protocol;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
@@ -113,7 +116,10 @@ TEST(Metrics, NamesFollowPrometheusConventions) {
                           "cqmgr_destination_throttled",
                           "cqmgr_destination_share_lowered",
                           "cqmgr_queue_delay_seconds",
-                          "cqmgr_delivery_duration_seconds"})
+                          "cqmgr_delivery_duration_seconds",
+                          "cqmgr_queue_messages",
+                          "cqmgr_queue_oldest_age_seconds",
+                          "cqmgr_event_loop_lag_seconds"})
         EXPECT_TRUE(names.contains(n)) << n;
 }
 
@@ -427,4 +433,40 @@ TEST(Metrics, FeatureSeriesWhateverTheCapacity) {
         EXPECT_EQ(values(find(out, "cqmgr_learned_limits")).size(), 1u) << capacity;
         EXPECT_EQ(values(find(out, "cqmgr_reply_actions_in_force")).size(), 3u) << capacity;
     }
+}
+
+// The queue gauges: a census per scanned queue and the active queue's
+// messages; a queue not known yet has no series, nor an oldest age whose
+// birth times are unknown; an empty queue's oldest is 0.
+TEST(Metrics, QueueGauges) {
+    MetricsSnapshot s;
+    s.queues[1] = active_gauge(4, protocol::TimeVal{1000, 500000}, protocol::TimeVal{1010, 0});
+    s.queues[2] = census_gauge({10000, 400}, 1000);
+    auto fs = build_metrics(s, 50);
+    EXPECT_EQ(values(find(fs, "cqmgr_queue_messages")),
+              (std::map<std::string, double>{{"queue=active", 4}, {"queue=deferred", 10000}}));
+    EXPECT_EQ(values(find(fs, "cqmgr_queue_oldest_age_seconds")),
+              (std::map<std::string, double>{{"queue=active", 9.5}, {"queue=deferred", 600}}));
+    s.queues[0] = census_gauge({0, 0}, 1000); // empty
+    s.queues[2] = census_gauge({3, 0}, 1000); // births unknown
+    s.queues[1] = active_gauge(0, std::nullopt, protocol::TimeVal{1010, 0});
+    fs = build_metrics(s, 50);
+    EXPECT_EQ(values(find(fs, "cqmgr_queue_messages")),
+              (std::map<std::string, double>{
+                  {"queue=incoming", 0}, {"queue=active", 0}, {"queue=deferred", 3}}));
+    EXPECT_EQ(values(find(fs, "cqmgr_queue_oldest_age_seconds")),
+              (std::map<std::string, double>{{"queue=incoming", 0}, {"queue=active", 0}}));
+}
+
+// The loop's lag is a histogram without labels.
+TEST(Metrics, EventLoopLag) {
+    MetricsSnapshot s;
+    s.loop_lag.observe(loop_lag_bounds, 0.003);
+    s.loop_lag.observe(loop_lag_bounds, 2);
+    const auto fs = build_metrics(s, 50);
+    const auto& f = find(fs, "cqmgr_event_loop_lag_seconds");
+    ASSERT_EQ(f.metric.size(), 1u);
+    EXPECT_EQ(f.metric[0].histogram.sample_count, 2u);
+    EXPECT_DOUBLE_EQ(f.metric[0].histogram.sample_sum, 2.003);
+    EXPECT_TRUE(f.metric[0].label.empty());
 }

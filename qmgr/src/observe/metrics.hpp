@@ -70,6 +70,16 @@ struct MetricsSnapshot {
     std::optional<MxResolverStats> mx;
     // The features' and the active queue's bounds (feature_metrics.hpp).
     FeatureSnapshot features;
+    // How late the heartbeat fired (health.hpp).
+    Histogram loop_lag;
+    // incoming/, active/ and deferred/ (queue_metrics.hpp), in that order:
+    // nullopt while not known yet.
+    struct Queue {
+        double messages = 0;
+        double oldest_age = 0; // seconds; 0 when empty
+        bool oldest_known = false;
+    };
+    std::array<std::optional<Queue>, 3> queues;
 };
 
 // Copies what the metrics show.  On the event loop thread only.  With

@@ -130,6 +130,9 @@ struct QmgrParams {
     std::string cqmgr_metrics_listen;
     // Destinations with metric series of their own; the rest are summed.
     int64_t cqmgr_metrics_destination_limit{};
+    // /healthz answers 503 once the event loop has not turned for this
+    // long (seconds).
+    int64_t cqmgr_health_stall_time{};
     // The destination state store (docs/admin-guide.md): an LMDB file,
     // relative to queue_directory unless absolute; empty turns it off.
     // By default $data_directory/cqmgr-state.lmdb.

@@ -1,6 +1,8 @@
 #include "post_jail.hpp"
 
+#include "health.hpp"
 #include "metrics.hpp"
+#include "queue_metrics.hpp"
 #include "shutdown.hpp"
 
 namespace cqmgr::qmgr {
@@ -38,7 +40,22 @@ MetricsSnapshot daemon_metrics(const Daemon& d) {
         s.features.state_up = qm.destination_state().usable();
         s.features.state_commits = qm.destination_state().commits();
     }
+    const Feeder& feed = qm.feeder();
+    if (auto c = feed.incoming_census()) s.queues[0] = census_gauge(*c, d.clock.now());
+    s.queues[1] =
+        active_gauge(static_cast<size_t>(qm.messages_in_active()) + feed.leftovers_waiting(),
+                     qm.oldest_active(), d.clock.precise());
+    if (auto c = feed.deferred_census()) s.queues[2] = census_gauge(*c, d.clock.now());
     return s;
+}
+
+unsigned daemon_readiness(const Daemon& d) {
+    const QueueManager& qm = *d.qm;
+    unsigned bits = 0;
+    if (qm.feeder().incoming_scanned()) bits |= ready::incoming_scanned;
+    if (qm.feeder().deferred_scanned()) bits |= ready::deferred_scanned;
+    if (qm.rewrite_answered()) bits |= ready::rewrite_answered;
+    return bits;
 }
 
 } // namespace cqmgr::qmgr

@@ -103,7 +103,8 @@ Preopened pre_jail(DaemonConfig& config) {
     if (!params.cqmgr_metrics_listen.empty() && !cl.stdin_mode) {
         o.metrics = std::make_unique<MetricsEndpoint>(
             params.cqmgr_metrics_listen,
-            static_cast<size_t>(params.cqmgr_metrics_destination_limit));
+            static_cast<size_t>(params.cqmgr_metrics_destination_limit),
+            std::chrono::seconds(params.cqmgr_health_stall_time));
         o.metrics->open(std::chrono::seconds(5));
     }
     // A fatal error, too, ends the endpoint's thread before exit().
