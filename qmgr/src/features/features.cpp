@@ -100,8 +100,9 @@ void Features::use_reply_actions(RegexTable rules, ReplyActions::Scopes scopes,
                                  DeliveryObservers& observers) {
     if (providers_ && !scopes.provider)
         scopes = with_provider_scopes(std::move(scopes), *providers_);
-    actions_ = std::make_unique<ReplyActions>(std::move(rules), requests_, clock_,
-                                              defer_log_path(store_), std::move(scopes));
+    actions_ =
+        std::make_unique<ReplyActions>(std::move(rules), requests_, clock_, defer_log_path(store_),
+                                       std::move(scopes), std::move(profiles_));
     observers.add(actions_.get());
     wire_actions();
 }

@@ -60,6 +60,9 @@ class Features {
     // membership).  Their observer hears after the delivery part.
     void use_reply_actions(RegexTable rules, ReplyActions::Scopes scopes,
                            DeliveryObservers& observers);
+    // The limit sets of the rules' `backoff PROFILE` (cqmgr_backoff_profiles,
+    // read before the jail), before use_reply_actions().
+    void use_backoff_profiles(BackoffProfiles profiles) { profiles_ = std::move(profiles); }
     // The control socket's commands, or nullptr: the rules' actions are
     // resumed through them and kept in their document.
     void use_control(ControlCommands* commands);
@@ -124,6 +127,7 @@ class Features {
     ClusterLimits provider_limits_;
     ClusterLimits limits_;
     // cqmgr_reply_actions: made only when its table is given.
+    BackoffProfiles profiles_;
     std::unique_ptr<ReplyActions> actions_;
     ControlCommands* control_ = nullptr;
     // The MX path: after the providers, as its answers go to them, so it

@@ -7,7 +7,8 @@
 // (entry_records.hpp).  A rule's result (reply_action.hpp) names an
 // action, a scope, a threshold and a duration: once a rule matched N times
 // within its period for one scope key (threshold_windows.hpp), its action
-// becomes the queues' rule bound in the scheduler (core::Limits::rule),
+// becomes the queues' rule bound in the scheduler (core::Limits::rule; a
+// backoff's is its profile's limits, cqmgr_backoff_profiles),
 // asked for through CoreRequests, and is logged as one line naming the
 // rule.  The action ends at its time (the scheduler's timer, then
 // expired()), after N deliveries (`until N delivered`), or by
@@ -19,6 +20,7 @@
 // end is not pushed back).
 #pragma once
 
+#include "backoff_profiles.hpp"
 #include "clock.hpp"
 #include "core_requests.hpp"
 #include "delivery_observer.hpp"
@@ -74,9 +76,11 @@ class ReplyActions : public DeliveryObserver {
     // Told of every change of what is in force (to keep it across restarts).
     using Keep = std::function<void(const std::map<core::AdminTarget, Active>& actives)>;
 
-    // `rules`: the table of cqmgr_reply_actions, read before the jail.
+    // `rules`: the table of cqmgr_reply_actions, read before the jail;
+    // `profiles`: cqmgr_backoff_profiles' (the limits of a rule's
+    // `backoff PROFILE`; a rule naming a profile they lack is a bad rule).
     ReplyActions(RegexTable rules, CoreRequests& requests, const WallClock& clock,
-                 DeferLogPath defer_log_path, Scopes scopes = {});
+                 DeferLogPath defer_log_path, Scopes scopes = {}, BackoffProfiles profiles = {});
 
     // Who is told of changes.
     void keep(Keep keep) { keep_ = std::move(keep); }
@@ -110,6 +114,8 @@ class ReplyActions : public DeliveryObserver {
     size_t bad_rules() const;
 
   private:
+    // A rule's result as an action, a backoff with its profile's limits.
+    Result<ReplyAction, ActionError> action_of(std::string_view text) const;
     // The words a delivery's outcome gives the rules: "STATUS TEXT" of
     // each distinct reply, at most a few.
     std::vector<std::string> subjects(const core::Entry& e, const core::DeliveryResult& r,
@@ -127,7 +133,9 @@ class ReplyActions : public DeliveryObserver {
     }
 
     RegexTable rules_;
+    BackoffProfiles profiles_;
     std::vector<std::optional<ReplyAction>> parsed_; // by rule
+    std::vector<std::string> bad_;                   // by rule: why it is no action
     CoreRequests& requests_;
     const WallClock& clock_;
     DeferLogPath defer_log_path_;
