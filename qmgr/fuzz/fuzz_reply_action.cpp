@@ -6,11 +6,16 @@
 //   1 mod 4    a script of matches for a few windows (each three bytes: a
 //              rule, a key, a time step): the windows kept stay within
 //              their bound, and a count of 1 always acts;
-//   3 mod 4    a backoff profile's value: parsed; a profile must have its
+//   3 mod 8    a backoff profile's value: parsed; a profile must have its
 //              numbers in range, parse back from its text, and give a
-//              backoff a pause within a week.
+//              backoff a pause within a week;
+//   7 mod 8    a shared action's text as it comes back from Redis
+//              (shared_action.hpp): decoded; an action must have one-line
+//              fields within their bound and encode to a text that decodes
+//              to it again.
 #include "backoff_profile.hpp"
 #include "reply_action.hpp"
+#include "shared_action.hpp"
 #include "threshold_windows.hpp"
 
 #include <cstdint>
@@ -70,6 +75,21 @@ void profile(std::string_view text) {
         finding("pause out of range: " + written);
 }
 
+void shared(std::string_view text) {
+    auto a = decode_shared_action(text);
+    if (!a) return;
+    for (const std::string* s :
+         {&a->transport, &a->name, &a->host, &a->rule, &a->action, &a->reason}) {
+        if (s->size() > max_shared_field) finding("a field beyond its bound");
+        for (unsigned char c : *s)
+            if (c < 0x20 || c == 0x7f) finding("a control character in a field");
+    }
+    if (a->transport.empty() || a->rule.empty() || a->since < 0 || a->until < 0)
+        finding("an action without its parts");
+    auto again = decode_shared_action(encode_shared_action(*a));
+    if (!again || !(*again == *a)) finding("a shared action that does not read back");
+}
+
 void windows(std::string_view script) {
     ThresholdWindows w(8);
     int64_t now = 0;
@@ -93,7 +113,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         grammar(in);
     else if (data[0] % 4 == 1)
         windows(in);
-    else
+    else if (data[0] % 8 == 3)
         profile(in);
+    else
+        shared(in);
     return 0;
 }

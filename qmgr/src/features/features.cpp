@@ -132,6 +132,11 @@ void Features::use_mx(MxChannel channel, std::map<std::string, std::string> agen
 void Features::start() {
     limits_.start();
     if (providers_) provider_limits_.start();
+    if (actions_ && limits_.shared()) {
+        shared_actions_ = std::make_unique<SharedActions>(io_, *actions_, *limits_.shared(), clock_,
+                                                          params_.myhostname);
+        shared_actions_->start();
+    }
 }
 
 void Features::restore_actions() {

@@ -23,6 +23,7 @@
 #include "providers.hpp"
 #include "regex_table.hpp"
 #include "reply_actions.hpp"
+#include "shared_actions.hpp"
 
 #include <map>
 #include <memory>
@@ -70,7 +71,8 @@ class Features {
     // the transports that follow MX records (`agents`); nothing when no
     // provider is configured.
     void use_mx(MxChannel channel, std::map<std::string, std::string> agents);
-    // Starts the limits (their connections to the shared state).
+    // Starts the limits (their connections to the shared state), and the
+    // sharing of the rules' actions over the destination limits' one.
     void start();
     // Takes up the rule actions kept in the control settings, once those
     // are restored.
@@ -134,6 +136,9 @@ class Features {
     // goes first.
     std::unique_ptr<MxResolver> mx_resolver_;
     std::unique_ptr<MxProviderSource> mx_source_;
+    // The rules' actions shared through Redis, when both are configured:
+    // last, as it uses the rules' actions and the limits' connection.
+    std::unique_ptr<SharedActions> shared_actions_;
 };
 
 } // namespace cqmgr::qmgr

@@ -190,6 +190,7 @@ void ReplyActions::matched(size_t rule, const core::Entry& e, const std::string&
     const bool one_line =
         targets.size() > 1 || (targets.size() == 1 && key != targets.front().text());
     int started = 0;
+    const core::AdminTarget* first = nullptr; // started, for the cluster
     for (const core::AdminTarget& target : targets) {
         // The same rule again while its action is in force: nothing new.
         if (auto it = actives_.find(target); it != actives_.end() && it->second.rule == where)
@@ -205,8 +206,9 @@ void ReplyActions::matched(size_t rule, const core::Entry& e, const std::string&
         act.deliveries = a->until_delivered;
         if (one_line) act.scope = key;
         start(std::move(act), key, words, !one_line);
-        ++started;
+        if (started++ == 0) first = &target;
     }
+    if (first) shared_started(*first);
     if (one_line && started > 0)
         log::info("cqmgr: " + key + ": reply rule " + where + " (\"" + result + "\"): " +
                   doing(*a) + threshold(*a) + " of " + key + ", " + std::to_string(started) +
@@ -253,6 +255,8 @@ void ReplyActions::end_action(const core::AdminTarget& target, const std::string
         log::info("cqmgr: " + a.scope + ": reply rule " + a.rule + " (\"" + a.action +
                   "\"): " + action_kind_name(a.parsed.kind) + " ended " + why);
     }
+    // Ended early here (by resume, or its deliveries): ended in the cluster.
+    if (tell && last) shared_ended(a);
     if (it->second.deliveries > 0) --counting_;
     actives_.erase(it);
     windows_.forget(target.text());

@@ -18,6 +18,10 @@
 // A later action on the same target replaces the one in force; the same
 // rule matching again while its action is in force changes nothing (its
 // end is not pushed back).
+//
+// With cqmgr_redis_server, the actions on a destination, a transport or a
+// provider are shared with the cluster's other hosts (shared_actions.hpp,
+// through share(), adopt(), end_shared(); reply_actions_shared.cpp).
 #pragma once
 
 #include "backoff_profiles.hpp"
@@ -26,6 +30,7 @@
 #include "delivery_observer.hpp"
 #include "regex_table.hpp"
 #include "reply_action.hpp"
+#include "shared_action.hpp"
 #include "threshold_windows.hpp"
 
 #include <functional>
@@ -113,6 +118,26 @@ class ReplyActions : public DeliveryObserver {
     // Rules whose result is not an action (warned about when they match).
     size_t bad_rules() const;
 
+    // The cluster's side (shared_actions.hpp): told of each action a rule
+    // takes here on a destination, a transport or a provider (once, not
+    // per member), and of each that ends early here (by resume, or after
+    // N deliveries: once its last member's ends).
+    struct Share {
+        std::function<void(const SharedAction&)> started;
+        std::function<void(const SharedAction&)> ended;
+    };
+    void share(Share share) { share_ = std::move(share); }
+    // Applies another host's action (or this host's from before a
+    // restart) with its end, logged once as from the cluster; nothing when
+    // its time is over, its scope has no member here, or each target has
+    // that rule's action in force already.
+    void adopt(const SharedAction& a);
+    // Ends here the action `a` that ended early on another host (not told
+    // to the cluster again).
+    void end_shared(const SharedAction& a);
+    // The actions in force here that are shared, one per action.
+    std::vector<SharedAction> shared() const;
+
   private:
     // A rule's result as an action, a backoff with its profile's limits.
     Result<ReplyAction, ActionError> action_of(std::string_view text) const;
@@ -131,6 +156,12 @@ class ReplyActions : public DeliveryObserver {
     void changed() {
         if (keep_) keep_(actives_);
     }
+    // `a` as the cluster shares it, if its scope is shared.
+    std::optional<SharedAction> shared_of(const Active& a) const;
+    // The cluster hears that the action on `target` started, or that `a`
+    // ended early.
+    void shared_started(const core::AdminTarget& target);
+    void shared_ended(const Active& a);
 
     RegexTable rules_;
     BackoffProfiles profiles_;
@@ -149,6 +180,7 @@ class ReplyActions : public DeliveryObserver {
     std::unordered_map<std::string, int> scoped_;
     WarningLimiter limiter_;
     Keep keep_;
+    Share share_;
 };
 
 } // namespace cqmgr::qmgr
