@@ -110,6 +110,8 @@ constexpr auto kCqmgr = std::to_array<ParamSpec>({
         .checked(check_adaptive_limit_scope),
     C("cqmgr_reply_actions", T::String, "", 0, 0, "reply rules that act; empty: off")
         .to(&Q::cqmgr_reply_actions),
+    C("cqmgr_backoff_profiles", T::String, "", 0, 0, "tables of the reply rules' backoff limits")
+        .tables(&Q::cqmgr_backoff_profiles),
     C("cqmgr_backoff_jitter", T::Int, "0", 0, 100, "percent of random retry offset")
         .to(&Q::cqmgr_backoff_jitter),
     C("cqmgr_state_database", T::String, "$data_directory/cqmgr-state.lmdb", 0, 0,

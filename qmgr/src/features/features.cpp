@@ -101,8 +101,9 @@ void Features::use_reply_actions(RegexTable rules, ReplyActions::Scopes scopes,
                                  DeliveryObservers& observers) {
     if (providers_ && !scopes.provider)
         scopes = with_provider_scopes(std::move(scopes), *providers_);
-    actions_ = std::make_unique<ReplyActions>(std::move(rules), requests_, clock_,
-                                              defer_log_path(store_), std::move(scopes));
+    actions_ =
+        std::make_unique<ReplyActions>(std::move(rules), requests_, clock_, defer_log_path(store_),
+                                       std::move(scopes), std::move(profiles_));
     observers.add(actions_.get());
     wire_actions();
 }
@@ -132,6 +133,11 @@ void Features::use_mx(MxChannel channel, std::map<std::string, std::string> agen
 void Features::start() {
     limits_.start();
     if (providers_) provider_limits_.start();
+    if (actions_ && limits_.shared()) {
+        shared_actions_ = std::make_unique<SharedActions>(io_, *actions_, *limits_.shared(), clock_,
+                                                          params_.myhostname);
+        shared_actions_->start();
+    }
 }
 
 void Features::restore_actions() {

@@ -152,9 +152,12 @@ struct QmgrParams {
     // one limit together, held across them by the providers' gate).
     std::string cqmgr_adaptive_limit_scope;
     // Reply rules that act (docs/admin-guide.md): a pcre: or regexp:
-    // table whose results are actions (suspend, throttle, rate, warn) with
-    // a scope, a threshold and a duration; empty = off.
+    // table whose results are actions (suspend, throttle, rate, backoff,
+    // warn) with a scope, a threshold and a duration; empty = off.
     std::string cqmgr_reply_actions;
+    // The limit sets that their `backoff PROFILE` names: tables from a
+    // profile's name to `[concurrency=N] [rate=N/PERIOD]`.
+    std::vector<std::string> cqmgr_backoff_profiles;
     // Retry jitter: each deferral's backoff moves by a random offset within
     // this percentage of it (0 = off, as stock).
     int64_t cqmgr_backoff_jitter{};

@@ -18,6 +18,7 @@ void post_jail(Daemon& d) {
                                           o.flush_domains, *d.master, o.state_store,
                                           std::move(o.reply_rules), std::move(o.limit_tables));
     d.qm->use_priorities(std::move(o.priorities));
+    d.qm->features().use_backoff_profiles(std::move(o.backoff_profiles));
     if (o.reply_actions) d.qm->use_reply_actions(std::move(*o.reply_actions));
     d.qm->use_senders(std::move(o.senders));
     // Destinations of transports that follow MX records join the provider

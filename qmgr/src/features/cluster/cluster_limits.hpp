@@ -174,6 +174,9 @@ class ClusterLimits : public DeliveryObserver {
     void start();
     // Uses `shared` instead of cqmgr_redis_server's Redis (tests: a fake); before start().
     void use_shared(std::unique_ptr<cluster::SharedState> shared);
+    // The shared state once started (nullptr: none), for what else the
+    // hosts share over the same connection (the reply rules' actions).
+    cluster::SharedState* shared() const { return shared_.get(); }
 
     // The gate of a new queue (Driver::queue_gate).
     std::optional<int> queue_gate(const core::Queue& q);
