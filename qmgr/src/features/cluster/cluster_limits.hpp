@@ -1,10 +1,9 @@
 // Limits shared across a cluster (cqmgr_cluster_concurrency_limits,
 // cqmgr_rate_limits), on Redis when cqmgr_redis_server is set.
 //
-// The scheduler core is synchronous; Redis is not.  So the limits are
-// turned into a gate on each queue they cover (core::Limits::gate): the
-// number of deliveries that may be in flight there.  What the gate admits
-// is acquired ahead, asynchronously:
+// The core is synchronous, Redis is not: the limits become a gate on each
+// queue they cover (core::Limits::gate), the deliveries that may be in
+// flight there, and what the gate admits is acquired ahead, asynchronously:
 //   - a concurrency limit: leases taken from the cluster's lease set one at
 //     a time while the queue has waiting mail and every lease it holds is
 //     in use (never more than the limit on one host); a lease whose
@@ -22,20 +21,16 @@
 // The invariant: the deliveries in flight to a scope, on all hosts, never
 // exceed its limit (as long as Redis is away for less than a lease time).
 // A host counts a lease as valid for the lease time after the step that
-// last renewed it was *sent*, which is never later than Redis's expiry of
-// it.  Redis away (and at start, until it answers): a host goes on with
-// the leases it holds, each until it expires, and asks for none (nobody
-// can get them meanwhile).  Redis back (every connection that comes up,
-// heard of or not): before any new lease is asked for, the host takes its
-// leases again, those in use first, each only while the cluster holds
-// fewer than the limit (a limit-checked renewal), and drops those it could
-// not get; the scripts refuse new leases for a lease time when they find
-// another Redis server than the last (a restart or a failover), so every
-// lease of the lost state has been taken again or has expired first (see
-// docs/design.md).  Only when Redis has been away for a whole lease time
-// does each host apply the concurrency limit to itself alone, and the
-// rate to a local GCRA cell (rates go local at once: a start is never
-// waited for).
+// last renewed it was *sent*, never later than Redis's expiry of it.  Redis away (and at start,
+// until it answers): a host goes on with the leases it holds, each until it expires, and asks for
+// none (nobody can get them meanwhile).  Redis back (every connection that comes up, heard of or
+// not): before any new lease is asked for, the host takes its leases again, those in use first,
+// each only while the cluster holds fewer than the limit (a limit-checked renewal), and drops those
+// it could not get; the scripts refuse new leases for a lease time when they find another Redis
+// server than the last (a restart or a failover), so every lease of the lost state has been taken
+// again or has expired first (see docs/design.md).  Only when Redis has been away for a whole lease
+// time does each host apply the concurrency limit to itself alone, and the rate to a local GCRA
+// cell (rates go local at once: a start is never waited for).
 //
 // A gate lives as long as its queue (made at its birth, gone when it is
 // freed, whatever frees it: DeliveryObserver), and its leases go back
@@ -174,8 +169,7 @@ class ClusterLimits : public DeliveryObserver {
     void start();
     // Uses `shared` instead of cqmgr_redis_server's Redis (tests: a fake); before start().
     void use_shared(std::unique_ptr<cluster::SharedState> shared);
-    // The shared state once started (nullptr: none), for what else the
-    // hosts share over the same connection (the reply rules' actions).
+    // The shared state once started (nullptr: none), for the reply rules' actions.
     cluster::SharedState* shared() const { return shared_.get(); }
 
     // The gate of a new queue (Driver::queue_gate).
