@@ -74,11 +74,14 @@ struct Actions : ::testing::Test {
         requests = std::make_unique<CoreRequests>(io, *sched);
         actions = make_actions();
     }
-    std::unique_ptr<ReplyActions> make_actions(ReplyActions::Scopes scopes = {}) {
+    std::unique_ptr<ReplyActions> make_actions(ReplyActions::Scopes scopes = {},
+                                               const char* rules = rules_text,
+                                               BackoffProfiles profiles = {}) {
         return std::make_unique<ReplyActions>(
-            RegexTable::parse("pcre", "/etc/postfix/reply_actions", rules_text,
+            RegexTable::parse("pcre", "/etc/postfix/reply_actions", rules,
                               [](const std::string&) {}),
-            *requests, clock, [this](const std::string&) { return log_path; }, scopes);
+            *requests, clock, [this](const std::string&) { return log_path; }, scopes,
+            std::move(profiles));
     }
     // Message `id` of sender group `group` (0: none) with `n` recipients
     // (offsets 100, 200, ...) for d.example; its first `k` entries,
@@ -214,6 +217,86 @@ TEST_F(Actions, ARateIsAPauseAfterEachDelivery) {
     // The next delivery's end pauses the queue, as a learned pause does.
     end(busy[1], core::DeliveryResult{});
     EXPECT_TRUE(q.suspended);
+}
+
+// A backoff puts its profile's limits (cqmgr_backoff_profiles) on its
+// scope as one rule bound, and ends after N deliveries; a rule naming a
+// profile no table has is a bad rule, warned about when it matches.
+TEST_F(Actions, ABackoffIsItsProfilesLimits) {
+    actions = make_actions({}, R"(
+/slow words/     backoff slow destination for 1h until 2 delivered
+/missing words/  backoff missing destination for 1h
+/capped words/   backoff capped destination for 10m
+)",
+                           BackoffProfiles::open({"inline:{ { slow = concurrency=2 rate=30/1m }, "
+                                                  "capped=concurrency=3 }"},
+                                                 {}));
+    EXPECT_EQ(actions->bad_rules(), 1u);
+    auto busy = select("M", 6, 4);
+    core::Queue& q = *busy[0]->queue;
+    end(busy[0], deferred("4.7.0", "host mx said: 421 4.7.0 missing words"));
+    EXPECT_FALSE(q.limits.rule);
+    EXPECT_TRUE(logs.has_part("warning: cqmgr_reply_actions: pcre:/etc/postfix/reply_actions, "
+                              "line 3: bad result \"backoff missing destination for 1h\" for "
+                              "\"4.7.0 host mx said: 421 4.7.0 missing words\": no profile "
+                              "\"missing\" in cqmgr_backoff_profiles; the rule is ignored"))
+        << logs.text();
+    end(busy[1], deferred("4.7.0", "host mx said: 421 4.7.0 slow words"));
+    ASSERT_TRUE(q.limits.rule);
+    EXPECT_EQ(*q.limits.rule,
+              (core::RuleLimit{.concurrency = 2, .pause = 2, .until = clock.t + 3600}));
+    EXPECT_EQ(q.limits.pause(), 2);
+    EXPECT_TRUE(logs.has_part("cqmgr: smtp:d.example: reply rule pcre:/etc/postfix/reply_actions, "
+                              "line 2 (\"backoff slow destination for 1h until 2 delivered\"): "
+                              "backoff slow (concurrency 2, a pause of 2s after each delivery) "
+                              "for 3600s until 2 delivered, from \"4.7.0 host mx said: 421 4.7.0 "
+                              "slow words\""))
+        << logs.text();
+    // Nothing deferred by it; two deliveries end it.
+    EXPECT_TRUE(drv.deferred.empty());
+    end(busy[2], core::DeliveryResult{});
+    EXPECT_TRUE(q.limits.rule);
+    end(busy[3], core::DeliveryResult{});
+    EXPECT_FALSE(q.limits.rule);
+    EXPECT_TRUE(logs.has_part("(\"backoff slow destination for 1h until 2 delivered\"): backoff "
+                              "ended after 2 deliveries"))
+        << logs.text();
+    // A profile of a concurrency alone: a cap, no pause (once the last
+    // delivery's pause is over).
+    clock.t += 10;
+    sched->set_time(clock.t);
+    auto more = select("N", 2, 1);
+    ASSERT_TRUE(more[0]);
+    end(more[0], deferred("4.7.0", "host mx said: 421 4.7.0 capped words"));
+    ASSERT_TRUE(q.limits.rule);
+    EXPECT_EQ(*q.limits.rule, (core::RuleLimit{.concurrency = 3, .until = clock.t + 600}));
+    EXPECT_EQ(q.limits.window(10), 3);
+    EXPECT_TRUE(logs.has_part("backoff capped (concurrency 3) for 600s")) << logs.text();
+}
+
+// After a restart a kept backoff takes its profile's limits again; one
+// whose profile is gone is dropped with a warning that says so.
+TEST_F(Actions, AKeptBackoffTakesItsProfileAgain) {
+    actions =
+        make_actions({}, rules_text, BackoffProfiles::open({"inline:{ slow=concurrency=2 }"}, {}));
+    ReplyActions::Active kept;
+    kept.target = smtp_d;
+    kept.rule = "pcre:/etc/postfix/reply_actions, line 9";
+    kept.action = "backoff slow destination for 1h";
+    kept.since = clock.t;
+    kept.until = clock.t + 3600;
+    ReplyActions::Active gone = kept;
+    gone.target = {"smtp", "e.example"};
+    gone.action = "backoff gone destination for 1h";
+    actions->restore({kept, gone});
+    EXPECT_EQ(sched->limits().rules().at(smtp_d),
+              (core::RuleLimit{.concurrency = 2, .until = clock.t + 3600}));
+    EXPECT_FALSE(sched->limits().rules().count({"smtp", "e.example"}));
+    EXPECT_TRUE(logs.has_part("backoff restored, 3600s left")) << logs.text();
+    EXPECT_TRUE(logs.has_part("smtp:e.example: kept reply rule action \"backoff gone destination "
+                              "for 1h\" is not one (no profile \"gone\" in "
+                              "cqmgr_backoff_profiles); dropped"))
+        << logs.text();
 }
 
 TEST_F(Actions, AWarningActsOnNothing) {

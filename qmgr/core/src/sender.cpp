@@ -31,9 +31,9 @@
 //
 // The rate is counted per group and scope on this host only, as the
 // generic cell-rate algorithm of cluster/gcra.hpp counts it, on the core's
-// clock of seconds: a start at `now` is allowed while the theoretical
-// arrival time (TAT) less the burst allowance is no later than now, and
-// moves TAT one interval on.  After each start the load keeps how many
+// clock of seconds: a start in the second from `now` is allowed while the
+// theoretical arrival time (TAT) less the burst allowance falls before that
+// second ends, and moves TAT one interval on (gcra_room).  After each start the load keeps how many
 // more starts the rate allows (rate_room); when that is none, a timer at
 // the second it allows one again gives it back.  A load whose last part
 // went stays while its TAT is ahead of the clock, so that the next message
@@ -61,11 +61,12 @@ std::string sender_scope_key(SenderGroup g, const Queue& q, SenderPer per) {
 
 int gcra_room(double tat, int64_t now, double interval, int64_t burst) {
     const double t = static_cast<double>(now);
+    // Starts k = 1, 2, ... are allowed while the k-th one's virtual time,
+    // max(tat, now) + (k - 1 - (burst - 1)) * interval, is before now + 1.
+    double x = (t + 1 - std::max(tat, t)) / interval + static_cast<double>(burst);
+    double n = std::ceil(x - slack) - 1;
     // A burst beyond what an int counts is as good as no bound on it.
-    const double most = static_cast<double>(std::min<int64_t>(burst, INT_MAX));
-    if (tat <= t) return static_cast<int>(most);
-    double n = std::floor((t - tat) / interval + slack) + static_cast<double>(burst);
-    return static_cast<int>(std::clamp(n, 0.0, most));
+    return static_cast<int>(std::clamp(n, 0.0, static_cast<double>(INT_MAX)));
 }
 
 void Senders::set_limit(SenderGroup g, const SenderLimit& limit) {
@@ -327,9 +328,10 @@ void Senders::rate_update(Transport& t, SenderLoad& l) {
     const SenderLimit& r = l.limit;
     l.rate_room = gcra_room(l.tat, c_.now, r.interval(), r.rate_burst);
     if (l.rate_room > 0) return;
-    // The first second at which one more start fits in the burst allowance.
+    // The first second in which one more start fits in the burst allowance:
+    // the first whose end is past that start's virtual time.
     double at = l.tat - r.interval() * static_cast<double>(r.rate_burst - 1);
-    arm(t, l, static_cast<int64_t>(std::ceil(at - slack)));
+    arm(t, l, static_cast<int64_t>(std::floor(at - 1 + slack)) + 1);
 }
 
 void Senders::arm(Transport& t, SenderLoad& l, int64_t due) {

@@ -90,14 +90,17 @@ void Senders::check(const Transport& t) const {
         if (l->timer_due > 0 && !timer) fail(k + ": its timer is missing");
         if (l->limit.rate_count > 0) {
             const SenderLimit& r = l->limit;
-            if (l->rate_room < 0 || l->rate_room > r.rate_burst)
+            // At most a second's worth at the rate, and the burst.
+            if (l->rate_room < 0 ||
+                l->rate_room > gcra_room(0, c_.now, r.interval(), r.rate_burst))
                 fail(k + ": rate room " + std::to_string(l->rate_room));
             // What the rate allows only grows with time.
             if (l->rate_room > gcra_room(l->tat, c_.now, r.interval(), r.rate_burst))
                 fail(k + ": rate room beyond what the rate allows");
             if (l->rate_room == 0 && !timer) fail(k + ": stopped by its rate without a timer");
-            // No more than a burst of starts ahead of the steady rate.
-            const double ahead = r.interval() * static_cast<double>(r.rate_burst);
+            // No more than the current second's starts and a burst ahead
+            // of the steady rate.
+            const double ahead = 1 + r.interval() * static_cast<double>(r.rate_burst);
             if (l->tat > static_cast<double>(c_.now) + ahead + 1e-6 * std::max(1.0, ahead))
                 fail(k + ": rate ahead by more than its burst");
         }

@@ -134,8 +134,13 @@ std::string sender_rule_key(SenderGroup g, const std::string& queue);
 std::string sender_scope_key(SenderGroup g, const Queue& q, SenderPer per);
 
 // How many starts a GCRA cell whose theoretical arrival time is `tat`
-// allows at `now`, with `interval` seconds between starts and `burst`
-// starts at once after a quiet spell: from 0 to `burst`.
+// allows in the second that begins at `now`, with `interval` seconds
+// between starts and `burst` starts at once after a quiet spell.  The
+// core's clock counts whole seconds, so each start is given the virtual
+// time max(tat, now) and is allowed while that time, less the burst
+// allowance, falls before the second ends: a rate of 19 a second starts 19
+// in each second, not one, and over any span the count stays within the
+// rate times the span, plus one second's worth and the burst.
 int gcra_room(double tat, int64_t now, double interval, int64_t burst);
 
 // The part of peer `p`, which has one (Peer::sender).

@@ -119,6 +119,28 @@ TEST_F(Senders, TheRatePacesStarts) {
     EXPECT_EQ(fill().size(), 1u);
 }
 
+TEST_F(Senders, ARateOfSeveralASecondIsNotHeldToOneASecond) {
+    // 1140 a minute is 19 a second: the core's clock of whole seconds
+    // must not make it one a second.
+    make_wide(1000);
+    s->set_sender_limit(1, rate(1140, 60, 1));
+    for (int i = 0; i < 400; ++i)
+        sent("c" + std::to_string(i), 1);
+    int started = 0;
+    for (int second = 0; second < 10; ++second) {
+        s->set_time(1000 + second);
+        std::vector<Entry*> busy = fill();
+        // Never more in one second than the rate allows in it.
+        EXPECT_LE(busy.size(), 19u);
+        started += static_cast<int>(busy.size());
+        for (Entry* e : busy)
+            deliver(e);
+    }
+    EXPECT_GE(started, 189);
+    EXPECT_LE(started, 191);
+    s->check_invariants();
+}
+
 TEST_F(Senders, TheRateRemembersMessagesThatAreGone) {
     make_wide(10);
     s->set_sender_limit(1, rate(1, 60, 1));

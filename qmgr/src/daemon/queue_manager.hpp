@@ -107,8 +107,19 @@ class QueueManager : public core::Driver {
     // What the control socket's queries read (references into this object).
     ControlSources control_sources() const;
 
+    // For the metrics and the health endpoints (on the loop thread): the
+    // feed (its scans' census; whether the start-up scans are done), the
+    // earliest arrival in the active queue, and whether trivial-rewrite
+    // has answered; probe_rewrite() asks it once without waiting for mail.
+    const Feeder& feeder() const { return feeder_; }
+    std::optional<protocol::TimeVal> oldest_active() const { return arrivals_.oldest(); }
+    bool rewrite_answered() const { return resolver_.answered(); }
+    void probe_rewrite() { resolver_.probe(); }
+
     // What the daemon has done since it started.
     const Counters& counters() const { return counters_; }
+    // The state store's side (for the metrics).
+    const DestinationState& destination_state() const { return dest_state_; }
     // Messages in the active queue (in memory).
     int messages_in_active() const { return static_cast<int>(messages_.size()); }
 

@@ -50,6 +50,7 @@ class Features final : public core::SimHooks {
                 qmgr::RegexTable::parse("pcre", w.origin + " reply_actions", w.reply_actions, warn);
         else if (!params.cqmgr_reply_actions.empty())
             rules_ = qmgr::RegexTable::open(params.cqmgr_reply_actions, warn);
+        profiles_ = qmgr::BackoffProfiles::open(params.cqmgr_backoff_profiles, warn);
     }
 
     bool any() const { return gates_ || !senders_.empty() || rules_; }
@@ -134,7 +135,7 @@ class Features final : public core::SimHooks {
         };
         actions_ = std::make_unique<qmgr::ReplyActions>(
             std::move(*rules_), *requests_, clock_,
-            [](const std::string&) { return std::string(); }, scopes);
+            [](const std::string&) { return std::string(); }, scopes, std::move(profiles_));
         actions_->keep([this](const auto& actives) { record(actives); });
     }
     // Records what started and what ended since the last change.
@@ -163,6 +164,7 @@ class Features final : public core::SimHooks {
     qmgr::SenderGroups senders_;
     std::map<core::SenderGroup, std::string> group_names_;
     std::optional<qmgr::RegexTable> rules_;
+    qmgr::BackoffProfiles profiles_; // of the rules' backoff actions
     core::Scheduler* sched_ = nullptr;
     asio::io_context io_;
     std::unique_ptr<qmgr::CoreRequests> requests_;

@@ -130,6 +130,9 @@ struct QmgrParams {
     std::string cqmgr_metrics_listen;
     // Destinations with metric series of their own; the rest are summed.
     int64_t cqmgr_metrics_destination_limit{};
+    // /healthz answers 503 once the event loop has not turned for this
+    // long (seconds).
+    int64_t cqmgr_health_stall_time{};
     // The destination state store (docs/admin-guide.md): an LMDB file,
     // relative to queue_directory unless absolute; empty turns it off.
     // By default $data_directory/cqmgr-state.lmdb.
@@ -149,9 +152,12 @@ struct QmgrParams {
     // one limit together, held across them by the providers' gate).
     std::string cqmgr_adaptive_limit_scope;
     // Reply rules that act (docs/admin-guide.md): a pcre: or regexp:
-    // table whose results are actions (suspend, throttle, rate, warn) with
-    // a scope, a threshold and a duration; empty = off.
+    // table whose results are actions (suspend, throttle, rate, backoff,
+    // warn) with a scope, a threshold and a duration; empty = off.
     std::string cqmgr_reply_actions;
+    // The limit sets that their `backoff PROFILE` names: tables from a
+    // profile's name to `[concurrency=N] [rate=N/PERIOD]`.
+    std::vector<std::string> cqmgr_backoff_profiles;
     // Retry jitter: each deferral's backoff moves by a random offset within
     // this percentage of it (0 = off, as stock).
     int64_t cqmgr_backoff_jitter{};

@@ -7,7 +7,8 @@
 // (entry_records.hpp).  A rule's result (reply_action.hpp) names an
 // action, a scope, a threshold and a duration: once a rule matched N times
 // within its period for one scope key (threshold_windows.hpp), its action
-// becomes the queues' rule bound in the scheduler (core::Limits::rule),
+// becomes the queues' rule bound in the scheduler (core::Limits::rule; a
+// backoff's is its profile's limits, cqmgr_backoff_profiles),
 // asked for through CoreRequests, and is logged as one line naming the
 // rule.  The action ends at its time (the scheduler's timer, then
 // expired()), after N deliveries (`until N delivered`), or by
@@ -18,17 +19,22 @@
 // rule matching again while its action is in force changes nothing (its
 // end is not pushed back).
 //
+// With cqmgr_redis_server, the actions on a destination, a transport or a
+// provider are shared with the cluster's other hosts (shared_actions.hpp,
+// through share(), adopt(), end_shared(); reply_actions_shared.cpp).
 // The sender scopes (sender-destination, sender-provider) act on one
 // sender group's mail only (sender_actions.cpp): on each target queue the
 // group's rule bound in the scheduler (core::Scheduler::set_sender_rule),
 // kept apart from the queues' actions, by target and group.
 #pragma once
 
+#include "backoff_profiles.hpp"
 #include "clock.hpp"
 #include "core_requests.hpp"
 #include "delivery_observer.hpp"
 #include "regex_table.hpp"
 #include "reply_action.hpp"
+#include "shared_action.hpp"
 #include "threshold_windows.hpp"
 
 #include <functional>
@@ -88,9 +94,11 @@ class ReplyActions : public DeliveryObserver {
     // Told of every change of what is in force (to keep it across restarts).
     using Keep = std::function<void(const std::map<core::AdminTarget, Active>& actives)>;
 
-    // `rules`: the table of cqmgr_reply_actions, read before the jail.
+    // `rules`: the table of cqmgr_reply_actions, read before the jail;
+    // `profiles`: cqmgr_backoff_profiles' (the limits of a rule's
+    // `backoff PROFILE`; a rule naming a profile they lack is a bad rule).
     ReplyActions(RegexTable rules, CoreRequests& requests, const WallClock& clock,
-                 DeferLogPath defer_log_path, Scopes scopes = {});
+                 DeferLogPath defer_log_path, Scopes scopes = {}, BackoffProfiles profiles = {});
 
     // Who is told of changes.
     void keep(Keep keep) { keep_ = std::move(keep); }
@@ -123,6 +131,25 @@ class ReplyActions : public DeliveryObserver {
     // Rules whose result is not an action (warned about when they match).
     size_t bad_rules() const;
 
+    // The cluster's side (shared_actions.hpp): told of each action a rule
+    // takes here on a destination, a transport or a provider (once, not
+    // per member), and of each that ends early here (by resume, or after
+    // N deliveries: once its last member's ends).
+    struct Share {
+        std::function<void(const SharedAction&)> started;
+        std::function<void(const SharedAction&)> ended;
+    };
+    void share(Share share) { share_ = std::move(share); }
+    // Applies another host's action (or this host's from before a
+    // restart) with its end, logged once as from the cluster; nothing when
+    // its time is over, its scope has no member here, or each target has
+    // that rule's action in force already.
+    void adopt(const SharedAction& a);
+    // Ends here the action `a` that ended early on another host (not told
+    // to the cluster again).
+    void end_shared(const SharedAction& a);
+    // The actions in force here that are shared, one per action.
+    std::vector<SharedAction> shared() const;
     // The sender scopes' actions (sender_actions.cpp).
     const std::map<SenderKey, Active>& sender_actives() const { return sender_actives_; }
     // The action in force on group `group`'s mail on `target`, if any.
@@ -140,6 +167,8 @@ class ReplyActions : public DeliveryObserver {
     void sender_expired(const core::AdminTarget& target, core::SenderGroup g);
 
   private:
+    // A rule's result as an action, a backoff with its profile's limits.
+    Result<ReplyAction, ActionError> action_of(std::string_view text) const;
     // The words a delivery's outcome gives the rules: "STATUS TEXT" of
     // each distinct reply, at most a few.
     std::vector<std::string> subjects(const core::Entry& e, const core::DeliveryResult& r,
@@ -155,9 +184,16 @@ class ReplyActions : public DeliveryObserver {
     void changed() {
         if (keep_) keep_(actives_);
     }
+    // `a` as the cluster shares it, if its scope is shared.
+    std::optional<SharedAction> shared_of(const Active& a) const;
+    // The cluster hears that the action on `target` started, or that `a`
+    // ended early.
+    void shared_started(const core::AdminTarget& target);
+    void shared_ended(const Active& a);
     // Logs the end of `a` on `who` for `why` (`tell`: not by the
-    // scheduler), once for a scope of several queues, by its last member.
-    void log_end(const Active& a, const std::string& who, const std::string& why, bool tell);
+    // scheduler), once for a scope of several queues, by its last member;
+    // whether it was its scope's last.
+    bool log_end(const Active& a, const std::string& who, const std::string& why, bool tell);
     // Keeps `a` under `key` in `actives`, replacing what was there, and
     // counts it.
     template <class Key> void keep_active(std::map<Key, Active>& actives, Key key, Active a);
@@ -173,7 +209,9 @@ class ReplyActions : public DeliveryObserver {
     bool sender_restore(Active& a);
 
     RegexTable rules_;
+    BackoffProfiles profiles_;
     std::vector<std::optional<ReplyAction>> parsed_; // by rule
+    std::vector<std::string> bad_;                   // by rule: why it is no action
     CoreRequests& requests_;
     const WallClock& clock_;
     DeferLogPath defer_log_path_;
@@ -188,6 +226,7 @@ class ReplyActions : public DeliveryObserver {
     std::unordered_map<std::string, int> scoped_;
     WarningLimiter limiter_;
     Keep keep_;
+    Share share_;
 };
 
 template <class Key>
