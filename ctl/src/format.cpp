@@ -4,6 +4,7 @@
 #include "fields.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace cqmgr::ctl {
 
@@ -41,15 +42,37 @@ std::string learned_text(const json& entry) {
     return out;
 }
 
-// A reply rule's action ("rule suspend", "rule throttle 2", "rule pause
-// 60s"), or "" when none bounds the queue.
+// A reply rule's action `r` ("rule suspend", "rule throttle 2", "rule
+// pause 60s").
+std::string rule_words(const json& r) {
+    if (bool_of(r, "hold")) return "rule suspend";
+    if (field(r, "concurrency")) return "rule throttle " + count_of(r, "concurrency");
+    if (field(r, "pause")) return "rule pause " + count_of(r, "pause") + "s";
+    return "rule";
+}
+
+// The reply rule's action that bounds the queue, or "" when none.
 std::string rule_text(const json& entry) {
     const json* r = field(entry, "rule");
-    if (!r) return "";
-    if (bool_of(*r, "hold")) return "rule suspend";
-    if (field(*r, "concurrency")) return "rule throttle " + count_of(*r, "concurrency");
-    if (field(*r, "pause")) return "rule pause " + count_of(*r, "pause") + "s";
-    return "rule";
+    return r ? rule_words(*r) : "";
+}
+
+// The reply that made rule action `r` act, and the rule.
+std::string rule_reason(const json& r) {
+    std::string reason = string_of(r, "reason", "");
+    const std::string rule = string_of(r, "rule", "");
+    if (!rule.empty()) reason += (reason.empty() ? "(" : " (") + rule + ")";
+    return reason;
+}
+
+// The reply rules' actions on one sender group's mail on the queue:
+// "sender GROUP rule throttle 2", each with its action.
+std::vector<std::pair<std::string, const json*>> sender_rule_texts(const json& entry) {
+    std::vector<std::pair<std::string, const json*>> out;
+    for (const json& r : array_of(entry, "sender_rules"))
+        if (r.is_object())
+            out.emplace_back("sender " + string_of(r, "group", "?") + " " + rule_words(r), &r);
+    return out;
 }
 
 // The short state flags of a transport or queue: dead, suspended, throttled,
@@ -62,6 +85,8 @@ std::string state_flags(const json& entry) {
     if (const json* t = field(entry, "throttle"))
         flags.push_back("throttle " + count_of(*t, "concurrency"));
     if (std::string r = rule_text(entry); !r.empty()) flags.push_back(r);
+    for (const auto& [text, r] : sender_rule_texts(entry))
+        flags.push_back(text);
     if (std::string l = learned_text(entry); !l.empty()) flags.push_back(l);
     // A destination share the isolation lowered ("share 2/50", "probe
     // 1/50"); the full share is no news.
@@ -224,13 +249,10 @@ Table condition_table(const json& queues_reply, int64_t now, bool throttled) {
         if (const json* t = field(e, "throttle"); t && throttled)
             table.add({target, "throttle " + count_of(*t, "concurrency"),
                        format_until(*t, "until", now), ""});
-        if (const json* r = field(e, "rule")) {
-            // The reply that made the rule act, and the rule.
-            std::string reason = string_of(*r, "reason", "");
-            const std::string rule = string_of(*r, "rule", "");
-            if (!rule.empty()) reason += (reason.empty() ? "(" : " (") + rule + ")";
-            table.add({target, rule_text(e), format_until(*r, "until", now), reason});
-        }
+        if (const json* r = field(e, "rule"))
+            table.add({target, rule_text(e), format_until(*r, "until", now), rule_reason(*r)});
+        for (const auto& [text, r] : sender_rule_texts(e))
+            table.add({target, text, format_until(*r, "until", now), rule_reason(*r)});
         if (std::string l = learned_text(e); !l.empty() && throttled) {
             const json& learned = *field(e, "learned");
             std::string reason = string_of(learned, "reason", "");

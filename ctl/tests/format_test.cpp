@@ -105,6 +105,26 @@ TEST(Format, QueuesShowAReplyRulesAction) {
     EXPECT_NE(format_queues(q, now).find("4.4.1  rule pause 6s\n"), std::string::npos);
 }
 
+// A reply rule's action on one sender group's mail (a sender scope):
+// named with its group in the state and on a condition line of its own.
+TEST(Format, QueuesShowASenderGroupsRuleAction) {
+    auto q = queues_without_conditions();
+    auto& dest = q["transports"][0]["queues"][0];
+    dest["sender_rules"] = json::parse(R"([{"group":"news.example",
+        "target":"smtp:example.com","action":"throttle 2 sender-destination for 1h",
+        "rule":"pcre:/etc/postfix/reply_actions, line 4",
+        "reason":"4.7.28 host mx said: 421 4.7.28 unusual rate","hold":false,
+        "concurrency":2,"pause":null,"since":1763999500,"until":null,"deliveries_left":null}])");
+    std::string out = format_queues(q, now);
+    EXPECT_NE(out.find("4.4.1  sender news.example rule throttle 2\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("smtp:example.com  sender news.example rule throttle 2"), std::string::npos)
+        << out;
+    EXPECT_NE(out.find("4.7.28 host mx said: 421 4.7.28 unusual rate "
+                       "(pcre:/etc/postfix/reply_actions, line 4)\n"),
+              std::string::npos)
+        << out;
+}
+
 TEST(Format, QueuesShowALoweredDestinationShare) {
     auto q = queues_without_conditions();
     auto& dest = q["transports"][0]["queues"][0];

@@ -39,6 +39,7 @@ const char* const rules_text = R"(
 /provider words/  suspend provider for 1h
 /slow down/       rate 2/1m destination for 1h
 /provider busy/   suspend provider after 3/10m for 1h
+/sender rate/     throttle 1 sender-provider until 2 delivered
 )";
 
 const char* const tss04 =
@@ -82,11 +83,14 @@ struct Actions : ::testing::Test {
             *requests, clock, [this](const std::string&) { return log_path; }, scopes,
             std::move(profiles));
     }
-    // Message `id` with `n` recipients (offsets 100, 200, ...) for
-    // d.example; its first `k` entries, selected.
-    std::vector<core::Entry*> select(const std::string& id, int n, int k) {
+    // Message `id` of sender group `group` (0: none) with `n` recipients
+    // (offsets 100, 200, ...) for d.example; its first `k` entries,
+    // selected.
+    std::vector<core::Entry*> select(const std::string& id, int n, int k,
+                                     core::SenderGroup group = 0) {
         auto m = std::make_unique<core::Message>();
         m->id = id;
+        m->sender_group = group;
         sched->message_add(*m);
         core::Transport& t = sched->transport("smtp");
         for (int i = 0; i < n; ++i) {
@@ -333,7 +337,8 @@ TEST_F(Actions, ScopesWithoutMembersDoNothing) {
                                  [](const std::string&, const std::string&) {
                                      return std::vector<std::string>{"d.example", "e.example"};
                                  },
-                             .sender_group = {}});
+                             .sender_group = {},
+                             .sender_number = {}});
     auto more = select("N", 2, 1);
     end(more[0], deferred("4.3.0", "host mx said: 451 provider words"));
     EXPECT_TRUE(sched->limits().rules().count(smtp_d));
@@ -477,4 +482,186 @@ TEST_F(Actions, KeptAcrossARestart) {
     restore_rule_actions(*actions, again);
     EXPECT_TRUE(actions->actives().empty());
     EXPECT_TRUE(logs.has_part("suspend ended while cqmgr was not running")) << logs.text();
+}
+
+namespace {
+
+// The sender scopes, as the queue manager gives them: group 1 is
+// "campaign.example" (numbered `number` by name after a restart, 0: no
+// group then), and d.example and e.example are yahoo's.
+struct SenderActions : Actions {
+    core::SenderGroup number = 1;
+    void SetUp() override {
+        Actions::SetUp();
+        actions = make_actions(ReplyActions::Scopes{
+            .provider = [](const core::Queue&) { return std::string("yahoo"); },
+            .provider_queues =
+                [](const std::string&, const std::string&) {
+                    return std::vector<std::string>{"d.example", "e.example"};
+                },
+            .sender_group =
+                [](const core::Entry& e) {
+                    return std::string(e.message->sender_group == 1 ? "campaign.example" : "");
+                },
+            .sender_number =
+                [this](const std::string& name) {
+                    return name == "campaign.example" ? number : core::SenderGroup{0};
+                }});
+    }
+    const ReplyActions::Active* campaign(const std::string& queue = "d.example") const {
+        return actions->sender_active({"smtp", queue}, "campaign.example");
+    }
+    core::Transport& smtp() { return sched->transport("smtp"); }
+};
+
+} // namespace
+
+// A sender-destination rule holds the group's mail on the destination,
+// while another sender's mail there goes on, and ends at its time.
+TEST_F(SenderActions, ASenderScopeHoldsOnlyThatGroupsMail) {
+    auto busy = select("M", 4, 1, 1);
+    select("N", 2, 0);
+    end(busy[0], deferred("4.3.0", "host mx said: 451 sender words"));
+    ASSERT_TRUE(campaign());
+    EXPECT_EQ(campaign()->group_number, 1);
+    const int64_t until = campaign()->until;
+    EXPECT_EQ(until, clock.t + 3600);
+    EXPECT_TRUE(sched->limits().rules().empty()); // not the destination's bound
+    EXPECT_TRUE(logs.has_part(
+        "cqmgr: sender campaign.example smtp:d.example: reply rule "
+        "pcre:/etc/postfix/reply_actions, line 6 (\"suspend sender-destination for 1h\"): "
+        "suspend for 3600s of sender campaign.example smtp:d.example, 1 destination, from "
+        "\"4.3.0 host mx said: 451 sender words\""))
+        << logs.text();
+    EXPECT_FALSE(logs.has_part("nothing done")) << logs.text();
+    for (int i = 0; i < 2; ++i) {
+        core::Entry* e = sched->select_entry(smtp());
+        ASSERT_TRUE(e);
+        EXPECT_EQ(e->message->id, "N");
+        end(e, core::DeliveryResult{});
+    }
+    EXPECT_EQ(sched->select_entry(smtp()), nullptr);
+    // At its time the scheduler ends it, and the rules hear of it.
+    sched->set_time(until);
+    EXPECT_EQ(drv.expired, (std::vector<std::string>{"sender 1 smtp:d.example"}));
+    actions->sender_expired(smtp_d, 1);
+    EXPECT_TRUE(actions->sender_actives().empty());
+    EXPECT_TRUE(logs.has_part("cqmgr: sender campaign.example smtp:d.example: reply rule "
+                              "pcre:/etc/postfix/reply_actions, line 6 (\"suspend "
+                              "sender-destination for 1h\"): suspend ended at its time"))
+        << logs.text();
+    core::Entry* e = sched->select_entry(smtp());
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->message->id, "M");
+}
+
+// A sender-provider rule bounds the group's mail on each member, and
+// `until N delivered` counts the group's deliveries on each.
+TEST_F(SenderActions, ASenderProviderThrottleEndsAfterNDeliveries) {
+    auto busy = select("M", 6, 2, 1);
+    end(busy[0], deferred("4.7.0", "host mx said: 421 sender rate"));
+    ASSERT_TRUE(campaign());
+    ASSERT_TRUE(campaign("e.example"));
+    EXPECT_EQ(campaign()->deliveries, 2);
+    EXPECT_TRUE(logs.has_part("of sender campaign.example smtp:provider yahoo, 2 destinations"))
+        << logs.text();
+    // One of the group's deliveries is in flight: at the throttle's 1.
+    EXPECT_EQ(sched->select_entry(smtp()), nullptr);
+    end(busy[1], core::DeliveryResult{});
+    core::Entry* e = sched->select_entry(smtp());
+    ASSERT_TRUE(e);
+    EXPECT_EQ(sched->select_entry(smtp()), nullptr);
+    end(e, core::DeliveryResult{});
+    EXPECT_FALSE(campaign());
+    EXPECT_TRUE(campaign("e.example")); // counted on each member
+    EXPECT_TRUE(logs.has_part("throttle ended after 2 deliveries")) << logs.text();
+    EXPECT_TRUE(sched->select_entry(smtp()));
+    EXPECT_TRUE(sched->select_entry(smtp()));
+}
+
+// `cqmgrctl resume TARGET sender GROUP` ends that group's actions only;
+// a plain resume ends the destination's and every group's.
+TEST_F(SenderActions, ResumeWithASenderGroupEndsOnlyItsActions) {
+    AdminState nothing_kept;
+    ControlCommands commands(*sched, nothing_kept, clock, {}, [](const std::string&) {});
+    commands.use_rule_actions(actions.get());
+    auto execute = [&](const char* line) {
+        auto request = control::parse_request(line);
+        EXPECT_TRUE(request.ok()) << request.error;
+        return control::reply_line(commands.execute(*request.request, 0));
+    };
+    auto busy = select("M", 6, 3, 1);
+    end(busy[0], deferred("4.3.0", "host mx said: 451 sender words"));
+    end(busy[1], deferred("4.7.28", "host mx said: 421 4.7.28 unusual rate"));
+    ASSERT_TRUE(campaign());
+    ASSERT_TRUE(actions->active(smtp_d));
+    std::string reply = execute("resume smtp:d.example sender Campaign.Example");
+    EXPECT_NE(reply.find(R"({"target":"smtp:d.example","sender":"campaign.example","rule":null})"),
+              std::string::npos)
+        << reply;
+    EXPECT_EQ(reply.find("\"suspended\""), std::string::npos) << reply;
+    EXPECT_FALSE(campaign());
+    EXPECT_TRUE(actions->active(smtp_d));
+    EXPECT_TRUE(logs.has_part("cqmgr: sender campaign.example smtp:d.example: reply rule "
+                              "pcre:/etc/postfix/reply_actions, line 6 (\"suspend "
+                              "sender-destination for 1h\"): suspend ended by resume"))
+        << logs.text();
+    // The group's mail goes again.
+    core::Entry* e = sched->select_entry(smtp());
+    ASSERT_TRUE(e);
+    end(e, deferred("4.3.0", "host mx said: 451 sender words"));
+    ASSERT_TRUE(campaign());
+    reply = execute("resume smtp:d.example");
+    EXPECT_NE(reply.find(R"({"target":"smtp:d.example","rule":null})"), std::string::npos) << reply;
+    EXPECT_NE(reply.find(R"("sender":"campaign.example","rule":null})"), std::string::npos)
+        << reply;
+    EXPECT_TRUE(actions->actives().empty());
+    EXPECT_TRUE(actions->sender_actives().empty());
+}
+
+// An action on a group's mail is kept with its group, and taken up after
+// a restart by the group's name; one whose group is no group now is
+// dropped.
+TEST_F(SenderActions, KeptAcrossARestartWithItsGroup) {
+    TempDir store_dir{"cqmgr-sender-actions-store"};
+    auto open = [&] {
+        state::Store::Options o;
+        o.no_sync = true;
+        return state::Store::open(
+            store_dir.file("state.lmdb"), [](const std::string&) {}, o);
+    };
+    {
+        AdminState kept(open());
+        keep_rule_actions(*actions, &kept);
+        auto busy = select("M", 4, 1, 1);
+        end(busy[0], deferred("4.3.0", "host mx said: 451 sender words"));
+        ASSERT_TRUE(campaign());
+        keep_rule_actions(*actions, nullptr);
+    }
+    SetUp();
+    clock.t += 100;
+    AdminState again(open());
+    number = 3; // the group's number in the new process
+    restore_rule_actions(*actions, again);
+    ASSERT_TRUE(campaign());
+    EXPECT_EQ(campaign()->group_number, 3);
+    EXPECT_EQ(campaign()->rule, "pcre:/etc/postfix/reply_actions, line 6");
+    EXPECT_TRUE(logs.has_part("cqmgr: sender campaign.example smtp:d.example: reply rule "
+                              "pcre:/etc/postfix/reply_actions, line 6 (\"suspend "
+                              "sender-destination for 1h\"): suspend restored, 3500s left"))
+        << logs.text();
+    // Its group's mail (number 3 now) waits; other mail goes.
+    select("M", 2, 0, 3);
+    select("N", 1, 0);
+    core::Entry* e = sched->select_entry(smtp());
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->message->id, "N");
+    EXPECT_EQ(sched->select_entry(smtp()), nullptr);
+    // cqmgr_sender_limits makes no group of it any more: dropped.
+    SetUp();
+    number = 0;
+    restore_rule_actions(*actions, again);
+    EXPECT_TRUE(actions->sender_actives().empty());
+    EXPECT_TRUE(logs.has_part("dropped, as cqmgr_sender_limits makes no group of campaign.example"))
+        << logs.text();
 }

@@ -81,11 +81,16 @@ class QueueManager : public core::Driver {
     }
     // The reply rules that act (cqmgr_reply_actions), before start()
     // (Features::use_reply_actions()); the sender scopes' group, when not
-    // given, is the message's sender group as the intake named it.
+    // given, is the message's sender group as the intake named it, and a
+    // group's number by name the intake's.
     void use_reply_actions(RegexTable rules, ReplyActions::Scopes scopes = {}) {
         if (!scopes.sender_group)
             scopes.sender_group = [this](const core::Entry& e) {
                 return intake_.sender_group_name(e.message->sender_group);
+            };
+        if (!scopes.sender_number)
+            scopes.sender_number = [this](const std::string& name) {
+                return intake_.sender_group_number(name);
             };
         features_.use_reply_actions(std::move(rules), std::move(scopes), observers_);
     }
@@ -167,6 +172,9 @@ class QueueManager : public core::Driver {
     void queue_window(const core::Queue& q, bool positive) override;
     void trace(const std::string& line) override { log::debug(line); }
     void admin_expired(core::AdminKind kind, const core::AdminTarget& target) override;
+    void sender_rule_expired(const core::AdminTarget& target, core::SenderGroup g) override {
+        features_.sender_rule_expired(target, g);
+    }
     std::optional<int> queue_gate(const core::Queue& q) override {
         return observers_.queue_born(q);
     }

@@ -82,6 +82,11 @@ class Features {
     void restored_dead(const core::Queue& q, int64_t now_ms);
     // A rule's action ended by its time (the scheduler's admin_expired()).
     void rule_expired(const core::AdminTarget& target);
+    // A rule's action on sender group `g`'s mail on `target` ended by its
+    // time (the scheduler's sender_rule_expired()).
+    void sender_rule_expired(const core::AdminTarget& target, core::SenderGroup g) {
+        if (actions_) actions_->sender_expired(target, g);
+    }
     // The process is about to exit: leases are given back now.
     void exiting();
     // What the control socket's queries read of the features, and what

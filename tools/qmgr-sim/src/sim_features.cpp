@@ -73,6 +73,11 @@ class Features final : public core::SimHooks {
         clock_.t = now;
         if (kind == core::AdminKind::rule && actions_) actions_->expired(target);
     }
+    void sender_rule_expired(const core::AdminTarget& target, core::SenderGroup g,
+                             double now) override {
+        clock_.t = now;
+        if (actions_) actions_->sender_expired(target, g);
+    }
     void delivery_started(core::Scheduler& s, const core::Entry& e, double now) override {
         clock_.t = now;
         if (gates_) gates_->started(s, *e.queue, now);

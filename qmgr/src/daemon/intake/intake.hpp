@@ -96,6 +96,11 @@ class Intake {
     const SenderGroups& senders() const { return senders_; }
     // The name of sender group `g` ("" for none; SenderGroups::name_of).
     const std::string& sender_group_name(core::SenderGroup g) const { return senders_.name_of(g); }
+    // The number of the sender group named `name`, numbered now if need
+    // be (SenderGroups::number; 0: none).
+    core::SenderGroup sender_group_number(const std::string& name) {
+        return senders_.empty() ? 0 : senders_.number(name, sched_);
+    }
     // Messages whose recipients reached the scheduler, the one being
     // assigned now included.  Stock reads, resolves and assigns a message
     // before it takes the next, so this is the active queue's size as stock

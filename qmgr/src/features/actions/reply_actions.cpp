@@ -106,6 +106,7 @@ void ReplyActions::delivered(const core::Entry& e, const core::DeliveryResult& r
                     t, "after " + std::to_string(it->second.parsed.until_delivered) + " deliveries",
                     true);
         }
+        if (e.message->sender_group) sender_delivered(e);
         return;
     }
     if (rules_.size() == 0) return;
@@ -178,12 +179,6 @@ void ReplyActions::matched(size_t rule, const core::Entry& e, const std::string&
                   threshold(*a) + ": \"" + words + "\"");
         return;
     }
-    if (!group.empty()) {
-        // The scheduler keeps no bound per sender group yet: said, not done.
-        log::info("cqmgr: " + key + ": reply rule " + where + " (\"" + result +
-                  "\"): no bound per sender group; nothing done");
-        return;
-    }
     // A scope of several queues is logged once, for the scope: a burst of
     // one line per member would be noise, and a provider may have
     // thousands.
@@ -193,8 +188,8 @@ void ReplyActions::matched(size_t rule, const core::Entry& e, const std::string&
     const core::AdminTarget* first = nullptr; // started, for the cluster
     for (const core::AdminTarget& target : targets) {
         // The same rule again while its action is in force: nothing new.
-        if (auto it = actives_.find(target); it != actives_.end() && it->second.rule == where)
-            continue;
+        const Active* now = group.empty() ? active(target) : sender_active(target, group);
+        if (now && now->rule == where) continue;
         Active act;
         act.target = target;
         act.rule = where;
@@ -205,8 +200,13 @@ void ReplyActions::matched(size_t rule, const core::Entry& e, const std::string&
         act.until = a->duration_ms > 0 ? act.since + a->duration_seconds() : 0;
         act.deliveries = a->until_delivered;
         if (one_line) act.scope = key;
-        start(std::move(act), key, words, !one_line);
-        if (started++ == 0) first = &target;
+        act.group = group;
+        act.group_number = group.empty() ? 0 : e.message->sender_group;
+        if (group.empty())
+            start(std::move(act), key, words, !one_line);
+        else
+            sender_start(std::move(act)); // a sender group's: this host's own
+        if (started++ == 0 && group.empty()) first = &target;
     }
     if (first) shared_started(*first);
     if (one_line && started > 0)
@@ -225,20 +225,23 @@ void ReplyActions::start(Active a, const std::string& key, const std::string& wo
         log::info(line);
     }
     requests_.set_limit(target, core::LimitChange::rule(a.limit()));
-    if (auto it = actives_.find(target); it != actives_.end()) {
-        if (it->second.deliveries > 0) --counting_;
-        if (!it->second.scope.empty()) --scoped_[it->second.rule + '\n' + it->second.scope];
-    }
-    if (a.deliveries > 0) ++counting_;
-    if (!a.scope.empty()) ++scoped_[a.rule + '\n' + a.scope];
-    actives_.insert_or_assign(target, std::move(a));
-    changed();
+    keep_active(actives_, target, std::move(a));
 }
 
 void ReplyActions::end_action(const core::AdminTarget& target, const std::string& why, bool tell) {
     auto it = actives_.find(target);
     if (it == actives_.end()) return;
-    const Active& a = it->second;
+    // Ended early here (by resume, or its deliveries): ended in the cluster.
+    if (log_end(it->second, target.text(), why, tell) && tell) shared_ended(it->second);
+    if (it->second.deliveries > 0) --counting_;
+    actives_.erase(it);
+    windows_.forget(target.text());
+    if (tell) requests_.set_limit(target, core::LimitChange::rule(std::nullopt));
+    changed();
+}
+
+bool ReplyActions::log_end(const Active& a, const std::string& who, const std::string& why,
+                           bool tell) {
     bool last = true; // of its scope
     if (!a.scope.empty()) {
         auto n = scoped_.find(a.rule + '\n' + a.scope);
@@ -248,20 +251,14 @@ void ReplyActions::end_action(const core::AdminTarget& target, const std::string
             scoped_.erase(n);
     }
     if (a.scope.empty() || tell) {
-        log::info("cqmgr: " + target.text() + ": reply rule " + a.rule + " (\"" + a.action +
+        log::info("cqmgr: " + who + ": reply rule " + a.rule + " (\"" + a.action +
                   "\"): " + action_kind_name(a.parsed.kind) + " ended " + why);
     } else if (last) {
         // The last member of a scope logged once: the scope's end, once.
         log::info("cqmgr: " + a.scope + ": reply rule " + a.rule + " (\"" + a.action +
                   "\"): " + action_kind_name(a.parsed.kind) + " ended " + why);
     }
-    // Ended early here (by resume, or its deliveries): ended in the cluster.
-    if (tell && last) shared_ended(a);
-    if (it->second.deliveries > 0) --counting_;
-    actives_.erase(it);
-    windows_.forget(target.text());
-    if (tell) requests_.set_limit(target, core::LimitChange::rule(std::nullopt));
-    changed();
+    return last;
 }
 
 std::vector<core::AdminTarget> ReplyActions::resume(const core::AdminTarget& target) {
@@ -294,21 +291,32 @@ void ReplyActions::restore(std::vector<Active> kept) {
             continue;
         }
         a.parsed = *parsed;
+        const std::string who =
+            (a.group.empty() ? "" : "sender " + a.group + " ") + a.target.text();
         if (a.until != 0 && a.until <= now) {
-            log::info("cqmgr: " + a.target.text() + ": reply rule " + a.rule + " (\"" + a.action +
-                      "\"): " + action_kind_name(a.parsed.kind) +
-                      " ended while cqmgr was not running");
+            log::info("cqmgr: " + who + ": reply rule " + a.rule + " (\"" + a.action + "\"): " +
+                      action_kind_name(a.parsed.kind) + " ended while cqmgr was not running");
             dropped = true;
             continue;
         }
-        log::info("cqmgr: " + a.target.text() + ": reply rule " + a.rule + " (\"" + a.action +
+        if (!a.group.empty() && !sender_restore(a)) {
+            dropped = true;
+            continue;
+        }
+        log::info("cqmgr: " + who + ": reply rule " + a.rule + " (\"" + a.action +
                   "\"): " + action_kind_name(a.parsed.kind) + " restored" +
                   (a.until ? ", " + span(a.until - now) + " left" : std::string()) +
                   (a.deliveries ? ", " + std::to_string(a.deliveries) + " deliveries left"
                                 : std::string()));
-        core::AdminTarget target = a.target;
-        requests_.set_limit(target, core::LimitChange::rule(a.limit()));
         if (a.deliveries > 0) ++counting_;
+        core::AdminTarget target = a.target;
+        if (!a.group.empty()) {
+            requests_.set_sender_rule(target, a.group_number, a.limit());
+            SenderKey key{target, a.group};
+            sender_actives_.insert_or_assign(std::move(key), std::move(a));
+            continue;
+        }
+        requests_.set_limit(target, core::LimitChange::rule(a.limit()));
         actives_.insert_or_assign(target, std::move(a));
     }
     if (dropped) changed();

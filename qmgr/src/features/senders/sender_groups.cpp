@@ -61,8 +61,19 @@ std::optional<SenderGroups::Found> SenderGroups::find(std::string_view sender) c
 
 core::SenderGroup SenderGroups::group(std::string_view sender, core::Scheduler& sched) {
     auto found = find(sender);
-    if (!found) return 0;
-    if (auto it = numbers_.find(found->name); it != numbers_.end()) return it->second;
+    return found ? numbered(*found, sched) : 0;
+}
+
+core::SenderGroup SenderGroups::number(const std::string& name, core::Scheduler& sched) {
+    if (auto it = numbers_.find(name); it != numbers_.end()) return it->second;
+    // A group's name is the key that answered, so the tables answer it
+    // as the key again while they still make it a group.
+    auto found = find(name);
+    return found && found->name == name ? numbered(*found, sched) : 0;
+}
+
+core::SenderGroup SenderGroups::numbered(const Found& found, core::Scheduler& sched) {
+    if (auto it = numbers_.find(found.name); it != numbers_.end()) return it->second;
     if (numbers_.size() >= std::numeric_limits<core::SenderGroup>::max()) {
         if (!full_warned_ && warn_)
             warn_(std::string(param) + ": more than " + std::to_string(numbers_.size()) +
@@ -71,9 +82,9 @@ core::SenderGroup SenderGroups::group(std::string_view sender, core::Scheduler& 
         return 0;
     }
     auto g = static_cast<core::SenderGroup>(numbers_.size() + 1);
-    numbers_.emplace(found->name, g);
-    names_.push_back(found->name);
-    sched.set_sender_limit(g, found->limit);
+    numbers_.emplace(found.name, g);
+    names_.push_back(found.name);
+    sched.set_sender_limit(g, found.limit);
     return g;
 }
 

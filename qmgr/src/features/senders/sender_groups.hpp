@@ -52,6 +52,10 @@ class SenderGroups {
     // `sched` then.  Numbers are kept for the daemon's life; past the last
     // one, new groups are none (warned about once).
     core::SenderGroup group(std::string_view sender, core::Scheduler& sched);
+    // The number of the group named `name` (a reply rule's sender scope
+    // kept across a restart), numbered now as group() would number it
+    // when the tables still make it a group; 0 when they do not.
+    core::SenderGroup number(const std::string& name, core::Scheduler& sched);
     // How many groups have a number.
     size_t groups() const { return numbers_.size(); }
     // The name of group `g` (the key that answered: a sender address or
@@ -67,6 +71,9 @@ class SenderGroups {
     // The limit the first table that answers `key` gives, if any (a bad
     // answer is warned about and the next table asked).
     std::optional<core::SenderLimit> lookup(std::string_view key, MatchBudget& budget) const;
+    // The number of group `found`, given it and its limit to `sched` when
+    // it is new.
+    core::SenderGroup numbered(const Found& found, core::Scheduler& sched);
 
     std::vector<Table> maps_;
     Warn warn_;
