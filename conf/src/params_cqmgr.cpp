@@ -154,6 +154,8 @@ constexpr auto kCqmgr = std::to_array<ParamSpec>({
         .tables(&Q::cqmgr_priority_header_maps),
     C("cqmgr_sender_limits", T::String, "", 0, 0, "tables of limits by sender address or domain")
         .tables(&Q::cqmgr_sender_limits),
+    C("cqmgr_sender_class_header_maps", T::String, "", 0, 0, "tables of sender classes by header")
+        .tables(&Q::cqmgr_sender_class_header_maps),
     C("cqmgr_urgent_agent_share", T::Int, "0", 0, 100, "percent of agents kept for urgent mail")
         .to(&Q::cqmgr_urgent_agent_share),
     C("cqmgr_bulk_agent_share", T::Int, "10", 0, 100,

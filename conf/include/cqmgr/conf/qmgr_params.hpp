@@ -214,9 +214,11 @@ struct QmgrParams {
     int64_t cqmgr_bulk_agent_share{};
     // Sender limits (docs/admin-guide.md): the tables that give a message
     // a sender group, and the group its concurrency and rate per
-    // destination, from its sender address or domain.  With no table set,
-    // no message has a group and nothing changes.
+    // destination, from its sender address or domain, else from the class
+    // its header lines give (cqmgr_sender_class_header_maps).  With no
+    // table set, no message has a group and nothing changes.
     std::vector<std::string> cqmgr_sender_limits;
+    std::vector<std::string> cqmgr_sender_class_header_maps;
     // Slow-destination isolation (docs/admin-guide.md): the percentage of
     // a transport's process limit that one destination may have in flight
     // (per transport: <transport>_cqmgr_destination_agent_share); 0 = off.

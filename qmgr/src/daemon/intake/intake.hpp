@@ -11,6 +11,7 @@
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
 #include "cqmgr/queuefile/active_queue.hpp"
+#include "cqmgr/queuefile/header_block.hpp"
 #include "message.hpp"
 #include "priority_class.hpp"
 #include "resolver.hpp"
@@ -122,9 +123,9 @@ class Intake {
     void place(Message& m, Batch& b, queuefile::Recipient& rcpt, Route route);
     // Assigns the routed batch, against the scheduler's state now.
     void assign_targets(Message& m, Batch& b);
-    // The lane of message `m`, whose file is open as `fd` and whose first
-    // batch was just read.
-    core::Lane classify(const Message& m, int fd) const;
+    // The lane of message `m`, whose first batch was just read (its header
+    // lines are read from its open file only if a table needs them).
+    core::Lane classify(const Message& m, queuefile::HeaderLinesOnce& headers) const;
     // Logs a failed envelope read the way stock words each case.
     void log_read_error(const std::string& id, const queuefile::ReadResult& r) const;
     // Logs and marks done a recipient that is the local double-bounce address.

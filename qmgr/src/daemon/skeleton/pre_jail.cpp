@@ -52,8 +52,9 @@ Preopened pre_jail(DaemonConfig& config) {
     // Sender limits: their tables, out of reach once chrooted.
     if (!params.cqmgr_sender_limits.empty()) {
         try {
-            o.senders = SenderGroups::open(params.cqmgr_sender_limits,
-                                           [](const std::string& w) { log::warn(w); });
+            o.senders = SenderGroups::open(
+                params.cqmgr_sender_limits, [](const std::string& w) { log::warn(w); },
+                params.cqmgr_sender_class_header_maps);
         } catch (const conf::ConfigError& e) {
             config_fatal(e);
         }
