@@ -161,10 +161,36 @@ std::string format_summary(const json& reply) {
                {"scheduler", counted(reply, "transports", "transports") + ", " +
                                  counted(reply, "queues", "queues") + ", " +
                                  counted(reply, "deliveries_in_flight", "deliveries in flight")},
-               {"deliveries", counter_list(object_of(counters, "deliveries"), delivery_counters)},
-               {"dsn classes", counter_list(object_of(counters, "dsn_class"), {}, ".x.x")},
+               {"mail queues", mail_queues(object_of(reply, "mail_queues"))},
+               {"delivery requests",
+                counter_list(object_of(counters, "deliveries"), delivery_counters)},
                {"messages", counter_list(object_of(counters, "messages"), message_counters)},
-           });
+           }) +
+           // Its own line: its label is too long to align the others on.
+           "destination failures (hop status): " + destination_failures(counters) + '\n';
+}
+
+std::string mail_queues(const json& queues) {
+    std::string out;
+    for (const char* name : {"incoming", "active", "deferred"}) {
+        const json& q = object_of(queues, name);
+        std::string text = std::string(name) + " " + count_of(q, "messages");
+        auto messages = number_of(q, "messages");
+        if (auto oldest = number_of(q, "oldest_age"); oldest && messages && *messages > 0)
+            text += " (oldest " + format_seconds(*oldest) + ")";
+        out += (out.empty() ? "" : ", ") + text;
+    }
+    return out;
+}
+
+std::string destination_failures(const json& counters) {
+    // A daemon that predates the name sends only dsn_class, whose "2" is
+    // always 0 (a hop status is set only on failure).
+    const json* failures = field(counters, "destination_failures");
+    json classes = failures ? *failures : object_of(counters, "dsn_class");
+    if (classes.is_object()) classes.erase("2");
+    std::string out = counter_list(classes, {}, ".x.x");
+    return out == "-" ? "none" : out;
 }
 
 std::string counter_list(const json& counters, std::span<const std::string_view> order,

@@ -30,6 +30,7 @@
 #include "master_link.hpp"
 #include "message.hpp"
 #include "message_end.hpp"
+#include "queue_metrics.hpp"
 #include "recovery_ramp.hpp"
 #include "resolver.hpp"
 #include "scheduler_config.hpp"
@@ -114,6 +115,14 @@ class QueueManager : public core::Driver {
     const Feeder& feeder() const { return feeder_; }
     std::optional<protocol::TimeVal> oldest_active() const { return arrivals_.oldest(); }
     bool rewrite_answered() const { return resolver_.answered(); }
+    // The sizes and oldest ages of incoming, active (with the files a
+    // predecessor left there, still to be taken) and deferred, for the
+    // metrics and the summary.
+    std::array<std::optional<MetricsSnapshot::Queue>, 3> queue_gauges() const {
+        return qmgr::queue_gauges(feeder_.incoming_census(),
+                                  messages_.size() + feeder_.leftovers_waiting(),
+                                  arrivals_.oldest(), feeder_.deferred_census(), clock_.precise());
+    }
     void probe_rewrite() { resolver_.probe(); }
 
     // What the daemon has done since it started.
@@ -126,7 +135,7 @@ class QueueManager : public core::Driver {
   private:
     // Whether the feeder is paused or scanning (the control socket's
     // queries).
-    FeedState feed_state() const { return {feeder_.paused(), feeder_.scanning()}; }
+    FeedState feed_state() const { return {feeder_.paused(), feeder_.scanning(), queue_gauges()}; }
     // The feeder's offer of a ready file.
     Feeder::Taken take(const std::string& id, const std::string& queue, int scan_flags,
                        mode_t mode);

@@ -33,6 +33,18 @@ MetricsSnapshot::Queue active_gauge(size_t messages, std::optional<protocol::Tim
     return q;
 }
 
+std::array<std::optional<MetricsSnapshot::Queue>, 3>
+queue_gauges(const std::optional<queuefile::QueueScanner::Census>& incoming, size_t active,
+             std::optional<protocol::TimeVal> oldest_active,
+             const std::optional<queuefile::QueueScanner::Census>& deferred,
+             protocol::TimeVal now) {
+    std::array<std::optional<MetricsSnapshot::Queue>, 3> q;
+    if (incoming) q[0] = census_gauge(*incoming, now.sec);
+    q[1] = active_gauge(active, oldest_active, now);
+    if (deferred) q[2] = census_gauge(*deferred, now.sec);
+    return q;
+}
+
 void queue_families(std::vector<MetricFamily>& out, const MetricsSnapshot& s) {
     auto& messages = family(out, "cqmgr_queue_messages",
                             "Messages in the queue directory (incoming and deferred: as their "

@@ -24,6 +24,7 @@
 #include "cqmgr/queuefile/queue_scanner.hpp"
 #include "metrics.hpp"
 
+#include <array>
 #include <optional>
 #include <prometheus/metric_family.h>
 #include <vector>
@@ -36,6 +37,14 @@ MetricsSnapshot::Queue census_gauge(const queuefile::QueueScanner::Census& c, in
 // queue is empty, or only files left by a predecessor are there).
 MetricsSnapshot::Queue active_gauge(size_t messages, std::optional<protocol::TimeVal> oldest,
                                     protocol::TimeVal now);
+// The gauges of incoming, active and deferred at `now`, in that order: the
+// two scans' census (none before a scan's first pass), and the `active`
+// messages in memory, the oldest of which arrived at `oldest_active`.  The
+// metrics and the control socket's summary show the same numbers.
+std::array<std::optional<MetricsSnapshot::Queue>, 3>
+queue_gauges(const std::optional<queuefile::QueueScanner::Census>& incoming, size_t active,
+             std::optional<protocol::TimeVal> oldest_active,
+             const std::optional<queuefile::QueueScanner::Census>& deferred, protocol::TimeVal now);
 // Appends the two families of `s.queues` (the queues known so far).
 void queue_families(std::vector<prometheus::MetricFamily>& out, const MetricsSnapshot& s);
 

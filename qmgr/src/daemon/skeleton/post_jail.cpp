@@ -2,7 +2,6 @@
 
 #include "health.hpp"
 #include "metrics.hpp"
-#include "queue_metrics.hpp"
 #include "shutdown.hpp"
 
 namespace cqmgr::qmgr {
@@ -41,12 +40,7 @@ MetricsSnapshot daemon_metrics(const Daemon& d) {
         s.features.state_up = qm.destination_state().usable();
         s.features.state_commits = qm.destination_state().commits();
     }
-    const Feeder& feed = qm.feeder();
-    if (auto c = feed.incoming_census()) s.queues[0] = census_gauge(*c, d.clock.now());
-    s.queues[1] =
-        active_gauge(static_cast<size_t>(qm.messages_in_active()) + feed.leftovers_waiting(),
-                     qm.oldest_active(), d.clock.precise());
-    if (auto c = feed.deferred_census()) s.queues[2] = census_gauge(*c, d.clock.now());
+    s.queues = qm.queue_gauges();
     return s;
 }
 
