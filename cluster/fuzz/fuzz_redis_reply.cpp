@@ -2,13 +2,17 @@
 // bytes go to hiredis's reader (as if a server had sent them), and each
 // reply it makes is copied and read every way cqmgr reads one: as a lease,
 // a renewal (the input's first byte is the number of leases renewed), a
-// rate step, a dead mark, Sentinel's master address, ROLE and INFO.
+// rate step, a dead mark, a board's records, Sentinel's master address,
+// ROLE and INFO.
 // The reader is guarded as the client's are (guard_reader: no array table
 // allocated from a count alone).  Besides the sanitizers it checks that
 // what is read is within the bounds the daemon relies on:
 //   * a wait is finite, not negative, and at most max_reply_wait_ms;
 //   * lease counts are not negative, and a renewal has one flag per lease;
 //   * a dead mark is a 4.x.y status with a one-line reason, still running;
+//   * a board's records are at most max_board_records, each with a field
+//     and an id of one printable line, a value of one line, within
+//     max_board_text; an unchanged board has none;
 //   * a master address has a host and a port in 1..65535;
 //   * a role is one of the three, a run_id 40 hex digits.
 #include "cqmgr/cluster/redis_replies.hpp"
@@ -49,6 +53,23 @@ void check(const RedisReply& r, size_t renewing) {
         if (mark->remaining_ms <= 0) finding("mark without time left");
         for (unsigned char c : mark->reason)
             if (c < 0x20 || c == 0x7f) finding("control character in a mark's reason");
+    }
+    BoardAnswer b = read_board_answer(r);
+    if (!b.failed) {
+        if (b.records.size() > max_board_records || (!b.changed && !b.records.empty()))
+            finding("board records");
+        for (const BoardRecord& rec : b.records) {
+            if (rec.field.empty() || rec.id.empty() || rec.field.size() > max_board_text ||
+                rec.value.size() > max_board_text || rec.since_ms < 0 || rec.expires_ms < 0)
+                finding("board record bounds");
+            for (const std::string* s : {&rec.field, &rec.id})
+                for (unsigned char c : *s)
+                    if (c < 0x20 || c == 0x7f) finding("control character in a board id");
+            for (unsigned char c : rec.value)
+                if ((c < 0x20 && c != '\t') || c == 0x7f) finding("line end in a board value");
+        }
+    } else if (!b.records.empty()) {
+        finding("a failed board read with records");
     }
     if (auto m = read_master_address(r))
         if (m->host.empty() || m->port < 1 || m->port > 65535) finding("master address");

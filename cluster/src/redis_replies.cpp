@@ -117,6 +117,69 @@ std::pair<bool, std::optional<DeadMark>> read_dead_mark(const RedisReply& r) {
     return {false, std::move(m)};
 }
 
+namespace {
+
+// Digits only, at most 18 (no overflow), as a number.
+std::optional<int64_t> decimal(std::string_view s) {
+    if (s.empty() || s.size() > 18) return std::nullopt;
+    int64_t v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return std::nullopt;
+        v = v * 10 + (c - '0');
+    }
+    return v;
+}
+
+// A board record stored as "SINCE ENDED EXPIRES\nID\nVALUE" (the value
+// may hold tabs, nothing else below a blank).
+std::optional<BoardRecord> board_record(const std::string& field, const std::string& stored) {
+    if (field.empty() || field.size() > max_board_text || !printable(field) ||
+        stored.size() > max_board_text)
+        return std::nullopt;
+    size_t nl1 = stored.find('\n');
+    size_t nl2 = nl1 == std::string::npos ? nl1 : stored.find('\n', nl1 + 1);
+    if (nl2 == std::string::npos) return std::nullopt;
+    std::string_view head(stored.data(), nl1);
+    size_t sp1 = head.find(' ');
+    size_t sp2 = sp1 == std::string_view::npos ? sp1 : head.find(' ', sp1 + 1);
+    if (sp2 == std::string_view::npos) return std::nullopt;
+    auto since = decimal(head.substr(0, sp1));
+    std::string_view ended = head.substr(sp1 + 1, sp2 - sp1 - 1);
+    auto expires = decimal(head.substr(sp2 + 1));
+    BoardRecord r;
+    r.field = field;
+    r.id = stored.substr(nl1 + 1, nl2 - nl1 - 1);
+    r.value = stored.substr(nl2 + 1);
+    if (!since || !expires || (ended != "0" && ended != "1") || r.id.empty() || !printable(r.id))
+        return std::nullopt;
+    for (unsigned char c : r.value)
+        if ((c < 0x20 && c != '\t') || c == 0x7f) return std::nullopt;
+    r.since_ms = *since;
+    r.ended = ended == "1";
+    r.expires_ms = *expires;
+    return r;
+}
+
+} // namespace
+
+BoardAnswer read_board_answer(const RedisReply& r) {
+    BoardAnswer a;
+    auto changed = integer_at(r, 1, 0, 1);
+    if (!changed || r.elements[0].type != Type::string || r.elements[0].str.size() > 256 ||
+        !printable(r.elements[0].str) || r.elements.size() % 2 != 0 ||
+        (*changed == 0 && r.elements.size() != 2))
+        return BoardAnswer::failure();
+    a.version = r.elements[0].str;
+    a.changed = *changed == 1;
+    for (size_t i = 2; i + 1 < r.elements.size() && a.records.size() < max_board_records; i += 2) {
+        const RedisReply& f = r.elements[i];
+        const RedisReply& v = r.elements[i + 1];
+        if (f.type != Type::string || v.type != Type::string) continue;
+        if (auto rec = board_record(f.str, v.str)) a.records.push_back(std::move(*rec));
+    }
+    return a;
+}
+
 std::optional<RedisAddress> read_master_address(const RedisReply& r) {
     if (r.type != Type::array || r.elements.size() != 2) return std::nullopt;
     const RedisReply& host = r.elements[0];

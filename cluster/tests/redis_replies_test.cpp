@@ -94,6 +94,26 @@ TEST(RedisReplies, DeadMarks) {
     EXPECT_TRUE(read_dead_mark(array({integer(1), integer(5000)})).first);
 }
 
+TEST(RedisReplies, Boards) {
+    BoardAnswer same = read_board_answer(array({text("run:3"), integer(0)}));
+    EXPECT_FALSE(same.failed);
+    EXPECT_FALSE(same.changed);
+    EXPECT_EQ(same.version, "run:3");
+    BoardAnswer b = read_board_answer(
+        array({text("run:4"), integer(1), text("smtp:d"), text("1000 1 61000\nsmtp:d|1|r\n1\tx"),
+               text("bad"), text("1000 2 61000\nid\nv"), text("smtp:e"),
+               text("1000 0 61000\nid\nline\nforged")}));
+    EXPECT_FALSE(b.failed);
+    EXPECT_TRUE(b.changed);
+    // The malformed records are left out; the good one is read.
+    EXPECT_EQ(b.records,
+              (std::vector<BoardRecord>{{"smtp:d", "smtp:d|1|r", 1000, true, 61000, "1\tx"}}));
+    EXPECT_TRUE(read_board_answer(nil()).failed);
+    EXPECT_TRUE(read_board_answer(array({text("v"), integer(2)})).failed);
+    EXPECT_TRUE(read_board_answer(array({text("v"), integer(0), text("f"), text("r")})).failed);
+    EXPECT_TRUE(read_board_answer(array({text("v"), integer(1), text("odd")})).failed);
+}
+
 TEST(RedisReplies, SentinelAndServer) {
     auto a = read_master_address(array({text("10.0.0.7"), text("6380")}));
     ASSERT_TRUE(a);

@@ -288,3 +288,56 @@ TEST_F(SharedStateTest, LeasesGoBackAtExitWithoutTheLoop) {
     EXPECT_FALSE(
         release_leases_blocking(a_client->options(), "test:", {{"smtp:example.com", "a3"}}));
 }
+
+// The board of the reply rules' actions: one record per field, the later
+// action's or the ended one's; the version changes with the board only;
+// records leave it at their expiry.
+TEST_F(SharedStateTest, ABoardKeepsOneRecordPerFieldTheLaterOrTheEnded) {
+    auto put = [&](SharedState& s, const BoardRecord& r) {
+        return done_ok([&](std::function<void(bool)> d) { s.board_put("b", r, d); });
+    };
+    auto read = [&](SharedState& s, const std::string& known) {
+        std::optional<BoardAnswer> got;
+        s.board_read("b", known, [&](const BoardAnswer& x) { got = x; });
+        EXPECT_TRUE(run_until([&] { return got.has_value(); }));
+        return got.value_or(BoardAnswer::failure());
+    };
+    const auto now = static_cast<int64_t>(std::chrono::duration<double, std::milli>(
+                                              std::chrono::system_clock::now().time_since_epoch())
+                                              .count());
+    BoardAnswer empty = read(*a, "");
+    EXPECT_FALSE(empty.failed);
+    EXPECT_FALSE(empty.changed); // no board, no version
+    const BoardRecord x{"smtp:d", "smtp:d|1|rule 1", 1000, false, now + 60'000, "x\tvalue"};
+    EXPECT_TRUE(put(*a, x));
+    BoardAnswer first = read(*b, "");
+    ASSERT_TRUE(first.changed);
+    EXPECT_EQ(first.records, std::vector<BoardRecord>{x});
+    EXPECT_FALSE(read(*b, first.version).changed);
+    // The same again, or an older action: nothing changes.
+    EXPECT_TRUE(put(*b, x));
+    EXPECT_TRUE(put(*b, {"smtp:d", "smtp:d|0|rule 1", 500, false, now + 60'000, "old"}));
+    EXPECT_FALSE(read(*a, first.version).changed);
+    // A later one replaces it; ended, it stays ended.
+    BoardRecord y{"smtp:d", "smtp:d|2|rule 1", 2000, false, now + 60'000, "y"};
+    EXPECT_TRUE(put(*a, y));
+    y.ended = true;
+    EXPECT_TRUE(put(*b, y));
+    BoardRecord back = y;
+    back.ended = false;
+    EXPECT_TRUE(put(*a, back));
+    BoardAnswer ended = read(*a, first.version);
+    ASSERT_TRUE(ended.changed);
+    EXPECT_EQ(ended.records, std::vector<BoardRecord>{y});
+    // A record past its time leaves the board, and the board's keys expire
+    // with its last record.
+    EXPECT_TRUE(put(*a, {"smtp:e", "smtp:e|1|rule 2", 1000, false, now + 300, "short"}));
+    EXPECT_EQ(read(*a, "").records.size(), 2u);
+    run_for(500ms);
+    EXPECT_EQ(read(*a, "").records, std::vector<BoardRecord>{y});
+    int64_t ttl = call(*a_client, {"PTTL", a->board_key("b")}).integer;
+    EXPECT_GT(ttl, 0);
+    EXPECT_LE(ttl, 60'000);
+    EXPECT_TRUE(put(*a, {"smtp:f", "gone", 1000, false, now - 1, "past"})); // refused
+    EXPECT_EQ(read(*a, "").records.size(), 1u);
+}

@@ -340,9 +340,25 @@ void run_instance(const Scenario& sc, QmgrKind kind, const RunOptions& opts, Run
         s->stop();
     for (size_t i = 0; i < sinks.size(); ++i) {
         res.outcome.peak_connections[sinks[i]->name()] = sampler.peak(i);
-        if (const SessionCounter* c = sinks[i]->sessions())
-            res.outcome.sessions[sinks[i]->name()] = {c->peak(), c->sessions(), c->mixed_wakeups(),
-                                                      c->sender_peaks()};
+        if (const SessionCounter* c = sinks[i]->sessions()) {
+            auto& sessions = res.outcome.sessions[sinks[i]->name()];
+            sessions = {c->peak(), c->sessions(), c->mixed_wakeups(), c->sender_peaks()};
+            // Senders counted together ("SINK:a.example+b.example").
+            for (const auto& [key, rg] : sc.expect.sender_session_peak) {
+                (void)rg;
+                std::string prefix = sinks[i]->name() + ":";
+                if (!key.starts_with(prefix) || key.find('+') == std::string::npos) continue;
+                std::vector<std::string> senders;
+                std::string rest = key.substr(prefix.size());
+                for (size_t at = 0;;) {
+                    size_t plus = rest.find('+', at);
+                    senders.push_back(rest.substr(at, plus - at));
+                    if (plus == std::string::npos) break;
+                    at = plus + 1;
+                }
+                sessions.senders[rest] = c->peak_of(senders);
+            }
+        }
         if (sinks[i]->dumps()) {
             res.outcome.transactions[sinks[i]->name()] = sink_transactions(sinks[i]->dump_dir());
             res.outcome.transaction_times[sinks[i]->name()] =

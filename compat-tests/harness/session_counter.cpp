@@ -232,22 +232,33 @@ void SessionCounter::loop(int listener, int wake) {
     if (log) std::fclose(log);
 }
 
-std::map<std::string, int> SessionCounter::sender_peaks() const {
+int SessionCounter::peak_of(const std::vector<std::string>& senders) const {
     std::lock_guard lock(spans_mutex_);
-    // Each sender's opens (+1) and closes (-1) in the order they happened.
-    std::map<std::string, std::vector<std::pair<long, int>>> events;
+    // Their opens (+1) and closes (-1) in the order they happened.
+    std::vector<std::pair<long, int>> events;
     for (const Span& sp : spans_) {
-        events[sp.sender].emplace_back(sp.opened, 1);
-        if (sp.closed >= 0) events[sp.sender].emplace_back(sp.closed, -1);
+        if (std::find(senders.begin(), senders.end(), sp.sender) == senders.end()) continue;
+        events.emplace_back(sp.opened, 1);
+        if (sp.closed >= 0) events.emplace_back(sp.closed, -1);
+    }
+    std::sort(events.begin(), events.end());
+    int open = 0, peak = 0;
+    for (const auto& [when, delta] : events)
+        peak = std::max(peak, open += delta);
+    return peak;
+}
+
+std::map<std::string, int> SessionCounter::sender_peaks() const {
+    std::vector<std::string> senders;
+    {
+        std::lock_guard lock(spans_mutex_);
+        for (const Span& sp : spans_)
+            if (std::find(senders.begin(), senders.end(), sp.sender) == senders.end())
+                senders.push_back(sp.sender);
     }
     std::map<std::string, int> out;
-    for (auto& [sender, ev] : events) {
-        std::sort(ev.begin(), ev.end());
-        int open = 0, peak = 0;
-        for (const auto& [when, delta] : ev)
-            peak = std::max(peak, open += delta);
-        out[sender] = peak;
-    }
+    for (const auto& sender : senders)
+        out[sender] = peak_of({sender});
     return out;
 }
 

@@ -58,6 +58,10 @@ class SessionCounter {
     // without a MAIL FROM) that were open at once, in the same order of
     // events as peak().
     std::map<std::string, int> sender_peaks() const;
+    // The most sessions of any of `senders` (domains, as sender_peaks()
+    // names them) that were open at once: mail of several senders that is
+    // limited together.
+    int peak_of(const std::vector<std::string>& senders) const;
 
   private:
     void loop(int listener, int wake);

@@ -94,6 +94,9 @@ constexpr auto kCqmgr = std::to_array<ParamSpec>({
     C("cqmgr_metrics_destination_limit", T::Int, "50", 0, 0,
       "destinations with metric series of their own")
         .to(&Q::cqmgr_metrics_destination_limit),
+    C("cqmgr_health_stall_time", T::Time, "10s", 1, 0,
+      "how long the event loop may not turn before /healthz fails")
+        .to(&Q::cqmgr_health_stall_time),
     C("cqmgr_adaptive_limit_transports", T::String, "", 0, 0,
       "transports that learn limits from replies")
         .to(&Q::cqmgr_adaptive_limit_transports),
@@ -119,6 +122,8 @@ constexpr auto kCqmgr = std::to_array<ParamSpec>({
         .checked(check_either<kDestination, kProvider>),
     C("cqmgr_reply_actions", T::String, "", 0, 0, "reply rules that act; empty: off")
         .to(&Q::cqmgr_reply_actions),
+    C("cqmgr_backoff_profiles", T::String, "", 0, 0, "tables of the reply rules' backoff limits")
+        .tables(&Q::cqmgr_backoff_profiles),
     C("cqmgr_backoff_jitter", T::Int, "0", 0, 100, "percent of random retry offset")
         .to(&Q::cqmgr_backoff_jitter),
     C("cqmgr_state_database", T::String, "$data_directory/cqmgr-state.lmdb", 0, 0,
@@ -161,6 +166,8 @@ constexpr auto kCqmgr = std::to_array<ParamSpec>({
         .tables(&Q::cqmgr_priority_header_maps),
     C("cqmgr_sender_limits", T::String, "", 0, 0, "tables of limits by sender address or domain")
         .tables(&Q::cqmgr_sender_limits),
+    C("cqmgr_sender_class_header_maps", T::String, "", 0, 0, "tables of sender classes by header")
+        .tables(&Q::cqmgr_sender_class_header_maps),
     C("cqmgr_urgent_agent_share", T::Int, "0", 0, 100, "percent of agents kept for urgent mail")
         .to(&Q::cqmgr_urgent_agent_share),
     C("cqmgr_bulk_agent_share", T::Int, "10", 0, 100,

@@ -212,6 +212,7 @@ TEST(QmgrParams, MetricsParametersAreOffByDefault) {
     auto q = load("");
     EXPECT_EQ(q.cqmgr_metrics_listen, "");
     EXPECT_EQ(q.cqmgr_metrics_destination_limit, 50);
+    EXPECT_EQ(q.cqmgr_health_stall_time, 10);
 }
 
 TEST(QmgrParams, AdaptiveAndJitterParameters) {
@@ -331,6 +332,9 @@ TEST(QmgrParams, MetricsParameters) {
               "invalid cqmgr_metrics_destination_limit parameter value -1 < 0");
     EXPECT_EQ(fatal("cqmgr_metrics_destination_limit = x\n"),
               "bad numerical configuration: cqmgr_metrics_destination_limit = x");
+    EXPECT_EQ(load("cqmgr_health_stall_time = 1m\n").cqmgr_health_stall_time, 60);
+    EXPECT_EQ(load("cqmgr_health_stall_time = 3\n").cqmgr_health_stall_time, 3);
+    EXPECT_EQ(fatal("cqmgr_health_stall_time = 0\n"), "invalid cqmgr_health_stall_time: 0 (min 1)");
 }
 
 TEST(QmgrParams, DnsServers) {

@@ -19,7 +19,7 @@ constexpr std::array<VerbSpec, 13> kVerbs{{
     {Verb::explain, "explain", "explain [TRANSPORT:]DESTINATION|PROVIDER", 1, 1},
     {Verb::suspend, "suspend", "suspend TRANSPORT[:DESTINATION] [for DURATION] [reason TEXT...]", 1,
      SIZE_MAX},
-    {Verb::resume, "resume", "resume TRANSPORT[:DESTINATION]", 1, 1},
+    {Verb::resume, "resume", "resume TRANSPORT[:DESTINATION] [sender GROUP]", 1, 3},
     {Verb::flush, "flush", "flush [TRANSPORT:]DESTINATION", 1, 1},
     {Verb::throttle, "throttle", "throttle [TRANSPORT:]DESTINATION CONCURRENCY [for DURATION]", 2,
      4},
@@ -28,6 +28,8 @@ constexpr std::array<VerbSpec, 13> kVerbs{{
 
 // The longest queue ID, transport name or echoed word we accept.
 constexpr size_t max_name = 64;
+// The longest sender group (a sender address or domain).
+constexpr size_t max_group = 255;
 // The largest throttle concurrency: far above any window, small enough for
 // an int everywhere.
 constexpr int max_concurrency = 1000000;
@@ -143,6 +145,17 @@ std::optional<int> parse_concurrency(std::string_view s) {
 Parsed bad_duration(std::string_view w) {
     return fail("bad duration: " + echo(w) +
                 " (a number with an optional unit s, m, h, d or w; 1s to 365d)");
+}
+
+// resume's [sender GROUP] after its target: only that sender group's
+// actions end (the group as cqmgr_sender_limits names it, in lower case).
+Parsed sender_option(Request r, const std::vector<Word>& w) {
+    if (w.size() == 2) return Parsed{std::move(r), {}};
+    if (w.size() != 4 || !equals_nocase(w[2].text, "sender")) return usage(r.verb);
+    if (w[3].text.size() > max_group) return fail("bad sender group: " + echo(w[3].text));
+    for (char c : w[3].text)
+        r.sender += lower(c);
+    return Parsed{std::move(r), {}};
 }
 
 // The reason text: the rest of the line after `reason`, tabs as spaces,
@@ -279,6 +292,7 @@ Parsed parse_request(std::string_view line) {
     case Verb::resume:
         r.target = transport_target(w[1].text);
         if (!r.target) return fail("bad target: " + echo(w[1].text));
+        if (r.verb == Verb::resume) return sender_option(std::move(r), w);
         return options(std::move(r), line, w, 2, true);
     case Verb::explain:
     case Verb::flush:
@@ -305,6 +319,7 @@ std::string format_request(const Request& r) {
     if (!r.transport.empty()) add(r.transport);
     if (!r.queue_id.empty()) add(r.queue_id);
     if (r.target) add(r.target->text);
+    if (!r.sender.empty()) add("sender " + r.sender);
     if (r.verb == Verb::throttle) add(std::to_string(r.concurrency));
     if (r.duration) add("for " + std::to_string(*r.duration));
     if (!r.reason.empty()) add("reason " + r.reason);

@@ -114,7 +114,21 @@ TEST(Request, Suspend) {
 TEST(Request, Resume) {
     EXPECT_EQ(*ok("resume smtp:example.com").target,
               (Target{"smtp:example.com", "smtp", "example.com"}));
-    EXPECT_EQ(error("resume smtp for 1h"), "usage: resume TRANSPORT[:DESTINATION]");
+    const std::string use = "usage: resume TRANSPORT[:DESTINATION] [sender GROUP]";
+    EXPECT_EQ(error("resume smtp for 1h"), use);
+    // Only one sender group's actions (the reply rules' sender scopes),
+    // named in lower case as cqmgr_sender_limits names groups.
+    Request r = ok("resume smtp:example.com sender Campaign.Example");
+    EXPECT_EQ(r.sender, "campaign.example");
+    EXPECT_EQ(r.target->destination, "example.com");
+    EXPECT_EQ(ok("resume smtp SENDER a@b.example").sender, "a@b.example");
+    EXPECT_EQ(error("resume smtp sender"), use);
+    EXPECT_EQ(error("resume smtp group x"), use);
+    EXPECT_EQ(error("resume smtp sender x y"), use);
+    EXPECT_EQ(error("resume smtp sender " + std::string(256, 'x')),
+              "bad sender group: " + std::string(64, 'x') + "...");
+    // A transport may be named "sender".
+    EXPECT_EQ(ok("resume sender").target->transport, "sender");
 }
 
 TEST(Request, FlushAndUnthrottleTakeABareDestination) {
@@ -157,12 +171,26 @@ TEST(Request, Throttle) {
 }
 
 TEST(Request, FormatParsesBack) {
-    for (auto line :
-         {"help", "summary", "queues", "queues smtp", "jobs local", "message ABC123", "deliveries",
-          "explain example.com", "explain smtp:example.com", "suspend smtp",
-          "suspend smtp:example.com for 600", "suspend smtp:x for 60 reason a  b",
-          "suspend smtp reason why not", "resume smtp:x", "flush x", "flush smtp:x", "throttle x 3",
-          "throttle smtp:x 3 for 86400", "unthrottle smtp:x"}) {
+    for (auto line : {"help",
+                      "summary",
+                      "queues",
+                      "queues smtp",
+                      "jobs local",
+                      "message ABC123",
+                      "deliveries",
+                      "explain example.com",
+                      "explain smtp:example.com",
+                      "suspend smtp",
+                      "suspend smtp:example.com for 600",
+                      "suspend smtp:x for 60 reason a  b",
+                      "suspend smtp reason why not",
+                      "resume smtp:x",
+                      "resume smtp:x sender a@b.example",
+                      "flush x",
+                      "flush smtp:x",
+                      "throttle x 3",
+                      "throttle smtp:x 3 for 86400",
+                      "unthrottle smtp:x"}) {
         Request r = ok(line);
         EXPECT_EQ(format_request(r), line);
         EXPECT_EQ(ok(format_request(r)), r);
@@ -185,11 +213,12 @@ TEST(Request, TheTableCountsEachRequestsWords) {
         EXPECT_EQ(verb_name(v.verb), v.name);
         std::string line(v.name);
         const char* words[] = {"smtp:x", "2", "for", "60"};
+        const char* resume_words[] = {"smtp:x", "sender", "g.example"};
         for (size_t i = 0; i < std::min<size_t>(v.max_args, 4); ++i)
-            line +=
-                std::string(" ") + (v.verb == Verb::message                          ? "ABC123"
-                                    : v.verb == Verb::queues || v.verb == Verb::jobs ? "smtp"
-                                                                                     : words[i]);
+            line += std::string(" ") + (v.verb == Verb::message                          ? "ABC123"
+                                        : v.verb == Verb::queues || v.verb == Verb::jobs ? "smtp"
+                                        : v.verb == Verb::resume ? resume_words[i]
+                                                                 : words[i]);
         if (v.max_args != SIZE_MAX) {
             EXPECT_TRUE(parse_request(line).ok()) << line;
             EXPECT_EQ(error(line + " x"), "usage: " + std::string(v.usage)) << line;

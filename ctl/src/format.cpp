@@ -4,6 +4,7 @@
 #include "fields.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace cqmgr::ctl {
 
@@ -48,15 +49,37 @@ std::string learned_text(const json& entry) {
     return out;
 }
 
-// A reply rule's action ("rule suspend", "rule throttle 2", "rule pause
-// 60s"), or "" when none bounds the queue.
+// A reply rule's action `r` ("rule suspend", "rule throttle 2", "rule
+// pause 60s").
+std::string rule_words(const json& r) {
+    if (bool_of(r, "hold")) return "rule suspend";
+    if (field(r, "concurrency")) return "rule throttle " + count_of(r, "concurrency");
+    if (field(r, "pause")) return "rule pause " + count_of(r, "pause") + "s";
+    return "rule";
+}
+
+// The reply rule's action that bounds the queue, or "" when none.
 std::string rule_text(const json& entry) {
     const json* r = field(entry, "rule");
-    if (!r) return "";
-    if (bool_of(*r, "hold")) return "rule suspend";
-    if (field(*r, "concurrency")) return "rule throttle " + count_of(*r, "concurrency");
-    if (field(*r, "pause")) return "rule pause " + count_of(*r, "pause") + "s";
-    return "rule";
+    return r ? rule_words(*r) : "";
+}
+
+// The reply that made rule action `r` act, and the rule.
+std::string rule_reason(const json& r) {
+    std::string reason = string_of(r, "reason", "");
+    const std::string rule = string_of(r, "rule", "");
+    if (!rule.empty()) reason += (reason.empty() ? "(" : " (") + rule + ")";
+    return reason;
+}
+
+// The reply rules' actions on one sender group's mail on the queue:
+// "sender GROUP rule throttle 2", each with its action.
+std::vector<std::pair<std::string, const json*>> sender_rule_texts(const json& entry) {
+    std::vector<std::pair<std::string, const json*>> out;
+    for (const json& r : array_of(entry, "sender_rules"))
+        if (r.is_object())
+            out.emplace_back("sender " + string_of(r, "group", "?") + " " + rule_words(r), &r);
+    return out;
 }
 
 // The short state flags of a transport or queue: dead, suspended, throttled,
@@ -69,6 +92,8 @@ std::string state_flags(const json& entry) {
     if (const json* t = field(entry, "throttle"))
         flags.push_back("throttle " + count_of(*t, "concurrency"));
     if (std::string r = rule_text(entry); !r.empty()) flags.push_back(r);
+    for (const auto& [text, r] : sender_rule_texts(entry))
+        flags.push_back(text);
     if (std::string l = learned_text(entry); !l.empty()) flags.push_back(l);
     // A destination share the isolation lowered ("share 2/50", "probe
     // 1/50"); the full share is no news.
@@ -143,10 +168,36 @@ std::string format_summary(const json& reply) {
                {"scheduler", counted(reply, "transports", "transports") + ", " +
                                  counted(reply, "queues", "queues") + ", " +
                                  counted(reply, "deliveries_in_flight", "deliveries in flight")},
-               {"deliveries", counter_list(object_of(counters, "deliveries"), delivery_counters)},
-               {"dsn classes", counter_list(object_of(counters, "dsn_class"), {}, ".x.x")},
+               {"mail queues", mail_queues(object_of(reply, "mail_queues"))},
+               {"delivery requests",
+                counter_list(object_of(counters, "deliveries"), delivery_counters)},
                {"messages", counter_list(object_of(counters, "messages"), message_counters)},
-           });
+           }) +
+           // Its own line: its label is too long to align the others on.
+           "destination failures (hop status): " + destination_failures(counters) + '\n';
+}
+
+std::string mail_queues(const json& queues) {
+    std::string out;
+    for (const char* name : {"incoming", "active", "deferred"}) {
+        const json& q = object_of(queues, name);
+        std::string text = std::string(name) + " " + count_of(q, "messages");
+        auto messages = number_of(q, "messages");
+        if (auto oldest = number_of(q, "oldest_age"); oldest && messages && *messages > 0)
+            text += " (oldest " + format_seconds(*oldest) + ")";
+        out += (out.empty() ? "" : ", ") + text;
+    }
+    return out;
+}
+
+std::string destination_failures(const json& counters) {
+    // A daemon that predates the name sends only dsn_class, whose "2" is
+    // always 0 (a hop status is set only on failure).
+    const json* failures = field(counters, "destination_failures");
+    json classes = failures ? *failures : object_of(counters, "dsn_class");
+    if (classes.is_object()) classes.erase("2");
+    std::string out = counter_list(classes, {}, ".x.x");
+    return out == "-" ? "none" : out;
 }
 
 std::string counter_list(const json& counters, std::span<const std::string_view> order,
@@ -231,13 +282,10 @@ Table condition_table(const json& queues_reply, int64_t now, bool throttled) {
         if (const json* t = field(e, "throttle"); t && throttled)
             table.add({target, "throttle " + count_of(*t, "concurrency"),
                        format_until(*t, "until", now), ""});
-        if (const json* r = field(e, "rule")) {
-            // The reply that made the rule act, and the rule.
-            std::string reason = string_of(*r, "reason", "");
-            const std::string rule = string_of(*r, "rule", "");
-            if (!rule.empty()) reason += (reason.empty() ? "(" : " (") + rule + ")";
-            table.add({target, rule_text(e), format_until(*r, "until", now), reason});
-        }
+        if (const json* r = field(e, "rule"))
+            table.add({target, rule_text(e), format_until(*r, "until", now), rule_reason(*r)});
+        for (const auto& [text, r] : sender_rule_texts(e))
+            table.add({target, text, format_until(*r, "until", now), rule_reason(*r)});
         if (std::string l = learned_text(e); !l.empty() && throttled) {
             const json& learned = *field(e, "learned");
             std::string reason = string_of(learned, "reason", "");

@@ -48,6 +48,12 @@ inline constexpr std::array<std::string_view, 4> delivery_counters = {"done", "d
                                                                       "unavailable"};
 inline constexpr std::array<std::string_view, 4> message_counters = {"removed", "deferred",
                                                                      "bounced", "expired"};
+// The queue directories of a `summary` reply: "incoming 0, active 6
+// (oldest 3s), deferred 12 (oldest 2h05m)"; "-" for what is not known.
+std::string mail_queues(const json& queues);
+// The requests that failed at the destination, by the class of the hop
+// status: "3 4.x.x, 1 5.x.x".
+std::string destination_failures(const json& counters);
 // The feed's state in a `summary` reply: "paused", "scanning incoming",
 // "idle", with the in-flow tokens written.
 std::string feed_state(const json& feed);

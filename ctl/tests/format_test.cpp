@@ -16,23 +16,69 @@ constexpr int64_t now = 1764000000;
 TEST(Format, Summary) {
     EXPECT_EQ(format_reply("summary", sample("summary"), now),
               "cqmgr 0.1.0, pid 28691, up 4.6s\n"
-              "active queue:  6 messages (limit 20000), 6 recipients (limit 20000), oldest 3s\n"
-              "feed:          idle, 111 in-flow tokens written\n"
-              "resolver:      3 requests, 8 cache hits\n"
-              "scheduler:     3 transports, 2 queues, 1 deliveries in flight\n"
-              "deliveries:    3 done, 2 deferred, 0 crashed, 0 unavailable\n"
-              "dsn classes:   0 2.x.x, 1 4.x.x, 0 5.x.x\n"
-              "messages:      3 removed, 2 deferred, 0 bounced, 0 expired\n");
+              "active queue:       6 messages (limit 20000), 6 recipients (limit 20000), oldest "
+              "3s\n"
+              "feed:               idle, 111 in-flow tokens written\n"
+              "resolver:           3 requests, 8 cache hits\n"
+              "scheduler:          3 transports, 2 queues, 1 deliveries in flight\n"
+              "mail queues:        incoming 0, active 6 (oldest 3s), deferred 2 (oldest 3s)\n"
+              "delivery requests:  3 done, 2 deferred, 0 crashed, 0 unavailable\n"
+              "messages:           3 removed, 2 deferred, 0 bounced, 0 expired\n"
+              "destination failures (hop status): 1 4.x.x, 0 5.x.x\n");
+}
+
+// What a daemon says it delivered is in words that say so: no line reads
+// "0" for a daemon that delivered everything it was given.
+TEST(Format, SummaryAfterDeliveriesWithoutFailures) {
+    auto s = sample("summary");
+    s["counters"]["deliveries"] = {
+        {"done", 918}, {"deferred", 0}, {"crashed", 0}, {"unavailable", 0}};
+    s["counters"]["dsn_class"] = {{"2", 0}, {"4", 0}, {"5", 0}};
+    s["counters"]["destination_failures"] = {{"4", 0}, {"5", 0}};
+    s["counters"]["messages"] = {{"removed", 318}, {"deferred", 0}, {"bounced", 0}, {"expired", 0}};
+    std::string text = format_summary(s);
+    EXPECT_NE(text.find("delivery requests:  918 done, 0 deferred, 0 crashed, 0 unavailable\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("messages:           318 removed, 0 deferred"), std::string::npos) << text;
+    EXPECT_NE(text.find("destination failures (hop status): 0 4.x.x, 0 5.x.x\n"), std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("dsn"), std::string::npos) << text;
+}
+
+// An older daemon's reply (no destination_failures, no mail_queues): the
+// failures from dsn_class without its "2", the queues unknown.
+TEST(Format, SummaryOfAnOlderDaemon) {
+    auto s = sample("summary");
+    s["counters"].erase("destination_failures");
+    s.erase("mail_queues");
+    s["counters"]["dsn_class"] = {{"2", 0}, {"4", 3}, {"5", 1}};
+    std::string text = format_summary(s);
+    EXPECT_NE(text.find("destination failures (hop status): 3 4.x.x, 1 5.x.x\n"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("mail queues:        incoming -, active -, deferred -\n"),
+              std::string::npos)
+        << text;
+}
+
+// Queue sizes: an empty queue has no oldest age shown, an unknown one "-".
+TEST(Format, MailQueues) {
+    EXPECT_EQ(mail_queues(json::parse(R"({"incoming":{"messages":0,"oldest_age":0},
+        "active":{"messages":2,"oldest_age":75},
+        "deferred":{"messages":null,"oldest_age":null}})")),
+              "incoming 0, active 2 (oldest 1m15s), deferred -");
+    EXPECT_EQ(mail_queues(json::parse(R"({"deferred":{"messages":4,"oldest_age":null}})")),
+              "incoming -, active -, deferred 4");
 }
 
 TEST(Format, SummaryOfAPausedIdleFeed) {
     auto s = sample("summary");
     s["feed"]["paused"] = true;
-    EXPECT_NE(format_summary(s).find("feed:          paused, 111 in-flow tokens written\n"),
+    EXPECT_NE(format_summary(s).find("feed:               paused, 111 in-flow tokens written\n"),
               std::string::npos);
     s["feed"]["paused"] = false;
     s["feed"]["scanning"] = json::array({"incoming", "deferred"});
-    EXPECT_NE(format_summary(s).find("feed:          scanning incoming, deferred, 111"),
+    EXPECT_NE(format_summary(s).find("feed:               scanning incoming, deferred, 111"),
               std::string::npos)
         << format_summary(s);
 }
@@ -116,6 +162,26 @@ TEST(Format, QueuesShowAReplyRulesAction) {
     dest["rule"]["concurrency"] = nullptr;
     dest["rule"]["pause"] = 6;
     EXPECT_NE(format_queues(q, now).find("4.4.1  rule pause 6s\n"), std::string::npos);
+}
+
+// A reply rule's action on one sender group's mail (a sender scope):
+// named with its group in the state and on a condition line of its own.
+TEST(Format, QueuesShowASenderGroupsRuleAction) {
+    auto q = queues_without_conditions();
+    auto& dest = q["transports"][0]["queues"][0];
+    dest["sender_rules"] = json::parse(R"([{"group":"news.example",
+        "target":"smtp:example.com","action":"throttle 2 sender-destination for 1h",
+        "rule":"pcre:/etc/postfix/reply_actions, line 4",
+        "reason":"4.7.28 host mx said: 421 4.7.28 unusual rate","hold":false,
+        "concurrency":2,"pause":null,"since":1763999500,"until":null,"deliveries_left":null}])");
+    std::string out = format_queues(q, now);
+    EXPECT_NE(out.find("4.4.1  sender news.example rule throttle 2\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("smtp:example.com  sender news.example rule throttle 2"), std::string::npos)
+        << out;
+    EXPECT_NE(out.find("4.7.28 host mx said: 421 4.7.28 unusual rate "
+                       "(pcre:/etc/postfix/reply_actions, line 4)\n"),
+              std::string::npos)
+        << out;
 }
 
 TEST(Format, QueuesShowALoweredDestinationShare) {

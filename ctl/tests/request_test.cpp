@@ -25,7 +25,7 @@ TEST(Request, ArgumentCountsAreChecked) {
         request_line("resume", {});
         FAIL();
     } catch (const UsageError& e) {
-        EXPECT_STREQ(e.what(), "usage: cqmgrctl resume TRANSPORT[:DESTINATION]");
+        EXPECT_STREQ(e.what(), "usage: cqmgrctl resume TRANSPORT[:DESTINATION] [sender GROUP]");
     }
 }
 

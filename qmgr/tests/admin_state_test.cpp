@@ -223,18 +223,20 @@ TEST(AdminState, ReplyRuleActionsAreKeptNextToTheSettings) {
     counted.destination.clear(); // a whole transport's
     counted.until = 0;
     counted.deliveries = 7;
+    state::ControlSetting sender = rule; // on one sender group's mail
+    sender.sender = "campaign.example";
     {
         AdminState state(d.open());
         EXPECT_TRUE(state.load_rules().empty());
         ASSERT_TRUE(state.save(sample()));
-        ASSERT_TRUE(state.save_rules({rule, counted}));
+        ASSERT_TRUE(state.save_rules({rule, counted, sender}));
         // Each half is saved with the other.
         ASSERT_TRUE(state.save({sample()[0]}));
     }
     {
         AdminState again(d.open());
         EXPECT_EQ(again.load(), (std::vector<AdminRecord>{sample()[0]}));
-        EXPECT_EQ(again.load_rules(), (std::vector<state::ControlSetting>{rule, counted}));
+        EXPECT_EQ(again.load_rules(), (std::vector<state::ControlSetting>{rule, counted, sender}));
         ASSERT_TRUE(again.save_rules({}));
     }
     {
@@ -250,4 +252,8 @@ TEST(AdminState, ReplyRuleActionsAreKeptNextToTheSettings) {
     EXPECT_FALSE(state::decode_control_settings(
         R"({"version":1,"suspend":[],"throttle":[],"rule":[{"destination":"d","action":"a",)"
         R"("rule":"r","reason":"","since":1,"until":null,"deliveries":null}]})"));
+    // A sender group's names its group and a destination.
+    EXPECT_FALSE(state::decode_control_settings(
+        R"({"version":1,"suspend":[],"throttle":[],"rule":[{"transport":"smtp","action":"a",)"
+        R"("rule":"r","reason":"","since":1,"until":null,"deliveries":null,"sender":"g"}]})"));
 }

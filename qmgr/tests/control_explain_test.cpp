@@ -392,6 +392,40 @@ TEST_F(Explain, ASenderGroupAtItsLimitStopsOnlyWhenNothingElseWaits) {
     EXPECT_NE(send(), nullptr);
 }
 
+// A reply rule's action on one sender group's mail (a sender scope) holds
+// back that group's mail only: a reply-rule line that names the group,
+// in force only while no other mail waits there.
+TEST_F(Explain, ASenderGroupsRuleActionStopsOnlyItsMail) {
+    core::SenderLimit limit;
+    limit.concurrency = 5;
+    sched->set_sender_limit(1, limit);
+    src->explain = feature_explain_hooks(
+        nullptr, [](core::SenderGroup g) { return g == 1 ? "campaign.example" : ""; });
+    add("A", 2, "a.example", "smtp", 900, 1);
+    sched->set_sender_rule({"smtp", "a.example"}, 1, core::RuleLimit{.hold = true, .until = 1600});
+    auto q = explain("a.example")["queues"][0];
+    EXPECT_EQ(q["effective"]["concurrency"], 0);
+    EXPECT_EQ(binding(q), std::vector<std::string>{"reply-rule"});
+    auto rule = line(q, "reply-rule");
+    EXPECT_EQ(rule["bound"], "stop");
+    const std::string d = rule["detail"];
+    EXPECT_TRUE(d.starts_with("sender group campaign.example suspended by a reply rule's action "
+                              "until 1970-01-01T00:26:40Z (in 600s), 0 in flight here, 2 of its "
+                              "entries wait; no other mail waits here that could start"))
+        << d;
+    // Another sender's mail goes ahead: the line is not in force.
+    add("B", 1, "a.example");
+    q = explain("a.example")["queues"][0];
+    rule = line(q, "reply-rule");
+    EXPECT_EQ(rule["in_force"], false);
+    EXPECT_NE(rule["detail"].get<std::string>().find("other senders' mail here goes ahead"),
+              std::string::npos);
+    EXPECT_EQ(binding(q), std::vector<std::string>{"main.cf"});
+    core::Entry* e = send();
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->message->id, "B");
+}
+
 // A sender group stopped by its rate says when its next start is.
 TEST_F(Explain, ASenderGroupAtItsRateSaysWhenItStartsAgain) {
     core::SenderLimit limit;

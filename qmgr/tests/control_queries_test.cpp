@@ -20,7 +20,7 @@ using Json = control::Json;
 namespace {
 
 struct Queries : cqmgr::qmgr::test::ControlFixture {
-    FeedState feed{false, {"incoming"}};
+    FeedState feed{false, {"incoming"}, {}};
     std::unique_ptr<ControlQueries> queries;
     // The commands, for the dispatch: nothing kept (every reply has a
     // warning), log lines collected, a flush of "boom" throws.
@@ -65,7 +65,7 @@ TEST_F(Queries, SummaryCountsTheActiveQueue) {
     counters.resolver_requests = 40;
     counters.resolver_cache_hits = 4;
     counters.in_flow_tokens = 9;
-    feed = {true, {"incoming", "deferred"}};
+    feed = {true, {"incoming", "deferred"}, {}};
     send();
 
     auto j = parsed(queries->summary());
@@ -89,7 +89,25 @@ TEST_F(Queries, SummaryCountsTheActiveQueue) {
     EXPECT_EQ(j["counters"]["deliveries"],
               (nlohmann::json{{"done", 4}, {"deferred", 2}, {"crashed", 0}, {"unavailable", 0}}));
     EXPECT_EQ(j["counters"]["dsn_class"], (nlohmann::json{{"2", 3}, {"4", 2}, {"5", 0}}));
+    EXPECT_EQ(j["counters"]["destination_failures"], (nlohmann::json{{"4", 2}, {"5", 0}}));
     EXPECT_EQ(j["counters"]["messages"]["removed"], 7);
+}
+
+// The queue directories' sizes and oldest ages, as the feed gives them;
+// null where not known (no census yet, no birth times).
+TEST_F(Queries, SummaryShowsTheMailQueues) {
+    MetricsSnapshot::Queue incoming{0, 0, true}, active{2, 12.3456, true}, deferred{40, 0, false};
+    feed.queues = {incoming, active, deferred};
+    auto j = parsed(queries->summary());
+    EXPECT_EQ(j["mail_queues"]["incoming"], (nlohmann::json{{"messages", 0}, {"oldest_age", 0}}));
+    EXPECT_EQ(j["mail_queues"]["active"]["messages"], 2);
+    EXPECT_DOUBLE_EQ(j["mail_queues"]["active"]["oldest_age"].get<double>(), 12.346);
+    EXPECT_EQ(j["mail_queues"]["deferred"]["messages"], 40);
+    EXPECT_TRUE(j["mail_queues"]["deferred"]["oldest_age"].is_null());
+    feed.queues[0].reset();
+    j = parsed(queries->summary());
+    EXPECT_TRUE(j["mail_queues"]["incoming"]["messages"].is_null());
+    EXPECT_TRUE(j["mail_queues"]["incoming"]["oldest_age"].is_null());
 }
 
 TEST_F(Queries, SummaryOfAnEmptyQueue) {

@@ -119,6 +119,25 @@ TEST(DeliveryRequest, SameBytesAsTheStructForAPlainEntry) {
     expect_same(m, e);
 }
 
+TEST(DeliveryRequest, NoSessionStoreAsksOnlyToLoadSessions) {
+    // Under a concurrency limit that stands for the receiver's sessions,
+    // the agent may reuse a cached session but is not asked to keep one.
+    Message m = full_message();
+    core::Queue q;
+    q.nexthop = "example.com";
+    q.dflags = protocol::del_flag::conn_load | protocol::del_flag::conn_store;
+    core::Entry e;
+    e.message = &m;
+    e.queue = &q;
+    e.rcpts.push_back(rcpt(800, "a@example.com"));
+    std::string out;
+    encode_delivery_request(out, m, e, true, nullptr, true);
+    q.dflags = protocol::del_flag::conn_load;
+    EXPECT_EQ(out, reference(m, e, true).encode());
+    q.dflags |= protocol::del_flag::conn_store;
+    EXPECT_NE(out, reference(m, e, true).encode());
+}
+
 TEST(DeliveryRequest, SameBytesWithDefaultsAndInspection) {
     Message m;
     m.id = "ABC";

@@ -123,6 +123,7 @@ TEST_F(DestinationStateTest, NothingIsKeptWithoutAStore) {
     drv.sched = sched.get();
     DestinationState off(io, clock);
     EXPECT_FALSE(off.enabled());
+    EXPECT_FALSE(off.usable()); // what cqmgr_state_store_up shows when configured
     EXPECT_TRUE(off.restore(*sched).empty());
     message("A", 1, "x.example");
     off.queue_changed(*sched->transport("smtp").queue_by_name.at("x.example"));
@@ -190,11 +191,15 @@ TEST_F(DestinationStateTest, AQueueInAFreedQueuesSlotKeepsItsOwnRecord) {
 
 TEST_F(DestinationStateTest, ChangesGoOutWithinASecondWithoutAShutdown) {
     start();
+    EXPECT_TRUE(ds->usable());
+    const size_t commits = ds->commits();
     message("A", 1, "up.example");
     deliver_all({"2.0.0", "250 ok"});
     // The flush timer's handler is the one thing the loop has to run.
     ASSERT_EQ(io.run_one_for(std::chrono::seconds(30)), 1u);
     ds->drain();
+    EXPECT_TRUE(ds->usable());
+    EXPECT_EQ(ds->commits(), commits + 1); // cqmgr_state_store_commits_total
     // What a kill -9 now would leave behind: the data file as it is (a
     // copy, since one process must not open an environment twice).
     std::string copy = dir + "/copy.lmdb";

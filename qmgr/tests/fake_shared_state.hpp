@@ -29,6 +29,10 @@ struct FakeStore {
     std::map<std::string, int> peak;
     std::map<std::string, double> cells;                        // rate scope -> TAT
     std::map<std::string, std::pair<std::string, double>> dead; // key -> value, expiry
+    // Boards: board -> field -> record, and each board's version (the
+    // store's clock is Unix ms for the records' expiry).
+    std::map<std::string, std::map<std::string, cluster::BoardRecord>> boards;
+    std::map<std::string, int> board_versions;
 
     int live(const std::string& scope) {
         auto& set = leases[scope];
@@ -36,6 +40,36 @@ struct FakeStore {
         return static_cast<int>(set.size());
     }
     void count(const std::string& scope) { peak[scope] = std::max(peak[scope], live(scope)); }
+    // The records of `board` not yet expired.
+    std::vector<cluster::BoardRecord> board_records(const std::string& board) {
+        auto& b = boards[board];
+        std::erase_if(b, [&](const auto& kv) { return kv.second.expires_ms <= now; });
+        std::vector<cluster::BoardRecord> out;
+        for (const auto& [field, r] : b)
+            out.push_back(r);
+        return out;
+    }
+    std::string board_version(const std::string& board) const {
+        auto it = board_versions.find(board);
+        if (it == board_versions.end()) return "";
+        return std::to_string(instance) + ":" + std::to_string(it->second);
+    }
+    // What the board script does: `r` goes in unless a record of its field
+    // wins (the same id ended, or in force while `r` is too; a later one).
+    void board_put(const std::string& board, const cluster::BoardRecord& r) {
+        board_records(board);
+        if (static_cast<double>(r.expires_ms) <= now) return;
+        auto& b = boards[board];
+        if (auto it = b.find(r.field); it != b.end()) {
+            const cluster::BoardRecord& cur = it->second;
+            if (cur.id == r.id
+                    ? (cur.ended || !r.ended)
+                    : (cur.since_ms > r.since_ms || (cur.since_ms == r.since_ms && cur.id > r.id)))
+                return;
+        }
+        b[r.field] = r;
+        board_versions[board]++;
+    }
     // The scripts' fence: ms left in it (set by the first step on a server
     // that is not the one the store last saw).
     double fence(int64_t ttl) {
@@ -50,6 +84,8 @@ struct FakeStore {
         leases.clear();
         cells.clear();
         dead.clear();
+        boards.clear();
+        board_versions.clear();
         seen = 0;
         fence_until = 0;
         instance++;
@@ -60,6 +96,8 @@ struct FakeStore {
         leases = before.leases;
         cells = before.cells;
         dead = before.dead;
+        boards = before.boards;
+        board_versions = before.board_versions;
         seen = before.seen;
         fence_until = before.fence_until;
         instance++;
@@ -246,6 +284,27 @@ class FakeShared : public cluster::SharedState {
             },
             [done, a](bool ok) {
                 if (!ok) *a = cluster::RateAnswer{true};
+                done(*a);
+            });
+    }
+    void board_put(const std::string& board, const cluster::BoardRecord& record,
+                   std::function<void(bool ok)> done) override {
+        ask([this, board, record] { store_.board_put(board, record); },
+            [done](bool ok) {
+                if (done) done(ok);
+            });
+    }
+    void board_read(const std::string& board, const std::string& known,
+                    std::function<void(const cluster::BoardAnswer&)> done) override {
+        auto a = std::make_shared<cluster::BoardAnswer>();
+        ask(
+            [this, board, known, a] {
+                a->version = store_.board_version(board);
+                a->changed = a->version != known;
+                if (a->changed) a->records = store_.board_records(board);
+            },
+            [done, a](bool ok) {
+                if (!ok) *a = cluster::BoardAnswer::failure();
                 done(*a);
             });
     }

@@ -275,3 +275,51 @@ TEST(Feeder, NoTokensWithoutFlowControl) {
     EXPECT_EQ(f.offered.size(), 1u);
     EXPECT_TRUE(f.pipe.changes.empty());
 }
+
+// The census of deferred/ that the metrics show: the files the passes left
+// there, not those taken; with the due index, a file taken from the index
+// leaves the census at once while its directory is not listed again.  And
+// the start-up scans that /readyz waits for.
+TEST(Feeder, TheDeferredCensusCountsWhatStays) {
+    for (const char* cf : {"", "cqmgr_deferred_due_index = yes"}) {
+        SCOPED_TRACE(cf);
+        Feed f(cf);
+        f.put("deferred", "D1", f.clock.now() + 100);
+        f.put("deferred", "D2", f.clock.now() + 1000);
+        f.put("deferred", "E3", f.clock.now() - 10);
+        auto age = [] {
+            for (const char* d : {"deferred/D", "deferred/E", "deferred"}) {
+                timeval old[2] = {{::time(nullptr) - 10, 0}, {::time(nullptr) - 10, 0}};
+                ASSERT_EQ(::utimes(d, old), 0);
+            }
+        };
+        age();
+        // A message taken moves to active/, as the coordinator moves it.
+        f.answer = [&f](const std::string& id) {
+            std::filesystem::rename(f.q.store.path("deferred", id), "active/" + id);
+            return Feeder::Taken::yes;
+        };
+        EXPECT_FALSE(f.feeder.deferred_census().has_value());
+        EXPECT_FALSE(f.feeder.deferred_scanned());
+        f.feeder.start();
+        f.settle();
+        EXPECT_TRUE(f.feeder.incoming_scanned());
+        EXPECT_TRUE(f.feeder.deferred_scanned());
+        EXPECT_EQ(f.offered, std::vector<std::string>{"deferred/E3"});
+        ASSERT_TRUE(f.feeder.deferred_census().has_value());
+        EXPECT_EQ(f.feeder.deferred_census()->files, 2u);
+        const int64_t oldest = f.feeder.deferred_census()->oldest;
+        if (oldest) {
+            EXPECT_NEAR(double(oldest), double(::time(nullptr)), 60);
+        }
+        EXPECT_EQ(f.feeder.incoming_census()->files, 0u);
+        // D1 comes due and is taken; D2 stays.
+        f.clock.t += 200;
+        f.feeder.scan_deferred();
+        f.settle();
+        EXPECT_EQ(f.offered, (std::vector<std::string>{"deferred/E3", "deferred/D1"}));
+        EXPECT_EQ(f.feeder.deferred_census()->files, 1u);
+        // The files were made within the same second or so.
+        EXPECT_NEAR(double(f.feeder.deferred_census()->oldest), double(oldest), 1);
+    }
+}

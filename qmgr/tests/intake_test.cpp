@@ -2,8 +2,8 @@
 // played in-process: claiming a file (taken, gone, still locked, not
 // openable now, damaged), the g+r and g+x modes, routing a batch through
 // the resolver's cache and through trivial-rewrite (its failure flag, its
-// outage, a redirect, a content filter, the double-bounce address), and
-// reading later batches.
+// outage, a redirect, a content filter, the double-bounce address), a
+// message's sender group from its header class, and reading later batches.
 #include "daemon_fixture.hpp"
 #include "scan.hpp"
 
@@ -192,6 +192,38 @@ TEST(Intake, ForceExpiredWithReasonsOnFileEndsWithoutDeliveries) {
     EXPECT_EQ(p.intake.admitted(), 1);
     p.intake.forget(*m);
     EXPECT_EQ(p.intake.admitted(), 0);
+}
+
+TEST(Intake, AMessagesHeaderClassGivesItsSenderGroup) {
+    Parts p;
+    std::ofstream("classes.regexp") << "/^List-Id:.*<news\\.example\\.com>/ newsletters\n";
+    p.intake.use_senders(
+        SenderGroups::open({"inline:{ newsletters=concurrency=1, listed.example=concurrency=5 }"},
+                           {}, {"regexp:" + std::filesystem::absolute("classes.regexp").string()}));
+    auto put = [&](const std::string& id, const std::string& sender) {
+        qftest::QfBuilder b;
+        b.envelope = queuefile::encode_record('T', std::to_string(p.clock.now()) + " 0") +
+                     queuefile::encode_record('S', sender) +
+                     queuefile::encode_record('R', "u@dest.example");
+        b.rcpts = 1;
+        b.content = queuefile::encode_record('N', "List-Id: News <news.example.com>") +
+                    queuefile::encode_record('N', "") + queuefile::encode_record('N', "body");
+        p.q.put("incoming", id, b.build());
+    };
+    // Two senders no table lists: the class's one group.
+    put("A1", "alice@one.example");
+    put("A2", "bob@two.example");
+    // A sender listed by domain: its own group, whatever its header says.
+    put("A3", "carol@listed.example");
+    auto a1 = take(p, "A1");
+    auto a2 = take(p, "A2");
+    auto a3 = take(p, "A3");
+    ASSERT_TRUE(a1 && a2 && a3);
+    EXPECT_EQ(a1->sender_group, 1);
+    EXPECT_EQ(a2->sender_group, 1);
+    EXPECT_EQ(a3->sender_group, 2);
+    EXPECT_EQ(p.intake.sender_group_name(1), "class newsletters");
+    EXPECT_EQ(p.intake.sender_group_name(2), "listed.example");
 }
 
 TEST(Intake, RecipientsAreResolvedInDomainOrderAndAssigned) {

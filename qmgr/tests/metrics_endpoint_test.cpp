@@ -5,10 +5,13 @@
 // for a loop that no longer runs.
 #include "metrics_endpoint.hpp"
 #include "metrics_listen.hpp"
+#include "process_metrics.hpp"
 
 #include <arpa/inet.h>
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <ifaddrs.h>
@@ -207,16 +210,18 @@ TEST(MetricsEndpoint, ServesTheLoopsSnapshot) {
     EXPECT_EQ(http("127.0.0.1", port, "\x01\x02\r\n\r\n"), "");
 }
 
-TEST(MetricsEndpoint, AServerWithoutALoopAnswersEmpty) {
+TEST(MetricsEndpoint, AServerWithoutALoopAnswersWithTheProcessOnly) {
     const uint16_t port = free_port();
+    asio::io_context never_run;
     MetricsEndpoint ep("127.0.0.1:" + std::to_string(port), 50);
     ASSERT_EQ(ep.open(), "");
-    asio::io_context never_run;
     ep.attach(never_run, [] { return sample(); });
-    // The loop never answers: after the wait the (empty) previous snapshot.
+    // The loop never answers: after the wait the (empty) previous snapshot,
+    // and what the endpoint reads itself.
     std::string reply = get(port);
     EXPECT_EQ(reply.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << reply;
-    EXPECT_NE(reply.find("Content-Length: 0\r\n"), std::string::npos) << reply;
+    EXPECT_EQ(reply.find("cqmgr_messages_activated_total"), std::string::npos) << reply;
+    EXPECT_NE(reply.find("\nprocess_cpu_seconds_total "), std::string::npos) << reply;
 }
 
 // The daemon stops the endpoint before exit(): its thread must be gone when
@@ -278,4 +283,120 @@ TEST(MetricsEndpoint, ABusyUnprivilegedPortIsNotWaitedFor) {
               "127.0.0.1:" + std::to_string(port) + ": Address already in use");
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
     ::close(holder);
+}
+
+namespace {
+// The status line of `reply`, e.g. "HTTP/1.1 200 OK".
+std::string status_line(const std::string& reply) {
+    return reply.substr(0, reply.find("\r\n"));
+}
+// The body of `reply`.
+std::string body(const std::string& reply) {
+    size_t at = reply.find("\r\n\r\n");
+    return at == std::string::npos ? "" : reply.substr(at + 4);
+}
+} // namespace
+
+// The fault: a handler that blocks the loop (this test's own hook; the
+// daemon has none) makes /healthz answer 503 within the stall time and two
+// seconds, from the endpoint's thread; once the loop turns again, 200.
+TEST(MetricsEndpoint, HealthzSeesAStalledLoop) {
+    const uint16_t port = free_port();
+    Loop loop;
+    MetricsEndpoint ep("127.0.0.1:" + std::to_string(port), 50, std::chrono::seconds(1));
+    ASSERT_EQ(ep.open(), "");
+    ep.attach(loop.io, [] { return sample(); });
+    std::string ok = get(port, "/healthz");
+    EXPECT_EQ(status_line(ok), "HTTP/1.1 200 OK") << ok;
+    EXPECT_EQ(body(ok).rfind("ok: the event loop turned ", 0), 0u) << ok;
+
+    std::atomic<bool> release{false};
+    asio::post(loop.io, [&release] {
+        while (!release)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    });
+    const auto blocked = std::chrono::steady_clock::now();
+    std::string stalled;
+    while (std::chrono::steady_clock::now() - blocked < std::chrono::seconds(3)) {
+        stalled = get(port, "/healthz");
+        if (status_line(stalled) != "HTTP/1.1 200 OK") break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_EQ(status_line(stalled), "HTTP/1.1 503 Service Unavailable") << stalled;
+    EXPECT_EQ(body(stalled).rfind("stalled: the event loop has not turned for ", 0), 0u) << stalled;
+    EXPECT_NE(stalled.find("(cqmgr_health_stall_time = 1s)"), std::string::npos) << stalled;
+    release = true;
+    std::string again;
+    for (int i = 0; i < 50 && status_line(again) != "HTTP/1.1 200 OK"; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        again = get(port, "/healthz");
+    }
+    EXPECT_EQ(status_line(again), "HTTP/1.1 200 OK") << again;
+}
+
+// /readyz: 503 with what is still awaited, 200 once the loop says all is
+// done (it asks on each beat); other methods are refused as for /metrics.
+TEST(MetricsEndpoint, ReadyzSaysWhatItWaitsFor) {
+    const uint16_t port = free_port();
+    Loop loop;
+    std::atomic<unsigned> bits{ready::deferred_scanned};
+    MetricsEndpoint ep("127.0.0.1:" + std::to_string(port), 50, std::chrono::seconds(4));
+    ASSERT_EQ(ep.open(), "");
+    ep.attach(loop.io, {[] { return sample(); }, [&bits] { return bits.load(); }, "9.8.7"});
+    std::string waiting = get(port, "/readyz");
+    EXPECT_EQ(status_line(waiting), "HTTP/1.1 503 Service Unavailable") << waiting;
+    EXPECT_EQ(body(waiting), "not ready: the start-up scan of incoming is not done; "
+                             "trivial-rewrite has not answered yet\n");
+    bits = ready::all;
+    std::string ready;
+    for (int i = 0; i < 50 && status_line(ready) != "HTTP/1.1 200 OK"; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        ready = get(port, "/readyz");
+    }
+    EXPECT_EQ(status_line(ready), "HTTP/1.1 200 OK") << ready;
+    EXPECT_EQ(body(ready), "ready\n");
+    std::string post = http("127.0.0.1", port,
+                            "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                            "Connection: close\r\n\r\n");
+    EXPECT_EQ(status_line(post), "HTTP/1.1 405 Method Not Allowed") << post;
+    // /metrics as before, with the loop's lag, the process and the version.
+    std::string metrics = get(port);
+    EXPECT_NE(metrics.find("\ncqmgr_messages_activated_total 7\n"), std::string::npos);
+    EXPECT_NE(metrics.find("\ncqmgr_event_loop_lag_seconds_count "), std::string::npos);
+    EXPECT_NE(metrics.find("\ncqmgr_build_info{version=\"9.8.7\"} 1\n"), std::string::npos);
+    EXPECT_NE(metrics.find("\nprocess_open_fds "), std::string::npos) << metrics;
+    EXPECT_NE(metrics.find("\nprocess_resident_memory_bytes "), std::string::npos);
+    EXPECT_NE(metrics.find("\nprocess_max_fds "), std::string::npos);
+    EXPECT_NE(metrics.find("\nprocess_start_time_seconds "), std::string::npos);
+}
+
+// The process metrics read this process: opening descriptors shows.
+TEST(ProcessMetrics, ReadTheProcess) {
+    ProcessMetrics p;
+    auto value = [&p](const std::string& name) {
+        std::vector<prometheus::MetricFamily> out;
+        p.families(out, "1.2.3");
+        for (const auto& f : out)
+            if (f.name == name)
+                return f.type == prometheus::MetricType::Counter ? f.metric.at(0).counter.value
+                                                                 : f.metric.at(0).gauge.value;
+        ADD_FAILURE() << "no " << name;
+        return -1.0;
+    };
+    const double fds = value("process_open_fds");
+    EXPECT_GE(fds, 3);
+    int more[10];
+    for (int& fd : more)
+        fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    EXPECT_EQ(value("process_open_fds"), fds + 10);
+    for (int fd : more)
+        ::close(fd);
+    EXPECT_GT(value("process_resident_memory_bytes"), 1e6);
+    EXPECT_GE(value("process_virtual_memory_bytes"), value("process_resident_memory_bytes"));
+    EXPECT_GT(value("process_max_fds"), 0);
+    EXPECT_GE(value("process_cpu_seconds_total"), 0);
+    const double now = static_cast<double>(::time(nullptr));
+    EXPECT_LE(value("process_start_time_seconds"), now + 1);
+    EXPECT_GT(value("process_start_time_seconds"), now - 86400);
+    EXPECT_EQ(value("cqmgr_build_info"), 1);
 }

@@ -1,6 +1,8 @@
 // The Prometheus metrics built from a snapshot: names, labels, values, the
 // cap on per-destination series, and the text a scrape returns.
+#include "health.hpp"
 #include "metrics.hpp"
+#include "queue_metrics.hpp"
 
 #include <gtest/gtest.h>
 #include <map>
@@ -10,6 +12,7 @@
 
 using namespace cqmgr::qmgr;
 namespace core = cqmgr::core;
+namespace protocol = cqmgr::protocol;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
@@ -113,7 +116,10 @@ TEST(Metrics, NamesFollowPrometheusConventions) {
                           "cqmgr_destination_throttled",
                           "cqmgr_destination_share_lowered",
                           "cqmgr_queue_delay_seconds",
-                          "cqmgr_delivery_duration_seconds"})
+                          "cqmgr_delivery_duration_seconds",
+                          "cqmgr_queue_messages",
+                          "cqmgr_queue_oldest_age_seconds",
+                          "cqmgr_event_loop_lag_seconds"})
         EXPECT_TRUE(names.contains(n)) << n;
 }
 
@@ -359,4 +365,108 @@ TEST(Metrics, SnapshotOfTheScheduler) {
     auto lowered = values(find(build_metrics(s, 50), "cqmgr_destination_share_lowered"));
     EXPECT_EQ(lowered.at("transport=smtp,destination=a.example"), 1);
     EXPECT_EQ(lowered.at("transport=smtp,destination=b.example"), 0);
+}
+
+// The features' series: main.cf's limits, the learned limits and the reply
+// rules' actions kept in the scheduler, and Redis and the state store only
+// while they are configured.
+TEST(Metrics, FeatureSeries) {
+    IdleDriver driver;
+    core::Scheduler sched(
+        {}, [](const std::string&) { return core::TransportConfig{}; }, driver);
+    sched.transport("smtp");
+    sched.transport("local");
+    ASSERT_TRUE(sched.set_limit({"smtp", "a.example"},
+                                core::LimitChange::learned(core::LearnedLimit{2, 0})));
+    ASSERT_TRUE(sched.set_limit({"smtp", ""}, core::LimitChange::rule(core::RuleLimit{true})));
+    ASSERT_TRUE(sched.set_limit({"relay", "b.example"},
+                                core::LimitChange::rule(core::RuleLimit{false, 1, 5})));
+    cqmgr::conf::QmgrParams params;
+    params.qmgr_message_active_limit = 20000;
+    params.qmgr_message_recipient_limit = 20000;
+    params.maximal_queue_lifetime = 432000;
+    params.bounce_queue_lifetime = 86400;
+
+    MetricsSnapshot s;
+    s.features = feature_snapshot(sched, params);
+    auto fs = build_metrics(s, 50);
+    EXPECT_EQ(values(find(fs, "cqmgr_active_messages_limit")).at(""), 20000);
+    EXPECT_EQ(values(find(fs, "cqmgr_maximal_queue_lifetime_seconds")).at(""), 432000);
+    EXPECT_EQ(values(find(fs, "cqmgr_bounce_queue_lifetime_seconds")).at(""), 86400);
+    auto learned = values(find(fs, "cqmgr_learned_limits"));
+    EXPECT_EQ(learned, (std::map<std::string, double>{
+                           {"transport=local", 0}, {"transport=relay", 0}, {"transport=smtp", 1}}));
+    auto actions = values(find(fs, "cqmgr_reply_actions_in_force"));
+    EXPECT_EQ(actions.at("transport=smtp,action=suspend"), 1);
+    EXPECT_EQ(actions.at("transport=smtp,action=throttle"), 0);
+    EXPECT_EQ(actions.at("transport=relay,action=throttle"), 1);
+    EXPECT_EQ(actions.at("transport=relay,action=rate"), 1);
+    EXPECT_EQ(actions.at("transport=local,action=suspend"), 0);
+    for (const char* absent : {"cqmgr_redis_up", "cqmgr_cluster_leases", "cqmgr_state_store_up",
+                               "cqmgr_state_store_commits_total"})
+        EXPECT_THROW(find(fs, absent), std::runtime_error) << absent;
+
+    s.features.shared = {{"destination", true, 3}, {"provider", false, 0}};
+    s.features.state_up = false;
+    s.features.state_commits = 7;
+    fs = build_metrics(s, 50);
+    EXPECT_EQ(values(find(fs, "cqmgr_redis_up")),
+              (std::map<std::string, double>{{"limits=destination", 1}, {"limits=provider", 0}}));
+    EXPECT_EQ(values(find(fs, "cqmgr_cluster_leases")).at("limits=destination"), 3);
+    EXPECT_EQ(values(find(fs, "cqmgr_state_store_up")).at(""), 0);
+    EXPECT_EQ(values(find(fs, "cqmgr_state_store_commits_total")).at(""), 7);
+}
+
+// Whatever the list's capacity when the features' families are added, each
+// gets its samples (a family's reference does not survive the next family).
+TEST(Metrics, FeatureSeriesWhateverTheCapacity) {
+    FeatureSnapshot s;
+    s.transports = {{"smtp", 1, {0, 1, 0}}};
+    s.shared = {{"destination", true, 3}, {"provider", false, 1}};
+    s.state_up = true;
+    for (size_t capacity = 0; capacity < 12; ++capacity) {
+        std::vector<MetricFamily> out;
+        out.reserve(capacity);
+        feature_families(out, s);
+        EXPECT_EQ(values(find(out, "cqmgr_redis_up")).size(), 2u) << capacity;
+        EXPECT_EQ(values(find(out, "cqmgr_cluster_leases")).size(), 2u) << capacity;
+        EXPECT_EQ(values(find(out, "cqmgr_learned_limits")).size(), 1u) << capacity;
+        EXPECT_EQ(values(find(out, "cqmgr_reply_actions_in_force")).size(), 3u) << capacity;
+    }
+}
+
+// The queue gauges: a census per scanned queue and the active queue's
+// messages; a queue not known yet has no series, nor an oldest age whose
+// birth times are unknown; an empty queue's oldest is 0.
+TEST(Metrics, QueueGauges) {
+    MetricsSnapshot s;
+    s.queues[1] = active_gauge(4, protocol::TimeVal{1000, 500000}, protocol::TimeVal{1010, 0});
+    s.queues[2] = census_gauge({10000, 400}, 1000);
+    auto fs = build_metrics(s, 50);
+    EXPECT_EQ(values(find(fs, "cqmgr_queue_messages")),
+              (std::map<std::string, double>{{"queue=active", 4}, {"queue=deferred", 10000}}));
+    EXPECT_EQ(values(find(fs, "cqmgr_queue_oldest_age_seconds")),
+              (std::map<std::string, double>{{"queue=active", 9.5}, {"queue=deferred", 600}}));
+    s.queues[0] = census_gauge({0, 0}, 1000); // empty
+    s.queues[2] = census_gauge({3, 0}, 1000); // births unknown
+    s.queues[1] = active_gauge(0, std::nullopt, protocol::TimeVal{1010, 0});
+    fs = build_metrics(s, 50);
+    EXPECT_EQ(values(find(fs, "cqmgr_queue_messages")),
+              (std::map<std::string, double>{
+                  {"queue=incoming", 0}, {"queue=active", 0}, {"queue=deferred", 3}}));
+    EXPECT_EQ(values(find(fs, "cqmgr_queue_oldest_age_seconds")),
+              (std::map<std::string, double>{{"queue=incoming", 0}, {"queue=active", 0}}));
+}
+
+// The loop's lag is a histogram without labels.
+TEST(Metrics, EventLoopLag) {
+    MetricsSnapshot s;
+    s.loop_lag.observe(loop_lag_bounds, 0.003);
+    s.loop_lag.observe(loop_lag_bounds, 2);
+    const auto fs = build_metrics(s, 50);
+    const auto& f = find(fs, "cqmgr_event_loop_lag_seconds");
+    ASSERT_EQ(f.metric.size(), 1u);
+    EXPECT_EQ(f.metric[0].histogram.sample_count, 2u);
+    EXPECT_DOUBLE_EQ(f.metric[0].histogram.sample_sum, 2.003);
+    EXPECT_TRUE(f.metric[0].label.empty());
 }

@@ -56,6 +56,30 @@ TEST(ReplyAction, EachActionAndScope) {
               parsed("throttle 1 destination after 2/5m for 1h"));
 }
 
+TEST(ReplyAction, ABackoffNamesAProfile) {
+    ReplyAction b = parsed("Backoff Slow provider after 2/5m for 1h until 50 delivered");
+    EXPECT_EQ(b.kind, ReplyAction::Kind::backoff);
+    EXPECT_EQ(b.profile, "slow"); // names are matched without regard to case
+    EXPECT_EQ(b.scope, ReplyAction::Scope::provider);
+    EXPECT_EQ(b.duration_ms, 3'600'000);
+    EXPECT_EQ(b.until_delivered, 50);
+    // Its limits are the profile's, given by the table: none yet.
+    EXPECT_EQ(b.concurrency, 0);
+    EXPECT_EQ(b.rate_count, 0);
+    EXPECT_EQ(b.text(), "backoff slow provider after 2/300000ms for 3600000ms until 50 delivered");
+    EXPECT_EQ(parsed("backoff gmail-4.7.28_v2 destination until 1 delivered").profile,
+              "gmail-4.7.28_v2");
+    EXPECT_EQ(refused("backoff slow destination"),
+              "backoff needs for DURATION or until N delivered");
+    EXPECT_EQ(refused("backoff destination for 1h"), "unknown scope \"for\"");
+    EXPECT_EQ(refused("backoff"), "backoff needs a profile name (letters, digits, '.', '_', '-')");
+    EXPECT_EQ(refused("backoff sl/ow destination for 1h"),
+              "backoff needs a profile name (letters, digits, '.', '_', '-')");
+    EXPECT_EQ(refused("backoff " + std::string(65, 'a') + " destination for 1h"),
+              "backoff needs a profile name (letters, digits, '.', '_', '-')");
+    EXPECT_TRUE(parse_reply_action("backoff " + std::string(64, 'a') + " destination for 1h"));
+}
+
 TEST(ReplyAction, ARateAboveOneASecondPausesOneSecond) {
     // The core pauses in whole seconds: 5/s is kept as 1/s.
     EXPECT_EQ(parsed("rate 5/s destination for 1h").pause_seconds(), 1);
@@ -91,7 +115,8 @@ TEST(ReplyAction, TextParsesBack) {
     for (const char* text :
          {"suspend provider after 3/10m for 2h", "throttle 7 transport until 12 delivered",
           "rate 3/90s sender-provider for 1d until 5 delivered", "warn destination",
-          "warn destination after 1/1h", "suspend destination for 500ms"}) {
+          "warn destination after 1/1h", "suspend destination for 500ms",
+          "backoff slow sender-destination for 2h until 3 delivered"}) {
         ReplyAction a = parsed(text);
         EXPECT_EQ(parsed(a.text()), a) << text << " -> " << a.text();
     }

@@ -39,6 +39,7 @@ const char* const rules_text = R"(
 /provider words/  suspend provider for 1h
 /slow down/       rate 2/1m destination for 1h
 /provider busy/   suspend provider after 3/10m for 1h
+/sender rate/     throttle 1 sender-provider until 2 delivered
 )";
 
 const char* const tss04 =
@@ -73,17 +74,23 @@ struct Actions : ::testing::Test {
         requests = std::make_unique<CoreRequests>(io, *sched);
         actions = make_actions();
     }
-    std::unique_ptr<ReplyActions> make_actions(ReplyActions::Scopes scopes = {}) {
+    std::unique_ptr<ReplyActions> make_actions(ReplyActions::Scopes scopes = {},
+                                               const char* rules = rules_text,
+                                               BackoffProfiles profiles = {}) {
         return std::make_unique<ReplyActions>(
-            RegexTable::parse("pcre", "/etc/postfix/reply_actions", rules_text,
+            RegexTable::parse("pcre", "/etc/postfix/reply_actions", rules,
                               [](const std::string&) {}),
-            *requests, clock, [this](const std::string&) { return log_path; }, scopes);
+            *requests, clock, [this](const std::string&) { return log_path; }, scopes,
+            std::move(profiles));
     }
-    // Message `id` with `n` recipients (offsets 100, 200, ...) for
-    // d.example; its first `k` entries, selected.
-    std::vector<core::Entry*> select(const std::string& id, int n, int k) {
+    // Message `id` of sender group `group` (0: none) with `n` recipients
+    // (offsets 100, 200, ...) for d.example; its first `k` entries,
+    // selected.
+    std::vector<core::Entry*> select(const std::string& id, int n, int k,
+                                     core::SenderGroup group = 0) {
         auto m = std::make_unique<core::Message>();
         m->id = id;
+        m->sender_group = group;
         sched->message_add(*m);
         core::Transport& t = sched->transport("smtp");
         for (int i = 0; i < n; ++i) {
@@ -212,6 +219,86 @@ TEST_F(Actions, ARateIsAPauseAfterEachDelivery) {
     EXPECT_TRUE(q.suspended);
 }
 
+// A backoff puts its profile's limits (cqmgr_backoff_profiles) on its
+// scope as one rule bound, and ends after N deliveries; a rule naming a
+// profile no table has is a bad rule, warned about when it matches.
+TEST_F(Actions, ABackoffIsItsProfilesLimits) {
+    actions = make_actions({}, R"(
+/slow words/     backoff slow destination for 1h until 2 delivered
+/missing words/  backoff missing destination for 1h
+/capped words/   backoff capped destination for 10m
+)",
+                           BackoffProfiles::open({"inline:{ { slow = concurrency=2 rate=30/1m }, "
+                                                  "capped=concurrency=3 }"},
+                                                 {}));
+    EXPECT_EQ(actions->bad_rules(), 1u);
+    auto busy = select("M", 6, 4);
+    core::Queue& q = *busy[0]->queue;
+    end(busy[0], deferred("4.7.0", "host mx said: 421 4.7.0 missing words"));
+    EXPECT_FALSE(q.limits.rule);
+    EXPECT_TRUE(logs.has_part("warning: cqmgr_reply_actions: pcre:/etc/postfix/reply_actions, "
+                              "line 3: bad result \"backoff missing destination for 1h\" for "
+                              "\"4.7.0 host mx said: 421 4.7.0 missing words\": no profile "
+                              "\"missing\" in cqmgr_backoff_profiles; the rule is ignored"))
+        << logs.text();
+    end(busy[1], deferred("4.7.0", "host mx said: 421 4.7.0 slow words"));
+    ASSERT_TRUE(q.limits.rule);
+    EXPECT_EQ(*q.limits.rule,
+              (core::RuleLimit{.concurrency = 2, .pause = 2, .until = clock.t + 3600}));
+    EXPECT_EQ(q.limits.pause(), 2);
+    EXPECT_TRUE(logs.has_part("cqmgr: smtp:d.example: reply rule pcre:/etc/postfix/reply_actions, "
+                              "line 2 (\"backoff slow destination for 1h until 2 delivered\"): "
+                              "backoff slow (concurrency 2, a pause of 2s after each delivery) "
+                              "for 3600s until 2 delivered, from \"4.7.0 host mx said: 421 4.7.0 "
+                              "slow words\""))
+        << logs.text();
+    // Nothing deferred by it; two deliveries end it.
+    EXPECT_TRUE(drv.deferred.empty());
+    end(busy[2], core::DeliveryResult{});
+    EXPECT_TRUE(q.limits.rule);
+    end(busy[3], core::DeliveryResult{});
+    EXPECT_FALSE(q.limits.rule);
+    EXPECT_TRUE(logs.has_part("(\"backoff slow destination for 1h until 2 delivered\"): backoff "
+                              "ended after 2 deliveries"))
+        << logs.text();
+    // A profile of a concurrency alone: a cap, no pause (once the last
+    // delivery's pause is over).
+    clock.t += 10;
+    sched->set_time(clock.t);
+    auto more = select("N", 2, 1);
+    ASSERT_TRUE(more[0]);
+    end(more[0], deferred("4.7.0", "host mx said: 421 4.7.0 capped words"));
+    ASSERT_TRUE(q.limits.rule);
+    EXPECT_EQ(*q.limits.rule, (core::RuleLimit{.concurrency = 3, .until = clock.t + 600}));
+    EXPECT_EQ(q.limits.window(10), 3);
+    EXPECT_TRUE(logs.has_part("backoff capped (concurrency 3) for 600s")) << logs.text();
+}
+
+// After a restart a kept backoff takes its profile's limits again; one
+// whose profile is gone is dropped with a warning that says so.
+TEST_F(Actions, AKeptBackoffTakesItsProfileAgain) {
+    actions =
+        make_actions({}, rules_text, BackoffProfiles::open({"inline:{ slow=concurrency=2 }"}, {}));
+    ReplyActions::Active kept;
+    kept.target = smtp_d;
+    kept.rule = "pcre:/etc/postfix/reply_actions, line 9";
+    kept.action = "backoff slow destination for 1h";
+    kept.since = clock.t;
+    kept.until = clock.t + 3600;
+    ReplyActions::Active gone = kept;
+    gone.target = {"smtp", "e.example"};
+    gone.action = "backoff gone destination for 1h";
+    actions->restore({kept, gone});
+    EXPECT_EQ(sched->limits().rules().at(smtp_d),
+              (core::RuleLimit{.concurrency = 2, .until = clock.t + 3600}));
+    EXPECT_FALSE(sched->limits().rules().count({"smtp", "e.example"}));
+    EXPECT_TRUE(logs.has_part("backoff restored, 3600s left")) << logs.text();
+    EXPECT_TRUE(logs.has_part("smtp:e.example: kept reply rule action \"backoff gone destination "
+                              "for 1h\" is not one (no profile \"gone\" in "
+                              "cqmgr_backoff_profiles); dropped"))
+        << logs.text();
+}
+
 TEST_F(Actions, AWarningActsOnNothing) {
     auto busy = select("M", 4, 2);
     end(busy[0], deferred("4.3.0", "host mx said: 451 unusual volume"));
@@ -250,7 +337,8 @@ TEST_F(Actions, ScopesWithoutMembersDoNothing) {
                                  [](const std::string&, const std::string&) {
                                      return std::vector<std::string>{"d.example", "e.example"};
                                  },
-                             .sender_group = {}});
+                             .sender_group = {},
+                             .sender_number = {}});
     auto more = select("N", 2, 1);
     end(more[0], deferred("4.3.0", "host mx said: 451 provider words"));
     EXPECT_TRUE(sched->limits().rules().count(smtp_d));
@@ -394,4 +482,186 @@ TEST_F(Actions, KeptAcrossARestart) {
     restore_rule_actions(*actions, again);
     EXPECT_TRUE(actions->actives().empty());
     EXPECT_TRUE(logs.has_part("suspend ended while cqmgr was not running")) << logs.text();
+}
+
+namespace {
+
+// The sender scopes, as the queue manager gives them: group 1 is
+// "campaign.example" (numbered `number` by name after a restart, 0: no
+// group then), and d.example and e.example are yahoo's.
+struct SenderActions : Actions {
+    core::SenderGroup number = 1;
+    void SetUp() override {
+        Actions::SetUp();
+        actions = make_actions(ReplyActions::Scopes{
+            .provider = [](const core::Queue&) { return std::string("yahoo"); },
+            .provider_queues =
+                [](const std::string&, const std::string&) {
+                    return std::vector<std::string>{"d.example", "e.example"};
+                },
+            .sender_group =
+                [](const core::Entry& e) {
+                    return std::string(e.message->sender_group == 1 ? "campaign.example" : "");
+                },
+            .sender_number =
+                [this](const std::string& name) {
+                    return name == "campaign.example" ? number : core::SenderGroup{0};
+                }});
+    }
+    const ReplyActions::Active* campaign(const std::string& queue = "d.example") const {
+        return actions->sender_active({"smtp", queue}, "campaign.example");
+    }
+    core::Transport& smtp() { return sched->transport("smtp"); }
+};
+
+} // namespace
+
+// A sender-destination rule holds the group's mail on the destination,
+// while another sender's mail there goes on, and ends at its time.
+TEST_F(SenderActions, ASenderScopeHoldsOnlyThatGroupsMail) {
+    auto busy = select("M", 4, 1, 1);
+    select("N", 2, 0);
+    end(busy[0], deferred("4.3.0", "host mx said: 451 sender words"));
+    ASSERT_TRUE(campaign());
+    EXPECT_EQ(campaign()->group_number, 1);
+    const int64_t until = campaign()->until;
+    EXPECT_EQ(until, clock.t + 3600);
+    EXPECT_TRUE(sched->limits().rules().empty()); // not the destination's bound
+    EXPECT_TRUE(logs.has_part(
+        "cqmgr: sender campaign.example smtp:d.example: reply rule "
+        "pcre:/etc/postfix/reply_actions, line 6 (\"suspend sender-destination for 1h\"): "
+        "suspend for 3600s of sender campaign.example smtp:d.example, 1 destination, from "
+        "\"4.3.0 host mx said: 451 sender words\""))
+        << logs.text();
+    EXPECT_FALSE(logs.has_part("nothing done")) << logs.text();
+    for (int i = 0; i < 2; ++i) {
+        core::Entry* e = sched->select_entry(smtp());
+        ASSERT_TRUE(e);
+        EXPECT_EQ(e->message->id, "N");
+        end(e, core::DeliveryResult{});
+    }
+    EXPECT_EQ(sched->select_entry(smtp()), nullptr);
+    // At its time the scheduler ends it, and the rules hear of it.
+    sched->set_time(until);
+    EXPECT_EQ(drv.expired, (std::vector<std::string>{"sender 1 smtp:d.example"}));
+    actions->sender_expired(smtp_d, 1);
+    EXPECT_TRUE(actions->sender_actives().empty());
+    EXPECT_TRUE(logs.has_part("cqmgr: sender campaign.example smtp:d.example: reply rule "
+                              "pcre:/etc/postfix/reply_actions, line 6 (\"suspend "
+                              "sender-destination for 1h\"): suspend ended at its time"))
+        << logs.text();
+    core::Entry* e = sched->select_entry(smtp());
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->message->id, "M");
+}
+
+// A sender-provider rule bounds the group's mail on each member, and
+// `until N delivered` counts the group's deliveries on each.
+TEST_F(SenderActions, ASenderProviderThrottleEndsAfterNDeliveries) {
+    auto busy = select("M", 6, 2, 1);
+    end(busy[0], deferred("4.7.0", "host mx said: 421 sender rate"));
+    ASSERT_TRUE(campaign());
+    ASSERT_TRUE(campaign("e.example"));
+    EXPECT_EQ(campaign()->deliveries, 2);
+    EXPECT_TRUE(logs.has_part("of sender campaign.example smtp:provider yahoo, 2 destinations"))
+        << logs.text();
+    // One of the group's deliveries is in flight: at the throttle's 1.
+    EXPECT_EQ(sched->select_entry(smtp()), nullptr);
+    end(busy[1], core::DeliveryResult{});
+    core::Entry* e = sched->select_entry(smtp());
+    ASSERT_TRUE(e);
+    EXPECT_EQ(sched->select_entry(smtp()), nullptr);
+    end(e, core::DeliveryResult{});
+    EXPECT_FALSE(campaign());
+    EXPECT_TRUE(campaign("e.example")); // counted on each member
+    EXPECT_TRUE(logs.has_part("throttle ended after 2 deliveries")) << logs.text();
+    EXPECT_TRUE(sched->select_entry(smtp()));
+    EXPECT_TRUE(sched->select_entry(smtp()));
+}
+
+// `cqmgrctl resume TARGET sender GROUP` ends that group's actions only;
+// a plain resume ends the destination's and every group's.
+TEST_F(SenderActions, ResumeWithASenderGroupEndsOnlyItsActions) {
+    AdminState nothing_kept;
+    ControlCommands commands(*sched, nothing_kept, clock, {}, [](const std::string&) {});
+    commands.use_rule_actions(actions.get());
+    auto execute = [&](const char* line) {
+        auto request = control::parse_request(line);
+        EXPECT_TRUE(request.ok()) << request.error;
+        return control::reply_line(commands.execute(*request.request, 0));
+    };
+    auto busy = select("M", 6, 3, 1);
+    end(busy[0], deferred("4.3.0", "host mx said: 451 sender words"));
+    end(busy[1], deferred("4.7.28", "host mx said: 421 4.7.28 unusual rate"));
+    ASSERT_TRUE(campaign());
+    ASSERT_TRUE(actions->active(smtp_d));
+    std::string reply = execute("resume smtp:d.example sender Campaign.Example");
+    EXPECT_NE(reply.find(R"({"target":"smtp:d.example","sender":"campaign.example","rule":null})"),
+              std::string::npos)
+        << reply;
+    EXPECT_EQ(reply.find("\"suspended\""), std::string::npos) << reply;
+    EXPECT_FALSE(campaign());
+    EXPECT_TRUE(actions->active(smtp_d));
+    EXPECT_TRUE(logs.has_part("cqmgr: sender campaign.example smtp:d.example: reply rule "
+                              "pcre:/etc/postfix/reply_actions, line 6 (\"suspend "
+                              "sender-destination for 1h\"): suspend ended by resume"))
+        << logs.text();
+    // The group's mail goes again.
+    core::Entry* e = sched->select_entry(smtp());
+    ASSERT_TRUE(e);
+    end(e, deferred("4.3.0", "host mx said: 451 sender words"));
+    ASSERT_TRUE(campaign());
+    reply = execute("resume smtp:d.example");
+    EXPECT_NE(reply.find(R"({"target":"smtp:d.example","rule":null})"), std::string::npos) << reply;
+    EXPECT_NE(reply.find(R"("sender":"campaign.example","rule":null})"), std::string::npos)
+        << reply;
+    EXPECT_TRUE(actions->actives().empty());
+    EXPECT_TRUE(actions->sender_actives().empty());
+}
+
+// An action on a group's mail is kept with its group, and taken up after
+// a restart by the group's name; one whose group is no group now is
+// dropped.
+TEST_F(SenderActions, KeptAcrossARestartWithItsGroup) {
+    TempDir store_dir{"cqmgr-sender-actions-store"};
+    auto open = [&] {
+        state::Store::Options o;
+        o.no_sync = true;
+        return state::Store::open(
+            store_dir.file("state.lmdb"), [](const std::string&) {}, o);
+    };
+    {
+        AdminState kept(open());
+        keep_rule_actions(*actions, &kept);
+        auto busy = select("M", 4, 1, 1);
+        end(busy[0], deferred("4.3.0", "host mx said: 451 sender words"));
+        ASSERT_TRUE(campaign());
+        keep_rule_actions(*actions, nullptr);
+    }
+    SetUp();
+    clock.t += 100;
+    AdminState again(open());
+    number = 3; // the group's number in the new process
+    restore_rule_actions(*actions, again);
+    ASSERT_TRUE(campaign());
+    EXPECT_EQ(campaign()->group_number, 3);
+    EXPECT_EQ(campaign()->rule, "pcre:/etc/postfix/reply_actions, line 6");
+    EXPECT_TRUE(logs.has_part("cqmgr: sender campaign.example smtp:d.example: reply rule "
+                              "pcre:/etc/postfix/reply_actions, line 6 (\"suspend "
+                              "sender-destination for 1h\"): suspend restored, 3500s left"))
+        << logs.text();
+    // Its group's mail (number 3 now) waits; other mail goes.
+    select("M", 2, 0, 3);
+    select("N", 1, 0);
+    core::Entry* e = sched->select_entry(smtp());
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->message->id, "N");
+    EXPECT_EQ(sched->select_entry(smtp()), nullptr);
+    // cqmgr_sender_limits makes no group of it any more: dropped.
+    SetUp();
+    number = 0;
+    restore_rule_actions(*actions, again);
+    EXPECT_TRUE(actions->sender_actives().empty());
+    EXPECT_TRUE(logs.has_part("dropped, as cqmgr_sender_limits makes no group of campaign.example"))
+        << logs.text();
 }

@@ -122,6 +122,26 @@ TEST_F(SelfCheck, ReplyRuleWhoseResultIsNoAction) {
         << text(f);
 }
 
+TEST_F(SelfCheck, BackoffRuleWhoseProfileIsNone) {
+    Instance in;
+    std::ofstream(in.dir + "/conf/reply_actions")
+        << "/\\[TSS04\\]/ backoff slow destination for 1h\n"
+        << "/4\\.7\\.28/ backoff fast destination for 1h\n"
+        << "/4\\.2\\.1/ backoff broken destination for 1h\n";
+    in.main_cf("cqmgr_reply_actions = pcre:" + in.dir + "/conf/reply_actions\n" +
+               "cqmgr_backoff_profiles = inline:{ slow=concurrency=2, broken=rate=fast }\n");
+    auto f = in.check();
+    ASSERT_EQ(f.size(), 2u) << text(f);
+    EXPECT_NE(f[0].text.find("reply_actions, line 2: bad result \"backoff fast destination for "
+                             "1h\": no profile \"fast\" in cqmgr_backoff_profiles"),
+              std::string::npos)
+        << text(f);
+    EXPECT_NE(f[1].text.find("line 3: bad result \"backoff broken destination for 1h\": "
+                             "cqmgr_backoff_profiles: bad value \"rate=fast\" for \"broken\""),
+              std::string::npos)
+        << text(f);
+}
+
 TEST_F(SelfCheck, BadValueGivenOnTheQmgrLine) {
     Instance in;
     in.master_cf("qmgr unix n - n 300 1 cqmgr -o cqmgr_recovery_rate=-1");

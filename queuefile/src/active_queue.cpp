@@ -30,18 +30,22 @@ ActiveQueue::ActiveQueue(QueueLayout layout, bool dont_remove)
 ActiveQueue::Readiness ActiveQueue::check(std::string_view queue, std::string_view id) const {
     Readiness r;
     const std::string& p = scratch_path(queue, id);
-    struct stat st;
-    if (::lstat(p.c_str(), &st) < 0) {
+    // statx() rather than lstat(): the same one look, which also gives the
+    // file's birth time where the file system keeps one.
+    struct statx st;
+    if (::statx(AT_FDCWD, p.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &st) <
+        0) {
         if (errno != ENOENT) r.warning = p + ": " + std::strerror(errno);
         return r;
     }
-    if (!S_ISREG(st.st_mode)) {
-        r.warning = p + ": uid " + std::to_string(st.st_uid) + ": not a regular file";
+    if (!S_ISREG(st.stx_mode)) {
+        r.warning = p + ": uid " + std::to_string(st.stx_uid) + ": not a regular file";
         return r;
     }
-    r.mode = st.st_mode;
-    r.mtime = st.st_mtime;
-    r.ready = (st.st_mode & S_IRWXU) == qmode::ready;
+    r.mode = st.stx_mode;
+    r.mtime = st.stx_mtime.tv_sec;
+    if (st.stx_mask & STATX_BTIME) r.born = st.stx_btime.tv_sec;
+    r.ready = (st.stx_mode & S_IRWXU) == qmode::ready;
     return r;
 }
 

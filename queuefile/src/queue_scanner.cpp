@@ -2,6 +2,7 @@
 
 #include "cqmgr/queuefile/queue_layout.hpp"
 
+#include <algorithm>
 #include <string_view>
 #include <sys/stat.h>
 #include <time.h>
@@ -35,6 +36,8 @@ void QueueScanner::start(const std::string& queue, DirStamps* stamps, Listing li
     listing_ = stamps ? listing : Listing::every;
     listed_ = unchanged_ = 0;
     seen_.clear();
+    ++pass_;
+    running_ = true;
     if (listing_ == Listing::changed) look_ahead(queue, 0);
     enter(queue, 0);
 }
@@ -80,6 +83,7 @@ bool QueueScanner::enter(const std::string& path, int depth) {
     if (listing_ == Listing::changed) {
         if (const std::string* subdirs = stamps_->unchanged(path, s.mtime_ns)) {
             ++unchanged_;
+            census_[path].pass = pass_; // no name came or went
             open_.push_back({nullptr, path, depth, s.mtime_ns, s.before_ns, *subdirs});
             return true;
         }
@@ -108,6 +112,7 @@ std::optional<std::string> QueueScanner::next() {
         }
         dirent* e = ::readdir(l.dir);
         if (!e) {
+            census_[l.path] = {l.census, pass_};
             if (stamps_) stamps_->listed(l.path, l.mtime_ns, l.before_ns, std::move(l.subdirs));
             ::closedir(l.dir);
             open_.pop_back();
@@ -123,9 +128,49 @@ std::optional<std::string> QueueScanner::next() {
             if (enter(sub, depth)) open_[at].subdirs += c; // l is not valid after enter()
             continue;
         }
-        if (queue_id_ok(name)) return std::string(name);
+        if (queue_id_ok(name)) {
+            ++l.census.files;
+            return std::string(name);
+        }
+    }
+    if (running_) {
+        // The pass reached its end: directories it did not come across are
+        // gone.
+        running_ = false;
+        counted_ = true;
+        std::erase_if(census_, [this](const auto& kv) { return kv.second.pass != pass_; });
     }
     return std::nullopt;
+}
+
+std::optional<QueueScanner::Census> QueueScanner::census() const {
+    if (!counted_) return std::nullopt;
+    Census c;
+    for (const auto& [path, d] : census_) {
+        c.files += d.census.files;
+        if (d.census.oldest && (!c.oldest || d.census.oldest < c.oldest))
+            c.oldest = d.census.oldest;
+    }
+    return c;
+}
+
+void QueueScanner::born_last(int64_t born) {
+    if (open_.empty() || !open_.back().dir || born <= 0) return;
+    Census& c = open_.back().census;
+    if (!c.oldest || born < c.oldest) c.oldest = born;
+}
+
+void QueueScanner::left_last() {
+    if (open_.empty() || !open_.back().dir) return;
+    Census& c = open_.back().census;
+    if (c.files > 0) --c.files;
+}
+
+void QueueScanner::left(const std::string& dir) {
+    for (const Level& l : open_)
+        if (l.dir && l.path == dir) return; // being listed: it may or may not count the file
+    auto it = census_.find(dir);
+    if (it != census_.end() && it->second.census.files > 0) --it->second.census.files;
 }
 
 } // namespace cqmgr::queuefile

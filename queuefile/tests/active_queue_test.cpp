@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 using namespace cqmgr::queuefile;
@@ -52,6 +53,22 @@ TEST_F(Store, ReadinessCheck) {
     EXPECT_EQ(link.warning,
               "incoming/B2: uid " + std::to_string(::getuid()) + ": not a regular file");
     EXPECT_TRUE(store.check("incoming", "C3").warning.empty()); // gone: no news
+}
+
+// The birth time (where the file system keeps one) is the file's making,
+// which a move to another queue keeps, whatever its mtime says.
+TEST_F(Store, ReadinessCheckGivesTheBirthTime) {
+    file("incoming", "A1");
+    const int64_t born = store.check("incoming", "A1").born;
+    if (born == 0) GTEST_SKIP() << "no birth times on this file system";
+    EXPECT_NEAR(static_cast<double>(born), static_cast<double>(::time(nullptr)), 5);
+    fs::create_directories(fs::path(store.path("deferred", "A1")).parent_path());
+    fs::rename("incoming/A1", store.path("deferred", "A1"));
+    struct timeval later[2] = {{::time(nullptr) + 3600, 0}, {::time(nullptr) + 3600, 0}};
+    ASSERT_EQ(::utimes(store.path("deferred", "A1").c_str(), later), 0);
+    auto r = store.check("deferred", "A1");
+    EXPECT_EQ(r.born, born);
+    EXPECT_EQ(r.mtime, later[1].tv_sec);
 }
 
 TEST_F(Store, ClaimMovesOpensAndLocks) {

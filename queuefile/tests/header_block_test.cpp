@@ -28,6 +28,20 @@ TEST(HeaderBlock, LogicalLinesUpToTheBlankLine) {
                                         "X-Priority: 1 (Highest)"}));
 }
 
+TEST(HeaderBlock, ReadOnceOnFirstUse) {
+    // The priority tables and the sender class tables share one read.
+    qftest::QfBuilder b;
+    b.content = encode_record('N', "List-Id: <news.example.com>") + encode_record('N', "");
+    int fd = qftest::temp_fd(b.build());
+    HeaderLinesOnce h(fd, b.data_offset(), 65536);
+    EXPECT_FALSE(h.read());
+    EXPECT_EQ(h.lines(), (std::vector<std::string>{"List-Id: <news.example.com>"}));
+    EXPECT_TRUE(h.read());
+    // A second use does not read the file again (it is closed now).
+    ::close(fd);
+    EXPECT_EQ(h.lines(), (std::vector<std::string>{"List-Id: <news.example.com>"}));
+}
+
 TEST(HeaderBlock, BodyWithoutABlankLineEndsTheBlock) {
     qftest::QfBuilder b;
     b.content = encode_record('N', "Subject: x") + encode_record('N', "just text") +

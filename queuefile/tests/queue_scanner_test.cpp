@@ -181,3 +181,60 @@ TEST(QueueScanner, DirectoriesAreJudgedWhenThePassStarts) {
     EXPECT_EQ(w.pass(), (std::multiset<std::string>{"AAA333"}));
     EXPECT_EQ(w.s.dirs_listed(), 1u);
 }
+
+// The census: each directory's last complete listing, less what left since;
+// directories left unlisted keep theirs; a directory that went is dropped.
+TEST(QueueScanner, TheCensusCountsWhatTheListingsFound) {
+    Watched w({"A/AAA111", "A/AAA222", "B/BBB333"});
+    EXPECT_FALSE(w.s.census().has_value()); // no pass ended yet
+    w.pass();
+    ASSERT_TRUE(w.s.census().has_value());
+    EXPECT_EQ(w.s.census()->files, 3u);
+    EXPECT_EQ(w.s.census()->oldest, 0); // no birth was reported
+    // A pass that lists nothing keeps what the listings found.
+    w.pass();
+    EXPECT_EQ(w.s.dirs_listed(), 0u);
+    EXPECT_EQ(w.s.census()->files, 3u);
+    // A file taken out of an unlisted directory by its caller (a due file
+    // of the index) leaves the census at once.
+    w.s.left(w.dir + "/A");
+    EXPECT_EQ(w.s.census()->files, 2u);
+    // The next listing of A counts again what is there.
+    fs::remove(w.t.path() / "deferred/A/AAA111");
+    w.t.touch("deferred/B/BBB444");
+    w.t.touch("deferred/B/BBB555");
+    w.pass();
+    EXPECT_EQ(w.s.census()->files, 4u);
+    // A directory that went is dropped at the end of the pass.
+    fs::remove_all(w.t.path() / "deferred/B");
+    w.pass(Watched::Listing::every);
+    EXPECT_EQ(w.s.census()->files, 1u);
+}
+
+// What the caller reports while the listing runs: a name that left is not
+// counted, and the earliest birth of those that stay is the oldest.
+TEST(QueueScanner, TheCallerReportsWhatLeavesAndWhenFilesWereBorn) {
+    TempTree t;
+    for (const char* id : {"AAA111", "BBB222", "CCC333", "DDD444"})
+        t.touch(std::string("incoming/") + id);
+    QueueScanner s;
+    s.start((t.path() / "incoming").string());
+    while (auto id = s.next()) {
+        if (*id == "AAA111") s.left_last();    // taken
+        if (*id == "BBB222") s.born_last(500); // stays, born at 500
+        if (*id == "CCC333") s.born_last(300);
+        if (*id == "DDD444") s.born_last(0); // stays, birth not known
+    }
+    ASSERT_TRUE(s.census().has_value());
+    EXPECT_EQ(s.census()->files, 3u);
+    EXPECT_EQ(s.census()->oldest, 300);
+    // A directory being listed ignores left(): its listing may or may not
+    // have seen the file.
+    s.start((t.path() / "incoming").string());
+    ASSERT_TRUE(s.next().has_value());
+    s.left((t.path() / "incoming").string());
+    while (s.next()) {
+    }
+    EXPECT_EQ(s.census()->files, 4u);
+    EXPECT_EQ(s.census()->oldest, 0);
+}

@@ -71,6 +71,7 @@ std::string encode_control_settings(const std::vector<ControlSetting>& settings)
             j["since"] = s.since;
             j["until"] = until_json(s.until);
             j["deliveries"] = s.deliveries > 0 ? json(s.deliveries) : json(nullptr);
+            if (!s.sender.empty()) j["sender"] = s.sender;
             rule.push_back(std::move(j));
         } else if (s.kind == ControlSetting::Kind::suspend) {
             j["until"] = until_json(s.until);
@@ -144,6 +145,11 @@ Result<std::vector<ControlSetting>, SettingsError> decode_control_settings(std::
                 if (!j.at("deliveries").is_null()) {
                     s.deliveries = integer(j, "deliveries");
                     if (s.deliveries < 1) throw std::invalid_argument("bad deliveries");
+                }
+                if (j.contains("sender")) {
+                    s.sender = j.at("sender").get<std::string>();
+                    if (s.sender.empty() || s.destination.empty())
+                        throw std::invalid_argument("bad sender rule");
                 }
                 out.push_back(std::move(s));
             }

@@ -70,6 +70,7 @@ int run_session(const Options& o) {
     ro.verbose = o.verbose;
     ro.side = o.side;
     ro.cqmgr_main_cf = o.cqmgr_main_cf;
+    ro.scrape_every = o.scrape_every;
     bool soak = std::find(o.workloads.begin(), o.workloads.end(), "soak") != o.workloads.end();
     if (soak && o.workloads.size() != 1)
         throw compat::Error("--workload soak: expected it alone, found " +

@@ -55,7 +55,7 @@ Options parse_options(int argc, char** argv) {
     Options o;
     CLI::App app{"qmgr-bench"};
     app.set_help_flag(); // ours: print_usage()
-    std::string pairs, scale, recovery_rate, cluster_rate, soak_duration, soak_rate;
+    std::string pairs, scale, recovery_rate, cluster_rate, soak_duration, soak_rate, scrape_every;
     std::vector<std::string> workloads, cqmgr_set;
     app.add_option("--pairs", pairs);
     app.add_option("--workload", workloads)->delimiter(',');
@@ -65,6 +65,7 @@ Options parse_options(int argc, char** argv) {
     app.add_option("--attach", o.attach);
     app.add_option("--attach-dir", o.attach_dir);
     app.add_flag("--poll", o.poll);
+    app.add_option("--scrape-every", scrape_every);
     app.add_flag("--control-cost", o.control_cost);
     app.add_flag("--regex-cost", o.regex_cost);
     app.add_flag("--dead-restart", o.dead_restart);
@@ -98,6 +99,12 @@ Options parse_options(int argc, char** argv) {
         if (!(o.soak_rate > 0))
             throw compat::Error("--rate: expected a number > 0, found " + soak_rate);
     }
+    if (!scrape_every.empty()) {
+        o.scrape_every = number("--scrape-every", scrape_every);
+        if (!(o.scrape_every > 0) || !o.poll)
+            throw compat::Error("--scrape-every: expected a number > 0 with --poll, found " +
+                                scrape_every + (o.poll ? "" : " without --poll"));
+    }
     if (!scale.empty()) {
         o.scale = number("--scale", scale);
         if (!(o.scale > 0)) throw compat::Error("--scale: expected a number > 0, found " + scale);
@@ -111,7 +118,8 @@ void print_usage(std::ostream& out) {
            "                   [--cqmgr PATH] [--keep] [--keep-failed] [--shared-network] "
            "[--verbose]\n"
            "                   [--attach 'CMD {pid} {out}'] [--attach-dir DIR]\n"
-           "                   [--poll] [--control-cost] [--regex-cost] [--dead-restart] "
+           "                   [--poll [--scrape-every S]] [--control-cost] [--regex-cost] "
+           "[--dead-restart] "
            "[--cluster]\n"
            "                   [--cluster-rate N] [--side stock|cqmgr] [--cqmgrctl PATH]\n"
            "                   [--recovery-rate N] [--cqmgr-set NAME=VALUE]...\n"
@@ -153,6 +161,8 @@ void print_usage(std::ostream& out) {
            "  --poll            compare cqmgr unpolled with cqmgr polled at 10 Hz by\n"
            "                    `cqmgrctl top` and a /metrics scraper, instead of stock\n"
            "                    with cqmgr\n"
+           "  --scrape-every S  with --poll: the polled side only scrapes /metrics, every\n"
+           "                    S seconds (as Prometheus would; no cqmgrctl top)\n"
            "  --control-cost    instead of workloads: 20,000 active messages (times --scale)\n"
            "                    over 1,000 destinations held by a suspension, and the\n"
            "                    daemon's CPU time per summary, queues and jobs reply and\n"

@@ -20,6 +20,7 @@ struct Options {
     std::string attach;          // tool to attach to each run's queue manager ({pid}, {out})
     std::string attach_dir = "/tmp/qmgr-bench-attach"; // where {out} files go
     bool poll = false;         // cqmgr unpolled against cqmgr polled, instead of stock
+    double scrape_every = 0;   // --poll: only a scrape every so many seconds (0: top and 10 Hz)
     bool control_cost = false; // the control-cost measurement instead of workloads
     bool regex_cost = false;   // the regex-cost measurement instead of workloads
     bool dead_restart = false; // the dead-restart measurement instead of workloads

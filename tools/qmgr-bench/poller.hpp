@@ -1,7 +1,8 @@
 // What an admin's monitoring does to a running cqmgr, for the "polled" side
 // of `tools/bench --poll`: `cqmgrctl top --interval 0.1` (a summary and a
 // queues request ten times a second over one connection, its frames thrown
-// away) and a Prometheus scrape of /metrics ten times a second.
+// away) and a Prometheus scrape of /metrics ten times a second; or, with
+// an interval of scrapes, only those (what a Prometheus server does).
 #pragma once
 
 #include "instance.hpp"
@@ -15,8 +16,9 @@ namespace bench {
 class Poller {
   public:
     // Nothing runs until the first step(); `log` gets cqmgrctl's output.
+    // `scrape_every` (seconds), when not 0: scrapes alone at that interval.
     Poller(const compat::Instance& inst, std::string cqmgrctl, std::uint16_t metrics_port,
-           std::string log);
+           std::string log, double scrape_every = 0);
     Poller(const Poller&) = delete;
     Poller& operator=(const Poller&) = delete;
     ~Poller();
@@ -36,6 +38,7 @@ class Poller {
     std::string cqmgrctl_;
     std::uint16_t metrics_port_;
     std::string log_;
+    double scrape_every_; // 0: top and 10 Hz
     compat::Process top_;
     double next_scrape_ = 0;
     int scrapes_ = 0;

@@ -101,7 +101,7 @@ void measure(const Workload& w, compat::QmgrKind kind, const RunOptions& opts,
     std::unique_ptr<Poller> poller;
     if (opts.polled)
         poller = std::make_unique<Poller>(inst, opts.cqmgrctl_path, ports.back(),
-                                          dir + "/cqmgrctl-top.log");
+                                          dir + "/cqmgrctl-top.log", opts.scrape_every);
     DeliveryWatch watch(inst.maillog_path(), w.tag());
     auto inj = w.injection(ctx);
     if ((inj != nullptr) != w.live_injection())

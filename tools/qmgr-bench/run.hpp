@@ -18,8 +18,10 @@ struct RunOptions {
     std::string attach;     // command to attach to the queue manager ("" for none)
     std::string attach_out; // its {out}
     // The "polled" side of --poll: cqmgr with its metrics endpoint on, watched
-    // by cqmgrctl top and a scraper at 10 Hz (see poller.hpp).
+    // by cqmgrctl top and a scraper at 10 Hz (see poller.hpp), or with
+    // `scrape_every` (seconds) by a scraper alone at that interval.
     bool polled = false;
+    double scrape_every = 0;
     std::string cqmgrctl_path;
     // --dead-restart, --cluster: "stock" or "cqmgr" runs alone; empty: both.
     std::string side;

@@ -831,5 +831,9 @@ TEST(SessionCounter, PutsEachSessionDownToItsSenderDomain) {
     c.stop();
     std::map<std::string, int> want{{"news.example", 2}, {"other.example", 1}, {"", 1}};
     EXPECT_EQ(c.sender_peaks(), want);
+    // Several senders counted together.
+    EXPECT_EQ(c.peak_of({"news.example", "other.example"}), 3);
+    EXPECT_EQ(c.peak_of({"other.example", ""}), 2);
+    EXPECT_EQ(c.peak_of({"none.example"}), 0);
     ::close(backend);
 }

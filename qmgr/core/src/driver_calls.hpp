@@ -70,6 +70,10 @@ class DriverCalls {
         Notifying n(*this);
         d_.admin_expired(kind, target);
     }
+    void sender_rule_expired(const AdminTarget& target, SenderGroup g) {
+        Notifying n(*this);
+        d_.sender_rule_expired(target, g);
+    }
     std::optional<int> queue_gate(const Queue& q) {
         Notifying n(*this);
         return d_.queue_gate(q);

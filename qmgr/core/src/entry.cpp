@@ -123,7 +123,7 @@ void Entries::done(Entry* e, Which which, bool unseen) {
         q.busy.erase(q.busy.iterator_to(*e));
         lane_busy(*e, -1);
         j.in_flight--;
-        if (p.sender) c_.senders.ended(p);
+        if (p.sender) c_.senders.ended(p, !unseen);
     } else {
         p.entries.erase(p.entries.iterator_to(*e));
         peer_hold_update(p);
@@ -194,7 +194,7 @@ void Entries::unselect(Entry* e) {
     lane_todo(*e, 1);
     if (p.sender) {
         sender_todo(p, 1);
-        c_.senders.ended(p);
+        c_.senders.ended(p, false);
     }
     p.entries.push_front(*e);
     peer_hold_update(p);

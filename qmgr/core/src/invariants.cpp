@@ -111,6 +111,7 @@ void Scheduler::check_invariants() const {
              std::to_string(total_rcpts));
     if (total_queues != c.queue_count) fail("queue count mismatch");
     c.limits.check();
+    c.senders.check_rules();
     for (const auto& [m, n] : msg_rcpts)
         if (m->rcpt_count != n) fail("message " + m->id + ": recipient count mismatch");
     for (const auto& [m, n] : msg_entries)

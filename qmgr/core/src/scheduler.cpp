@@ -57,6 +57,10 @@ void fire(Core& c, const Timer& t, int64_t due) {
         c.senders.fire(*tr, t.queue, due);
         return;
     }
+    if (t.kind == Timer::Kind::sender_rule) {
+        c.senders.rule_fire(t.transport, t.queue, due);
+        return;
+    }
     auto qit = tr->queue_by_name.find(t.queue);
     if (qit == tr->queue_by_name.end()) return;
     Queue& q = *qit->second;
@@ -283,6 +287,12 @@ const LimitBook& Scheduler::limits() const {
 void Scheduler::set_sender_limit(SenderGroup g, const SenderLimit& limit) {
     c_->driver.outside("set_sender_limit");
     c_->senders.set_limit(g, limit);
+}
+
+bool Scheduler::set_sender_rule(const AdminTarget& target, SenderGroup g,
+                                std::optional<RuleLimit> rule) {
+    c_->driver.outside("set_sender_rule");
+    return c_->senders.set_rule(target, g, rule);
 }
 
 void Scheduler::set_queue_provider(Queue& q, uint32_t provider) {

@@ -77,7 +77,11 @@ void Senders::set_limit(SenderGroup g, const SenderLimit& limit) {
     // Loads keep a copy: a group's limit is set once, for the daemon's life.
     if (limits_[g].any() && limits_[g] != limit)
         panic("set_sender_limit: group " + std::to_string(g) + " has another limit");
+    if (!limits_[g].any() && limit.any() && limited(g))
+        panic("set_sender_limit: group " + std::to_string(g) + " had a rule before its limit");
     limits_[g] = limit;
+    if (limited_.size() <= g) limited_.resize(static_cast<size_t>(g) + 1);
+    limited_[g] = limit.any() || (g < ruled_.size() && ruled_[g]);
     // The first limit per provider: the queues that exist learn their
     // provider now, those born from now on at their birth, and changes
     // come from the driver (set_queue_provider).  No part of a group per
@@ -121,29 +125,46 @@ uint32_t Senders::load_obtain(Transport& t, SenderGroup g, const std::string& ke
     return number;
 }
 
+SenderPart* Senders::part_of(const Queue& q, SenderGroup g) const {
+    // A queue holds mail of few groups: its parts are searched in turn.
+    const SenderBook& book = q.transport->senders;
+    for (const SenderPart& part : q.senders)
+        if (book.at(part.load).group == g) return const_cast<SenderPart*>(&part);
+    return nullptr;
+}
+
 void Senders::attach(Peer& p) {
     SenderGroup g = p.job->message->sender_group;
-    if (g >= limits_.size() || !limits_[g].any()) return;
+    if (!limited(g)) return;
     Transport& t = *p.job->transport;
     if (t.name == c_.cfg.retry_transport) return;
     Queue& q = *p.queue;
     SenderBook& book = t.senders;
-    // A queue holds mail of few groups: its parts are searched in turn.
-    for (SenderPart& part : q.senders)
-        if (book.at(part.load).group == g) {
-            part.peers++;
-            p.sender = part.number;
-            return;
-        }
-    uint32_t number = take_number(book.parts, book.free_parts);
-    book.parts[number - 1] = std::make_unique<SenderPart>();
-    SenderPart& part = *book.parts[number - 1];
-    part.number = number;
-    part.queue = &q;
-    part.peers = 1;
-    q.senders.push_back(part);
-    join(t, part, load_obtain(t, g, sender_scope_key(g, q, limits_[g].per)));
-    p.sender = number;
+    SenderPart* part = part_of(q, g);
+    if (!part) {
+        uint32_t number = take_number(book.parts, book.free_parts);
+        book.parts[number - 1] = std::make_unique<SenderPart>();
+        part = book.parts[number - 1].get();
+        part->number = number;
+        part->queue = &q;
+        if (!rules_.empty()) part->rule = rule_for(t.name, q.name, g);
+        q.senders.push_back(*part);
+        join(t, *part, load_obtain(t, g, sender_scope_key(g, q, limits_[g].per)));
+    }
+    part->peers++;
+    p.sender = part->number;
+    // A peer made while its group had neither limit nor rule brings its
+    // entries (adopt); a new one has none.
+    const int todo = static_cast<int>(p.entries.size());
+    const int busy = p.refcount - todo;
+    if (todo == 0 && busy == 0) return;
+    part->todo += todo;
+    part->held += p.held != nullptr;
+    part->busy += busy;
+    q.sender_todo += todo;
+    SenderLoad& l = book.at(part->load);
+    l.busy += busy;
+    if (l.limit.concurrency > 0 && l.busy > l.limit.concurrency) l.over = true;
 }
 
 void Senders::join(Transport& t, SenderPart& part, uint32_t number) {
@@ -203,6 +224,8 @@ void Senders::started(const Peer& p) {
     SenderPart& part = sender_part(p);
     SenderLoad& l = sender_load(p);
     if (l.room() <= 0) panic("sender load " + l.key + ": a start beyond its limit");
+    if (part.rule_room() <= 0)
+        panic("sender part on " + p.queue->name + " of " + l.key + ": a start beyond its rule");
     part.todo--;
     part.busy++;
     p.queue->sender_todo--;
@@ -213,12 +236,14 @@ void Senders::started(const Peer& p) {
     }
 }
 
-void Senders::ended(const Peer& p) {
+void Senders::ended(const Peer& p, bool seen) {
+    SenderPart& part = sender_part(p);
     SenderLoad& l = sender_load(p);
-    sender_part(p).busy--;
+    part.busy--;
     l.busy--;
     if (l.over && l.busy <= l.limit.concurrency) l.over = false;
     regained(*p.job->transport, l);
+    if (part.rule) rule_ended(*p.job->transport, part, seen);
 }
 
 void Senders::regained(Transport& t, SenderLoad& l) {
@@ -232,12 +257,15 @@ bool Senders::job_stopped(const Job& j) const {
     bool stopped = false;
     for (const Peer& p : j.peers) {
         if (p.entries.empty()) continue;
-        if (!p.sender || sender_load(p).room() > 0) return false;
+        if (!p.sender) return false;
+        const SenderPart& part = sender_part(p);
+        if (part.room(p.job->transport->senders.at(part.load)) > 0) return false;
         stopped = true;
     }
+    // Each load or rule that stops it remembers so.
     if (stopped)
         for (const Peer& p : j.peers)
-            if (!p.entries.empty()) sender_load(p).blocked = true;
+            if (!p.entries.empty()) sender_may_start(p);
     return stopped;
 }
 
@@ -268,7 +296,7 @@ int Senders::stopped_in_pass(const Queue& q, uint32_t pass) const {
     const SenderBook& b = q.transport->senders;
     for (const SenderPart& part : q.senders) {
         const SenderLoad& l = b.at(part.load);
-        n += part.stopped(l.room() - (l.parts > 1 && l.pass == pass ? l.lent : 0));
+        n += part.stopped(part.room(l, l.parts > 1 && l.pass == pass ? l.lent : 0));
     }
     return n;
 }
@@ -280,7 +308,7 @@ void Senders::lend(const Queue& q, uint32_t pass, int counted, int selectable) {
     int shared = 0;
     for (const SenderPart& part : q.senders)
         if (const SenderLoad& l = b.at(part.load); l.parts > 1) {
-            int room = l.room() - (l.pass == pass ? l.lent : 0);
+            int room = part.room(l, l.pass == pass ? l.lent : 0);
             shared += std::max(0, part.todo - part.held - part.stopped(room));
         }
     int excess = counted - (selectable - shared);
@@ -289,8 +317,8 @@ void Senders::lend(const Queue& q, uint32_t pass, int counted, int selectable) {
         SenderLoad& l = b.at(part.load);
         if (l.parts <= 1) continue;
         if (l.pass != pass) l.pass = pass, l.lent = 0;
-        int take =
-            std::min(excess, std::max(0, part.todo - part.held - part.stopped(l.room() - l.lent)));
+        int take = std::min(
+            excess, std::max(0, part.todo - part.held - part.stopped(part.room(l, l.lent))));
         l.lent += take;
         excess -= take;
     }

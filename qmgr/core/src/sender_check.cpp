@@ -21,8 +21,7 @@ void Senders::check(const Transport& t) const {
     for (const Job& j : t.jobs)
         for (const Peer& p : j.peers) {
             SenderGroup g = j.message->sender_group;
-            bool wanted =
-                g && g < limits_.size() && limits_[g].any() && t.name != c_.cfg.retry_transport;
+            bool wanted = limited(g) && t.name != c_.cfg.retry_transport;
             if (wanted != (p.sender != 0))
                 fail("of " + j.message->id + " on " + p.queue->name + ": peer " +
                      (p.sender ? "has one" : "has none"));

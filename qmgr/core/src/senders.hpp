@@ -1,12 +1,16 @@
 // Sender groups' limits (cqmgr_sender_limits) in the scheduler: the load
 // each group has in each scope of a transport (SenderLoad) and its part on
 // each queue (SenderPart), kept up to date as its entries wait, start and
-// end, and what stops the group's jobs in the job walk (sender.cpp).
+// end, and what stops the group's jobs in the job walk (sender.cpp); and
+// the reply rules' bounds on a group's mail on one queue (SenderRule,
+// sender_rule.cpp).
 #pragma once
 
 #include "cqmgr/core/scheduler.hpp"
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cqmgr::core {
@@ -24,8 +28,9 @@ class Senders {
     bool by_provider() const { return by_provider_; }
     // Peer `p`, of a message with a sender group, has no part yet: gives
     // it its group's part on its queue, and the part its load in the
-    // queue's scope, when the group has a limit (Peer::sender).  The retry
-    // transport's mail is not limited: its agent only defers it.
+    // queue's scope, when the group has a limit or a rule (Peer::sender),
+    // with the entries the peer has already.  The retry transport's mail
+    // is not limited: its agent only defers it.
     void attach(Peer& p);
     // Peer `p`, which has no entries left, is going: its part loses it,
     // and goes too when it was the last (detach_part).
@@ -34,9 +39,10 @@ class Senders {
     // load's concurrency, and takes a start from the rate.
     void started(const Peer& p);
     // A delivery of peer `p` ended (or was given back): when a job was
-    // passed over for its load and that has room now, its transport's
-    // blockers go.
-    void ended(const Peer& p);
+    // passed over for its load or its rule and that has room now, its
+    // transport's blockers go.  A delivery the receiver `seen` starts its
+    // rule's pause.
+    void ended(const Peer& p, bool seen);
     // Whether every waiting entry of job `j` is stopped by its group's
     // limits (the preemption candidate search passes it over); marks the
     // loads that stop it.
@@ -59,7 +65,30 @@ class Senders {
     // peers.
     void check(const Transport& t) const;
 
+    // Reply rules' bounds on a group's mail (sender_rule.cpp).
+    // Scheduler::set_sender_rule.
+    bool set_rule(const AdminTarget& target, SenderGroup g, const std::optional<RuleLimit>& rule);
+    // The timer `key` of transport `transport`'s rules, set for `due`,
+    // fired: the rule ends, or its pause.
+    void rule_fire(const std::string& transport, const std::string& key, int64_t due);
+    // Checks the rules, their timers and the parts they bound.
+    void check_rules() const;
+
   private:
+    // Whether group `g`'s mail has parts: it has a limit, or had a rule.
+    bool limited(SenderGroup g) const { return g < limited_.size() && limited_[g]; }
+    // The rule on group `g`'s mail on queue `queue` of `transport`, if any.
+    SenderRule* rule_for(const std::string& transport, const std::string& queue, SenderGroup g);
+    // The part of group `g` on queue `q`, if it has one.
+    SenderPart* part_of(const Queue& q, SenderGroup g) const;
+    // Group `g` has its first rule: its mail on every transport gets parts.
+    void adopt(SenderGroup g);
+    // A delivery on `part`, bound by its rule, ended.
+    void rule_ended(Transport& t, SenderPart& part, bool seen);
+    // Ends rule `it`: its part, if any, is bound no more.
+    using Rules = std::map<std::pair<std::string, std::string>, SenderRule>;
+    void rule_erase(Rules::iterator it);
+
     // The load `key` of `t` for group `g`, made when it is not there.
     uint32_t load_obtain(Transport& t, SenderGroup g, const std::string& key);
     // Part `part` joins load `number`, or leaves its load (its busy
@@ -82,9 +111,20 @@ class Senders {
 
     Core& c_;
     std::vector<SenderLimit> limits_; // by group
+    // By group: it has a limit, or had a rule (a group once bounded by a
+    // rule keeps its parts for the daemon's life; the mail of a group with
+    // neither costs one branch).
+    std::vector<uint8_t> limited_;
+    std::vector<uint8_t> ruled_; // by group: it had a rule
+    // The rules, by transport and sender_rule_key().
+    Rules rules_;
     bool by_provider_ = false;
     uint32_t pass_ = 0;
 };
+
+// The key of a rule on group `g`'s mail on queue `queue` (of a transport):
+// the key of the group's load per destination there.
+std::string sender_rule_key(SenderGroup g, const std::string& queue);
 
 // The key of the load of group `g` for queue `q`, with its limit counted
 // `per` destination or provider: the group and the destination, or the
@@ -119,21 +159,30 @@ inline void sender_todo(const Peer& p, int delta) {
     sender_part(p).todo += delta;
     p.queue->sender_todo += delta;
 }
-// Whether peer `p`'s group may start one more delivery in its scope;
-// when not, its load remembers that a job was passed over for it.
+// Whether peer `p`'s group may start one more delivery in its scope and
+// within its rule on the queue; when not, its load or its rule remembers
+// that a job was passed over for it.
 inline bool sender_may_start(const Peer& p) {
-    SenderLoad& l = sender_load(p);
-    if (l.room() > 0) return true;
-    l.blocked = true;
-    return false;
+    SenderPart& part = sender_part(p);
+    SenderLoad& l = p.job->transport->senders.at(part.load);
+    if (l.room() <= 0) {
+        l.blocked = true;
+        return false;
+    }
+    if (part.rule && part.rule_room() <= 0) {
+        part.rule->blocked = true;
+        return false;
+    }
+    return true;
 }
-// Waiting entries of queue `q`, not held back, that sender limits stop
-// now: what select_transport() and destination_waits() do not count.
+// Waiting entries of queue `q`, not held back, that sender limits and
+// rules stop now: what select_transport() and destination_waits() do not
+// count.
 inline int sender_stopped(const Queue& q) {
     int n = 0;
     const SenderBook& b = q.transport->senders;
     for (const SenderPart& part : q.senders)
-        n += part.stopped(b.at(part.load).room());
+        n += part.stopped(part.room(b.at(part.load)));
     return n;
 }
 

@@ -1,9 +1,10 @@
 // The scheduler's timers: revivals of dead queues and transports, the end
 // of a queue's rate-delay pause, the end of an administrator's hold or
-// cap, of a reply rule's action or of a learned hold, and a sender
-// group's rate (sender.cpp).  Each names what it is for, not a pointer to it, so a
-// timer that outlives its object is harmless: it finds nothing, or finds
-// that the object's own due time moved on.
+// cap, of a reply rule's action or of a learned hold, a sender group's
+// rate (sender.cpp), and the end of a reply rule's bound on a sender
+// group or of its pause (sender_rule.cpp).  Each names what it is for,
+// not a pointer to it, so a timer that outlives its object is harmless: it
+// finds nothing, or finds that the object's own due time moved on.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,7 @@ struct Timer {
         rule_expire,    // a reply rule's action ends
         learned_expire, // a learned hold (a window's quota spent) ends
         sender,         // a sender group's rate allows a start again, or its load may go
+        sender_rule,    // a reply rule's bound on a sender group ends, or its pause
     } kind;
     std::string transport;
     std::string queue;

@@ -92,6 +92,11 @@ struct FakeDriver : Driver {
                                                     : "rule ") +
                           target.text());
     }
+    // Reply rules' bounds on a sender group that ended by themselves, as
+    // "sender 1 smtp:d".
+    void sender_rule_expired(const AdminTarget& target, SenderGroup g) override {
+        expired.push_back("sender " + std::to_string(g) + " " + target.text());
+    }
 };
 
 // A transport with the given slot cost, one recipient per entry and no

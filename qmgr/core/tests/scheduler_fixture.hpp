@@ -56,6 +56,30 @@ struct Fixture : ::testing::Test {
         msgs.push_back(std::move(m));
         return *msgs.back();
     }
+    // A message of sender group `group` (0: none) with `n` recipients for
+    // `queue` on `transport` (the sender limits' and rules' tests).
+    Message& sent(const std::string& id, SenderGroup group, int n = 1,
+                  const std::string& queue = "d.example", const std::string& transport = "smtp") {
+        return message(id, n, queue, transport, Lane::normal, group);
+    }
+    // Message `older` of sender group `group`, a second later `younger` of
+    // none, and a second after that the next entry of `t`: `younger`'s
+    // when the group is stopped, though `older` would preempt first.
+    Entry* younger_goes(Transport& t, const std::string& older, SenderGroup group,
+                        const std::string& younger) {
+        sent(older, group);
+        s->set_time(s->now() + 1);
+        sent(younger, 0);
+        s->set_time(s->now() + 1);
+        return s->select_entry(t);
+    }
+    // How many of `v` are of messages whose id starts with `prefix`.
+    static int count(const std::vector<Entry*>& v, char prefix) {
+        int n = 0;
+        for (Entry* e : v)
+            n += e->message->id[0] == prefix;
+        return n;
+    }
     // Opens connections and selects entries until the scheduler wants no
     // more; returns what was selected.
     std::vector<Entry*> fill() { return fill_up_to(nullptr, 0); }

@@ -7,6 +7,11 @@
 // first is ready too; queues join and leave providers as they go; the
 // structures stay consistent (check_invariants after every step, the
 // preemption index checked against the scan), and every recipient finishes.
+// The same with reply rules' bounds on the groups' mail on one queue
+// (sender_rule.cpp), set, replaced and removed as the workload goes, each
+// ending by its time at the latest: a group never has more deliveries in
+// flight on a queue than its rule's cap (the core panics on a start
+// beyond it).
 #include "lanes_workload.hpp"
 
 #include <gtest/gtest.h>
@@ -26,15 +31,31 @@ bool could_go(const Transport& t) {
             const Queue& q = *p.queue;
             if (q.select_window() <= q.busy_count() || q.suspended || q.limits.stopped()) continue;
             if (static_cast<int>(p.entries.size()) <= (p.held ? 1 : 0)) continue;
-            if (p.sender && t.senders.at(t.senders.part(p.sender).load).room() <= 0) continue;
+            if (p.sender) {
+                const SenderPart& part = t.senders.part(p.sender);
+                if (part.room(t.senders.at(part.load)) <= 0) continue;
+            }
             return true;
         }
     return false;
 }
 
-TEST(SenderProperty, GroupsKeepTheirLimitsAndNobodyWaitsForThem) {
-    int stopped_selections = 0; // selections made while some group was stopped
-    for (unsigned seed = 1; seed <= 150; ++seed) {
+// A reply rule's bound drawn with `pick`, ending within a minute of `now`.
+RuleLimit random_rule(const Pick& pick, int64_t now) {
+    RuleLimit r;
+    int kind = pick(0, 2);
+    r.hold = kind == 0;
+    if (kind == 1) r.concurrency = pick(1, 2);
+    if (kind == 2) r.pause = pick(1, 5);
+    r.until = now + pick(1, 60);
+    return r;
+}
+
+// Runs seeds 1 to `seeds`, with reply rules' bounds on the groups when
+// `rules`; counts in `stopped_selections` the selections made while some
+// group was stopped.
+void run_seeds(unsigned seeds, bool rules, int& stopped_selections) {
+    for (unsigned seed = 1; seed <= seeds; ++seed) {
         std::mt19937 rng(seed);
         auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<>(lo, hi)(rng); };
         TransportConfig tc;
@@ -95,8 +116,8 @@ TEST(SenderProperty, GroupsKeepTheirLimitsAndNobodyWaitsForThem) {
                     s.connection_ready(*agent);
                     bool stopped = false;
                     for (const auto& part : t.senders.parts)
-                        stopped |=
-                            part && part->todo > part->held && t.senders.at(part->load).room() <= 0;
+                        stopped |= part && part->todo > part->held &&
+                                   part->room(t.senders.at(part->load)) <= 0;
                     Entry* e = s.select_entry(*agent);
                     ASSERT_NE(e, nullptr)
                         << "seed " << seed << " step " << step << ": idle connection";
@@ -106,6 +127,14 @@ TEST(SenderProperty, GroupsKeepTheirLimitsAndNobodyWaitsForThem) {
                             run.now);
                     run.busy.push_back(e);
                 }
+            } else if (rules && action == 7 && pick(0, 1) == 0) {
+                // A rule on a group's mail on a destination, set, replaced
+                // or removed (groups 1 to 4: group 4 has no limit).
+                AdminTarget target{"smtp", "d" + std::to_string(pick(0, ndest - 1)) + ".example"};
+                auto g = static_cast<SenderGroup>(pick(1, 4));
+                s.set_sender_rule(target, g,
+                                  pick(0, 3) == 0 ? std::nullopt
+                                                  : std::optional(random_rule(pick, run.now)));
             } else if (action == 7 && pick(0, 3) == 0) {
                 // A destination joins or leaves a provider (its MX answer).
                 std::string d = "d" + std::to_string(pick(0, ndest - 1)) + ".example";
@@ -139,6 +168,17 @@ TEST(SenderProperty, GroupsKeepTheirLimitsAndNobodyWaitsForThem) {
                 }
         }
     }
+}
+
+TEST(SenderProperty, GroupsKeepTheirLimitsAndNobodyWaitsForThem) {
+    int stopped_selections = 0;
+    run_seeds(150, false, stopped_selections);
+    EXPECT_GT(stopped_selections, 0);
+}
+
+TEST(SenderProperty, RulesBoundTheirGroupsAndNobodyElsesMail) {
+    int stopped_selections = 0;
+    run_seeds(100, true, stopped_selections);
     EXPECT_GT(stopped_selections, 0);
 }
 

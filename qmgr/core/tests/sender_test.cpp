@@ -11,12 +11,6 @@ using namespace cqmgr::core::test;
 namespace {
 
 struct Senders : Fixture {
-    // A message of sender group `group` (0: none) with `n` recipients for
-    // `queue` on smtp.
-    Message& sent(const std::string& id, SenderGroup group, int n = 1,
-                  const std::string& queue = "d.example") {
-        return message(id, n, queue, "smtp", Lane::normal, group);
-    }
     static SenderLimit concurrency(int n) {
         SenderLimit l;
         l.concurrency = n;
@@ -28,13 +22,6 @@ struct Senders : Fixture {
         l.rate_period_ms = period_s * 1000;
         l.rate_burst = burst;
         return l;
-    }
-    // How many of `v` are of messages whose id starts with `prefix`.
-    static int count(const std::vector<Entry*>& v, char prefix) {
-        int n = 0;
-        for (Entry* e : v)
-            n += e->message->id[0] == prefix;
-        return n;
     }
 };
 
@@ -98,11 +85,7 @@ TEST_F(Senders, AStoppedCandidateCostsTheCurrentJobNoSlots) {
     Job& a = *find_job(*msgs[0], t);
     int slots = a.slots_available;
     // G1 is older than T: without the sender limit it would preempt A.
-    sent("G1", 1);
-    s->set_time(1001);
-    sent("T", 0);
-    s->set_time(1002);
-    Entry* e = s->select_entry(t);
+    Entry* e = younger_goes(t, "G1", 1, "T");
     ASSERT_NE(e, nullptr);
     EXPECT_EQ(e->message->id, "T");
     // A paid for T only.

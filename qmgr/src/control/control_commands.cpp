@@ -128,12 +128,20 @@ Json ControlCommands::execute(const control::Request& r, int64_t uid) {
         if (!r.reason.empty()) line += ": " + r.reason;
         break;
     case Verb::resume:
-        note(sched_.set_limit(target, core::LimitChange::hold(std::nullopt)),
-             {{"suspended", false}});
-        // The reply rules' actions it covers end too (they keep themselves).
+        // With a sender group, only that group's reply rules' actions end.
+        if (r.sender.empty()) {
+            note(sched_.set_limit(target, core::LimitChange::hold(std::nullopt)),
+                 {{"suspended", false}});
+            // The reply rules' actions it covers end too (they keep themselves).
+            if (actions_)
+                for (const core::AdminTarget& ended : actions_->resume(target))
+                    changed.push_back(Json{{"target", ended.text()}, {"rule", nullptr}});
+        } else {
+            line += " sender " + r.sender;
+        }
         if (actions_)
-            for (const core::AdminTarget& ended : actions_->resume(target))
-                changed.push_back(Json{{"target", ended.text()}, {"rule", nullptr}});
+            for (const auto& [t, group] : actions_->resume_senders(target, r.sender))
+                changed.push_back(Json{{"target", t.text()}, {"sender", group}, {"rule", nullptr}});
         line += by;
         break;
     case Verb::throttle:

@@ -54,7 +54,10 @@ class ControlCommands {
     // Objects in "changed", with their keys in this order:
     //   suspend     {"target","suspended":true,"until":T|null,"reason":TEXT}
     //   resume      {"target","suspended":false}, and {"target","rule":null}
-    //               for each reply rule's action it ended
+    //               for each reply rule's action it ended, and
+    //               {"target","sender","rule":null} for each on a sender
+    //               group's mail (with `sender GROUP`, only that group's
+    //               end, and the suspension stays)
     //   throttle    {"target","throttle":{"concurrency":N,"until":T|null}}
     //   unthrottle  {"target","throttle":null}
     //   flush       {"target","revived":true}, one per queue or transport revived

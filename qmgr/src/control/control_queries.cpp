@@ -54,6 +54,22 @@ Json entry_state(const core::Entry& e, const char* state) {
     return j;
 }
 
+// The sizes and oldest ages of incoming, active and deferred, as the
+// metrics show them; null where not known yet.
+Json mail_queues(const FeedState& fs) {
+    constexpr const char* names[] = {"incoming", "active", "deferred"};
+    Json j = control::object_with_room(3);
+    for (size_t i = 0; i < fs.queues.size(); ++i) {
+        const auto& q = fs.queues[i];
+        Json one;
+        one["messages"] = q ? Json(static_cast<uint64_t>(q->messages)) : Json(nullptr);
+        one["oldest_age"] =
+            q && q->oldest_known ? Json(std::round(q->oldest_age * 1000) / 1000) : Json(nullptr);
+        j[names[i]] = std::move(one);
+    }
+    return j;
+}
+
 } // namespace
 
 ControlQueries::ControlQueries(ControlSources sources, ControlIdentity identity)
@@ -117,6 +133,7 @@ Json ControlQueries::summary() const {
     feed["scanning"] = fs.scanning;
     feed["in_flow_tokens_written"] = c.in_flow_tokens;
     j["feed"] = std::move(feed);
+    j["mail_queues"] = mail_queues(fs);
     j["resolver"] = {{"requests", c.resolver_requests}, {"cache_hits", c.resolver_cache_hits}};
     j["transports"] = src_.sched.transports().size();
     j["queues"] = src_.sched.queue_count();
@@ -138,6 +155,9 @@ Json ControlQueries::summary() const {
                               {"crashed", result[size_t(R::crashed)]},
                               {"unavailable", result[size_t(R::unavailable)]}};
     counters["dsn_class"] = {{"2", dsn[2]}, {"4", dsn[4]}, {"5", dsn[5]}};
+    // The same hop statuses under the name that says what they count: a
+    // hop status is set only when the destination failed.
+    counters["destination_failures"] = {{"4", dsn[4]}, {"5", dsn[5]}};
     counters["messages"] = {{"removed", c.messages_removed},
                             {"deferred", c.messages_deferred},
                             {"bounced", c.messages_bounced},

@@ -18,6 +18,7 @@
 #include "isolation.hpp"
 #include "message.hpp"
 #include "message_table.hpp"
+#include "metrics.hpp"
 #include "reply_actions.hpp"
 
 #include <functional>
@@ -36,6 +37,9 @@ class DeferredIndex;
 struct FeedState {
     bool paused = false;
     std::vector<std::string> scanning; // queues whose scans are running
+    // incoming, active and deferred: their sizes and oldest ages, as the
+    // metrics show them (none: not known yet).
+    std::array<std::optional<MetricsSnapshot::Queue>, 3> queues;
 };
 
 // Where the replies come from.  Everything is read at the time of the

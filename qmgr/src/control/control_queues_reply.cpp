@@ -44,6 +44,23 @@ Json cap_state(const std::optional<core::AdminCap>& c) {
     return j;
 }
 
+// The members of a reply rule's action `a` (null: not known) that bounds
+// with `l`, on `target`: {"target","action","rule","reason","hold",
+// "concurrency","pause","since","until","deliveries_left"}.
+void rule_state(control::Refill& r, const ReplyActions::Active* a, const core::RuleLimit& l,
+                const std::string& target) {
+    r.string("target", a ? a->target.text() : target);
+    r.string("action", a ? a->action : std::string());
+    r.string("rule", a ? a->rule : std::string());
+    r.string("reason", a ? a->reason : std::string());
+    r["hold"] = l.hold;
+    r["concurrency"] = l.concurrency > 0 ? Json(l.concurrency) : Json(nullptr);
+    r["pause"] = l.pause > 0 ? Json(l.pause) : Json(nullptr);
+    r["since"] = a ? Json(a->since) : Json(nullptr);
+    r["until"] = until_json(l.until);
+    r["deliveries_left"] = a && a->deliveries > 0 ? Json(a->deliveries) : Json(nullptr);
+}
+
 } // namespace
 
 const Json& QueuesReply::fill(const ControlSources& src,
@@ -146,19 +163,20 @@ void QueuesReply::fill_queue_state(const ControlSources& src, Json& out, const c
     if (q.limits.rule) {
         control::Refill r(rule);
         const ReplyActions::Active* a = src.actions ? src.actions->covering(q) : nullptr;
-        r.string("target", a ? a->target.text() : t.name + ":" + q.name);
-        r.string("action", a ? a->action : std::string());
-        r.string("rule", a ? a->rule : std::string());
-        r.string("reason", a ? a->reason : std::string());
-        r["hold"] = q.limits.rule->hold;
-        r["concurrency"] =
-            q.limits.rule->concurrency > 0 ? Json(q.limits.rule->concurrency) : Json(nullptr);
-        r["pause"] = q.limits.rule->pause > 0 ? Json(q.limits.rule->pause) : Json(nullptr);
-        r["since"] = a ? Json(a->since) : Json(nullptr);
-        r["until"] = until_json(q.limits.rule->until);
-        r["deliveries_left"] = a && a->deliveries > 0 ? Json(a->deliveries) : Json(nullptr);
+        rule_state(r, a, *q.limits.rule, t.name + ":" + q.name);
     } else {
         rule = nullptr;
+    }
+    // The reply rules' actions on one sender group's mail here (the sender
+    // scopes), each with its group: [] when none.
+    Json& senders = j["sender_rules"];
+    std::vector<const ReplyActions::Active*> sender_rules;
+    if (src.actions) sender_rules = src.actions->sender_covering(q);
+    control::resize_array(senders, sender_rules.size());
+    for (size_t i = 0; i < sender_rules.size(); ++i) {
+        control::Refill r(senders[i]);
+        r.string("group", sender_rules[i]->group);
+        rule_state(r, sender_rules[i], sender_rules[i]->limit(), t.name + ":" + q.name);
     }
     // What the adaptive limits learned here, and from which reply (null:
     // nothing).

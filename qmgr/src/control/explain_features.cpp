@@ -38,6 +38,38 @@ std::string rule_end(const core::RuleLimit& r, const ReplyActions::Active* a, in
     return end.empty() ? " until cqmgrctl resume" : end;
 }
 
+// The line of a reply rule's action on sender group `group`'s mail here
+// (a sender scope) that stops it now (`part`'s rule); `all`: nothing else
+// waits that could start.  Other senders' mail is not bound by it.
+void sender_rule_line(const ExplainSubject& s, const core::SenderPart& part,
+                      const std::string& group, bool all, std::vector<LimitLine>& lines) {
+    const core::RuleLimit& r = part.rule->limit;
+    const ReplyActions::Active* a =
+        s.src.actions ? s.src.actions->sender_active({s.transport.name, s.queue.name}, group)
+                      : nullptr;
+    std::string d =
+        "sender group " + (group.empty() ? std::to_string(part.rule->group) : group) + " ";
+    d += r.hold        ? std::string("suspended")
+         : r.pause > 0 ? "paused " + std::to_string(r.pause) + "s after each delivery"
+                       : "throttled to " + std::to_string(r.concurrency) + " at once";
+    d += " by " +
+         (a ? "reply rule " + a->rule + " (\"" + a->action + "\") since " +
+                  when_text(a->since, s.now)
+            : std::string("a reply rule's action")) +
+         rule_end(r, a, s.now) + ", " + std::to_string(part.busy) + " in flight here, " +
+         std::to_string(part.stopped(0)) + " of its entries wait";
+    if (part.rule->paused_until > 0)
+        d += "; its next start at " + when_text(part.rule->paused_until, s.now);
+    d += all ? "; no other mail waits here that could start"
+             : "; other senders' mail here goes ahead";
+    if (all || r.hold)
+        lines.push_back({Bound::stop, 0, "reply-rule", d, all});
+    else if (r.pause > 0)
+        lines.push_back({Bound::rate, 1.0 / r.pause, "reply-rule", d, false});
+    else
+        lines.push_back({Bound::concurrency, double(r.concurrency), "reply-rule", d, false});
+}
+
 } // namespace
 
 void provider_lines(const ExplainSubject& s, std::vector<LimitLine>& lines) {
@@ -99,7 +131,7 @@ int sender_stopped_entries(const core::Queue& q) {
     int n = 0;
     if (q.sender_todo == 0) return 0;
     for (const core::SenderPart& part : q.senders)
-        n += part.stopped(q.transport->senders.at(part.load).room());
+        n += part.stopped(part.room(q.transport->senders.at(part.load)));
     return n;
 }
 
@@ -113,10 +145,15 @@ LimitSource sender_group_source(SenderGroupName name) {
         const bool all = stopped > 0 && stopped >= q.selectable_count();
         for (const core::SenderPart& part : q.senders) {
             const core::SenderLoad& l = q.transport->senders.at(part.load);
-            if (l.room() > 0) continue;
+            if (part.room(l) > 0) continue;
+            std::string group = name ? name(l.group) : std::string();
+            // Its load has room: a reply rule's action on its mail stops it.
+            if (l.room() > 0) {
+                sender_rule_line(s, part, group, all, lines);
+                continue;
+            }
             const core::SenderLimit& lim = l.limit;
             const bool by_concurrency = lim.concurrency > 0 && l.busy >= lim.concurrency;
-            std::string group = name ? name(l.group) : std::string();
             std::string d = "cqmgr_sender_limits " +
                             (group.empty() ? "group " + std::to_string(l.group) : group) + " (" +
                             sender_limit_text(lim) + "): at its " +

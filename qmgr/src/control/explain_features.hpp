@@ -32,9 +32,10 @@ void rule_lines(const ExplainSubject& s, std::vector<LimitLine>& lines);
 using SenderGroupName = std::function<std::string(core::SenderGroup g)>;
 
 // The sender groups at their limit on the queue: each with its limit, its
-// deliveries in flight and its mail waiting there.  They hold back their
-// own mail only, so they bound the queue (a stop) only while no other
-// mail waits there that could start.
+// deliveries in flight and its mail waiting there; and those a reply
+// rule's action on their mail there stops (a sender scope), with the rule.
+// They hold back their own mail only, so they bound the queue (a stop)
+// only while no other mail waits there that could start.
 LimitSource sender_group_source(SenderGroupName name);
 
 // Waiting entries of `q`, not held back, that sender groups at their

@@ -12,6 +12,7 @@
 #include "cqmgr/core/scheduler.hpp"
 #include "cqmgr/protocol/asio.hpp"
 
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -23,6 +24,10 @@ class CoreRequests {
 
     // core::Scheduler::set_limit(), now or once the callback has returned.
     void set_limit(const core::AdminTarget& target, const core::LimitChange& change);
+    // core::Scheduler::set_sender_rule() (a reply rule's bound on group
+    // `g`'s mail on one queue), the same way, in the same order.
+    void set_sender_rule(const core::AdminTarget& target, core::SenderGroup g,
+                         const std::optional<core::RuleLimit>& rule);
     // The scheduler, to read.
     const core::Scheduler& scheduler() const { return sched_; }
 
@@ -32,7 +37,14 @@ class CoreRequests {
 
     asio::io_context& io_;
     core::Scheduler& sched_;
-    std::vector<std::pair<core::AdminTarget, core::LimitChange>> pending_;
+    // A change that waits: of a bound on the target, or with a group
+    // (not 0) of that group's rule there (the change's rule).
+    struct Pending {
+        core::AdminTarget target;
+        core::LimitChange change;
+        core::SenderGroup group = 0;
+    };
+    std::vector<Pending> pending_;
 };
 
 } // namespace cqmgr::qmgr

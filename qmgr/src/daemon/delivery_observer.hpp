@@ -50,6 +50,11 @@ struct DeliveryEvent {
     // With the adaptive limits' provider scope, for a member: its group's
     // deliveries in flight when it was sent, itself included (0: none).
     int group_busy_at_start = 0;
+    // Set at the start by an observer whose concurrency limit stands for
+    // the receiver's sessions (ClusterLimits): the agent is not asked to
+    // keep the session open for reuse, since a session idle in the
+    // connection cache still counts at the receiver but not here.
+    bool no_session_store = false;
 
     // ---- at the end ----
     // The outcome, as the scheduler is given it.  An observer may set

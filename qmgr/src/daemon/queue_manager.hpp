@@ -30,6 +30,7 @@
 #include "master_link.hpp"
 #include "message.hpp"
 #include "message_end.hpp"
+#include "queue_metrics.hpp"
 #include "recovery_ramp.hpp"
 #include "resolver.hpp"
 #include "scheduler_config.hpp"
@@ -81,11 +82,16 @@ class QueueManager : public core::Driver {
     }
     // The reply rules that act (cqmgr_reply_actions), before start()
     // (Features::use_reply_actions()); the sender scopes' group, when not
-    // given, is the message's sender group as the intake named it.
+    // given, is the message's sender group as the intake named it, and a
+    // group's number by name the intake's.
     void use_reply_actions(RegexTable rules, ReplyActions::Scopes scopes = {}) {
         if (!scopes.sender_group)
             scopes.sender_group = [this](const core::Entry& e) {
                 return intake_.sender_group_name(e.message->sender_group);
+            };
+        if (!scopes.sender_number)
+            scopes.sender_number = [this](const std::string& name) {
+                return intake_.sender_group_number(name);
             };
         features_.use_reply_actions(std::move(rules), std::move(scopes), observers_);
     }
@@ -102,15 +108,34 @@ class QueueManager : public core::Driver {
     // What the control socket's queries read (references into this object).
     ControlSources control_sources() const;
 
+    // For the metrics and the health endpoints (on the loop thread): the
+    // feed (its scans' census; whether the start-up scans are done), the
+    // earliest arrival in the active queue, and whether trivial-rewrite
+    // has answered; probe_rewrite() asks it once without waiting for mail.
+    const Feeder& feeder() const { return feeder_; }
+    std::optional<protocol::TimeVal> oldest_active() const { return arrivals_.oldest(); }
+    bool rewrite_answered() const { return resolver_.answered(); }
+    // The sizes and oldest ages of incoming, active (with the files a
+    // predecessor left there, still to be taken) and deferred, for the
+    // metrics and the summary.
+    std::array<std::optional<MetricsSnapshot::Queue>, 3> queue_gauges() const {
+        return qmgr::queue_gauges(feeder_.incoming_census(),
+                                  messages_.size() + feeder_.leftovers_waiting(),
+                                  arrivals_.oldest(), feeder_.deferred_census(), clock_.precise());
+    }
+    void probe_rewrite() { resolver_.probe(); }
+
     // What the daemon has done since it started.
     const Counters& counters() const { return counters_; }
+    // The state store's side (for the metrics).
+    const DestinationState& destination_state() const { return dest_state_; }
     // Messages in the active queue (in memory).
     int messages_in_active() const { return static_cast<int>(messages_.size()); }
 
   private:
     // Whether the feeder is paused or scanning (the control socket's
     // queries).
-    FeedState feed_state() const { return {feeder_.paused(), feeder_.scanning()}; }
+    FeedState feed_state() const { return {feeder_.paused(), feeder_.scanning(), queue_gauges()}; }
     // The feeder's offer of a ready file.
     Feeder::Taken take(const std::string& id, const std::string& queue, int scan_flags,
                        mode_t mode);
@@ -156,6 +181,9 @@ class QueueManager : public core::Driver {
     void queue_window(const core::Queue& q, bool positive) override;
     void trace(const std::string& line) override { log::debug(line); }
     void admin_expired(core::AdminKind kind, const core::AdminTarget& target) override;
+    void sender_rule_expired(const core::AdminTarget& target, core::SenderGroup g) override {
+        features_.sender_rule_expired(target, g);
+    }
     std::optional<int> queue_gate(const core::Queue& q) override {
         return observers_.queue_born(q);
     }

@@ -4,6 +4,7 @@
 #include "control_queries.hpp"
 #include "destination_state.hpp"
 #include "explain_features.hpp"
+#include "feature_metrics.hpp"
 #include "learned_state.hpp"
 #include "provider_gates.hpp"
 #include "provider_scopes.hpp"
@@ -100,8 +101,9 @@ void Features::use_reply_actions(RegexTable rules, ReplyActions::Scopes scopes,
                                  DeliveryObservers& observers) {
     if (providers_ && !scopes.provider)
         scopes = with_provider_scopes(std::move(scopes), *providers_);
-    actions_ = std::make_unique<ReplyActions>(std::move(rules), requests_, clock_,
-                                              defer_log_path(store_), std::move(scopes));
+    actions_ =
+        std::make_unique<ReplyActions>(std::move(rules), requests_, clock_, defer_log_path(store_),
+                                       std::move(scopes), std::move(profiles_));
     observers.add(actions_.get());
     wire_actions();
 }
@@ -131,6 +133,11 @@ void Features::use_mx(MxChannel channel, std::map<std::string, std::string> agen
 void Features::start() {
     limits_.start();
     if (providers_) provider_limits_.start();
+    if (actions_ && limits_.shared()) {
+        shared_actions_ = std::make_unique<SharedActions>(io_, *actions_, *limits_.shared(), clock_,
+                                                          params_.myhostname);
+        shared_actions_->start();
+    }
 }
 
 void Features::restore_actions() {
@@ -165,6 +172,13 @@ void Features::describe(ControlSources& s, const SenderGroups* senders) const {
 std::optional<MxResolverStats> Features::mx_stats() const {
     if (!mx_resolver_) return std::nullopt;
     return mx_resolver_->stats();
+}
+
+void Features::shared_stats(FeatureSnapshot& s) const {
+    const std::pair<const ClusterLimits*, const char*> all[] = {{&limits_, "destination"},
+                                                                {&provider_limits_, "provider"}};
+    for (const auto& [limits, name] : all)
+        if (auto up = limits->redis_up()) s.shared.push_back({name, *up, limits->leases_held()});
 }
 
 } // namespace cqmgr::qmgr

@@ -23,6 +23,7 @@
 #include "providers.hpp"
 #include "regex_table.hpp"
 #include "reply_actions.hpp"
+#include "shared_actions.hpp"
 
 #include <map>
 #include <memory>
@@ -35,6 +36,7 @@ class ControlCommands;
 class DestinationState;
 class SenderGroups;
 struct ControlSources;
+struct FeatureSnapshot;
 
 class Features {
   public:
@@ -60,6 +62,9 @@ class Features {
     // membership).  Their observer hears after the delivery part.
     void use_reply_actions(RegexTable rules, ReplyActions::Scopes scopes,
                            DeliveryObservers& observers);
+    // The limit sets of the rules' `backoff PROFILE` (cqmgr_backoff_profiles,
+    // read before the jail), before use_reply_actions().
+    void use_backoff_profiles(BackoffProfiles profiles) { profiles_ = std::move(profiles); }
     // The control socket's commands, or nullptr: the rules' actions are
     // resumed through them and kept in their document.
     void use_control(ControlCommands* commands);
@@ -67,7 +72,8 @@ class Features {
     // the transports that follow MX records (`agents`); nothing when no
     // provider is configured.
     void use_mx(MxChannel channel, std::map<std::string, std::string> agents);
-    // Starts the limits (their connections to the shared state).
+    // Starts the limits (their connections to the shared state), and the
+    // sharing of the rules' actions over the destination limits' one.
     void start();
     // Takes up the rule actions kept in the control settings, once those
     // are restored.
@@ -76,6 +82,11 @@ class Features {
     void restored_dead(const core::Queue& q, int64_t now_ms);
     // A rule's action ended by its time (the scheduler's admin_expired()).
     void rule_expired(const core::AdminTarget& target);
+    // A rule's action on sender group `g`'s mail on `target` ended by its
+    // time (the scheduler's sender_rule_expired()).
+    void sender_rule_expired(const core::AdminTarget& target, core::SenderGroup g) {
+        if (actions_) actions_->sender_expired(target, g);
+    }
     // The process is about to exit: leases are given back now.
     void exiting();
     // What the control socket's queries read of the features, and what
@@ -94,6 +105,9 @@ class Features {
     const ReplyActions* reply_actions() const { return actions_.get(); }
     // The MX lookups' counters, when providers follow MX records.
     std::optional<MxResolverStats> mx_stats() const;
+    // The cluster limits' Redis connections and leases, for the metrics
+    // (FeatureSnapshot::shared; nothing without cqmgr_redis_server).
+    void shared_stats(FeatureSnapshot& s) const;
 
   private:
     // Wires the rules' actions to the control commands, when both exist.
@@ -124,12 +138,16 @@ class Features {
     ClusterLimits provider_limits_;
     ClusterLimits limits_;
     // cqmgr_reply_actions: made only when its table is given.
+    BackoffProfiles profiles_;
     std::unique_ptr<ReplyActions> actions_;
     ControlCommands* control_ = nullptr;
     // The MX path: after the providers, as its answers go to them, so it
     // goes first.
     std::unique_ptr<MxResolver> mx_resolver_;
     std::unique_ptr<MxProviderSource> mx_source_;
+    // The rules' actions shared through Redis, when both are configured:
+    // last, as it uses the rules' actions and the limits' connection.
+    std::unique_ptr<SharedActions> shared_actions_;
 };
 
 } // namespace cqmgr::qmgr

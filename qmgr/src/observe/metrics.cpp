@@ -1,7 +1,9 @@
 #include "metrics.hpp"
 
+#include "health.hpp"
 #include "metric_family.hpp"
 #include "provider_metrics.hpp"
+#include "queue_metrics.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -237,6 +239,13 @@ void histogram_families(std::vector<MetricFamily>& out, const Counters& c) {
                      "Time a delivery request took, from handing it to the agent to its outcome",
                      c.delivery_time, delivery_time_bounds);
 }
+
+// How late the heartbeat's timer fired (health.hpp).
+void loop_families(std::vector<MetricFamily>& out, const MetricsSnapshot& s) {
+    sample(family(out, "cqmgr_event_loop_lag_seconds",
+                  "How late the event loop ran its once-a-second timer", MetricType::Histogram),
+           {}, s.loop_lag, loop_lag_bounds);
+}
 } // namespace
 
 MetricsSnapshot take_metrics_snapshot(const core::Scheduler& sched, const Counters& counters,
@@ -281,12 +290,15 @@ std::vector<prometheus::MetricFamily> build_metrics(const MetricsSnapshot& s,
     std::vector<MetricFamily> out;
     delivery_families(out, s.counters);
     message_families(out, s);
+    queue_families(out, s);
     transport_families(out, s);
     control_families(out, s);
     destination_families(out, s, destination_limit);
     provider_families(out, s);
     if (s.mx) mx_families(out, *s.mx);
+    feature_families(out, s.features);
     histogram_families(out, s.counters);
+    loop_families(out, s);
     return out;
 }
 

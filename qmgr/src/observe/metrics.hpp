@@ -7,6 +7,7 @@
 
 #include "counters.hpp"
 #include "cqmgr/core/scheduler.hpp"
+#include "feature_metrics.hpp"
 #include "mx_resolver.hpp"
 
 #include <array>
@@ -67,6 +68,18 @@ struct MetricsSnapshot {
     std::vector<Provider> providers;
     // The providers' MX lookups (when the daemon makes them).
     std::optional<MxResolverStats> mx;
+    // The features' and the active queue's bounds (feature_metrics.hpp).
+    FeatureSnapshot features;
+    // How late the heartbeat fired (health.hpp).
+    Histogram loop_lag;
+    // incoming/, active/ and deferred/ (queue_metrics.hpp), in that order:
+    // nullopt while not known yet.
+    struct Queue {
+        double messages = 0;
+        double oldest_age = 0; // seconds; 0 when empty
+        bool oldest_known = false;
+    };
+    std::array<std::optional<Queue>, 3> queues;
 };
 
 // Copies what the metrics show.  On the event loop thread only.  With

@@ -1,4 +1,5 @@
-// The HTTP endpoint that serves /metrics (cqmgr_metrics_listen).
+// The HTTP endpoint that serves /metrics (cqmgr_metrics_listen), and the
+// health endpoints /healthz and /readyz (health.hpp).
 //
 // It answers on a thread of its own (with its own io_context; Boost.Beast
 // reads the requests and writes the replies), while every piece of daemon
@@ -15,6 +16,8 @@
 // every second, the counters stay in one place (Counters, which the control
 // socket reads too), and a scrape sees one consistent moment.  The loop
 // never waits for the endpoint: delivery is never blocked by a scrape.
+// The process metrics (process_metrics.hpp) and the health answers are
+// read on the endpoint's thread, without the loop.
 //
 // The listening sockets are opened before the jail (pre_jail.cpp), so that a
 // port below 1024 works after -u, and TCP needs nothing from the file
@@ -31,6 +34,7 @@
 #pragma once
 
 #include "cqmgr/protocol/asio.hpp"
+#include "health.hpp"
 #include "metrics.hpp"
 
 #include <chrono>
@@ -42,13 +46,24 @@
 
 namespace cqmgr::qmgr {
 
+struct EndpointHub;
+
 class MetricsEndpoint {
   public:
     using SnapshotFn = std::function<MetricsSnapshot()>;
+    // What the endpoint asks of the daemon once attached.
+    struct LoopHooks {
+        SnapshotFn snapshot;                   // on the loop's thread
+        Heartbeat::ReadinessFn readiness = {}; // on the loop's thread; none: ready
+        std::string version = {};              // for cqmgr_build_info
+    };
 
     // `listen` as cqmgr_metrics_listen has it (PORT, IPv4:PORT or
-    // [IPv6]:PORT; metrics_listen.hpp).
-    MetricsEndpoint(std::string listen, size_t destination_limit);
+    // [IPv6]:PORT; metrics_listen.hpp); `stall_time` is
+    // cqmgr_health_stall_time.  Opens what the process metrics read from
+    // /proc (before the jail).
+    MetricsEndpoint(std::string listen, size_t destination_limit,
+                    std::chrono::seconds stall_time = std::chrono::seconds(10));
     // Stops the endpoint's thread first (stop()).
     ~MetricsEndpoint();
     MetricsEndpoint(const MetricsEndpoint&) = delete;
@@ -58,9 +73,11 @@ class MetricsEndpoint {
     // address is in use, a port below 1024 is tried again every 100 ms for
     // up to `busy_wait`.
     std::string open(std::chrono::milliseconds busy_wait = std::chrono::milliseconds(0));
-    // Starts serving on a thread of its own.  From now on scrapes take
-    // their snapshot with `snapshot`, on `loop`'s thread.  When open()
-    // failed, it is tried again (see above).
+    // Starts serving on a thread of its own, and the heartbeat on `loop`
+    // (health.hpp).  From now on scrapes take their snapshot with
+    // `hooks.snapshot`, on `loop`'s thread.  When open() failed, it is
+    // tried again (see above).
+    void attach(asio::io_context& loop, LoopHooks hooks);
     void attach(asio::io_context& loop, SnapshotFn snapshot);
     // Stops serving and ends the thread (a scrape waiting for the loop
     // gets no reply); idempotent.  Called before the process exits, so
@@ -71,9 +88,6 @@ class MetricsEndpoint {
     std::vector<asio::ip::tcp::endpoint> local_endpoints() const;
 
   private:
-    struct Hub;
-    class Session;
-
     // One attempt at opening every address; "" or why not (`ec` says
     // what failed).
     std::string try_open(error_code& ec);
@@ -81,8 +95,9 @@ class MetricsEndpoint {
     void accept(asio::ip::tcp::acceptor& acceptor);
 
     std::string listen_;
-    std::shared_ptr<Hub> hub_; // what the loop's handlers share with the thread
-    asio::io_context io_{1};   // the endpoint's thread's
+    std::shared_ptr<EndpointHub> hub_;     // what the loop's handlers share with the thread
+    std::shared_ptr<Heartbeat> heartbeat_; // on the loop, once attached
+    asio::io_context io_{1};               // the endpoint's thread's
     std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> acceptors_;
     std::string open_error_; // why open() failed
     std::unique_ptr<asio::steady_timer> retry_timer_;

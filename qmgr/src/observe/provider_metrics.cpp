@@ -11,19 +11,21 @@ using namespace metric_family;
 
 void provider_families(std::vector<MetricFamily>& out, const MetricsSnapshot& s) {
     if (s.providers.empty()) return;
-    auto& members = family(out, "cqmgr_provider_members",
-                           "Destination queues that belong to the provider (for provider=\"other\" "
-                           "those of the providers not shown)",
-                           MetricType::Gauge);
-    auto& busy =
-        family(out, "cqmgr_provider_busy", "Entries being delivered to the provider's destinations",
-               MetricType::Gauge);
-    auto& todo = family(out, "cqmgr_provider_todo",
-                        "Entries waiting for the provider's destinations", MetricType::Gauge);
+    // Made first and filled through their index: a reference into `out`
+    // would not survive the next family's push_back.
+    const size_t first = out.size();
+    family(out, "cqmgr_provider_members",
+           "Destination queues that belong to the provider (for provider=\"other\" "
+           "those of the providers not shown)",
+           MetricType::Gauge);
+    family(out, "cqmgr_provider_busy", "Entries being delivered to the provider's destinations",
+           MetricType::Gauge);
+    family(out, "cqmgr_provider_todo", "Entries waiting for the provider's destinations",
+           MetricType::Gauge);
     for (const auto& p : s.providers) {
-        sample(members, {{"provider", p.name}}, p.members);
-        sample(busy, {{"provider", p.name}}, p.busy);
-        sample(todo, {{"provider", p.name}}, p.todo);
+        sample(out[first], {{"provider", p.name}}, p.members);
+        sample(out[first + 1], {{"provider", p.name}}, p.busy);
+        sample(out[first + 2], {{"provider", p.name}}, p.todo);
     }
 }
 

@@ -9,6 +9,7 @@
 #include "process.hpp"
 #include "smtp_client.hpp"
 
+#include <arpa/inet.h>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -18,9 +19,11 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sstream>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <thread>
 #include <unistd.h>
@@ -257,6 +260,165 @@ TEST(FaultLive, ALaterBatchThatCannotBeOpenedIsReadAgain_EIO) {
 
 TEST(FaultLive, ALaterBatchThatCannotBeOpenedIsReadAgain_EMFILE) {
     later_batch_open_fails(EMFILE);
+}
+
+namespace {
+// A GET of `path` on 127.0.0.1:`port`: the status code (0: no answer within
+// five seconds) and the body.
+std::pair<int, std::string> http_get(uint16_t port, const std::string& path) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    std::string in;
+    const std::string req = "GET " + path + " HTTP/1.0\r\n\r\n";
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0 &&
+        ::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
+        pollfd p{fd, POLLIN, 0};
+        char buf[65536];
+        ssize_t n = 0;
+        while (::poll(&p, 1, 5000) == 1 && (n = ::recv(fd, buf, sizeof buf, 0)) > 0)
+            in.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    // "HTTP/1.1 200 OK"
+    if (in.size() < 12 || in.rfind("HTTP/1.", 0) != 0) return {0, ""};
+    size_t body = in.find("\r\n\r\n");
+    return {std::atoi(in.c_str() + 9), body == std::string::npos ? "" : in.substr(body + 4)};
+}
+
+int http_status(uint16_t port, const std::string& path) {
+    return http_get(port, path).first;
+}
+
+// The value of the sample `series` (name and labels as scraped) in
+// /metrics; -1 when there is none.
+double scraped(uint16_t port, const std::string& series) {
+    std::istringstream in(http_get(port, "/metrics").second);
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
+    return -1;
+}
+
+// Makes `n` files in deferred/ (hashed one level deep, as Postfix does
+// short queue IDs) named from `first` on, not due for an hour: the deferred
+// scan only looks at them (their contents are never read).
+void make_deferred(const std::string& deferred, int first, int n) {
+    const auto later = ::time(nullptr) + 3600;
+    for (int i = first; i < first + n; ++i) {
+        char id[16];
+        std::snprintf(id, sizeof id, "%X%07X", 1 + i % 15, i);
+        const std::string dir = deferred + "/" + id[0];
+        std::filesystem::create_directories(dir);
+        compat::write_file(dir + "/" + id, "x", 0700);
+        struct timeval t[2] = {{later, 0}, {later, 0}};
+        ::utimes((dir + "/" + id).c_str(), t);
+    }
+}
+} // namespace
+
+// The acceptance of the deferred queue's gauge: on a queue of 10,000
+// deferred messages, cqmgr_queue_messages{queue="deferred"} equals the
+// number of files in deferred/ within one queue_run_delay after a change
+// (files put there, files removed as postsuper -d does), with and without
+// the due index.
+TEST(FaultLive, TheDeferredGaugeFollowsTheQueue) {
+    using std::chrono::steady_clock;
+    constexpr int queue_run_delay = 6;
+    for (const char* index : {"no", "yes"}) {
+        SCOPED_TRACE(std::string("cqmgr_deferred_due_index = ") + index);
+        const uint16_t port = compat::allocate_ports(1)[0];
+        LiveCqmgr live({{"cqmgr_metrics_listen", "127.0.0.1:" + std::to_string(port)},
+                        {"queue_run_delay", std::to_string(queue_run_delay) + "s"},
+                        {"cqmgr_deferred_due_index", index}},
+                       {});
+        const std::string deferred = live.queue("deferred");
+        const std::string series = "cqmgr_queue_messages{queue=\"deferred\"}";
+        ASSERT_TRUE(live.wait(60, [&] { return scraped(port, series) == 0; }))
+            << live.inst->maillog_tail();
+        // Waits for the gauge to show what deferred/ holds; the seconds it took.
+        auto follows = [&](std::chrono::steady_clock::time_point changed) {
+            const double want = static_cast<double>(compat::count_files(deferred));
+            double got = -1;
+            while (steady_clock::now() - changed < std::chrono::seconds(3 * queue_run_delay)) {
+                if ((got = scraped(port, series)) == want) break;
+                std::this_thread::sleep_for(std::chrono::milliseconds(250));
+            }
+            EXPECT_EQ(got, want);
+            const double took =
+                std::chrono::duration<double>(steady_clock::now() - changed).count();
+            std::cout << "  deferred gauge = " << got << " files after " << took << " s\n";
+            return took;
+        };
+        make_deferred(deferred, 0, 10000);
+        // A few seconds beyond the delay for the pass over 10,000 files on
+        // a busy machine.
+        EXPECT_LE(follows(steady_clock::now()), queue_run_delay + 5);
+        for (int i = 0; i < 1000; ++i) {
+            char id[16];
+            std::snprintf(id, sizeof id, "%X%07X", 1 + i % 15, i);
+            std::filesystem::remove(deferred + "/" + id[0] + "/" + id);
+        }
+        make_deferred(deferred, 20000, 10);
+        EXPECT_LE(follows(steady_clock::now()), queue_run_delay + 5);
+        EXPECT_EQ(scraped(port, series), 9010);
+        // Born just now, the files are some seconds old at most.
+        const double age = scraped(port, "cqmgr_queue_oldest_age_seconds{queue=\"deferred\"}");
+        EXPECT_GE(age, 0);
+        EXPECT_LT(age, 300);
+        live.ok = !testing::Test::HasFailure();
+    }
+}
+
+// The health endpoints of the real daemon: /healthz and /readyz answer 200
+// in normal running; while the shim blocks the event loop (an open of an
+// active file waits for a flag file to go), /healthz answers 503 within
+// cqmgr_health_stall_time + 2 s; once the loop is let go, 200 again and the
+// mail goes.
+TEST(FaultLive, HealthzSeesTheLoopBlocked) {
+    using std::chrono::steady_clock;
+    const std::string flag = "/tmp/cqmgr-fault-block-" + std::to_string(::getpid());
+    std::filesystem::remove(flag);
+    std::filesystem::remove(flag + ".blocked");
+    const uint16_t port = compat::allocate_ports(1)[0];
+    constexpr int stall_time = 3;
+    LiveCqmgr live({{"transport_maps", "inline:{ dest.example=discard: }"},
+                    {"cqmgr_metrics_listen", "127.0.0.1:" + std::to_string(port)},
+                    {"cqmgr_health_stall_time", std::to_string(stall_time) + "s"}},
+                   {{"CQMGR_SHIM_BLOCK_FLAG", flag}});
+    ASSERT_TRUE(live.wait(60, [&] { return http_status(port, "/readyz") == 200; }))
+        << live.inst->maillog_tail();
+    EXPECT_EQ(http_status(port, "/healthz"), 200);
+    live.send({"one@dest.example"});
+    ASSERT_TRUE(live.wait(60, [&] {
+        return live.count({"to=<one@dest.example>", "status=sent"});
+    })) << live.inst->maillog_tail();
+    EXPECT_EQ(http_status(port, "/healthz"), 200);
+    EXPECT_EQ(http_status(port, "/readyz"), 200);
+
+    compat::write_file(flag, "", 0644);
+    live.send({"two@dest.example"});
+    ASSERT_TRUE(live.wait(60, [&] { return std::filesystem::exists(flag + ".blocked"); }));
+    const auto blocked = steady_clock::now();
+    int code = 0;
+    while (steady_clock::now() - blocked < std::chrono::seconds(stall_time + 4)) {
+        code = http_status(port, "/healthz");
+        if (code == 503) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    const auto seen = steady_clock::now() - blocked;
+    std::cout << "  /healthz 503 after " << std::chrono::duration<double>(seen).count()
+              << " s of a blocked loop\n";
+    EXPECT_EQ(code, 503);
+    EXPECT_LE(seen, std::chrono::seconds(stall_time + 2));
+    std::filesystem::remove(flag);
+    EXPECT_TRUE(live.wait(60, [&] {
+        return live.count({"to=<two@dest.example>", "status=sent"});
+    })) << live.inst->maillog_tail();
+    EXPECT_TRUE(live.wait(10, [&] { return http_status(port, "/healthz") == 200; }));
+    std::filesystem::remove(flag + ".blocked");
+    live.ok = !testing::Test::HasFailure();
 }
 
 int main(int argc, char** argv) {

@@ -11,7 +11,11 @@
 //                          every new peak;
 //   CQMGR_SHIM_FAIL_OPENS  how many read-only opens of a file under active/
 //                          fail (the first ones; default none), ...
-//   CQMGR_SHIM_FAIL_ERRNO  ... with this errno (default EIO).
+//   CQMGR_SHIM_FAIL_ERRNO  ... with this errno (default EIO);
+//   CQMGR_SHIM_BLOCK_FLAG  a file: while it exists, an open of a file under
+//                          active/ waits (and so blocks the daemon's event
+//                          loop, the fault the health endpoint must see),
+//                          after creating FLAG.blocked to say so.
 // Read-only, because the daemon claims a file read-write and opens it
 // read-only for its later recipient batches.
 #include <array>
@@ -24,6 +28,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <mutex>
+#include <string>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -40,6 +45,7 @@ std::array<std::atomic<int>, n_services> open_now{};
 std::array<std::atomic<int>, n_services> peak{};
 std::atomic<int> fail_opens{0};
 int fail_errno = EIO;
+const char* block_flag = nullptr;
 int report_fd = -1;
 std::mutex report_mutex;
 
@@ -67,6 +73,7 @@ void write_report() {
 __attribute__((constructor)) void init() {
     if (const char* n = std::getenv("CQMGR_SHIM_FAIL_OPENS")) fail_opens = std::atoi(n);
     if (const char* e = std::getenv("CQMGR_SHIM_FAIL_ERRNO")) fail_errno = std::atoi(e);
+    block_flag = std::getenv("CQMGR_SHIM_BLOCK_FLAG");
     if (const char* path = std::getenv("CQMGR_SHIM_REPORT")) {
         int fd = next<open_fn>("open")(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd >= 0) {
@@ -96,9 +103,22 @@ bool fail_this_open(const char* path, int flags) {
     return fail_opens.fetch_sub(1) > 0;
 }
 
+// While the block flag exists, an open of an active file waits for it to
+// go, having said so in FLAG.blocked.
+void block_while_flagged(open_fn real, const char* path) {
+    if (!block_flag || std::strncmp(path, "active/", 7) != 0 || ::access(block_flag, F_OK) != 0)
+        return;
+    std::string said = std::string(block_flag) + ".blocked";
+    int fd = real(said.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0) next<close_fn>("close")(fd);
+    while (::access(block_flag, F_OK) == 0)
+        ::usleep(20000);
+}
+
 // open(2) through `real`, unless this open is to fail.
 int open_or_fail(open_fn real, const char* path, int flags, va_list ap) {
     mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+    block_while_flagged(real, path);
     if (fail_this_open(path, flags)) {
         errno = fail_errno;
         return -1;

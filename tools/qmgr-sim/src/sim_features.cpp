@@ -50,6 +50,7 @@ class Features final : public core::SimHooks {
                 qmgr::RegexTable::parse("pcre", w.origin + " reply_actions", w.reply_actions, warn);
         else if (!params.cqmgr_reply_actions.empty())
             rules_ = qmgr::RegexTable::open(params.cqmgr_reply_actions, warn);
+        profiles_ = qmgr::BackoffProfiles::open(params.cqmgr_backoff_profiles, warn);
     }
 
     bool any() const { return gates_ || !senders_.empty() || rules_; }
@@ -71,6 +72,11 @@ class Features final : public core::SimHooks {
     void admin_expired(core::AdminKind kind, const core::AdminTarget& target, double now) override {
         clock_.t = now;
         if (kind == core::AdminKind::rule && actions_) actions_->expired(target);
+    }
+    void sender_rule_expired(const core::AdminTarget& target, core::SenderGroup g,
+                             double now) override {
+        clock_.t = now;
+        if (actions_) actions_->sender_expired(target, g);
     }
     void delivery_started(core::Scheduler& s, const core::Entry& e, double now) override {
         clock_.t = now;
@@ -129,7 +135,7 @@ class Features final : public core::SimHooks {
         };
         actions_ = std::make_unique<qmgr::ReplyActions>(
             std::move(*rules_), *requests_, clock_,
-            [](const std::string&) { return std::string(); }, scopes);
+            [](const std::string&) { return std::string(); }, scopes, std::move(profiles_));
         actions_->keep([this](const auto& actives) { record(actives); });
     }
     // Records what started and what ended since the last change.
@@ -158,6 +164,7 @@ class Features final : public core::SimHooks {
     qmgr::SenderGroups senders_;
     std::map<core::SenderGroup, std::string> group_names_;
     std::optional<qmgr::RegexTable> rules_;
+    qmgr::BackoffProfiles profiles_; // of the rules' backoff actions
     core::Scheduler* sched_ = nullptr;
     asio::io_context io_;
     std::unique_ptr<qmgr::CoreRequests> requests_;

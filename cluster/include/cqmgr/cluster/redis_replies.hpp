@@ -34,6 +34,13 @@ std::optional<RedisAddress> read_master_address(const RedisReply& r);
 // ROLE's first element ("master", "slave", "sentinel"), or "" when the
 // reply is not a role.
 std::string read_role(const RedisReply& r);
+// A board's most records read, and its longest field or record text.
+constexpr size_t max_board_records = 10'000;
+constexpr size_t max_board_text = 16'384;
+// The board read script's {version, 0} or {version, 1, field, record,
+// ...}: a record that is not "SINCE ENDED EXPIRES\nID\nVALUE" (numbers,
+// 0 or 1, one printable line of id, a value of one line) is left out.
+BoardAnswer read_board_answer(const RedisReply& r);
 // INFO server's run_id (40 hex digits), or nullopt.
 std::optional<std::string> read_run_id(const RedisReply& r);
 

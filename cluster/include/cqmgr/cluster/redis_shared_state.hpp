@@ -13,6 +13,7 @@
 //   <prefix>fence                             while it exists, no new lease is
 //                                             granted (a store that lost its
 //                                             state: see lease_acquire)
+//   <prefix>board:<name>[:expiry|:version]    a board of records (redis_board.cpp)
 //
 // Leases and rate cells are read and changed only by Lua scripts, so each
 // step is atomic across hosts, and every time comes from Redis's own clock
@@ -55,6 +56,10 @@ class RedisSharedState : public SharedState {
     void rate_take(const std::string& scope, const RateSpec& rate, double horizon_ms,
                    double own_tat_ms, std::function<void(const RateAnswer&)> done) override;
     bool release_blocking(const Leases& leases) override;
+    void board_put(const std::string& board, const BoardRecord& record,
+                   std::function<void(bool ok)> done = {}) override;
+    void board_read(const std::string& board, const std::string& known,
+                    std::function<void(const BoardAnswer&)> done) override;
 
     std::string dead_key(const std::string& transport, const std::string& queue) const {
         return prefix_ + "dead:" + transport + ":" + queue;
@@ -63,6 +68,7 @@ class RedisSharedState : public SharedState {
     std::string rate_key(const std::string& scope) const { return prefix_ + "rate:" + scope; }
     std::string instance_key() const { return prefix_ + "instance"; }
     std::string fence_key() const { return prefix_ + "fence"; }
+    std::string board_key(const std::string& board) const { return prefix_ + "board:" + board; }
 
   private:
     std::shared_ptr<RedisClient> client_;
@@ -82,5 +88,7 @@ const RedisScript& gcra_script();
 const RedisScript& lease_acquire_script();
 const RedisScript& lease_renew_script();
 const RedisScript& dead_get_script();
+const RedisScript& board_put_script();
+const RedisScript& board_read_script();
 
 } // namespace cqmgr::cluster

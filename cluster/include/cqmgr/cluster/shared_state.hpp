@@ -1,5 +1,6 @@
 // What cqmgr hosts share, as the queue manager sees it: dead marks,
-// concurrency leases and rate cells, each step answered asynchronously.
+// concurrency leases, rate cells and boards of records (the reply rules'
+// actions), each step answered asynchronously.
 // RedisSharedState keeps them in Redis (redis_shared_state.hpp); the
 // daemon's cluster limits (qmgr/src/features/cluster/cluster_limits.hpp)
 // use only this interface, so that their tests can put a deterministic fake
@@ -45,6 +46,38 @@ struct RateAnswer {
     bool allowed = false;
     double retry_after_ms = 0; // when not allowed
     double wait_ms = 0;        // when allowed: until the booked start is due (0: now)
+};
+
+// A record of a shared board: the reply rules' actions in force across the
+// cluster (the queue manager's shared_actions.hpp).  `field` names what it
+// is about (a board holds one record per field), `id` the one action it
+// is, `since_ms` orders two actions of one field (the later wins), `ended`
+// says the action was ended early (a record that ended is never put back
+// in force under the same id), `expires_ms` when it leaves the board (Unix
+// ms), `value` the hosts' own text.  The id and the value are one line
+// each.
+struct BoardRecord {
+    std::string field;
+    std::string id;
+    int64_t since_ms = 0;
+    bool ended = false;
+    int64_t expires_ms = 0;
+    std::string value;
+    bool operator==(const BoardRecord&) const = default;
+};
+
+struct BoardAnswer {
+    bool failed = false;  // Redis did not answer
+    std::string version;  // the board's version now ("": none yet)
+    bool changed = false; // not the version known: `records` is the board
+    std::vector<BoardRecord> records;
+
+    // Redis did not answer.
+    static BoardAnswer failure() {
+        BoardAnswer a;
+        a.failed = true;
+        return a;
+    }
 };
 
 class SharedState {
@@ -110,6 +143,18 @@ class SharedState {
     // loop left to wait on), each step within the command deadline.  False
     // when that could not be done (the leases then expire by themselves).
     virtual bool release_blocking(const Leases& leases) = 0;
+
+    // Puts `record` on board `board`, unless a record of the same field
+    // wins over it: one of the same id that has ended (or that is in force
+    // while `record` is too), or one of a later action (a later since_ms,
+    // then a greater id).  A record past its expiry is no record.  Each
+    // change of the board changes its version.
+    virtual void board_put(const std::string& board, const BoardRecord& record,
+                           std::function<void(bool ok)> done = {}) = 0;
+    // Reads board `board`: its version, and every record not yet expired
+    // when that is not `known`.
+    virtual void board_read(const std::string& board, const std::string& known,
+                            std::function<void(const BoardAnswer&)> done) = 0;
 };
 
 } // namespace cqmgr::cluster

@@ -130,6 +130,9 @@ struct QmgrParams {
     std::string cqmgr_metrics_listen;
     // Destinations with metric series of their own; the rest are summed.
     int64_t cqmgr_metrics_destination_limit{};
+    // /healthz answers 503 once the event loop has not turned for this
+    // long (seconds).
+    int64_t cqmgr_health_stall_time{};
     // The destination state store (docs/admin-guide.md): an LMDB file,
     // relative to queue_directory unless absolute; empty turns it off.
     // By default $data_directory/cqmgr-state.lmdb.
@@ -151,9 +154,12 @@ struct QmgrParams {
     // one limit together, held across them by the providers' gate).
     std::string cqmgr_adaptive_limit_scope;
     // Reply rules that act (docs/admin-guide.md): a pcre: or regexp:
-    // table whose results are actions (suspend, throttle, rate, warn) with
-    // a scope, a threshold and a duration; empty = off.
+    // table whose results are actions (suspend, throttle, rate, backoff,
+    // warn) with a scope, a threshold and a duration; empty = off.
     std::string cqmgr_reply_actions;
+    // The limit sets that their `backoff PROFILE` names: tables from a
+    // profile's name to `[concurrency=N] [rate=N/PERIOD]`.
+    std::vector<std::string> cqmgr_backoff_profiles;
     // Retry jitter: each deferral's backoff moves by a random offset within
     // this percentage of it (0 = off, as stock).
     int64_t cqmgr_backoff_jitter{};
@@ -210,9 +216,11 @@ struct QmgrParams {
     int64_t cqmgr_bulk_agent_share{};
     // Sender limits (docs/admin-guide.md): the tables that give a message
     // a sender group, and the group its concurrency and rate per
-    // destination, from its sender address or domain.  With no table set,
-    // no message has a group and nothing changes.
+    // destination, from its sender address or domain, else from the class
+    // its header lines give (cqmgr_sender_class_header_maps).  With no
+    // table set, no message has a group and nothing changes.
     std::vector<std::string> cqmgr_sender_limits;
+    std::vector<std::string> cqmgr_sender_class_header_maps;
     // Slow-destination isolation (docs/admin-guide.md): the percentage of
     // a transport's process limit that one destination may have in flight
     // (per transport: <transport>_cqmgr_destination_agent_share); 0 = off.

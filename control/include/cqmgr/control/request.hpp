@@ -71,6 +71,7 @@ struct Request {
     std::optional<Target> target;    // the commands; explain: what it explains
     std::optional<int64_t> duration; // suspend, throttle: "for DURATION", in seconds
     std::string reason;              // suspend: "reason TEXT..." (empty: none)
+    std::string sender;              // resume: "sender GROUP" (empty: every group's and the rest)
     int concurrency = 0;             // throttle
 
     bool operator==(const Request&) const = default;

@@ -155,6 +155,9 @@ class Sim : public Driver {
     void admin_expired(AdminKind kind, const AdminTarget& target) override {
         if (hooks_) hooks_->admin_expired(kind, target, now_);
     }
+    void sender_rule_expired(const AdminTarget& target, SenderGroup g) override {
+        if (hooks_) hooks_->sender_rule_expired(target, g, now_);
+    }
 
   private:
     // Counts one finish (delivery or deferral) for each recipient.

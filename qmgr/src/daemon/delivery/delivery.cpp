@@ -96,7 +96,7 @@ void Delivery::go(Call& c, bool ok) {
     trace_request(*e);
     record_.started(c.flight, *e, clock_);
     c.ev.started = std::chrono::steady_clock::now();
-    c.send(encoded_request_for(*e));
+    c.send(encoded_request_for(*e, c.ev));
 }
 
 void Delivery::replied(Call& c, protocol::DeliveryOutcome&& out) {
@@ -150,12 +150,12 @@ core::DeliveryResult delivery_result(protocol::DeliveryOutcome&& out) {
             {std::move(out.reply.hop.status), std::move(out.reply.hop.reason)}};
 }
 
-std::string_view Delivery::encoded_request_for(const core::Entry& e) {
+std::string_view Delivery::encoded_request_for(const core::Entry& e, const DeliveryEvent& ev) {
     // A request for many recipients should not keep its room for good.
     if (request_buf_.capacity() > 64 * 1024) request_buf_ = std::string();
     request_buf_.clear();
     encode_delivery_request(request_buf_, static_cast<const Message&>(*e.message), e,
-                            params_.smtputf8_enable, &request_heads_);
+                            params_.smtputf8_enable, &request_heads_, ev.no_session_store);
     return request_buf_;
 }
 

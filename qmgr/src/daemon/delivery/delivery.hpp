@@ -45,8 +45,8 @@ class Delivery : public DeliveryObserver {
     // The agent answered the request of `c` (or failed to).
     void replied(Call& c, protocol::DeliveryOutcome&& out);
     // The request for entry `e`, encoded for the wire into request_buf_
-    // (valid until the next call).
-    std::string_view encoded_request_for(const core::Entry& e);
+    // (valid until the next call), as the observers of `ev` asked.
+    std::string_view encoded_request_for(const core::Entry& e, const DeliveryEvent& ev);
     // -v: the entry about to go to an agent.
     void trace_request(const core::Entry& e) const;
     // -v: an agent connection that carries no request (there should be none).

@@ -42,7 +42,7 @@ void RequestHeadCache::keep(const Message& m, std::string_view file, std::string
 }
 
 void encode_delivery_request(std::string& out, const Message& m, const core::Entry& e,
-                             bool smtputf8_enable, RequestHeadCache* cache) {
+                             bool smtputf8_enable, RequestHeadCache* cache, bool no_session_store) {
     const auto& env = m.env;
     const core::Queue& q = *e.queue;
     int smtputf8 = env.smtputf8;
@@ -63,7 +63,8 @@ void encode_delivery_request(std::string& out, const Message& m, const core::Ent
         sender = verp;
     }
     protocol::DeliveryRequestHead h;
-    h.flags = env.tflags | q.dflags |
+    const int dflags = no_session_store ? q.dflags & ~protocol::del_flag::conn_store : q.dflags;
+    h.flags = env.tflags | dflags |
               (env.inspect() ? protocol::del_flag::bounce : protocol::del_flag::deflt);
     h.nexthop = q.nexthop;
     h.encoding = env.encoding();

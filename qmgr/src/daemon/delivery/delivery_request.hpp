@@ -50,7 +50,10 @@ class RequestHeadCache {
 
 // The same, appended to `out` (whose capacity a caller may reuse), with the
 // message's runs from `cache` when it holds them, and kept there otherwise.
+// With `no_session_store`, the agent is not asked to keep its session for
+// reuse (DeliveryEvent::no_session_store).
 void encode_delivery_request(std::string& out, const Message& m, const core::Entry& e,
-                             bool smtputf8_enable, RequestHeadCache* cache = nullptr);
+                             bool smtputf8_enable, RequestHeadCache* cache = nullptr,
+                             bool no_session_store = false);
 
 } // namespace cqmgr::qmgr

@@ -159,22 +159,24 @@ bool Feeder::uses_due_index(const Scan& s) const {
            s.partial() && !(s.flags() & scan_flag::all);
 }
 
-std::optional<std::string> Feeder::next_deferred(Scan& s, int64_t& time, bool& more) {
+std::optional<std::string> Feeder::next_deferred(Scan& s, Known& k, bool& more) {
     // The files that are due by the index first, one per turn.
     if (uses_due_index(s)) {
         if (auto d = due_.take_due(clock_.now())) {
-            time = d->time;
+            k = {d->time, d->born, false};
             return std::move(d->id);
         }
     }
-    time = 0;
+    k = {};
     auto id = next_name(s);
     // Names in the directories that changed: those the index knows are its
     // business (taken when due), and are passed over a batch at a time;
     // what -v logs for a file not due is what a look would log.
     for (int n = 0; id && uses_due_index(s); ++n) {
-        auto t = due_.known(*id);
+        int64_t born = 0;
+        auto t = due_.known(*id, &born);
         if (!t) break;
+        s.born_last(born); // it stays, as far as the census knows
         if (log::verbose() && *t > clock_.now() + 1) {
             log::debug("qmgr_active_feed: queue " + s.queue());
             log::debug("qmgr_active_feed: " + store_.path(s.queue(), *id));
@@ -193,25 +195,40 @@ std::optional<std::string> Feeder::next_deferred(Scan& s, int64_t& time, bool& m
 bool Feeder::offer(Scan& s, bool& taken) {
     bool from_deferred = &s == &scans_[deferred];
     bool indexed = from_deferred && params_.cqmgr_deferred_due_index;
-    // What the index knows of the file's time (0: nothing), and whether a
+    // What the index knows of the file (nothing: times 0), and whether a
     // batch of names was passed over without one to offer.
-    int64_t known = 0;
+    Known known;
     bool more = false;
     auto id = indexed ? next_deferred(s, known, more) : next_name(s);
     if (!id) return more;
-    // A file that stays in deferred is noted (due_index.hpp).
+    // A file that stays in deferred is noted (due_index.hpp); the scan's
+    // census counts what stays, and not what leaves.
     auto stays = [&](int64_t time) {
-        if (indexed) due_.note(*id, time);
+        if (indexed) due_.note(*id, time, known.born);
+        if (known.listed) s.born_last(known.born);
         return true;
     };
-    if (hooks_.in_memory(*id)) return stays(known);
-    if (from_deferred && ramp_.hold_unseen(*id)) return stays(known);
+    auto leaves = [&] {
+        if (!known.listed) {
+            std::string dir = store_.path(s.queue(), *id);
+            dir.resize(dir.rfind('/'));
+            s.left(dir);
+        } else {
+            s.left_last();
+        }
+    };
+    if (hooks_.in_memory(*id)) return stays(known.time);
+    if (from_deferred && ramp_.hold_unseen(*id)) return stays(known.time);
     if (log::verbose()) log::debug("qmgr_active_feed: queue " + s.queue());
     auto ready = store_.check(s.queue(), *id);
+    if (ready.born) known.born = ready.born;
     if (!ready.warning.empty()) log::warn(ready.warning);
     if (!ready.ready) {
         // Missing: nothing to note.  Otherwise looked at again next pass.
-        if (ready.mode == 0 && ready.warning.empty()) return true;
+        if (ready.mode == 0 && ready.warning.empty()) {
+            leaves();
+            return true;
+        }
         return stays(0);
     }
     if (log::verbose()) log::debug("qmgr_active_feed: " + store_.path(s.queue(), *id));
@@ -229,6 +246,7 @@ bool Feeder::offer(Scan& s, bool& taken) {
     if (from_deferred && !ramp_.admit(*id, s.flags(), ready.mode)) return stays(ready.mtime);
     Taken t = take(*id, s.queue(), s.flags(), ready.mode);
     taken = t == Taken::yes;
+    if (taken) leaves();
     if (taken && from_deferred) ramp_.promoted(*id);
     // After a pause the file stays where it is; a later pass sees it again.
     if (t == Taken::pause) s.restart_later();

@@ -81,6 +81,23 @@ class Feeder {
             if (s.running()) v.push_back(s.queue());
         return v;
     }
+    // For the metrics: incoming/ and deferred/ as their scans saw them
+    // (nullopt before a first pass ended), and the files a previous queue
+    // manager left in active that are still to be taken.
+    std::optional<queuefile::QueueScanner::Census> incoming_census() const {
+        return scans_[incoming].census();
+    }
+    std::optional<queuefile::QueueScanner::Census> deferred_census() const {
+        return scans_[deferred].census();
+    }
+    std::size_t leftovers_waiting() const { return leftovers_.size() - leftover_next_; }
+    // Whether the start-up scans are done: what a previous queue manager
+    // left in active was offered and a pass of the incoming scan reached
+    // its end; a pass of the deferred scan did.
+    bool incoming_scanned() const {
+        return leftovers_waiting() == 0 && scans_[incoming].passes_ended() > 0;
+    }
+    bool deferred_scanned() const { return scans_[deferred].passes_ended() > 0; }
 
   private:
     enum { incoming, deferred };
@@ -98,11 +115,18 @@ class Feeder {
     // True when the running pass of the deferred scan is a partial one
     // that takes the due files from the due index.
     bool uses_due_index(const Scan& s) const;
+    // What the due index knows of a file offered (times 0: nothing), and
+    // whether the scan's listing returned its name (else the index did).
+    struct Known {
+        int64_t time = 0;
+        int64_t born = 0;
+        bool listed = true;
+    };
     // The next file of the deferred scan with the due index on: a due one
-    // from the index (`time`: its time there), else the next listed name
-    // the index does not know (`time` 0).  nullopt with `more` set when a
-    // batch of known names was passed over.
-    std::optional<std::string> next_deferred(Scan& s, int64_t& time, bool& more);
+    // from the index (`k`: what it knew), else the next listed name the
+    // index does not know.  nullopt with `more` set when a batch of known
+    // names was passed over.
+    std::optional<std::string> next_deferred(Scan& s, Known& k, bool& more);
     // Offers the next name of scan `s` to the coordinator; false when the
     // scan had none.
     bool offer(Scan& s, bool& taken);

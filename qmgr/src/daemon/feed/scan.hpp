@@ -55,6 +55,13 @@ class Scan {
     // Directories the running (or last) pass listed, and left unlisted.
     std::size_t dirs_listed() const { return scanner_.dirs_listed(); }
     std::size_t dirs_unchanged() const { return scanner_.dirs_unchanged(); }
+    // The queue's files as the scan saw them (queue_scanner.hpp), and what
+    // its caller reports of the name next() returned last, or of a file
+    // in directory `dir` that left the queue.
+    std::optional<queuefile::QueueScanner::Census> census() const { return scanner_.census(); }
+    void born_last(int64_t born) { scanner_.born_last(born); }
+    void left_last() { scanner_.left_last(); }
+    void left(const std::string& dir) { scanner_.left(dir); }
     // How many passes reached their end (a pass restarted by
     // restart_later() did not).
     unsigned passes_ended() const { return passes_ended_; }

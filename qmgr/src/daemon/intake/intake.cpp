@@ -16,8 +16,9 @@
 namespace cqmgr::qmgr {
 
 namespace {
-// How much of a message's header block cqmgr_priority_header_maps may
-// read: one bounded read, whatever the header's size.
+// How much of a message's header block cqmgr_priority_header_maps and
+// cqmgr_sender_class_header_maps may read: one bounded read, whatever the
+// header's size, shared by both.
 constexpr size_t max_header_bytes = 64 * 1024;
 using queuefile::qmode::expire;
 using queuefile::qmode::unthrottle;
@@ -73,9 +74,13 @@ Intake::Claimed Intake::claim(const std::string& id, const std::string& queue, i
     if (params_.confirm_delay_cleared && m.env.warn_time < 0)
         m.env.tflags |= protocol::del_flag::rec_dly_sent;
     m.single_rcpt = m.env.verp_delims().has_value();
-    if (!priorities_.empty()) m.lane = classify(m, c.fd);
+    queuefile::HeaderLinesOnce headers(c.fd, m.env.data_offset, max_header_bytes);
+    if (!priorities_.empty()) m.lane = classify(m, headers);
     // Once per message, before its first recipient reaches the scheduler.
-    if (!senders_.empty()) m.sender_group = senders_.group(m.env.sender().value_or(""), sched_);
+    if (!senders_.empty())
+        m.sender_group = senders_.group(
+            m.env.sender().value_or(""), sched_,
+            [&headers]() -> const std::vector<std::string>& { return headers.lines(); });
     if (m.env.tflags & protocol::del_flag::mta_vrfy) verify_probes_++;
 
     // A fresh attempt starts with a fresh defer log, except for a message
@@ -135,7 +140,7 @@ bool Intake::not_claimed(const std::string& id, const std::string& queue,
     return false;
 }
 
-core::Lane Intake::classify(const Message& m, int fd) const {
+core::Lane Intake::classify(const Message& m, queuefile::HeaderLinesOnce& headers) const {
     // The first batch's recipient domains, each once.
     std::vector<std::string> domains;
     for (const auto& r : m.env.recipients) {
@@ -144,9 +149,7 @@ core::Lane Intake::classify(const Message& m, int fd) const {
             domains.push_back(std::move(d));
     }
     std::optional<core::Lane> lane = priorities_.classify(m.env.sender().value_or(""), domains);
-    if (!lane && priorities_.wants_headers())
-        lane = priorities_.classify_headers(
-            queuefile::read_header_lines(fd, m.env.data_offset, max_header_bytes));
+    if (!lane && priorities_.wants_headers()) lane = priorities_.classify_headers(headers.lines());
     core::Lane out = lane.value_or(core::Lane::normal);
     if (out != core::Lane::normal) log::info(m.id + ": priority lane " + core::lane_name(out));
     return out;

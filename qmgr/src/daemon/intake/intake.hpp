@@ -11,6 +11,7 @@
 #include "cqmgr/conf/qmgr_params.hpp"
 #include "cqmgr/core/scheduler.hpp"
 #include "cqmgr/queuefile/active_queue.hpp"
+#include "cqmgr/queuefile/header_block.hpp"
 #include "message.hpp"
 #include "priority_class.hpp"
 #include "resolver.hpp"
@@ -96,6 +97,11 @@ class Intake {
     const SenderGroups& senders() const { return senders_; }
     // The name of sender group `g` ("" for none; SenderGroups::name_of).
     const std::string& sender_group_name(core::SenderGroup g) const { return senders_.name_of(g); }
+    // The number of the sender group named `name`, numbered now if need
+    // be (SenderGroups::number; 0: none).
+    core::SenderGroup sender_group_number(const std::string& name) {
+        return senders_.empty() ? 0 : senders_.number(name, sched_);
+    }
     // Messages whose recipients reached the scheduler, the one being
     // assigned now included.  Stock reads, resolves and assigns a message
     // before it takes the next, so this is the active queue's size as stock
@@ -117,9 +123,9 @@ class Intake {
     void place(Message& m, Batch& b, queuefile::Recipient& rcpt, Route route);
     // Assigns the routed batch, against the scheduler's state now.
     void assign_targets(Message& m, Batch& b);
-    // The lane of message `m`, whose file is open as `fd` and whose first
-    // batch was just read.
-    core::Lane classify(const Message& m, int fd) const;
+    // The lane of message `m`, whose first batch was just read (its header
+    // lines are read from its open file only if a table needs them).
+    core::Lane classify(const Message& m, queuefile::HeaderLinesOnce& headers) const;
     // Logs a failed envelope read the way stock words each case.
     void log_read_error(const std::string& id, const queuefile::ReadResult& r) const;
     // Logs and marks done a recipient that is the local double-bounce address.

@@ -89,6 +89,7 @@ awaitable<protocol::ResolveReply> Resolver::resolve(std::string request_class, s
         auto r = co_await client_.resolve(request_class, sender, address);
         if (r) {
             connect_failures_ = 0;
+            answered_ = true;
             release_turn();
             cache_.store(request_class, sender, address, *r, std::chrono::steady_clock::now(),
                          static_cast<uint64_t>(client_.connects()));
@@ -104,11 +105,16 @@ awaitable<std::string> Resolver::rewrite(std::string rule, std::string address) 
         auto r = co_await client_.rewrite(rule, address);
         if (r) {
             connect_failures_ = 0;
+            answered_ = true;
             release_turn();
             co_return std::move(*r);
         }
         co_await pause_after(r.error());
     }
+}
+
+void Resolver::probe() {
+    asio::co_spawn(ex_, resolve("resolve", "", "postmaster"), asio::detached);
 }
 
 } // namespace cqmgr::qmgr

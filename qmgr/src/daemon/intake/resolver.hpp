@@ -46,6 +46,13 @@ class Resolver {
     // as qmgr does for the redirect record; returns the external form.
     awaitable<std::string> rewrite(std::string rule, std::string address);
 
+    // True once trivial-rewrite has answered a request (the health
+    // endpoint's readiness).
+    bool answered() const { return answered_; }
+    // Resolves "postmaster" once in the background, retried as any
+    // request is, so that answered() does not wait for mail.
+    void probe();
+
   private:
     // Logs a failed attempt and waits before the next one.
     awaitable<void> pause_after(const protocol::RewriteError& error);
@@ -60,6 +67,7 @@ class Resolver {
     Counters& counters_;
     int connect_failures_ = 0; // consecutive failed connects, for "connect #N"
     bool busy_ = false;
+    bool answered_ = false;
     std::deque<asio::steady_timer*> waiters_;
 
     // Answers reused for 30 s: by default only the last one, like stock's

@@ -56,7 +56,11 @@ int serve(Daemon& d) {
                                  std::string("cqmgr ") + CQMGR_VERSION);
     control.start();
 
-    if (d.opened.metrics) d.opened.metrics->attach(d.io, [&d] { return qmgr::daemon_metrics(d); });
+    if (d.opened.metrics) {
+        d.opened.metrics->attach(d.io, {[&d] { return qmgr::daemon_metrics(d); },
+                                        [&d] { return qmgr::daemon_readiness(d); }, CQMGR_VERSION});
+        d.qm->probe_rewrite(); // for /readyz, without waiting for mail
+    }
     d.qm->start();
     d.io.run();
     log::set_exit_hook(nullptr); // it refers to the metrics endpoint

@@ -1,5 +1,6 @@
 #include "post_jail.hpp"
 
+#include "health.hpp"
 #include "metrics.hpp"
 #include "shutdown.hpp"
 
@@ -16,6 +17,7 @@ void post_jail(Daemon& d) {
                                           o.flush_domains, *d.master, o.state_store,
                                           std::move(o.reply_rules), std::move(o.limit_tables));
     d.qm->use_priorities(std::move(o.priorities));
+    d.qm->features().use_backoff_profiles(std::move(o.backoff_profiles));
     if (o.reply_actions) d.qm->use_reply_actions(std::move(*o.reply_actions));
     d.qm->use_senders(std::move(o.senders));
     // Destinations of transports that follow MX records join the provider
@@ -32,7 +34,23 @@ MetricsSnapshot daemon_metrics(const Daemon& d) {
         qm.scheduler(), qm.counters(), qm.messages_in_active(), qm.features().providers(),
         static_cast<size_t>(d.config.params.cqmgr_metrics_provider_limit));
     s.mx = qm.features().mx_stats();
+    s.features = feature_snapshot(qm.scheduler(), d.config.params);
+    qm.features().shared_stats(s.features);
+    if (!d.config.params.cqmgr_state_database.empty()) {
+        s.features.state_up = qm.destination_state().usable();
+        s.features.state_commits = qm.destination_state().commits();
+    }
+    s.queues = qm.queue_gauges();
     return s;
+}
+
+unsigned daemon_readiness(const Daemon& d) {
+    const QueueManager& qm = *d.qm;
+    unsigned bits = 0;
+    if (qm.feeder().incoming_scanned()) bits |= ready::incoming_scanned;
+    if (qm.feeder().deferred_scanned()) bits |= ready::deferred_scanned;
+    if (qm.rewrite_answered()) bits |= ready::rewrite_answered;
+    return bits;
 }
 
 } // namespace cqmgr::qmgr

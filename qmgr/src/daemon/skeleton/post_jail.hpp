@@ -31,5 +31,8 @@ void post_jail(Daemon& d);
 
 // What the metrics endpoint shows now (on the loop thread).
 MetricsSnapshot daemon_metrics(const Daemon& d);
+// What /readyz waits for that is done (health.hpp's bits; on the loop
+// thread).
+unsigned daemon_readiness(const Daemon& d);
 
 } // namespace cqmgr::qmgr

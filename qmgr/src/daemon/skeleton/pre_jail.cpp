@@ -52,8 +52,9 @@ Preopened pre_jail(DaemonConfig& config) {
     // Sender limits: their tables, out of reach once chrooted.
     if (!params.cqmgr_sender_limits.empty()) {
         try {
-            o.senders = SenderGroups::open(params.cqmgr_sender_limits,
-                                           [](const std::string& w) { log::warn(w); });
+            o.senders = SenderGroups::open(
+                params.cqmgr_sender_limits, [](const std::string& w) { log::warn(w); },
+                params.cqmgr_sender_class_header_maps);
         } catch (const conf::ConfigError& e) {
             config_fatal(e);
         }
@@ -74,10 +75,18 @@ Preopened pre_jail(DaemonConfig& config) {
                 log::warn("cqmgr_adaptive_reply_rules: " + w);
             });
     // The reply rules that act, in the configuration directory.
-    if (!params.cqmgr_reply_actions.empty())
+    if (!params.cqmgr_reply_actions.empty()) {
         o.reply_actions = RegexTable::open(params.cqmgr_reply_actions, [](const std::string& w) {
             log::warn("cqmgr_reply_actions: " + w);
         });
+        // Their backoff profiles, as the sender limits' tables are read.
+        try {
+            o.backoff_profiles = BackoffProfiles::open(params.cqmgr_backoff_profiles,
+                                                       [](const std::string& w) { log::warn(w); });
+        } catch (const conf::ConfigError& e) {
+            config_fatal(e);
+        }
+    }
     // The MX lookups of cqmgr_provider_maps: c-ares reads resolv.conf and
     // the rest of its configuration when the channel is made, so it is
     // made now (mx_channel.hpp).  A failure leaves the providers to the
@@ -103,7 +112,8 @@ Preopened pre_jail(DaemonConfig& config) {
     if (!params.cqmgr_metrics_listen.empty() && !cl.stdin_mode) {
         o.metrics = std::make_unique<MetricsEndpoint>(
             params.cqmgr_metrics_listen,
-            static_cast<size_t>(params.cqmgr_metrics_destination_limit));
+            static_cast<size_t>(params.cqmgr_metrics_destination_limit),
+            std::chrono::seconds(params.cqmgr_health_stall_time));
         o.metrics->open(std::chrono::seconds(5));
     }
     // A fatal error, too, ends the endpoint's thread before exit().

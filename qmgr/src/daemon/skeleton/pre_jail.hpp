@@ -5,6 +5,7 @@
 // mail_owner can plant a link is opened with mail_owner's rights; no
 // descriptor of a directory is kept.
 #pragma once
+#include "backoff_profiles.hpp"
 #include "cluster_limits.hpp"
 #include "control_surface.hpp"
 #include "daemon_config.hpp"
@@ -31,6 +32,7 @@ struct Preopened {
     std::shared_ptr<state::Store> state_store{};
     std::optional<RegexTable> reply_rules{};
     std::optional<RegexTable> reply_actions{}; // cqmgr_reply_actions
+    BackoffProfiles backoff_profiles{};        // cqmgr_backoff_profiles
     std::optional<ControlSurface::Owner> control_owner{};
     std::unique_ptr<MetricsEndpoint> metrics{};
     // cqmgr_provider_maps' MX path: the c-ares channel (resolv.conf read

@@ -1,5 +1,6 @@
 #include "self_check.hpp"
 
+#include "backoff_profiles.hpp"
 #include "cluster_limits.hpp"
 #include "cqmgr/conf/command_line.hpp"
 #include "cqmgr/conf/compat_level.hpp"
@@ -38,6 +39,29 @@ std::string describe(const conf::ConfigError& e) {
     if (!e.detail().empty()) text += " (" + e.detail() + ")";
     if (!e.where().empty()) text = e.where() + ": " + text;
     return text;
+}
+
+// cqmgr_reply_actions' rules and the profiles their backoffs name: a result
+// that is no action (or names no profile) is ignored when its rule matches.
+void check_reply_actions(const conf::QmgrParams& params, Findings& out) {
+    BackoffProfiles profiles;
+    try {
+        profiles = BackoffProfiles::open(params.cqmgr_backoff_profiles,
+                                         [&out](const std::string& w) { out.warn(w); });
+    } catch (const conf::ConfigError& e) {
+        out.error(describe(e));
+    }
+    auto rules = RegexTable::open(params.cqmgr_reply_actions, [&out](const std::string& w) {
+        out.warn("cqmgr_reply_actions: " + w);
+    });
+    for (size_t i = 0; rules && i < rules->size(); ++i) {
+        auto a = parse_reply_action(rules->result(i));
+        auto why = a ? profiles.resolve(*a) : Failure{a.error()};
+        if (!why)
+            out.warn("cqmgr_reply_actions: " + rules->label() + ", line " +
+                     std::to_string(rules->line(i)) + ": bad result \"" + rules->result(i) +
+                     "\": " + why.error().message());
+    }
 }
 
 // The queue manager's service: the unix (or fifo) line named qmgr, as
@@ -202,16 +226,7 @@ std::vector<CheckFinding> self_check(const std::string& config_dir) {
             // The daemon skips such a rule (or the table) and goes on.
             out.warn("cqmgr_adaptive_reply_rules: " + w);
         });
-    if (!params.cqmgr_reply_actions.empty())
-        if (auto rules = RegexTable::open(params.cqmgr_reply_actions, [&out](const std::string& w) {
-                out.warn("cqmgr_reply_actions: " + w);
-            }))
-            // A result that is no action is ignored when its rule matches.
-            for (size_t i = 0; i < rules->size(); ++i)
-                if (auto a = parse_reply_action(rules->result(i)); !a)
-                    out.warn("cqmgr_reply_actions: " + rules->label() + ", line " +
-                             std::to_string(rules->line(i)) + ": bad result \"" + rules->result(i) +
-                             "\": " + a.error().message());
+    if (!params.cqmgr_reply_actions.empty()) check_reply_actions(params, out);
     if (have_master) check_transports(cf, master, out);
     if (spawn && spawn->chroot) check_chroot(params, out);
     return out.list;

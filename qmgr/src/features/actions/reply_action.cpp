@@ -1,8 +1,6 @@
 // The grammar of a reply rule's result (reply_action.hpp).
 #include "reply_action.hpp"
 
-#include "cqmgr/cluster/rate_spec.hpp"
-
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -14,10 +12,11 @@ namespace cqmgr::qmgr {
 
 namespace {
 
-constexpr std::array<std::pair<ReplyAction::Kind, const char*>, 4> kinds{{
+constexpr std::array<std::pair<ReplyAction::Kind, const char*>, 5> kinds{{
     {ReplyAction::Kind::suspend, "suspend"},
     {ReplyAction::Kind::throttle, "throttle"},
     {ReplyAction::Kind::rate, "rate"},
+    {ReplyAction::Kind::backoff, "backoff"},
     {ReplyAction::Kind::warn, "warn"},
 }};
 
@@ -61,27 +60,14 @@ bool long_number(std::string_view s) {
     return false;
 }
 
-// `N/PERIOD` as cqmgr_rate_limits writes it, without a burst, with N at
-// most `max_n` and PERIOD at most a week.
-Result<cluster::RateSpec, ActionError> rate_of(const std::string& word, int64_t max_n,
-                                               const char* what) {
-    if (word.find(',') != std::string::npos || long_number(word))
-        return fail(std::string(what) + " \"" + word + "\": expected N/PERIOD");
-    auto r = cluster::parse_rate(word);
-    if (!r) return fail(std::string(what) + " " + r.error().message());
-    if (r->count > max_n)
-        return fail(std::string(what) + " \"" + word + "\": more than " + std::to_string(max_n));
-    if (r->period_ms > ReplyAction::max_period_ms)
-        return fail(std::string(what) + " \"" + word + "\": a period longer than a week");
-    return *r;
-}
-
-// A count from 1 to `max`.
-std::optional<int64_t> count_of(const std::string& word, int64_t max) {
-    if (long_number(word)) return std::nullopt;
-    auto n = cluster::parse_concurrency(word);
-    if (!n || *n > max) return std::nullopt;
-    return *n;
+// Whether `word` may name a profile: a table key that is safe in a log
+// line and a key of the shared state.
+bool profile_name(const std::string& word) {
+    return !word.empty() && word.size() <= ReplyAction::max_profile_name &&
+           std::all_of(word.begin(), word.end(), [](char ch) {
+               return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+                      ch == '_' || ch == '-';
+           });
 }
 
 } // namespace
@@ -98,6 +84,26 @@ const char* action_scope_name(ReplyAction::Scope s) {
     return "destination";
 }
 
+Result<cluster::RateSpec, ActionError> parse_action_rate(const std::string& word, int64_t max_n,
+                                                         const char* what) {
+    if (word.find(',') != std::string::npos || long_number(word))
+        return fail(std::string(what) + " \"" + word + "\": expected N/PERIOD");
+    auto r = cluster::parse_rate(word);
+    if (!r) return fail(std::string(what) + " " + r.error().message());
+    if (r->count > max_n)
+        return fail(std::string(what) + " \"" + word + "\": more than " + std::to_string(max_n));
+    if (r->period_ms > ReplyAction::max_period_ms)
+        return fail(std::string(what) + " \"" + word + "\": a period longer than a week");
+    return *r;
+}
+
+std::optional<int64_t> parse_action_count(const std::string& word, int64_t max) {
+    if (long_number(word)) return std::nullopt;
+    auto n = cluster::parse_concurrency(word);
+    if (!n || *n > max) return std::nullopt;
+    return *n;
+}
+
 int ReplyAction::pause_seconds() const {
     if (rate_count <= 0) return 0;
     int64_t spacing_ms = (rate_period_ms + rate_count - 1) / rate_count;
@@ -107,6 +113,7 @@ int ReplyAction::pause_seconds() const {
 std::string ReplyAction::text() const {
     std::string out = action_kind_name(kind);
     if (kind == Kind::throttle) out += " " + std::to_string(concurrency);
+    if (kind == Kind::backoff) out += " " + profile;
     if (kind == Kind::rate)
         out += " " + std::to_string(rate_count) + "/" + std::to_string(rate_period_ms) + "ms";
     out += " ";
@@ -137,16 +144,21 @@ Result<ReplyAction, ActionError> parse_reply_action(std::string_view text) {
     a.kind = k->first;
     if (a.kind == ReplyAction::Kind::throttle) {
         auto n = next();
-        auto c = n ? count_of(*n, ReplyAction::max_count) : std::nullopt;
+        auto c = n ? parse_action_count(*n, ReplyAction::max_count) : std::nullopt;
         if (!c) return fail("throttle needs a concurrency of 1 or more");
         a.concurrency = static_cast<int>(*c);
     } else if (a.kind == ReplyAction::Kind::rate) {
         auto n = next();
         if (!n) return fail("rate needs N/PERIOD");
-        auto r = rate_of(*n, ReplyAction::max_count, "rate");
+        auto r = parse_action_rate(*n, ReplyAction::max_count, "rate");
         if (!r) return Failure{r.error()};
         a.rate_count = r->count;
         a.rate_period_ms = r->period_ms;
+    } else if (a.kind == ReplyAction::Kind::backoff) {
+        auto n = next();
+        if (!n || !profile_name(*n))
+            return fail("backoff needs a profile name (letters, digits, '.', '_', '-')");
+        a.profile = *n;
     }
     // SCOPE
     auto scope = next();
@@ -161,7 +173,7 @@ Result<ReplyAction, ActionError> parse_reply_action(std::string_view text) {
         if (*word == "after" && !after) {
             auto n = next();
             if (!n) return fail("after needs N/PERIOD");
-            auto r = rate_of(*n, ReplyAction::max_after, "after");
+            auto r = parse_action_rate(*n, ReplyAction::max_after, "after");
             if (!r) return Failure{r.error()};
             a.after_count = static_cast<int>(r->count);
             a.after_period_ms = r->period_ms;
@@ -171,12 +183,12 @@ Result<ReplyAction, ActionError> parse_reply_action(std::string_view text) {
             // A duration is a period: "1/" + it, as a rate reads it.
             if (!n || n->find_first_of("/,") != std::string::npos)
                 return fail("for needs a duration");
-            auto r = rate_of("1/" + *n, 1, "for");
+            auto r = parse_action_rate("1/" + *n, 1, "for");
             if (!r) return fail("for \"" + *n + "\": bad duration");
             a.duration_ms = r->period_ms;
         } else if (*word == "until" && a.until_delivered == 0) {
             auto n = next();
-            auto c = n ? count_of(*n, ReplyAction::max_count) : std::nullopt;
+            auto c = n ? parse_action_count(*n, ReplyAction::max_count) : std::nullopt;
             if (!c || next() != "delivered") return fail("until needs N delivered");
             a.until_delivered = *c;
         } else {
@@ -190,6 +202,7 @@ Result<ReplyAction, ActionError> parse_reply_action(std::string_view text) {
         break;
     case ReplyAction::Kind::throttle:
     case ReplyAction::Kind::rate:
+    case ReplyAction::Kind::backoff:
         if (a.duration_ms == 0 && a.until_delivered == 0)
             return fail(std::string(action_kind_name(a.kind)) +
                         " needs for DURATION or until N delivered");

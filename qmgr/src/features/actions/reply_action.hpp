@@ -4,7 +4,7 @@
 //
 //   ACTION SCOPE [after N/PERIOD] [for DURATION] [until N delivered]
 //
-//   ACTION   suspend | throttle N | rate N/PERIOD | warn
+//   ACTION   suspend | throttle N | rate N/PERIOD | backoff PROFILE | warn
 //   SCOPE    destination | provider | transport | sender-destination |
 //            sender-provider
 //
@@ -21,17 +21,19 @@
 // max_action_text bytes), and fuzzed (qmgr/fuzz/fuzz_reply_action.cpp).
 #pragma once
 
+#include "cqmgr/cluster/rate_spec.hpp"
 #include "cqmgr/common/result.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 namespace cqmgr::qmgr {
 
 struct ReplyAction {
-    enum class Kind { suspend, throttle, rate, warn };
+    enum class Kind { suspend, throttle, rate, backoff, warn };
     enum class Scope { destination, provider, transport, sender_destination, sender_provider };
 
     // The most matches a threshold may count (each is a time kept).
@@ -40,12 +42,19 @@ struct ReplyAction {
     static constexpr int64_t max_period_ms = int64_t{7} * 86'400'000;
     // The most deliveries `until` may wait for, and the largest throttle.
     static constexpr int64_t max_count = 1'000'000;
+    // The longest profile name.
+    static constexpr size_t max_profile_name = 64;
 
     Kind kind = Kind::warn;
     Scope scope = Scope::destination;
-    int concurrency = 0;         // throttle N
-    int64_t rate_count = 0;      // rate N/PERIOD: N
-    int64_t rate_period_ms = 0;  //   and PERIOD
+    // throttle N; for a backoff, its profile's concurrency (0: none) once
+    // with_profile() gave it.
+    int concurrency = 0;
+    // rate N/PERIOD: N and PERIOD; for a backoff, its profile's rate (0:
+    // none) once with_profile() gave it.
+    int64_t rate_count = 0;
+    int64_t rate_period_ms = 0;
+    std::string profile;         // backoff PROFILE (lower case)
     int after_count = 1;         // after N/PERIOD: N (1: every match)
     int64_t after_period_ms = 0; //   and PERIOD (0: none given)
     int64_t duration_ms = 0;     // for DURATION (0: none)
@@ -58,7 +67,8 @@ struct ReplyAction {
     // The duration in whole seconds, rounded up (0: none).
     int64_t duration_seconds() const { return (duration_ms + 999) / 1000; }
     // As the grammar writes it, with periods in milliseconds; parsing it
-    // gives this action again.
+    // gives this action again (a backoff's limits are its profile's, not
+    // written).
     std::string text() const;
     bool operator==(const ReplyAction&) const = default;
 };
@@ -78,5 +88,13 @@ struct ActionError {
 
 // Parses a rule's result.
 Result<ReplyAction, ActionError> parse_reply_action(std::string_view text);
+
+// The grammar's bounded words, for the values that name limits
+// (backoff_profile.hpp): `N/PERIOD` as cqmgr_rate_limits writes it, without
+// a burst, with N at most `max_n` and PERIOD at most a week (`what` names
+// it in the error); and a count of 1 to `max`.
+Result<cluster::RateSpec, ActionError> parse_action_rate(const std::string& word, int64_t max_n,
+                                                         const char* what);
+std::optional<int64_t> parse_action_count(const std::string& word, int64_t max);
 
 } // namespace cqmgr::qmgr

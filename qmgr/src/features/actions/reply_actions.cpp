@@ -1,5 +1,6 @@
 #include "reply_actions.hpp"
 
+#include "action_words.hpp"
 #include "defer_log.hpp"
 #include "entry_records.hpp"
 #include "log.hpp"
@@ -14,52 +15,41 @@ namespace {
 // the same words for each recipient, and a few kinds of them at most.
 constexpr size_t max_subjects = 4;
 
-// "3600s" for a span of seconds.
-std::string span(int64_t seconds) {
-    return std::to_string(seconds) + "s";
-}
-
-// What an action does, for the log: "suspend for 3600s", "throttle 2
-// until 100 delivered", "rate 1/60s (a pause of 60s) for 7200s".
-std::string doing(const ReplyAction& a) {
-    std::string out = action_kind_name(a.kind);
-    if (a.kind == ReplyAction::Kind::throttle) out += " " + std::to_string(a.concurrency);
-    if (a.kind == ReplyAction::Kind::rate)
-        out += " (a pause of " + span(a.pause_seconds()) + " after each delivery)";
-    if (a.duration_ms > 0) out += " for " + span(a.duration_seconds());
-    if (a.until_delivered > 0) out += " until " + std::to_string(a.until_delivered) + " delivered";
-    return out;
-}
-
-// " after 3 in 600s", or "" when every match acts.
-std::string threshold(const ReplyAction& a) {
-    if (a.after_count <= 1) return "";
-    return " after " + std::to_string(a.after_count) + " in " +
-           span((a.after_period_ms + 999) / 1000);
-}
+using action_words::doing;
+using action_words::span;
+using action_words::threshold;
 
 } // namespace
 
 core::RuleLimit ReplyActions::Active::limit() const {
     core::RuleLimit l;
     l.hold = parsed.kind == ReplyAction::Kind::suspend;
-    l.concurrency = parsed.kind == ReplyAction::Kind::throttle ? parsed.concurrency : 0;
-    l.pause = parsed.kind == ReplyAction::Kind::rate ? parsed.pause_seconds() : 0;
+    using K = ReplyAction::Kind;
+    l.concurrency =
+        parsed.kind == K::throttle || parsed.kind == K::backoff ? parsed.concurrency : 0;
+    l.pause = parsed.kind == K::rate || parsed.kind == K::backoff ? parsed.pause_seconds() : 0;
     l.until = until;
     return l;
 }
 
 ReplyActions::ReplyActions(RegexTable rules, CoreRequests& requests, const WallClock& clock,
-                           DeferLogPath defer_log_path, Scopes scopes)
-    : rules_(std::move(rules)), requests_(requests), clock_(clock),
+                           DeferLogPath defer_log_path, Scopes scopes, BackoffProfiles profiles)
+    : rules_(std::move(rules)), profiles_(std::move(profiles)), requests_(requests), clock_(clock),
       defer_log_path_(std::move(defer_log_path)), scopes_(std::move(scopes)),
       retry_transport_(core::SchedulerConfig{}.retry_transport) {
     rules_.warn_on_limit([](const std::string& w) { log::warn("cqmgr_reply_actions: " + w); });
     parsed_.reserve(rules_.size());
     for (size_t i = 0; i < rules_.size(); ++i) {
-        auto a = parse_reply_action(rules_.result(i));
+        auto a = action_of(rules_.result(i));
         parsed_.push_back(a ? std::optional(*a) : std::nullopt);
+        bad_.push_back(a ? std::string() : a.error().message());
     }
+}
+
+Result<ReplyAction, ActionError> ReplyActions::action_of(std::string_view text) const {
+    auto a = parse_reply_action(text);
+    if (!a) return a;
+    return profiles_.resolve(std::move(*a));
 }
 
 size_t ReplyActions::bad_rules() const {
@@ -116,6 +106,7 @@ void ReplyActions::delivered(const core::Entry& e, const core::DeliveryResult& r
                     t, "after " + std::to_string(it->second.parsed.until_delivered) + " deliveries",
                     true);
         }
+        if (e.message->sender_group) sender_delivered(e);
         return;
     }
     if (rules_.size() == 0) return;
@@ -138,7 +129,7 @@ void ReplyActions::matched(size_t rule, const core::Entry& e, const std::string&
     if (!a) {
         // As stock treats a table's bad result: a warning that names the
         // table and the key, and the rule does nothing.
-        std::string why = parse_reply_action(rules_.result(rule)).error().message();
+        const std::string& why = bad_[rule];
         if (auto text =
                 limiter_.filter(where,
                                 where + ": bad result \"" + rules_.result(rule) + "\" for \"" +
@@ -188,22 +179,17 @@ void ReplyActions::matched(size_t rule, const core::Entry& e, const std::string&
                   threshold(*a) + ": \"" + words + "\"");
         return;
     }
-    if (!group.empty()) {
-        // The scheduler keeps no bound per sender group yet: said, not done.
-        log::info("cqmgr: " + key + ": reply rule " + where + " (\"" + result +
-                  "\"): no bound per sender group; nothing done");
-        return;
-    }
     // A scope of several queues is logged once, for the scope: a burst of
     // one line per member would be noise, and a provider may have
     // thousands.
     const bool one_line =
         targets.size() > 1 || (targets.size() == 1 && key != targets.front().text());
     int started = 0;
+    const core::AdminTarget* first = nullptr; // started, for the cluster
     for (const core::AdminTarget& target : targets) {
         // The same rule again while its action is in force: nothing new.
-        if (auto it = actives_.find(target); it != actives_.end() && it->second.rule == where)
-            continue;
+        const Active* now = group.empty() ? active(target) : sender_active(target, group);
+        if (now && now->rule == where) continue;
         Active act;
         act.target = target;
         act.rule = where;
@@ -214,9 +200,15 @@ void ReplyActions::matched(size_t rule, const core::Entry& e, const std::string&
         act.until = a->duration_ms > 0 ? act.since + a->duration_seconds() : 0;
         act.deliveries = a->until_delivered;
         if (one_line) act.scope = key;
-        start(std::move(act), key, words, !one_line);
-        ++started;
+        act.group = group;
+        act.group_number = group.empty() ? 0 : e.message->sender_group;
+        if (group.empty())
+            start(std::move(act), key, words, !one_line);
+        else
+            sender_start(std::move(act)); // a sender group's: this host's own
+        if (started++ == 0 && group.empty()) first = &target;
     }
+    if (first) shared_started(*first);
     if (one_line && started > 0)
         log::info("cqmgr: " + key + ": reply rule " + where + " (\"" + result + "\"): " +
                   doing(*a) + threshold(*a) + " of " + key + ", " + std::to_string(started) +
@@ -233,20 +225,23 @@ void ReplyActions::start(Active a, const std::string& key, const std::string& wo
         log::info(line);
     }
     requests_.set_limit(target, core::LimitChange::rule(a.limit()));
-    if (auto it = actives_.find(target); it != actives_.end()) {
-        if (it->second.deliveries > 0) --counting_;
-        if (!it->second.scope.empty()) --scoped_[it->second.rule + '\n' + it->second.scope];
-    }
-    if (a.deliveries > 0) ++counting_;
-    if (!a.scope.empty()) ++scoped_[a.rule + '\n' + a.scope];
-    actives_.insert_or_assign(target, std::move(a));
-    changed();
+    keep_active(actives_, target, std::move(a));
 }
 
 void ReplyActions::end_action(const core::AdminTarget& target, const std::string& why, bool tell) {
     auto it = actives_.find(target);
     if (it == actives_.end()) return;
-    const Active& a = it->second;
+    // Ended early here (by resume, or its deliveries): ended in the cluster.
+    if (log_end(it->second, target.text(), why, tell) && tell) shared_ended(it->second);
+    if (it->second.deliveries > 0) --counting_;
+    actives_.erase(it);
+    windows_.forget(target.text());
+    if (tell) requests_.set_limit(target, core::LimitChange::rule(std::nullopt));
+    changed();
+}
+
+bool ReplyActions::log_end(const Active& a, const std::string& who, const std::string& why,
+                           bool tell) {
     bool last = true; // of its scope
     if (!a.scope.empty()) {
         auto n = scoped_.find(a.rule + '\n' + a.scope);
@@ -256,18 +251,14 @@ void ReplyActions::end_action(const core::AdminTarget& target, const std::string
             scoped_.erase(n);
     }
     if (a.scope.empty() || tell) {
-        log::info("cqmgr: " + target.text() + ": reply rule " + a.rule + " (\"" + a.action +
+        log::info("cqmgr: " + who + ": reply rule " + a.rule + " (\"" + a.action +
                   "\"): " + action_kind_name(a.parsed.kind) + " ended " + why);
     } else if (last) {
         // The last member of a scope logged once: the scope's end, once.
         log::info("cqmgr: " + a.scope + ": reply rule " + a.rule + " (\"" + a.action +
                   "\"): " + action_kind_name(a.parsed.kind) + " ended " + why);
     }
-    if (it->second.deliveries > 0) --counting_;
-    actives_.erase(it);
-    windows_.forget(target.text());
-    if (tell) requests_.set_limit(target, core::LimitChange::rule(std::nullopt));
-    changed();
+    return last;
 }
 
 std::vector<core::AdminTarget> ReplyActions::resume(const core::AdminTarget& target) {
@@ -291,29 +282,41 @@ void ReplyActions::restore(std::vector<Active> kept) {
     const int64_t now = clock_.now();
     bool dropped = false;
     for (Active& a : kept) {
-        auto parsed = parse_reply_action(a.action);
+        auto parsed = action_of(a.action);
         if (!parsed || parsed->kind == ReplyAction::Kind::warn || a.target.transport.empty()) {
             log::warn("cqmgr: " + a.target.text() + ": kept reply rule action \"" + a.action +
-                      "\" is not one; dropped");
+                      "\" is not one" + (parsed ? "" : " (" + parsed.error().message() + ")") +
+                      "; dropped");
             dropped = true;
             continue;
         }
         a.parsed = *parsed;
+        const std::string who =
+            (a.group.empty() ? "" : "sender " + a.group + " ") + a.target.text();
         if (a.until != 0 && a.until <= now) {
-            log::info("cqmgr: " + a.target.text() + ": reply rule " + a.rule + " (\"" + a.action +
-                      "\"): " + action_kind_name(a.parsed.kind) +
-                      " ended while cqmgr was not running");
+            log::info("cqmgr: " + who + ": reply rule " + a.rule + " (\"" + a.action + "\"): " +
+                      action_kind_name(a.parsed.kind) + " ended while cqmgr was not running");
             dropped = true;
             continue;
         }
-        log::info("cqmgr: " + a.target.text() + ": reply rule " + a.rule + " (\"" + a.action +
+        if (!a.group.empty() && !sender_restore(a)) {
+            dropped = true;
+            continue;
+        }
+        log::info("cqmgr: " + who + ": reply rule " + a.rule + " (\"" + a.action +
                   "\"): " + action_kind_name(a.parsed.kind) + " restored" +
                   (a.until ? ", " + span(a.until - now) + " left" : std::string()) +
                   (a.deliveries ? ", " + std::to_string(a.deliveries) + " deliveries left"
                                 : std::string()));
-        core::AdminTarget target = a.target;
-        requests_.set_limit(target, core::LimitChange::rule(a.limit()));
         if (a.deliveries > 0) ++counting_;
+        core::AdminTarget target = a.target;
+        if (!a.group.empty()) {
+            requests_.set_sender_rule(target, a.group_number, a.limit());
+            SenderKey key{target, a.group};
+            sender_actives_.insert_or_assign(std::move(key), std::move(a));
+            continue;
+        }
+        requests_.set_limit(target, core::LimitChange::rule(a.limit()));
         actives_.insert_or_assign(target, std::move(a));
     }
     if (dropped) changed();

@@ -7,7 +7,8 @@
 // (entry_records.hpp).  A rule's result (reply_action.hpp) names an
 // action, a scope, a threshold and a duration: once a rule matched N times
 // within its period for one scope key (threshold_windows.hpp), its action
-// becomes the queues' rule bound in the scheduler (core::Limits::rule),
+// becomes the queues' rule bound in the scheduler (core::Limits::rule; a
+// backoff's is its profile's limits, cqmgr_backoff_profiles),
 // asked for through CoreRequests, and is logged as one line naming the
 // rule.  The action ends at its time (the scheduler's timer, then
 // expired()), after N deliveries (`until N delivered`), or by
@@ -17,13 +18,23 @@
 // A later action on the same target replaces the one in force; the same
 // rule matching again while its action is in force changes nothing (its
 // end is not pushed back).
+//
+// With cqmgr_redis_server, the actions on a destination, a transport or a
+// provider are shared with the cluster's other hosts (shared_actions.hpp,
+// through share(), adopt(), end_shared(); reply_actions_shared.cpp).
+// The sender scopes (sender-destination, sender-provider) act on one
+// sender group's mail only (sender_actions.cpp): on each target queue the
+// group's rule bound in the scheduler (core::Scheduler::set_sender_rule),
+// kept apart from the queues' actions, by target and group.
 #pragma once
 
+#include "backoff_profiles.hpp"
 #include "clock.hpp"
 #include "core_requests.hpp"
 #include "delivery_observer.hpp"
 #include "regex_table.hpp"
 #include "reply_action.hpp"
+#include "shared_action.hpp"
 #include "threshold_windows.hpp"
 
 #include <functional>
@@ -52,6 +63,9 @@ class ReplyActions : public DeliveryObserver {
             provider_queues;
         // The sender group of entry `e`'s message ("": none).
         std::function<std::string(const core::Entry& e)> sender_group;
+        // The number of the sender group named `name`, numbered now if
+        // need be (0: not a group now): an action restored by name.
+        std::function<core::SenderGroup(const std::string& name)> sender_number;
     };
 
     // An action in force on one target (a queue, or every queue of a
@@ -69,14 +83,22 @@ class ReplyActions : public DeliveryObserver {
         // provider's "smtp:provider NAME"), else "": such an action is
         // logged once for the scope, not once per member.
         std::string scope;
+        // A sender scope's: the group's name and number ("" and 0: none).
+        std::string group;
+        core::SenderGroup group_number = 0;
         core::RuleLimit limit() const;
     };
+    // An action on one sender group's mail on one target: the target and
+    // the group's name.
+    using SenderKey = std::pair<core::AdminTarget, std::string>;
     // Told of every change of what is in force (to keep it across restarts).
     using Keep = std::function<void(const std::map<core::AdminTarget, Active>& actives)>;
 
-    // `rules`: the table of cqmgr_reply_actions, read before the jail.
+    // `rules`: the table of cqmgr_reply_actions, read before the jail;
+    // `profiles`: cqmgr_backoff_profiles' (the limits of a rule's
+    // `backoff PROFILE`; a rule naming a profile they lack is a bad rule).
     ReplyActions(RegexTable rules, CoreRequests& requests, const WallClock& clock,
-                 DeferLogPath defer_log_path, Scopes scopes = {});
+                 DeferLogPath defer_log_path, Scopes scopes = {}, BackoffProfiles profiles = {});
 
     // Who is told of changes.
     void keep(Keep keep) { keep_ = std::move(keep); }
@@ -109,7 +131,44 @@ class ReplyActions : public DeliveryObserver {
     // Rules whose result is not an action (warned about when they match).
     size_t bad_rules() const;
 
+    // The cluster's side (shared_actions.hpp): told of each action a rule
+    // takes here on a destination, a transport or a provider (once, not
+    // per member), and of each that ends early here (by resume, or after
+    // N deliveries: once its last member's ends).
+    struct Share {
+        std::function<void(const SharedAction&)> started;
+        std::function<void(const SharedAction&)> ended;
+    };
+    void share(Share share) { share_ = std::move(share); }
+    // Applies another host's action (or this host's from before a
+    // restart) with its end, logged once as from the cluster; nothing when
+    // its time is over, its scope has no member here, or each target has
+    // that rule's action in force already.
+    void adopt(const SharedAction& a);
+    // Ends here the action `a` that ended early on another host (not told
+    // to the cluster again).
+    void end_shared(const SharedAction& a);
+    // The actions in force here that are shared, one per action.
+    std::vector<SharedAction> shared() const;
+    // The sender scopes' actions (sender_actions.cpp).
+    const std::map<SenderKey, Active>& sender_actives() const { return sender_actives_; }
+    // The action in force on group `group`'s mail on `target`, if any.
+    const Active* sender_active(const core::AdminTarget& target, const std::string& group) const;
+    // The actions in force on sender groups' mail on queue `q`.
+    std::vector<const Active*> sender_covering(const core::Queue& q) const;
+    // Ends the actions on group `group`'s mail (every group's when "")
+    // that `target` covers, as resume() does: `cqmgrctl resume TARGET
+    // [sender GROUP]`.  Returns what ended.
+    std::vector<SenderKey> resume_senders(const core::AdminTarget& target,
+                                          const std::string& group);
+    // The scheduler ended the action on group `g`'s mail on `target` at
+    // its time (core::Driver::sender_rule_expired): from inside a
+    // scheduler callback.
+    void sender_expired(const core::AdminTarget& target, core::SenderGroup g);
+
   private:
+    // A rule's result as an action, a backoff with its profile's limits.
+    Result<ReplyAction, ActionError> action_of(std::string_view text) const;
     // The words a delivery's outcome gives the rules: "STATUS TEXT" of
     // each distinct reply, at most a few.
     std::vector<std::string> subjects(const core::Entry& e, const core::DeliveryResult& r,
@@ -125,9 +184,34 @@ class ReplyActions : public DeliveryObserver {
     void changed() {
         if (keep_) keep_(actives_);
     }
+    // `a` as the cluster shares it, if its scope is shared.
+    std::optional<SharedAction> shared_of(const Active& a) const;
+    // The cluster hears that the action on `target` started, or that `a`
+    // ended early.
+    void shared_started(const core::AdminTarget& target);
+    void shared_ended(const Active& a);
+    // Logs the end of `a` on `who` for `why` (`tell`: not by the
+    // scheduler), once for a scope of several queues, by its last member;
+    // whether it was its scope's last.
+    bool log_end(const Active& a, const std::string& who, const std::string& why, bool tell);
+    // Keeps `a` under `key` in `actives`, replacing what was there, and
+    // counts it.
+    template <class Key> void keep_active(std::map<Key, Active>& actives, Key key, Active a);
+    // The sender scopes' (sender_actions.cpp): places `a` (with its group)
+    // in the scheduler and in sender_actives_; ends `it` for `why`
+    // (`tell`: also in the scheduler); counts a delivery of entry `e`
+    // that went through for the actions that end after N.
+    void sender_start(Active a);
+    void sender_end(std::map<SenderKey, Active>::iterator it, const std::string& why, bool tell);
+    void sender_delivered(const core::Entry& e);
+    // Takes up an action with a group that an earlier run kept; false when
+    // its group is no group now (dropped).
+    bool sender_restore(Active& a);
 
     RegexTable rules_;
+    BackoffProfiles profiles_;
     std::vector<std::optional<ReplyAction>> parsed_; // by rule
+    std::vector<std::string> bad_;                   // by rule: why it is no action
     CoreRequests& requests_;
     const WallClock& clock_;
     DeferLogPath defer_log_path_;
@@ -135,12 +219,26 @@ class ReplyActions : public DeliveryObserver {
     std::string retry_transport_;
     ThresholdWindows windows_;
     std::map<core::AdminTarget, Active> actives_;
-    size_t counting_ = 0; // actives that end after N deliveries
+    std::map<SenderKey, Active> sender_actives_;
+    size_t counting_ = 0; // actives (of both) that end after N deliveries
     // Actions in force per rule and scope of several queues (Active::scope),
     // so that such a scope's end is logged once, by its last member.
     std::unordered_map<std::string, int> scoped_;
     WarningLimiter limiter_;
     Keep keep_;
+    Share share_;
 };
+
+template <class Key>
+void ReplyActions::keep_active(std::map<Key, Active>& actives, Key key, Active a) {
+    if (auto it = actives.find(key); it != actives.end()) {
+        if (it->second.deliveries > 0) --counting_;
+        if (!it->second.scope.empty()) --scoped_[it->second.rule + '\n' + it->second.scope];
+    }
+    if (a.deliveries > 0) ++counting_;
+    if (!a.scope.empty()) ++scoped_[a.rule + '\n' + a.scope];
+    actives.insert_or_assign(std::move(key), std::move(a));
+    changed();
+}
 
 } // namespace cqmgr::qmgr

@@ -2,27 +2,38 @@
 
 namespace cqmgr::qmgr {
 
+namespace {
+// The setting that keeps action `a`.
+state::ControlSetting setting_of(const ReplyActions::Active& a) {
+    state::ControlSetting s;
+    s.kind = state::ControlSetting::Kind::rule;
+    s.transport = a.target.transport;
+    s.destination = a.target.queue;
+    s.until = a.until;
+    s.reason = a.reason;
+    s.action = a.action;
+    s.rule = a.rule;
+    s.since = a.since;
+    s.deliveries = a.deliveries;
+    s.sender = a.group;
+    return s;
+}
+} // namespace
+
 void keep_rule_actions(ReplyActions& actions, const AdminState* state) {
     if (!state) {
         actions.keep({});
         return;
     }
-    actions.keep([state](const std::map<core::AdminTarget, ReplyActions::Active>& actives) {
+    // The sender scopes' actions are kept with the others.
+    const ReplyActions* all = &actions;
+    actions.keep([state, all](const std::map<core::AdminTarget, ReplyActions::Active>& actives) {
         std::vector<state::ControlSetting> rules;
-        rules.reserve(actives.size());
-        for (const auto& [target, a] : actives) {
-            state::ControlSetting s;
-            s.kind = state::ControlSetting::Kind::rule;
-            s.transport = target.transport;
-            s.destination = target.queue;
-            s.until = a.until;
-            s.reason = a.reason;
-            s.action = a.action;
-            s.rule = a.rule;
-            s.since = a.since;
-            s.deliveries = a.deliveries;
-            rules.push_back(std::move(s));
-        }
+        rules.reserve(actives.size() + all->sender_actives().size());
+        for (const auto& [target, a] : actives)
+            rules.push_back(setting_of(a));
+        for (const auto& [key, a] : all->sender_actives())
+            rules.push_back(setting_of(a));
         state->save_rules(std::move(rules));
     });
 }
@@ -38,6 +49,7 @@ void restore_rule_actions(ReplyActions& actions, const AdminState& state) {
         a.since = s.since;
         a.until = s.until;
         a.deliveries = s.deliveries;
+        a.group = s.sender;
         kept.push_back(std::move(a));
     }
     actions.restore(std::move(kept));

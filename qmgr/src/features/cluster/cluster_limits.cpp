@@ -256,10 +256,10 @@ void ClusterLimits::want(Gate& g) {
     if (g.limit > 0 && !leases_count()) apply(g);
 }
 
-void ClusterLimits::started(const core::Queue& q) {
-    if (gates_.empty() || !gated(q)) return;
+bool ClusterLimits::started(const core::Queue& q) {
+    if (gates_.empty() || !gated(q)) return false;
     Gate* g = gate_for(gate_key(q.transport->name, q.name));
-    if (!g) return;
+    if (!g) return false;
     g->busy++;
     if (g->limit > 0) local_busy_[g->lease_scope]++;
     if (g->tokens > 0) g->tokens--;
@@ -269,6 +269,7 @@ void ClusterLimits::started(const core::Queue& q) {
     else
         apply(*g);
     want(*g);
+    return g->limit > 0;
 }
 
 void ClusterLimits::finished(const std::string& transport, const std::string& queue) {

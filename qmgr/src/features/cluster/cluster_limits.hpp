@@ -1,10 +1,9 @@
 // Limits shared across a cluster (cqmgr_cluster_concurrency_limits,
 // cqmgr_rate_limits), on Redis when cqmgr_redis_server is set.
 //
-// The scheduler core is synchronous; Redis is not.  So the limits are
-// turned into a gate on each queue they cover (core::Limits::gate): the
-// number of deliveries that may be in flight there.  What the gate admits
-// is acquired ahead, asynchronously:
+// The core is synchronous, Redis is not: the limits become a gate on each
+// queue they cover (core::Limits::gate), the deliveries that may be in
+// flight there, and what the gate admits is acquired ahead, asynchronously:
 //   - a concurrency limit: leases taken from the cluster's lease set one at
 //     a time while the queue has waiting mail and every lease it holds is
 //     in use (never more than the limit on one host); a lease whose
@@ -22,20 +21,16 @@
 // The invariant: the deliveries in flight to a scope, on all hosts, never
 // exceed its limit (as long as Redis is away for less than a lease time).
 // A host counts a lease as valid for the lease time after the step that
-// last renewed it was *sent*, which is never later than Redis's expiry of
-// it.  Redis away (and at start, until it answers): a host goes on with
-// the leases it holds, each until it expires, and asks for none (nobody
-// can get them meanwhile).  Redis back (every connection that comes up,
-// heard of or not): before any new lease is asked for, the host takes its
-// leases again, those in use first, each only while the cluster holds
-// fewer than the limit (a limit-checked renewal), and drops those it could
-// not get; the scripts refuse new leases for a lease time when they find
-// another Redis server than the last (a restart or a failover), so every
-// lease of the lost state has been taken again or has expired first (see
-// docs/design.md).  Only when Redis has been away for a whole lease time
-// does each host apply the concurrency limit to itself alone, and the
-// rate to a local GCRA cell (rates go local at once: a start is never
-// waited for).
+// last renewed it was *sent*, never later than Redis's expiry of it.  Redis away (and at start,
+// until it answers): a host goes on with the leases it holds, each until it expires, and asks for
+// none (nobody can get them meanwhile).  Redis back (every connection that comes up, heard of or
+// not): before any new lease is asked for, the host takes its leases again, those in use first,
+// each only while the cluster holds fewer than the limit (a limit-checked renewal), and drops those
+// it could not get; the scripts refuse new leases for a lease time when they find another Redis
+// server than the last (a restart or a failover), so every lease of the lost state has been taken
+// again or has expired first (see docs/design.md).  Only when Redis has been away for a whole lease
+// time does each host apply the concurrency limit to itself alone, and the rate to a local GCRA
+// cell (rates go local at once: a start is never waited for).
 //
 // A gate lives as long as its queue (made at its birth, gone when it is
 // freed, whatever frees it: DeliveryObserver), and its leases go back
@@ -152,15 +147,17 @@ class ClusterLimits : public DeliveryObserver {
     // The other instance whose gate the core's is combined with (each
     // names the other): the core's gate is the smaller of the two.
     void combine_with(ClusterLimits* other) { partner_ = other; }
-    // This instance's gate of queue `queue` of `transport` (none: it has
-    // none for it).
+    // This instance's gate of queue `queue` of `transport`, if it has one.
     std::optional<int> own_gate(const std::string& transport, const std::string& queue);
     // The gate of queue `queue` of `transport` (gate_view()), by name.
     std::optional<GateView> view(const std::string& transport, const std::string& queue) const;
-    // This host's deliveries in flight in concurrency scope `scope`, and
-    // the leases it holds there.
+    // This host's deliveries in flight in concurrency scope `scope`, the
+    // leases it holds there and in all (metrics), and whether Redis is up
+    // (none: not used).
     int scope_busy(const std::string& scope) const;
     int scope_leases(const std::string& scope) const;
+    int leases_held() const;
+    std::optional<bool> redis_up() const;
     // A limit learned for the queues whose first key is `key` narrows their
     // gates made from now on (narrow_by_learned()); the caller rescope()s.
     void set_learned(const std::string& key, const core::LearnedLimit& limit);
@@ -168,23 +165,22 @@ class ClusterLimits : public DeliveryObserver {
     // its gate goes, with its leases, and a new one is made that counts
     // its deliveries in flight.  Not from inside a scheduler callback.
     void rescope(const core::Queue& q);
-    // Connects to Redis, if configured (or to the shared state given to
-    // use_shared()).
+    // Connects to Redis, if configured (or to use_shared()'s state).
     void start();
-    // Keeps the shared state in `shared` instead of the Redis server that
-    // cqmgr_redis_server names (tests: a fake); before start().
+    // Uses `shared` instead of cqmgr_redis_server's Redis (tests: a fake); before start().
     void use_shared(std::unique_ptr<cluster::SharedState> shared);
+    // The shared state once started (nullptr: none), for the reply rules' actions.
+    cluster::SharedState* shared() const { return shared_.get(); }
 
     // The gate of a new queue (Driver::queue_gate).
     std::optional<int> queue_gate(const core::Queue& q);
-    // Queue `q` is being freed (Driver::queue_freed): its gate goes, and
-    // its leases with it.
+    // Queue `q` is being freed (Driver::queue_freed): its gate and leases go.
     void queue_freed(const core::Queue& q) override;
     // Asks for the leases and tokens that queues with waiting mail need,
     // and gives back those of queues that cannot start anything.
     void refresh();
-    // A delivery to `q` was started (after select_entry).
-    void started(const core::Queue& q);
+    // A delivery to `q` started (after select_entry): true if a concurrency limit bounds it.
+    bool started(const core::Queue& q);
     // A delivery to `transport`/`queue` ended (after delivery_done).
     void finished(const std::string& transport, const std::string& queue);
     // The process is about to exit: gives the leases not in use back at
@@ -199,7 +195,9 @@ class ClusterLimits : public DeliveryObserver {
     void queue_born(const core::Queue& q, std::optional<int>& gate) override {
         if (auto v = queue_gate(q); v && (!gate || *v < *gate)) gate = v;
     }
-    void delivery_started(DeliveryEvent& ev) override { started(*ev.entry->queue); }
+    void delivery_started(DeliveryEvent& ev) override {
+        ev.no_session_store = started(*ev.entry->queue) || ev.no_session_store;
+    }
     void delivery_ended(DeliveryEvent& ev) override;
     void delivery_reported(const DeliveryEvent& ev) override;
     void queue_window(const core::Queue& q, bool positive, QueueTurn turn) override;

@@ -24,6 +24,17 @@ int ClusterLimits::scope_busy(const std::string& scope) const {
     return it == local_busy_.end() ? 0 : it->second;
 }
 
+int ClusterLimits::leases_held() const {
+    int n = 0;
+    for (const auto& [scope, leases] : scope_leases_)
+        n += leases;
+    return n;
+}
+
+std::optional<bool> ClusterLimits::redis_up() const {
+    return shared_ ? std::optional<bool>(shared_->up()) : std::nullopt;
+}
+
 int ClusterLimits::scope_leases(const std::string& scope) const {
     auto it = scope_leases_.find(scope);
     return it == scope_leases_.end() ? 0 : it->second;

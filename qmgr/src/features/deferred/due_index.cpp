@@ -11,24 +11,26 @@ uint32_t clamp_time(int64_t t) {
 }
 } // namespace
 
-void DueIndex::note(const std::string& id, int64_t time) {
-    auto [it, added] = entries_.try_emplace(id, Slot{0, 0});
+void DueIndex::note(const std::string& id, int64_t time, int64_t born) {
+    auto [it, added] = entries_.try_emplace(id, Slot{0, 0, 0});
     if (!added) detach(*it);
     it->second.time = clamp_time(time);
+    it->second.born = clamp_time(born);
     it->second.where = static_cast<uint32_t>(parked_.size()) | parked_bit;
     parked_.push_back(&*it);
 }
 
-std::optional<int64_t> DueIndex::known(const std::string& id) const {
+std::optional<int64_t> DueIndex::known(const std::string& id, int64_t* born) const {
     auto it = entries_.find(id);
     if (it == entries_.end()) return std::nullopt;
+    if (born) *born = it->second.born;
     return it->second.time;
 }
 
 std::optional<DueIndex::Due> DueIndex::take_due(int64_t now) {
     if (order_.empty() || order_.front()->second.time > now + 1) return std::nullopt;
     Node* n = order_.front();
-    Due d{n->first, n->second.time};
+    Due d{n->first, n->second.time, n->second.born};
     detach(*n);
     entries_.erase(d.id);
     return d;

@@ -35,10 +35,14 @@
 // next full pass.  Postfix's own programs change times only on files they
 // move.
 //
-// Memory: the queue ID in a hash-table node with its time (4 bytes, Unix
-// seconds) and its place in the order (4 bytes), one pointer in the order:
-// about 90 bytes per deferred file (about 100 at the peak, when a full pass
-// ends and the order is rebuilt).
+// Each entry also keeps the file's birth time as the look found it (0 when
+// the file system does not say), so that the census of deferred/ (its
+// oldest file, queue_scanner.hpp) needs no look at files that are not due.
+//
+// Memory: the queue ID in a hash-table node with its time and birth time
+// (4 bytes each, Unix seconds) and its place in the order (4 bytes), one
+// pointer in the order: about 100 bytes per deferred file (about 110 at the
+// peak, when a full pass ends and the order is rebuilt).
 #pragma once
 
 #include <cstddef>
@@ -55,14 +59,17 @@ class DueIndex {
     struct Due {
         std::string id;
         int64_t time = 0;
+        int64_t born = 0;
     };
 
     // Remembers that file `id` is in deferred/ and not due before `time`
-    // (seconds; 0: look at it at the next pass), replacing what was known.
-    // The entry is parked until the pass ends.
-    void note(const std::string& id, int64_t time);
-    // The not-before time of `id`, or nullopt when it is not known.
-    std::optional<int64_t> known(const std::string& id) const;
+    // (seconds; 0: look at it at the next pass), replacing what was known;
+    // its file was made at `born` (0: not known).  The entry is parked
+    // until the pass ends.
+    void note(const std::string& id, int64_t time, int64_t born = 0);
+    // The not-before time of `id`, or nullopt when it is not known; with
+    // `born`, its birth time goes there.
+    std::optional<int64_t> known(const std::string& id, int64_t* born = nullptr) const;
     // Takes the entry with the earliest time out of the index when it is
     // due at `now` (its time not more than a second ahead, the queue
     // manager's margin); parked entries are not taken.
@@ -83,6 +90,7 @@ class DueIndex {
     struct Slot {
         uint32_t time;  // Unix seconds, clamped
         uint32_t where; // its index in order_, or in parked_ with parked_bit
+        uint32_t born;  // Unix seconds, clamped; 0: not known
     };
     using Node = std::unordered_map<std::string, Slot>::value_type;
     static constexpr uint32_t parked_bit = 0x80000000u;

@@ -9,14 +9,12 @@
 // bytes; another value is warned about and is no answer.
 #pragma once
 
-#include "cqmgr/conf/lookup_table.hpp"
-#include "regex_table.hpp"
+#include "table_list.hpp"
 
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 namespace cqmgr::qmgr {
@@ -49,10 +47,7 @@ class ProviderMaps {
     static bool valid_name(std::string_view name);
 
   private:
-    using Table = std::variant<conf::LookupTables, RegexTable>;
-
-    std::vector<Table> tables_;
-    Warn warn_;
+    TableList tables_;
 };
 
 } // namespace cqmgr::qmgr

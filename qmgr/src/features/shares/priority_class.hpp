@@ -15,14 +15,13 @@
 // share one MatchBudget, and so do the header lines.
 #pragma once
 
-#include "any_table.hpp"
 #include "cqmgr/core/structures.hpp"
+#include "table_list.hpp"
 
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 namespace cqmgr::qmgr {
@@ -62,17 +61,11 @@ class PriorityTables {
     static std::optional<core::Lane> parse(std::string_view answer);
 
   private:
-    // One table of either kind.
-    using Table = AnyTable;
-    static Table open_one(const std::string& spec, const Warn& warn);
-    // The first valid answer of `tables` for `key`; the regular-expression
-    // tables' limit hits are charged to `budget` (regex_table.hpp).
-    std::optional<core::Lane> find(const std::vector<Table>& tables, const char* param,
-                                   std::string_view key, MatchBudget& budget) const;
+    // The lane `answer` names; `why` says what is wrong with another.
+    static std::optional<core::Lane> lane_of(const std::string& answer, std::string& why);
 
-    std::vector<Table> maps_;
-    std::vector<Table> header_maps_;
-    Warn warn_;
+    TableList maps_;
+    TableList header_maps_;
 };
 
 } // namespace cqmgr::qmgr

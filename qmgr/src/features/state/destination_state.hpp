@@ -59,6 +59,10 @@ class DestinationState : public DeliveryObserver {
     DestinationState& operator=(const DestinationState&) = delete;
 
     bool enabled() const { return store_ != nullptr; }
+    // For the metrics: whether the store is open and its last commit went
+    // through, and the commits so far.
+    bool usable() const { return writer_ && !writer_->failing(); }
+    size_t commits() const { return writer_ ? writer_->commits() : 0; }
 
     // The receiver's reply that taught a learned limit: its class's name,
     // its enhanced status and text (all empty: not known).

@@ -55,6 +55,11 @@ size_t StateWriter::written() const {
     return written_;
 }
 
+bool StateWriter::failing() const {
+    std::lock_guard lock(mu_);
+    return failures_ > 0 || !usable_;
+}
+
 void StateWriter::run() {
     std::unique_lock lock(mu_);
     for (;;) {
@@ -80,6 +85,7 @@ void StateWriter::run() {
         const uint64_t rebuilds = store_->rebuilds();
         const bool usable = store_->usable();
         lock.lock();
+        usable_ = usable;
         for (std::string& n : notes)
             warnings_.push_back(std::move(n));
         if (written) {

@@ -51,6 +51,9 @@ class StateWriter {
     // Commits done and records written since the start.
     size_t commits() const;
     size_t written() const;
+    // Whether the last commit failed, or the store can no longer be used
+    // (the metrics' cqmgr_state_store_up).
+    bool failing() const;
 
     // How often stale records are expired.
     static constexpr int64_t expiry_interval = 3600;
@@ -75,6 +78,7 @@ class StateWriter {
     std::chrono::steady_clock::time_point retry_at_;
     size_t commits_ = 0;
     size_t written_ = 0;
+    bool usable_ = true; // the store's usable() after the last commit
     uint64_t rebuilds_seen_ = 0;
     std::vector<std::string> warnings_;
     std::thread thread_;

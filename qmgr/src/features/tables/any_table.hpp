@@ -4,6 +4,7 @@
 // lanes' and the sender limits' tables are.
 #pragma once
 
+#include "cqmgr/conf/config_error.hpp"
 #include "cqmgr/conf/lookup_table.hpp"
 #include "regex_table.hpp"
 
@@ -12,6 +13,7 @@
 #include <string_view>
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 namespace cqmgr::qmgr {
 
@@ -29,6 +31,26 @@ inline std::optional<std::string> table_find(const AnyTable& table, std::string_
                 return t.find(key);
         },
         table);
+}
+
+// Opens the tables of a parameter's list, in order (before the jail): a
+// regular-expression table warns through `warn` (its bad lines, its
+// matching limit hits).  Throws conf::ConfigError naming a table that
+// cannot be read or whose type is not supported.
+inline std::vector<AnyTable> open_any_tables(const std::vector<std::string>& specs,
+                                             const RegexTable::Warn& warn) {
+    std::vector<AnyTable> out;
+    for (const std::string& spec : specs) {
+        if (spec.starts_with("pcre:") || spec.starts_with("regexp:")) {
+            auto t = RegexTable::open(spec, warn);
+            if (!t) throw conf::ConfigError({}, "open table " + spec + ": cannot be read");
+            t->warn_on_limit(warn);
+            out.emplace_back(std::move(*t));
+        } else {
+            out.emplace_back(conf::LookupTables::open({spec}));
+        }
+    }
+    return out;
 }
 
 } // namespace cqmgr::qmgr

@@ -52,6 +52,9 @@ class ActiveQueue {
         bool ready = false;
         mode_t mode = 0;
         int64_t mtime = 0;
+        // When the file was made (renames keep it: for a queue file, the
+        // time cleanup wrote it); 0 where the file system does not say.
+        int64_t born = 0;
         std::string warning;
     };
     Readiness check(std::string_view queue, std::string_view id) const;

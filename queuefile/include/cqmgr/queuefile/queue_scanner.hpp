@@ -12,6 +12,13 @@
 // the caller does to the queue meanwhile (taking due files out of it
 // before the listing) must not make the directories look changed in this
 // pass (it does in the next one: their mtimes moved).
+//
+// The walk also keeps a census of the queue: per directory, how many queue
+// files its last complete listing returned (less those that left since,
+// as the caller reports them), and the earliest birth time among those the
+// caller reported as staying.  A directory left unlisted keeps its census:
+// its unchanged mtime says that no name came or went.  So the census costs
+// no system call beyond the walk's own.
 #pragma once
 
 #include "cqmgr/queuefile/dir_stamps.hpp"
@@ -51,6 +58,27 @@ class QueueScanner {
     std::size_t dirs_listed() const { return listed_; }
     std::size_t dirs_unchanged() const { return unchanged_; }
 
+    // The queue's files: how many, and the earliest birth time (Unix
+    // seconds; 0 when none is known) of those reported to born_last().
+    struct Census {
+        std::size_t files = 0;
+        int64_t oldest = 0;
+    };
+    // The census as each directory's latest complete listing found it, less
+    // what left since; nullopt until a pass has reached its end.
+    std::optional<Census> census() const;
+    // The name next() returned last stays in the queue, and its file was
+    // made at `born` (0: not known).
+    void born_last(int64_t born);
+    // The file of the name next() returned last left the queue (taken, or
+    // found missing): the listing under way does not count it.
+    void left_last();
+    // A file of directory `dir` (its path as next() walks it, e.g.
+    // "deferred/A") that next() did not just return left the queue: the
+    // directory's census drops by one, unless its listing is under way
+    // (which may or may not have seen the file).
+    void left(const std::string& dir);
+
   private:
     struct Level {
         DIR* dir; // nullptr: left unlisted, only its subdirectories are visited
@@ -60,6 +88,12 @@ class QueueScanner {
         int64_t before_ns = 0; // the clock before that stat()
         std::string subdirs;   // listed: those found so far; unlisted: those to visit
         std::size_t next_subdir = 0;
+        Census census{}; // listed: what the listing found so far
+    };
+    // A directory's census and the pass that last listed or visited it.
+    struct DirCensus {
+        Census census;
+        unsigned pass = 0;
     };
     // What a stat() of a directory found: its mtime, and the clock read
     // just before.
@@ -86,6 +120,12 @@ class QueueScanner {
     Listing listing_ = Listing::every;
     std::size_t listed_ = 0;
     std::size_t unchanged_ = 0;
+    // The census by directory path; the pass that runs; whether one ran to
+    // its end (and so the census covers the queue).
+    std::unordered_map<std::string, DirCensus> census_;
+    unsigned pass_ = 0;
+    bool running_ = false;
+    bool counted_ = false;
 };
 
 } // namespace cqmgr::queuefile

@@ -7,10 +7,12 @@
 //    "suspend":[{"transport":T,"destination":D,"until":U|null,"reason":R,"uid":N},...],
 //    "throttle":[{"transport":T,"destination":D,"concurrency":C,"until":U|null,"uid":N},...],
 //    "rule":[{"transport":T,"destination":D,"action":A,"rule":W,"reason":R,"since":S,
-//             "until":U|null,"deliveries":N|null},...]}
+//             "until":U|null,"deliveries":N|null[,"sender":G]},...]}
 //
 // where a bare destination has no "transport" and a whole transport no
-// "destination"; a rule's action always has a transport.  "rule" is
+// "destination"; a rule's action always has a transport, and one on a
+// sender group's mail alone (a sender scope) names the group ("sender")
+// and a destination.  "rule" is
 // optional (a document without it has none).  Each suspension and
 // throttle may also have "since":S, when it was set (documents of
 // earlier versions have none).  One limit, max_control_bytes, holds for what is
@@ -46,6 +48,9 @@ struct ControlSetting {
     std::string action;
     std::string rule;
     int64_t deliveries = 0;
+    // A rule's action on one sender group's mail only: the group's name
+    // ("": the destination's whole mail).
+    std::string sender;
 
     bool operator==(const ControlSetting&) const = default;
 };

@@ -63,6 +63,12 @@ class Driver {
     virtual void admin_expired(AdminKind kind, const AdminTarget& target) {
         (void)kind, (void)target;
     }
+    // A reply rule's bound on sender group `g`'s mail on `target` (one
+    // queue; Scheduler::set_sender_rule) ended by itself at its `until`;
+    // wakeup() follows.
+    virtual void sender_rule_expired(const AdminTarget& target, SenderGroup g) {
+        (void)target, (void)g;
+    }
     // A queue was created: the gate it starts with (Limits::gate), none by
     // default.  The driver changes it later with Scheduler::set_limit().
     virtual std::optional<int> queue_gate(const Queue& q) {
@@ -225,6 +231,19 @@ class Scheduler {
     // scheduler's life (another limit for the same group panics).  A
     // group whose limit limits nothing is no group.
     void set_sender_limit(SenderGroup g, const SenderLimit& limit);
+    // A reply rule's bound on sender group `g`'s mail on queue
+    // `target.queue` of transport `target.transport` (both named): a hold,
+    // a cap or a pause after each delivery (RuleLimit) of that group's
+    // mail alone, while other mail to the destination goes on; an empty
+    // value removes it.  Kept by name, as set_limit()'s rules are, so that
+    // the group's mail there later picks it up; with `until` it ends by
+    // itself then (Driver::sender_rule_expired).  A group with a rule is
+    // counted as a limited group from then on, even without a limit of its
+    // own (set_sender_limit() must come first, if at all).  Lets jobs
+    // passed over go again and wakes the driver.  Returns whether anything
+    // changed.  Panics on a target without a queue, group 0, or an empty
+    // or negative limit.
+    bool set_sender_rule(const AdminTarget& target, SenderGroup g, std::optional<RuleLimit> rule);
     // Queue `q` now belongs to provider `provider` (the driver's number; 0:
     // none), the scope of the sender limits counted per provider: its
     // groups' mail there counts, from now on, in the load of the new

@@ -23,6 +23,7 @@
 #include "cqmgr/core/pooled.hpp"
 #include "cqmgr/core/sender.hpp"
 
+#include <algorithm>
 #include <boost/container/small_vector.hpp>
 #include <boost/intrusive/list.hpp>
 #include <boost/intrusive/set.hpp>
@@ -270,23 +271,56 @@ struct SenderLoad {
     }
 };
 
+// A reply rule's bound on one sender group's mail on one queue of a
+// transport (Scheduler::set_sender_rule; sender_rule.cpp): a hold, a cap
+// or a pause after each delivery, as a queue's rule (RuleLimit), for that
+// group's mail alone.  Kept by name, so that it outlasts the group's part
+// on the queue: a part made later picks it up.
+struct SenderRule {
+    SenderGroup group = 0;
+    std::string transport;
+    std::string queue;
+    RuleLimit limit;
+    // While its pause after a delivery lasts (RuleLimit::pause): its end,
+    // with a timer (Timer::Kind::sender_rule); 0 = not pausing.
+    int64_t paused_until = 0;
+    // A job was passed over for it since it last gained room.
+    bool blocked = false;
+};
+
 // One sender group's mail on one queue: its part of the group's load in
 // the queue's scope (sender.cpp).  Owned by the transport's SenderBook; it
 // lives while the group has a peer on the queue.
 struct SenderPart {
-    uint32_t number = 0;    // its own (SenderBook::part)
-    uint32_t load = 0;      // its load (SenderBook::at)
-    Queue* queue = nullptr; // the queue its peers are on
-    int peers = 0;          // peers of the group's jobs there
-    int todo = 0;           // waiting entries, those held for a refill included
-    int held = 0;           // waiting entries held back for a refill
-    int busy = 0;           // entries in delivery
-    Hook queue_hook;        // on queue->senders
+    uint32_t number = 0;        // its own (SenderBook::part)
+    uint32_t load = 0;          // its load (SenderBook::at)
+    Queue* queue = nullptr;     // the queue its peers are on
+    int peers = 0;              // peers of the group's jobs there
+    int todo = 0;               // waiting entries, those held for a refill included
+    int held = 0;               // waiting entries held back for a refill
+    int busy = 0;               // entries in delivery
+    SenderRule* rule = nullptr; // a reply rule's bound on it, if any
+    Hook queue_hook;            // on queue->senders
 
     // Waiting entries, not held back, that a load with room `room` stops.
     int stopped(int room) const {
         int ready = todo - held;
         return room <= 0 ? ready : ready > room ? ready - room : 0;
+    }
+    // How many more deliveries its rule lets start here now (INT_MAX: no
+    // rule, or one that caps nothing).  A pause allows one at a time.
+    int rule_room() const {
+        if (!rule) return INT_MAX;
+        const RuleLimit& r = rule->limit;
+        if (r.hold || rule->paused_until) return 0;
+        int cap = r.pause > 0 ? 1 : r.concurrency;
+        return cap > 0 ? cap - busy : INT_MAX;
+    }
+    // How many more deliveries may start here now: within its load `l`'s
+    // limit (less `lent`, Senders::lend) and its rule.
+    int room(const SenderLoad& l, int lent = 0) const {
+        int r = l.room() - lent;
+        return rule ? std::min(r, rule_room()) : r;
     }
 };
 

@@ -81,6 +81,11 @@ class SimHooks {
     virtual void admin_expired(AdminKind kind, const AdminTarget& target, double now) {
         (void)kind, (void)target, (void)now;
     }
+    // Driver::sender_rule_expired (a scheduler callback) at simulated time
+    // `now`.
+    virtual void sender_rule_expired(const AdminTarget& target, SenderGroup g, double now) {
+        (void)target, (void)g, (void)now;
+    }
     // Entry `e` was handed to an agent at `now`.
     virtual void delivery_started(Scheduler& s, const Entry& e, double now) {
         (void)s, (void)e, (void)now;
