@@ -11,8 +11,8 @@
 //              backoff a pause within a week;
 //   7 mod 8    a shared action's text as it comes back from Redis
 //              (shared_action.hpp): decoded; an action must have one-line
-//              fields within their bound and encode to a text that decodes
-//              to it again.
+//              fields within their bound, a group exactly when its scope is
+//              a sender's, and encode to a text that decodes to it again.
 #include "backoff_profile.hpp"
 #include "reply_action.hpp"
 #include "shared_action.hpp"
@@ -79,13 +79,16 @@ void shared(std::string_view text) {
     auto a = decode_shared_action(text);
     if (!a) return;
     for (const std::string* s :
-         {&a->transport, &a->name, &a->host, &a->rule, &a->action, &a->reason}) {
+         {&a->transport, &a->name, &a->group, &a->host, &a->rule, &a->action, &a->reason}) {
         if (s->size() > max_shared_field) finding("a field beyond its bound");
         for (unsigned char c : *s)
             if (c < 0x20 || c == 0x7f) finding("a control character in a field");
     }
     if (a->transport.empty() || a->rule.empty() || a->since < 0 || a->until < 0)
         finding("an action without its parts");
+    using S = ReplyAction::Scope;
+    if ((a->scope == S::sender_destination || a->scope == S::sender_provider) == a->group.empty())
+        finding("a sender scope without its group, or a group without one");
     auto again = decode_shared_action(encode_shared_action(*a));
     if (!again || !(*again == *a)) finding("a shared action that does not read back");
 }

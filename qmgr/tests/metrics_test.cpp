@@ -417,6 +417,30 @@ TEST(Metrics, FeatureSeries) {
     EXPECT_EQ(values(find(fs, "cqmgr_state_store_commits_total")).at(""), 7);
 }
 
+// The reply rules' actions on sender groups' mail (which the scheduler
+// keeps apart from its bounds by name) count with the others: one per
+// group and destination, by what it does, on a transport already counted
+// or a new one, in the transports' order.
+TEST(Metrics, SenderRulesCountWithTheOthers) {
+    FeatureSnapshot s;
+    s.transports = {{"relay", 0, {0, 0, 0}}, {"smtp", 1, {1, 0, 0}}};
+    count_sender_rule(s, "smtp", core::RuleLimit{true});
+    count_sender_rule(s, "smtp", core::RuleLimit{false, 2, 30}); // a backoff: cap and pace
+    count_sender_rule(s, "local", core::RuleLimit{false, 0, 60});
+    MetricsSnapshot m;
+    m.features = s;
+    auto actions = values(find(build_metrics(m, 50), "cqmgr_reply_actions_in_force"));
+    EXPECT_EQ(actions, (std::map<std::string, double>{{"transport=local,action=suspend", 0},
+                                                      {"transport=local,action=throttle", 0},
+                                                      {"transport=local,action=rate", 1},
+                                                      {"transport=relay,action=suspend", 0},
+                                                      {"transport=relay,action=throttle", 0},
+                                                      {"transport=relay,action=rate", 0},
+                                                      {"transport=smtp,action=suspend", 2},
+                                                      {"transport=smtp,action=throttle", 1},
+                                                      {"transport=smtp,action=rate", 1}}));
+}
+
 // Whatever the list's capacity when the features' families are added, each
 // gets its samples (a family's reference does not survive the next family).
 TEST(Metrics, FeatureSeriesWhateverTheCapacity) {

@@ -43,6 +43,11 @@ void fire(Core& c, const Timer& t, int64_t due) {
         c.limits.expire(which, AdminTarget{t.transport, t.queue}, due);
         return;
     }
+    // A sender group's rule too, with or without its transport in memory.
+    if (t.kind == Timer::Kind::sender_rule) {
+        c.senders.rule_fire(t.transport, t.queue, due);
+        return;
+    }
     // Timers name their objects, so a timer that outlives its queue is harmless.
     Transport* tr = c.transports.find(t.transport);
     if (!tr) return;
@@ -55,10 +60,6 @@ void fire(Core& c, const Timer& t, int64_t due) {
     }
     if (t.kind == Timer::Kind::sender) {
         c.senders.fire(*tr, t.queue, due);
-        return;
-    }
-    if (t.kind == Timer::Kind::sender_rule) {
-        c.senders.rule_fire(t.transport, t.queue, due);
         return;
     }
     auto qit = tr->queue_by_name.find(t.queue);

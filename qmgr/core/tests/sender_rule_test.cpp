@@ -131,6 +131,20 @@ TEST_F(SenderRules, ARuleOutlastsTheGroupsMailOnItsQueue) {
     EXPECT_EQ(fill().size(), 3u);
 }
 
+// A rule ends at its time while its transport is not in memory (another
+// host's action on a group, taken before any mail of that transport came
+// here), and the group's mail that comes later goes.
+TEST_F(SenderRules, ARuleEndsAtItsTimeWithoutItsTransport) {
+    make_wide(10);
+    const AdminTarget relay_d{"relay", "d.example"};
+    ASSERT_TRUE(s->set_sender_rule(relay_d, 1, RuleLimit{.hold = true, .until = 1600}));
+    s->set_time(1600);
+    EXPECT_EQ(drv.expired, (std::vector<std::string>{"sender 1 relay:d.example"}));
+    s->check_invariants();
+    sent("c", 1, 2, "d.example", "relay");
+    EXPECT_EQ(fill().size(), 2u);
+}
+
 TEST_F(SenderRules, AStoppedCandidateIsFreedWhenTheRuleEnds) {
     tc.slot_cost = 2;
     tc.min_slots = 1;

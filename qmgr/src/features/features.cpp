@@ -181,4 +181,10 @@ void Features::shared_stats(FeatureSnapshot& s) const {
         if (auto up = limits->redis_up()) s.shared.push_back({name, *up, limits->leases_held()});
 }
 
+void Features::sender_rule_stats(FeatureSnapshot& s) const {
+    if (!actions_) return;
+    for (const auto& [key, a] : actions_->sender_actives())
+        count_sender_rule(s, key.first.transport, a.limit());
+}
+
 } // namespace cqmgr::qmgr

@@ -108,6 +108,9 @@ class Features {
     // The cluster limits' Redis connections and leases, for the metrics
     // (FeatureSnapshot::shared; nothing without cqmgr_redis_server).
     void shared_stats(FeatureSnapshot& s) const;
+    // The reply rules' actions on sender groups' mail, counted with the
+    // others in force (FeatureSnapshot::transports).
+    void sender_rule_stats(FeatureSnapshot& s) const;
 
   private:
     // Wires the rules' actions to the control commands, when both exist.

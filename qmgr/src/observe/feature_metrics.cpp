@@ -2,6 +2,7 @@
 
 #include "metric_family.hpp"
 
+#include <algorithm>
 #include <map>
 
 namespace cqmgr::qmgr {
@@ -12,6 +13,14 @@ namespace {
 
 // The reply rules' actions, in FeatureSnapshot::Transport::actions' order.
 constexpr const char* action_names[] = {"suspend", "throttle", "rate"};
+
+// Counts bound `rule` in force on transport `t`, by what it does (a
+// backoff both caps and paces).
+void count_rule(FeatureSnapshot::Transport& t, const core::RuleLimit& rule) {
+    t.actions[0] += rule.hold ? 1 : 0;
+    t.actions[1] += rule.concurrency > 0 ? 1 : 0;
+    t.actions[2] += rule.pause > 0 ? 1 : 0;
+}
 
 void limit_families(std::vector<MetricFamily>& out, const FeatureSnapshot& s) {
     auto gauge = [&out](std::string name, std::string help, int64_t v) {
@@ -43,7 +52,8 @@ void transport_families(std::vector<MetricFamily>& out, const FeatureSnapshot& s
     for (const auto& t : s.transports)
         sample(learned, {{"transport", t.name}}, t.learned);
     auto& actions = family(out, "cqmgr_reply_actions_in_force",
-                           "Destinations or transports bound by a reply rule's action, by action",
+                           "Destinations or transports, and sender groups' mail to a destination, "
+                           "bound by a reply rule's action, by action",
                            MetricType::Gauge);
     for (const auto& t : s.transports)
         for (size_t a = 0; a < t.actions.size(); ++a)
@@ -98,13 +108,23 @@ FeatureSnapshot feature_snapshot(const core::Scheduler& sched, const conf::QmgrP
     for (const auto& [target, rule] : sched.limits().rules()) {
         auto& t = by_name[target.transport];
         t.name = target.transport;
-        t.actions[0] += rule.hold ? 1 : 0;
-        t.actions[1] += rule.concurrency > 0 ? 1 : 0;
-        t.actions[2] += rule.pause > 0 ? 1 : 0;
+        count_rule(t, rule);
     }
     for (auto& [name, t] : by_name)
         s.transports.push_back(std::move(t));
     return s;
+}
+
+void count_sender_rule(FeatureSnapshot& s, const std::string& transport,
+                       const core::RuleLimit& rule) {
+    auto it = std::lower_bound(
+        s.transports.begin(), s.transports.end(), transport,
+        [](const FeatureSnapshot::Transport& t, const std::string& name) { return t.name < name; });
+    if (it == s.transports.end() || it->name != transport) {
+        it = s.transports.insert(it, FeatureSnapshot::Transport());
+        it->name = transport;
+    }
+    count_rule(*it, rule);
 }
 
 void feature_families(std::vector<MetricFamily>& out, const FeatureSnapshot& s) {

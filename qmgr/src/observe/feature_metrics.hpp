@@ -24,9 +24,10 @@ struct FeatureSnapshot {
     // force), maximal_queue_lifetime and bounce_queue_lifetime (seconds).
     int64_t active_limit = 0, recipient_limit = 0;
     int64_t queue_lifetime = 0, bounce_lifetime = 0;
-    // Per transport (those in memory and those the bounds name): the
-    // destinations with a learned limit, and the reply rules' actions in
-    // force by kind (suspend, throttle, rate).
+    // Per transport (those in memory and those the bounds name), by name:
+    // the destinations with a learned limit, and the reply rules' actions
+    // in force by kind (suspend, throttle, rate; a sender group's on a
+    // destination counts as one).
     struct Transport {
         std::string name;
         int learned = 0;
@@ -51,6 +52,13 @@ struct FeatureSnapshot {
 // The limits of `params` and the bounds kept in `sched` (the rest is
 // filled in by whoever has the features).  On the event loop's thread.
 FeatureSnapshot feature_snapshot(const core::Scheduler& sched, const conf::QmgrParams& params);
+
+// Counts in `s` a reply rule's bound `rule` on a sender group's mail to a
+// destination of `transport` (ReplyActions::sender_actives): the
+// scheduler keeps those apart from the bounds by name that
+// feature_snapshot() counts.
+void count_sender_rule(FeatureSnapshot& s, const std::string& transport,
+                       const core::RuleLimit& rule);
 
 // The families of `s`.
 void feature_families(std::vector<prometheus::MetricFamily>& out, const FeatureSnapshot& s);

@@ -36,6 +36,7 @@ MetricsSnapshot daemon_metrics(const Daemon& d) {
     s.mx = qm.features().mx_stats();
     s.features = feature_snapshot(qm.scheduler(), d.config.params);
     qm.features().shared_stats(s.features);
+    qm.features().sender_rule_stats(s.features);
     if (!d.config.params.cqmgr_state_database.empty()) {
         s.features.state_up = qm.destination_state().usable();
         s.features.state_commits = qm.destination_state().commits();

@@ -205,10 +205,10 @@ void ReplyActions::matched(size_t rule, const core::Entry& e, const std::string&
         if (group.empty())
             start(std::move(act), key, words, !one_line);
         else
-            sender_start(std::move(act)); // a sender group's: this host's own
-        if (started++ == 0 && group.empty()) first = &target;
+            sender_start(std::move(act));
+        if (started++ == 0) first = &target;
     }
-    if (first) shared_started(*first);
+    if (first) shared_started(*first, group);
     if (one_line && started > 0)
         log::info("cqmgr: " + key + ": reply rule " + where + " (\"" + result + "\"): " +
                   doing(*a) + threshold(*a) + " of " + key + ", " + std::to_string(started) +

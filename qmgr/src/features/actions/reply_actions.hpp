@@ -19,13 +19,13 @@
 // rule matching again while its action is in force changes nothing (its
 // end is not pushed back).
 //
-// With cqmgr_redis_server, the actions on a destination, a transport or a
-// provider are shared with the cluster's other hosts (shared_actions.hpp,
-// through share(), adopt(), end_shared(); reply_actions_shared.cpp).
-// The sender scopes (sender-destination, sender-provider) act on one
-// sender group's mail only (sender_actions.cpp): on each target queue the
-// group's rule bound in the scheduler (core::Scheduler::set_sender_rule),
-// kept apart from the queues' actions, by target and group.
+// With cqmgr_redis_server, the actions are shared with the cluster's other
+// hosts (shared_actions.hpp, through share(), adopt(), end_shared();
+// reply_actions_shared.cpp).  The sender scopes (sender-destination,
+// sender-provider) act on one sender group's mail only
+// (sender_actions.cpp): on each target queue the group's rule bound in the
+// scheduler (core::Scheduler::set_sender_rule), kept apart from the
+// queues' actions, by target and group.
 #pragma once
 
 #include "backoff_profiles.hpp"
@@ -132,9 +132,8 @@ class ReplyActions : public DeliveryObserver {
     size_t bad_rules() const;
 
     // The cluster's side (shared_actions.hpp): told of each action a rule
-    // takes here on a destination, a transport or a provider (once, not
-    // per member), and of each that ends early here (by resume, or after
-    // N deliveries: once its last member's ends).
+    // takes here (once, not per member), and of each that ends early here
+    // (by resume, or after N deliveries: once its last member's ends).
     struct Share {
         std::function<void(const SharedAction&)> started;
         std::function<void(const SharedAction&)> ended;
@@ -142,8 +141,9 @@ class ReplyActions : public DeliveryObserver {
     void share(Share share) { share_ = std::move(share); }
     // Applies another host's action (or this host's from before a
     // restart) with its end, logged once as from the cluster; nothing when
-    // its time is over, its scope has no member here, or each target has
-    // that rule's action in force already.
+    // its time is over, its scope has no member here (a sender scope's
+    // group is no group here), or each target has that rule's action in
+    // force already.
     void adopt(const SharedAction& a);
     // Ends here the action `a` that ended early on another host (not told
     // to the cluster again).
@@ -186,9 +186,9 @@ class ReplyActions : public DeliveryObserver {
     }
     // `a` as the cluster shares it, if its scope is shared.
     std::optional<SharedAction> shared_of(const Active& a) const;
-    // The cluster hears that the action on `target` started, or that `a`
-    // ended early.
-    void shared_started(const core::AdminTarget& target);
+    // The cluster hears that the action on `target` (on group `group`'s
+    // mail there, unless "") started, or that `a` ended early.
+    void shared_started(const core::AdminTarget& target, const std::string& group);
     void shared_ended(const Active& a);
     // Logs the end of `a` on `who` for `why` (`tell`: not by the
     // scheduler), once for a scope of several queues, by its last member;

@@ -9,7 +9,9 @@
 // through, or by `cqmgrctl resume TARGET [sender GROUP]`.  It is logged
 // once for its scope ("sender GROUP smtp:d.example", or "sender GROUP
 // smtp:provider NAME" with its number of destinations), as matched()
-// writes it.
+// writes it.  With cqmgr_redis_server it is shared with the cluster as the
+// queues' actions are (reply_actions_shared.cpp): the other hosts bound
+// the group of the same name, and an early end here ends it there.
 #include "log.hpp"
 #include "reply_actions.hpp"
 
@@ -47,7 +49,8 @@ void ReplyActions::sender_start(Active a) {
 void ReplyActions::sender_end(std::map<SenderKey, Active>::iterator it, const std::string& why,
                               bool tell) {
     const Active& a = it->second;
-    log_end(a, who(a), why, tell);
+    // Ended early here (by resume, or its deliveries): ended in the cluster.
+    if (log_end(a, who(a), why, tell) && tell) shared_ended(a);
     if (a.deliveries > 0) --counting_;
     windows_.forget(who(a));
     if (tell) requests_.set_sender_rule(a.target, a.group_number, std::nullopt);

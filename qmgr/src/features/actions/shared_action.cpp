@@ -33,23 +33,31 @@ std::optional<int64_t> seconds(std::string_view s) {
     return v;
 }
 
-std::optional<ReplyAction::Scope> scope_of(std::string_view s) {
+bool sender_scope(ReplyAction::Scope s) {
+    return s == ReplyAction::Scope::sender_destination || s == ReplyAction::Scope::sender_provider;
+}
+
+// The scope named `s`: one of the sender scopes in format 2, another in 1.
+std::optional<ReplyAction::Scope> scope_of(std::string_view s, bool senders) {
     using S = ReplyAction::Scope;
-    for (S scope : {S::destination, S::transport, S::provider})
-        if (s == action_scope_name(scope)) return scope;
+    for (S scope :
+         {S::destination, S::transport, S::provider, S::sender_destination, S::sender_provider})
+        if (s == action_scope_name(scope) && sender_scope(scope) == senders) return scope;
     return std::nullopt;
 }
 
 } // namespace
 
 std::string SharedAction::key() const {
+    const std::string who = group.empty() ? std::string() : "sender " + group + " ";
     switch (scope) {
     case ReplyAction::Scope::transport:
         return transport;
     case ReplyAction::Scope::provider:
-        return transport + ":provider " + name;
+    case ReplyAction::Scope::sender_provider:
+        return who + transport + ":provider " + name;
     default:
-        return transport + ":" + name;
+        return who + transport + ":" + name;
     }
 }
 
@@ -58,12 +66,16 @@ std::string SharedAction::id() const {
 }
 
 std::string encode_shared_action(const SharedAction& a) {
-    std::string out = "1\t";
+    const bool senders = sender_scope(a.scope);
+    std::string out = senders ? "2\t" : "1\t";
     out += action_scope_name(a.scope);
-    for (const std::string* s : {&a.transport, &a.name}) {
+    auto add = [&out](const std::string& s) {
         out += '\t';
-        out += s->empty() ? std::string("-") : field(*s);
-    }
+        out += s.empty() ? std::string("-") : field(s);
+    };
+    add(a.transport);
+    add(a.name);
+    if (senders) add(a.group);
     out += '\t' + std::to_string(a.since) + '\t' + std::to_string(a.until);
     for (const std::string* s : {&a.host, &a.rule, &a.action, &a.reason})
         out += '\t' + field(*s);
@@ -76,14 +88,25 @@ std::optional<SharedAction> decode_shared_action(std::string_view text) {
     for (size_t from = 0;;) {
         size_t tab = text.find('\t', from);
         f.push_back(text.substr(from, tab == std::string_view::npos ? tab : tab - from));
-        if (tab == std::string_view::npos || f.size() > 10) break;
+        if (tab == std::string_view::npos || f.size() > 11) break;
         from = tab + 1;
     }
-    if (f.size() != 10 || f[0] != "1") return std::nullopt;
+    // Format 2 has the group after the name; without it, it reads as 1.
+    const bool senders = f[0] == "2";
+    std::string_view group;
+    if (senders && f.size() == 11) {
+        group = f[4];
+        f.erase(f.begin() + 4);
+        if (group.empty() || group == "-") return std::nullopt;
+    } else if (senders || f[0] != "1") {
+        return std::nullopt;
+    }
+    if (f.size() != 10) return std::nullopt;
+    if (!clean(group)) return std::nullopt;
     for (std::string_view s : f)
         if (!clean(s)) return std::nullopt;
     SharedAction a;
-    auto scope = scope_of(f[1]);
+    auto scope = scope_of(f[1], senders);
     auto since = seconds(f[4]);
     auto until = seconds(f[5]);
     if (!scope || !since || !until || f[2].empty() || f[2] == "-" || f[3].empty() || f[7].empty() ||
@@ -94,6 +117,7 @@ std::optional<SharedAction> decode_shared_action(std::string_view text) {
     a.scope = *scope;
     a.transport = f[2];
     a.name = f[3] == "-" ? std::string() : std::string(f[3]);
+    a.group = group;
     a.since = *since;
     a.until = *until;
     a.host = f[6];

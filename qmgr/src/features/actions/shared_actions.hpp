@@ -1,8 +1,9 @@
 // The reply rules' actions shared across a cluster (with
 // cqmgr_redis_server; docs/admin-guide.md, "Reply rules that act"): a host
-// whose rule acts on a destination, a transport or a provider puts the
-// action on the cluster's board in Redis (shared_action.hpp: its scope,
-// rule, reason and end); every host reads the board once a second (one
+// whose rule acts on a destination, a transport or a provider, or on a
+// sender group's mail to one, puts the action on the cluster's board in
+// Redis (shared_action.hpp: its scope, group, rule, reason and end); every
+// host reads the board once a second (one
 // short step while nothing changed: its version) and applies the actions
 // of other hosts with the same end (ReplyActions::adopt, one log line
 // each).  An action ended early (`cqmgrctl resume`, or its N deliveries on
