@@ -95,10 +95,13 @@ TEST_F(SharedStateTest, RateIsSharedBetweenHosts) {
 TEST_F(SharedStateTest, RateOverASecondIsTheSpec) {
     // Two hosts asking as fast as they can for 1 s at 50/s,1: about 50
     // starts in all (not an exact count: the second's edges fall anywhere).
+    // A loaded machine may not ask 50 times in that second; then most of
+    // what it asked is allowed, since its asks are spaced widely.
     RateSpec r = *parse_rate("50/s,1");
-    int allowed = 0;
+    int allowed = 0, asked = 0;
     auto end = Clock::now() + 1s;
     std::function<void(SharedState&)> ask = [&](SharedState& s) {
+        ++asked;
         s.rate_take("smtp", r, 0, 0, [&](const RateAnswer& x) {
             allowed += x.allowed;
             if (Clock::now() < end) ask(s);
@@ -107,7 +110,7 @@ TEST_F(SharedStateTest, RateOverASecondIsTheSpec) {
     ask(*a);
     ask(*b);
     run_for(1200ms);
-    EXPECT_GE(allowed, 40);
+    EXPECT_GE(allowed, std::min(40, asked / 3)) << asked << " asked";
     EXPECT_LE(allowed, 52);
 }
 
